@@ -1,0 +1,31 @@
+# The two entry points of README: `make render` and `make test`.
+# Both create the project virtualenv (.venv) on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STACK ?= dev
+OUT ?= build/render/$(STACK)
+
+.PHONY: render test venv schema clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(BIN)/.installed
+
+# Offline render of a stack: every Kubernetes object, outputs.json and a preview summary.
+# No cluster and no Pulumi CLI; missing secret config is filled with visible placeholders.
+render: venv
+	$(BIN)/python -m infra render --stack $(STACK) --out $(OUT) --placeholder-secrets
+
+test: venv
+	$(BIN)/python -m pytest
+
+schema: venv
+	$(BIN)/python -m infra schema
+
+clean:
+	rm -rf build .pytest_cache .hypothesis

@@ -1,0 +1,5 @@
+"""Thin Pulumi ComponentResources over the plan: they create resources and wire them, nothing else."""
+
+from components.flow import ReplicationFlow
+
+__all__ = ["ReplicationFlow"]

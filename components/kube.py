@@ -1,0 +1,52 @@
+"""One home for turning a planned manifest into a pulumi-kubernetes resource."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra import names
+from infra.connection import SecretValue
+
+# Resolves a planned SecretValue to a secret Output (see infra/config.py).
+SecretResolver = Callable[[SecretValue], pulumi.Output]
+
+
+def _resolve(value: Any, secrets: SecretResolver) -> Any:
+    if isinstance(value, SecretValue):
+        return secrets(value)
+    if isinstance(value, dict):
+        return {k: _resolve(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, secrets) for v in value]
+    return value
+
+
+def create(manifest: dict, opts: pulumi.ResourceOptions, secrets: SecretResolver,
+           namespace: pulumi.Input[str] | None = None, metadata: dict | None = None) -> pulumi.CustomResource:
+    """Create the resource for `manifest`. `namespace`/`metadata` replace planned metadata values
+    with Outputs of other resources, so that Pulumi orders creation by data dependency."""
+    body = _resolve(manifest, secrets)
+    meta = dict(body["metadata"])
+    if namespace is not None and "namespace" in meta:
+        meta["namespace"] = namespace
+    meta.update(metadata or {})
+    kind, planned = manifest["kind"], manifest["metadata"]
+    name = names.resource_name(planned.get("namespace"), planned["name"])
+    if kind == "Namespace":
+        return k8s.core.v1.Namespace(name, metadata=meta, opts=opts)
+    if kind == "ConfigMap":
+        return k8s.core.v1.ConfigMap(name, metadata=meta, data=body.get("data"), opts=opts)
+    if kind == "Secret":
+        return k8s.core.v1.Secret(name, metadata=meta, type=body.get("type"), data=body.get("data"),
+                                  string_data=body.get("stringData"), opts=opts)
+    if kind == "Role":
+        return k8s.rbac.v1.Role(name, metadata=meta, rules=body["rules"], opts=opts)
+    if kind == "RoleBinding":
+        return k8s.rbac.v1.RoleBinding(name, metadata=meta, subjects=body["subjects"],
+                                       role_ref=body["roleRef"], opts=opts)
+    # Strimzi custom resources.
+    return k8s.apiextensions.CustomResource(name, api_version=body["apiVersion"], kind=kind,
+                                            metadata=meta, spec=body["spec"], opts=opts)

@@ -1,0 +1,215 @@
+"""Connection properties of a Kafka cluster, built once and reused under every prefix.
+
+A `Connection` says, for each client property (`bootstrap.servers`, `sasl.jaas.config`, ...),
+which ConfigMap, Secret or worker-file key holds it. The same description yields both the keys
+the flow's ConfigMaps and Secrets must contain (`entries`) and the `${cfmap:}`/`${secret:}`/
+`${file:}` references a connector uses under `source.cluster.`, `target.cluster.` or
+`producer.override.` (`properties`), so a reference can never point at a key nobody created.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+from infra import names
+from infra.model import Cluster, Mechanism, TargetConnection, Trust
+from infra.names import FlowNames, secret_key
+
+LOGIN_MODULES = {
+    Mechanism.PLAIN: "org.apache.kafka.common.security.plain.PlainLoginModule",
+    Mechanism.SCRAM_SHA_256: "org.apache.kafka.common.security.scram.ScramLoginModule",
+    Mechanism.SCRAM_SHA_512: "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+TRUSTSTORE_FILES = {Trust.pem: "ca.crt", Trust.jks: "truststore.jks", Trust.pkcs12: "truststore.p12"}
+# Kafka's default truststore type is JKS: the documents set no type for it.
+TRUSTSTORE_TYPES = {Trust.pem: "PEM", Trust.pkcs12: "PKCS12"}
+KEYSTORE_FILE = "keystore.pem"
+
+
+class Store(str, Enum):
+    CONFIGMAP = "cfmap"
+    SECRET = "secret"
+    WORKER_FILE = "file"
+
+
+# ----------------------------------------------------------------- secret values
+
+
+def jaas_config(mechanism: Mechanism, username: str, password: str) -> str:
+    """The `sasl.jaas.config` line; quotes and backslashes are escaped for Kafka's JAAS parser."""
+    def quote(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{LOGIN_MODULES[mechanism]} required username={quote(username)} password={quote(password)};"
+
+
+def pem_keystore(key: str, certificate: str) -> str:
+    """A PEM key store file for `ssl.keystore.type=PEM`: private key then certificate chain."""
+    return key.strip() + "\n" + certificate.strip() + "\n"
+
+
+def docker_config_json(server: str, username: str, password: str) -> str:
+    auth = base64.b64encode(f"{username}:{password}".encode()).decode()
+    return json.dumps({"auths": {server: {"username": username, "password": password, "auth": auth}}},
+                      sort_keys=True)
+
+
+@dataclass(frozen=True)
+class SecretValue:
+    """A value that exists only at deploy time, built from Pulumi secret config.
+
+    `transform` is a pure function of the config values (in `config_keys` order). `binary`
+    values are base64 in config and land in a Secret's `data`; others in `stringData`.
+    """
+
+    config_keys: tuple[str, ...]
+    transform: Callable[..., str] | None = field(default=None, compare=False)
+    binary: bool = False
+
+    def build(self, *values: str) -> str:
+        return self.transform(*values) if self.transform else values[0]
+
+
+# ----------------------------------------------------------------- connections
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One key of a ConfigMap or Secret of the flow namespace."""
+
+    store: Store
+    obj: str
+    key: str
+    value: str | SecretValue
+    mounted: bool = False  # a file mounted into the Connect pods
+
+
+@dataclass(frozen=True)
+class Prop:
+    key: str     # the client property, e.g. "ssl.truststore.location"
+    store: Store
+    obj: str     # ConfigMap/Secret name, or the worker properties file path
+    store_key: str
+
+    def reference(self, namespace: str) -> str:
+        if self.store is Store.WORKER_FILE:
+            return f"${{file:{self.obj}:{self.store_key}}}"
+        return f"${{{self.store.value}:{namespace}/{self.obj}:{self.store_key}}}"
+
+
+@dataclass(frozen=True)
+class Connection:
+    namespace: str
+    props: tuple[Prop, ...]
+    entries: tuple[Entry, ...]
+
+    def properties(self, prefix: str) -> dict[str, str]:
+        return {prefix + p.key: p.reference(self.namespace) for p in self.props}
+
+
+class _Builder:
+    def __init__(self, namespace: str):
+        self.namespace = namespace
+        self.props: list[Prop] = []
+        self.entries: list[Entry] = []
+
+    def add(self, key: str, store: Store, obj: str, value: str | SecretValue | None, store_key: str | None = None):
+        self.props.append(Prop(key, store, obj, store_key or key))
+        if value is not None:
+            self.entries.append(Entry(store, obj, store_key or key, value))
+
+    def file(self, obj: str, key: str, value: SecretValue):
+        self.entries.append(Entry(Store.SECRET, obj, key, value, mounted=True))
+
+    def build(self) -> Connection:
+        return Connection(self.namespace, tuple(self.props), tuple(self.entries))
+
+
+def _jaas(alias: str, cluster: Cluster) -> SecretValue:
+    sasl = cluster.security.sasl
+    return SecretValue((secret_key(alias, "password"),),
+                       lambda password: jaas_config(sasl.mechanism, sasl.username, password))
+
+
+def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
+    """The source cluster as the documents lay it out (step 5): non-secret properties in the
+    source ConfigMap, JAAS and store passwords in the source Secret, store files mounted."""
+    cm, sec, b = n.source_configmap, n.source_secret, _Builder(n.namespace)
+    sec_ = cluster.security
+    b.add("bootstrap.servers", Store.CONFIGMAP, cm, cluster.bootstrapServers)
+    b.add("security.protocol", Store.CONFIGMAP, cm, sec_.protocol.value)
+    if sec_.sasl:
+        b.add("sasl.mechanism", Store.CONFIGMAP, cm, sec_.sasl.mechanism.value)
+        b.add("sasl.jaas.config", Store.SECRET, sec, _jaas(alias, cluster))
+    tls = sec_.effective_tls
+    if tls:
+        store_file = TRUSTSTORE_FILES[tls.trust]
+        if tls.trust is Trust.pem:
+            b.file(sec, store_file, SecretValue((secret_key(alias, "caCert"),)))
+        else:
+            b.file(sec, store_file, SecretValue((secret_key(alias, "truststore"),), binary=True))
+        b.add("ssl.truststore.location", Store.CONFIGMAP, cm, f"{n.source_mount}/{store_file}")
+        if tls.trust in TRUSTSTORE_TYPES:
+            b.add("ssl.truststore.type", Store.CONFIGMAP, cm, TRUSTSTORE_TYPES[tls.trust])
+        if tls.trust is not Trust.pem:  # PEM trust files carry no password
+            b.add("ssl.truststore.password", Store.SECRET, sec,
+                  SecretValue((secret_key(alias, "truststorePassword"),)))
+        if tls.clientCertificate:
+            b.file(sec, KEYSTORE_FILE, SecretValue(
+                (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore))
+            b.add("ssl.keystore.location", Store.CONFIGMAP, cm, f"{n.source_mount}/{KEYSTORE_FILE}")
+            b.add("ssl.keystore.type", Store.CONFIGMAP, cm, "PEM")
+    return b.build()
+
+
+def target_objects(alias: str, cluster: Cluster, n: FlowNames) -> tuple[Entry, ...]:
+    """What the KafkaConnect resource itself needs of the target (step 4): the alias ConfigMap,
+    the SASL password Secret, the CA certificate Secret and, for mTLS, the client key pair."""
+    entries = [Entry(Store.CONFIGMAP, n.target_configmap, "alias", alias)]
+    if cluster.security.sasl:
+        entries.append(Entry(Store.SECRET, n.target_password_secret, "pass",
+                             SecretValue((secret_key(alias, "password"),))))
+    tls = cluster.security.effective_tls
+    if tls:
+        entries.append(Entry(Store.SECRET, n.target_ca_secret, "ca.crt", SecretValue((secret_key(alias, "caCert"),))))
+        if tls.clientCertificate:
+            entries.append(Entry(Store.SECRET, n.target_client_secret, "tls.crt",
+                                 SecretValue((secret_key(alias, "clientCert"),))))
+            entries.append(Entry(Store.SECRET, n.target_client_secret, "tls.key",
+                                 SecretValue((secret_key(alias, "clientKey"),))))
+    return tuple(entries)
+
+
+def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetConnection) -> Connection:
+    """The target cluster, for connectors whose Connect cluster depends on it."""
+    sec_ = cluster.security
+    tls = sec_.effective_tls
+    b = _Builder(n.namespace)
+    if mode is TargetConnection.workerFile:
+        # Steps 9-10: the worker's own properties file, written by the operator.
+        keys = ["bootstrap.servers", "security.protocol"]
+        keys += ["sasl.mechanism", "sasl.jaas.config"] if sec_.sasl else []
+        keys += ["ssl.truststore.location", "ssl.truststore.password"] if tls else []
+        keys += ["ssl.keystore.location", "ssl.keystore.password"] if tls and tls.clientCertificate else []
+        for key in keys:
+            b.add(key, Store.WORKER_FILE, names.WORKER_PROPERTIES, None)
+        return b.build()
+    # clusterObjects: the same target objects the KafkaConnect uses, plus the connection keys.
+    cm = n.target_configmap
+    b.add("bootstrap.servers", Store.CONFIGMAP, cm, cluster.bootstrapServers)
+    b.add("security.protocol", Store.CONFIGMAP, cm, sec_.protocol.value)
+    if sec_.sasl:
+        b.add("sasl.mechanism", Store.CONFIGMAP, cm, sec_.sasl.mechanism.value)
+        b.add("sasl.jaas.config", Store.SECRET, n.target_password_secret, _jaas(alias, cluster))
+    if tls:
+        # Inline PEM (KIP-651): no truststore file to mount for the target.
+        b.add("ssl.truststore.type", Store.CONFIGMAP, cm, "PEM")
+        b.add("ssl.truststore.certificates", Store.SECRET, n.target_ca_secret, None, store_key="ca.crt")
+        if tls.clientCertificate:
+            b.add("ssl.keystore.type", Store.CONFIGMAP, cm, "PEM")
+            b.add("ssl.keystore.certificate.chain", Store.SECRET, n.target_client_secret, None, store_key="tls.crt")
+            b.add("ssl.keystore.key", Store.SECRET, n.target_client_secret, None, store_key="tls.key")
+    return b.build()

@@ -1,0 +1,31 @@
+"""Input problems, collected and reported together before anything is created."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str     # the flow or cluster, e.g. "flows[0] (repl-us-west-us-east)" or "clusters.us-west"
+    field: str     # the field within it
+    value: Any     # the value given (None when missing)
+    allowed: str   # what is allowed instead
+
+    def __str__(self) -> str:
+        given = "missing" if self.value is None else f"got {self.value!r}"
+        return f"{self.where}: {self.field}: {given}; expected {self.allowed}"
+
+
+class TopologyError(Exception):
+    """Every problem of a topology or its stack config, for one clear report."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        lines = [f"the topology has {len(self.problems)} problem(s):"]
+        lines += [f"  - {p}" for p in self.problems]
+        return "\n".join(lines)

@@ -1,0 +1,165 @@
+"""Every derived name: one home, nothing else concatenates names.
+
+Names of Kubernetes objects, Kafka Connect internals and Pulumi resources are part of the public
+contract: changing one replaces live objects (and, for the Connect group id and internal topics,
+loses the Connect cluster's state). Change them only with `aliases` and a migration note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The properties file Strimzi writes for every Connect worker (read through the `file` provider).
+WORKER_PROPERTIES = "/tmp/strimzi-connect.properties"
+CONNECT_REST_PORT = 8083
+USE_CONNECTOR_RESOURCES = "strimzi.io/use-connector-resources"
+CLUSTER_LABEL = "strimzi.io/cluster"
+FLOW_LABEL = "kafka-replication.io/flow"
+PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}
+# Pulumi type tokens of our components.
+PACKAGE = "kafka-replication"
+
+
+def component_type(module: str, name: str) -> str:
+    return f"{PACKAGE}:{module}:{name}"
+
+
+def default_flow_name(source: str, target: str) -> str:
+    return f"repl-{source}-{target}"
+
+
+def resource_name(namespace: str | None, name: str) -> str:
+    """Pulumi logical name of a Kubernetes object (kubectl-style `namespace/name`)."""
+    return f"{namespace}/{name}" if namespace else name
+
+
+@dataclass(frozen=True)
+class FlowNames:
+    """The names of one flow's objects, derived from the flow name and the two aliases."""
+
+    flow: str
+    source: str  # source cluster alias
+    target: str  # target cluster alias
+
+    # -- Kubernetes objects in the flow's namespace
+    @property
+    def namespace(self) -> str:
+        return self.flow
+
+    @property
+    def connect(self) -> str:
+        return self.flow
+
+    @property
+    def service_account(self) -> str:
+        # Created and named by the Strimzi Cluster Operator: the `-connect` suffix is fixed.
+        return f"{self.connect}-connect"
+
+    @property
+    def rest_service(self) -> str:
+        return f"{self.connect}-connect-api"
+
+    @property
+    def rest_url(self) -> str:
+        return f"http://{self.rest_service}.{self.namespace}.svc:{CONNECT_REST_PORT}"
+
+    @property
+    def source_configmap(self) -> str:
+        return f"source-{self.source}"
+
+    @property
+    def source_secret(self) -> str:
+        return f"source-{self.source}"
+
+    @property
+    def source_volume(self) -> str:
+        return f"source-{self.source}-tls"
+
+    @property
+    def source_mount(self) -> str:
+        return f"/mnt/{self.source_volume}"
+
+    @property
+    def target_configmap(self) -> str:
+        return f"target-{self.target}"
+
+    @property
+    def target_password_secret(self) -> str:
+        return f"target-{self.target}-password"
+
+    @property
+    def target_ca_secret(self) -> str:
+        return f"target-{self.target}-ca"
+
+    @property
+    def target_client_secret(self) -> str:
+        return f"target-{self.target}-client"
+
+    @property
+    def replication_configmap(self) -> str:
+        return "replication"
+
+    @property
+    def role(self) -> str:
+        return f"{self.connect}-connector-configuration"
+
+    @property
+    def role_binding(self) -> str:
+        return self.role
+
+    # -- connectors
+    @property
+    def source_connector(self) -> str:
+        return f"{self.flow}-source"
+
+    @property
+    def checkpoint_connector(self) -> str:
+        return f"{self.flow}-checkpoint"
+
+    @property
+    def heartbeat_connector(self) -> str:
+        return f"{self.flow}-heartbeat"
+
+    # -- Kafka Connect internals (on the TARGET cluster)
+    @property
+    def group_id(self) -> str:
+        return f"{self.connect}-consumer-group"
+
+    @property
+    def offset_storage_topic(self) -> str:
+        return f"{self.connect}-offsets-topic"
+
+    @property
+    def config_storage_topic(self) -> str:
+        return f"{self.connect}-config-topic"
+
+    @property
+    def status_storage_topic(self) -> str:
+        return f"{self.connect}-status-topic"
+
+    # -- MirrorMaker 2 internal topics
+    @property
+    def offset_syncs_topic(self) -> str:
+        """On the source cluster (offset-syncs.topic.location defaults to source)."""
+        return f"mm2-offset-syncs.{self.target}.internal"
+
+    @property
+    def checkpoints_topic(self) -> str:
+        """On the target cluster, for both replication policies."""
+        return f"{self.source}.checkpoints.internal"
+
+
+HEARTBEATS_TOPIC = "heartbeats"
+
+
+def replicated_topic(policy_prefixes: bool, source_alias: str, topic: str) -> str:
+    """The target topic name of a source topic under the flow's replication policy."""
+    return f"{source_alias}.{topic}" if policy_prefixes else topic
+
+
+def secret_key(alias: str, item: str) -> str:
+    """Pulumi config key (without the project namespace) of a cluster's secret material."""
+    return f"{alias}.{item}"
+
+
+REGISTRY_PASSWORD_KEY = "registry.password"

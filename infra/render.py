@@ -1,0 +1,215 @@
+"""Offline render: the real program under Pulumi's mock engine, no cluster and no CLI.
+
+The mocks record the inputs of every resource the program registers; each Kubernetes object is
+written exactly as the program would send it, with secret values replaced by `[secret]`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pulumi
+import yaml
+from pulumi.runtime import rpc
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from infra import PROJECT, model, program
+from infra import config as stack_config
+from infra.errors import TopologyError
+from infra.plan import plan as make_plan
+
+MASK = "[secret]"
+MARKER = ".kafka-replication-render"
+COMPONENT_PREFIX = f"{PROJECT}:"
+
+
+@dataclass
+class Recorded:
+    type: str
+    name: str
+    inputs: dict
+    secret_paths: list[str] = field(default_factory=list)
+
+    @property
+    def is_kubernetes(self) -> bool:
+        return self.type.startswith("kubernetes:")
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Records every resource's inputs; returns them as its state, as a real create would."""
+
+    def __init__(self) -> None:
+        self.resources: list[Recorded] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        paths: list[str] = []
+        inputs = _unwrap(args.inputs, "", paths)
+        self.resources.append(Recorded(args.typ, args.name, inputs, paths))
+        return f"{args.name}-id", inputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}, None
+
+
+def _unwrap(value, path: str, secret_paths: list[str]):
+    """Strip Pulumi's secret wrappers, noting where they were."""
+    if rpc.is_rpc_secret(value):
+        secret_paths.append(path)
+        return _unwrap(rpc.unwrap_rpc_secret(value), path, secret_paths)
+    if isinstance(value, dict):
+        return {k: _unwrap(v, f"{path}.{k}" if path else k, secret_paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v, f"{path}[{i}]", secret_paths) for i, v in enumerate(value)]
+    if isinstance(value, float) and value.is_integer():
+        # The engine carries numbers as doubles; Kubernetes receives JSON integers.
+        return int(value)
+    return value
+
+
+@dataclass
+class Render:
+    stack: str
+    resources: list[Recorded]
+    outputs: dict
+    placeholders: list[str]
+
+    def objects(self) -> list[dict]:
+        """The Kubernetes objects in clear (tests only: secret values are present here)."""
+        return [_object(r) for r in self.resources if r.is_kubernetes]
+
+    def masked_objects(self) -> list[dict]:
+        return [_mask(r) for r in self.resources if r.is_kubernetes]
+
+
+def _object(r: Recorded) -> dict:
+    return {k: v for k, v in r.inputs.items() if v is not None and not k.startswith("__")}
+
+
+def _mask(r: Recorded) -> dict:
+    obj = _object(r)
+    if obj.get("kind") == "Secret":
+        for section in ("data", "stringData"):
+            if section in obj:
+                obj[section] = {k: MASK for k in obj[section]}
+    for path in r.secret_paths:  # any other secret Output, wherever it landed
+        _set_path(obj, path)
+    return obj
+
+
+def _masked(value):
+    # A secret map keeps its keys visible, as `pulumi preview` shows a Secret's data keys.
+    return {k: MASK for k in value} if isinstance(value, dict) else MASK
+
+
+def _set_path(obj: dict, path: str) -> None:
+    parts = [p for p in path.replace("[", ".[").split(".") if p]
+    node = obj
+    for part in parts[:-1]:
+        node = node[int(part[1:-1])] if part.startswith("[") else node.get(part)
+        if node is None:
+            return
+    last = parts[-1]
+    if last.startswith("["):
+        node[int(last[1:-1])] = _masked(node[int(last[1:-1])])
+    elif last in node:
+        node[last] = _masked(node[last])
+
+
+def placeholder(key: str) -> str:
+    value = f"placeholder-{key}"
+    # Binary secret items (truststores) are base64 in config.
+    return base64.b64encode(value.encode()).decode() if key.endswith(".truststore") else value
+
+
+def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str] | None = None,
+        placeholder_secrets: bool = False) -> Render:
+    """Run the program for `stack` under mocks. Keys are config keys without the project prefix.
+
+    Raises TopologyError for invalid input, before any resource is registered.
+    """
+    config, secrets = dict(config or {}), dict(secrets or {})
+    path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
+    stack_plan = make_plan(model.load(path))
+    filled = []
+    if placeholder_secrets:
+        for key in stack_plan.secret_keys():
+            if key not in secrets and key not in config:
+                secrets[key] = placeholder(key)
+                filled.append(key)
+    missing = stack_config.missing_secrets(stack_plan, lambda k: k in secrets or k in config)
+    if missing:
+        raise TopologyError(missing)
+
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
+    all_config = {f"{PROJECT}:{k}": v for k, v in {**config, **secrets}.items()}
+    pulumi.runtime.set_all_config(all_config, secret_keys=[f"{PROJECT}:{k}" for k in secrets])
+    result: dict = {}
+
+    def body():
+        outputs = program.main()
+        return pulumi.Output.from_input(outputs).apply(lambda resolved: result.update(resolved))
+
+    _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(body()).future())))
+    return Render(stack, mocks.resources, result, filled)
+
+
+# ----------------------------------------------------------------- files and summary
+
+
+def _dump(obj) -> str:
+    return yaml.safe_dump(obj, sort_keys=True, default_flow_style=False, width=4096, allow_unicode=True)
+
+
+def object_path(obj: dict) -> str:
+    meta = obj["metadata"]
+    folder = meta.get("namespace") or meta["name"]
+    return f"{folder}/{obj['kind']}-{meta['name']}.yaml"
+
+
+def write(render: Render, out: Path) -> list[str]:
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        if not (out / MARKER).exists():
+            raise SystemExit(f"error: {out} is not empty and is not a previous render; choose another --out")
+        shutil.rmtree(out)  # a previous render: replace it whole, so no stale object survives
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("written by `python -m infra render`; the folder is replaced on each render\n")
+    written = []
+    for obj in sorted(render.masked_objects(), key=object_path):
+        rel = object_path(obj)
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(_dump(obj), encoding="utf-8")
+        written.append(rel)
+    (out / "outputs.json").write_text(json.dumps(render.outputs, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return written
+
+
+def summary(render: Render) -> str:
+    per_flow: dict[str, Counter] = defaultdict(Counter)
+    for obj in render.masked_objects():
+        meta = obj["metadata"]
+        per_flow[meta.get("namespace") or meta["name"]][obj["kind"]] += 1
+    components = Counter(r.type.removeprefix(COMPONENT_PREFIX) for r in render.resources
+                         if r.type.startswith(COMPONENT_PREFIX))
+    lines = [f"Offline preview of stack '{render.stack}' (Pulumi mock engine: no cluster, no Pulumi CLI)", ""]
+    for flow in sorted(per_flow):
+        kinds = per_flow[flow]
+        lines.append(f"  flow {flow}  (namespace {flow}): + {sum(kinds.values())} objects")
+        for kind in sorted(kinds):
+            lines.append(f"      + {kind:<15} {kinds[kind]}")
+    total_k8s = sum(sum(c.values()) for c in per_flow.values())
+    comp = ", ".join(f"{n} {t}" for t, n in sorted(components.items()))
+    lines += ["", f"Resources: + {total_k8s + sum(components.values())} to create "
+                  f"({total_k8s} Kubernetes objects; components: {comp})"]
+    if render.placeholders:
+        lines += ["", f"Placeholder values stand in for {len(render.placeholders)} secret config key(s) "
+                      "not given with --secret:"]
+        lines += [f"      {PROJECT}:{k}" for k in render.placeholders]
+    return "\n".join(lines)

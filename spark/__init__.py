@@ -1,0 +1,1 @@
+"""The replication audit (PySpark); see spark/README.md."""

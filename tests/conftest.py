@@ -1,0 +1,80 @@
+"""Shared helpers: render a topology through the real program under the recording mocks."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra import render
+from infra.render import Render
+
+ROOT = Path(__file__).resolve().parent.parent
+CRDS = Path(os.environ.get("STRIMZI_CRDS_DIR", ROOT.parent / "shared" / "strimzi-crds"))
+
+# Distinctive values: a test greps every rendered byte for them.
+SECRETS = {
+    "us-west.password": "pw-US-WEST-5f2e",
+    "us-west.truststore": "VFJVU1RTVE9SRS1VUy1XRVNULTlhN2M=",  # base64("TRUSTSTORE-US-WEST-9a7c")
+    "us-west.truststorePassword": "tsp-US-WEST-71bd",
+    "us-east.password": 'pw-"US-EAST"\\-c3d1',  # quotes and a backslash: JAAS escaping
+    "us-east.caCert": "-----BEGIN CERTIFICATE-----\nCA-US-EAST-0e4a\n-----END CERTIFICATE-----\n",
+    "registry.password": "reg-PW-88aa",
+}
+
+# The documents' example: source us-west SASL_SSL PLAIN with a truststore, target us-east TLS + PLAIN.
+DOC_TOPOLOGY = {
+    "operator": {
+        "flavour": "csm",
+        "connect": {"version": "3.8.0.1.2", "replicas": 3},
+        "imagePullSecret": {"name": "cloudera-registry", "server": "container.repository.cloudera.com",
+                            "username": "replication-bot"},
+    },
+    "clusters": {
+        "us-west": {"bootstrapServers": "us-west-kafka-bootstrap.kafka-us-west:9093",
+                    "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "replicator"},
+                                 "tls": {"trust": "jks"}}},
+        "us-east": {"bootstrapServers": "us-east-kafka-bootstrap.kafka-us-east:9093",
+                    "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "replicator"},
+                                 "tls": {"trust": "pem"}}},
+    },
+    "flows": [{"source": "us-west", "target": "us-east", "topics": ["test.*"], "groups": ["test.*"]}],
+}
+
+
+def doc_topology(**changes) -> dict:
+    """The documents' example, with top-level sections replaced or patched."""
+    topo = copy.deepcopy(DOC_TOPOLOGY)
+    for key, value in changes.items():
+        topo[key] = value
+    return topo
+
+
+def write_topology(tmp_path: Path, topology: dict, name: str = "topology.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    return path
+
+
+def render_topology(tmp_path: Path, topology: dict, secrets: dict | None = None, stack: str = "test",
+                    placeholder_secrets: bool = True) -> Render:
+    path = write_topology(tmp_path, topology)
+    return render.run(stack, {"topology": str(path)}, dict(SECRETS if secrets is None else secrets),
+                      placeholder_secrets=placeholder_secrets)
+
+
+def by_kind_name(objects: list[dict]) -> dict[tuple[str, str], dict]:
+    return {(o["kind"], o["metadata"]["name"]): o for o in objects}
+
+
+@pytest.fixture
+def doc_render(tmp_path) -> Render:
+    return render_topology(tmp_path, DOC_TOPOLOGY, placeholder_secrets=False)
+
+
+@pytest.fixture
+def doc_objects(doc_render) -> dict[tuple[str, str], dict]:
+    return by_kind_name(doc_render.objects())

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             config = _stack_config(args.stack)
             config.update(_pairs(args.set, "--set"))
             if args.topology:
-                config["topology"] = str(args.topology.resolve())
+                config["topology"] = str(Path(args.topology).resolve())
             result = render.run(args.stack, config, _pairs(args.secret, "--secret"), args.placeholder_secrets)
             written = render.write(result, args.out)
             print(render.summary(result))

@@ -194,13 +194,17 @@ class Flow(_Strict):
     @field_validator("topics", "topicsExclude", "groups", "groupsExclude")
     @classmethod
     def _regex(cls, value: list[str]) -> list[str]:
+        bad = []
         for item in value:
             if "," in item:
-                raise ValueError(f"{item!r}: give one regex per list item (Kafka joins them with commas)")
+                bad.append(f"{item!r}: one regex per list item (Kafka joins them with commas)")
+                continue
             try:
                 re.compile(item)
             except re.error as exc:
-                raise ValueError(f"{item!r} is not a valid regex: {exc}") from None
+                bad.append(f"{item!r} is not a valid regex ({exc})")
+        if bad:
+            raise ValueError("; ".join(bad))
         return value
 
     @property
@@ -275,7 +279,7 @@ def check(topo: Topology) -> list[Problem]:
         if name in seen:
             problems.append(Problem(where, "name", name, f"a name not used by flows[{seen[name]}]"))
         seen.setdefault(name, index)
-        target = topo.clusters.get(flow.target)
+        target = topo.clusters.get(flow.target) if flow.source != flow.target else None
         target_tls = target.security.effective_tls if target else None
         if target_tls and target_tls.trust is not Trust.pem:
             problems.append(Problem(f"clusters.{flow.target}", "security.tls.trust", target_tls.trust.value,
@@ -333,10 +337,14 @@ def _where(loc: list, data: Any) -> tuple[str, str]:
     return "topology", ".".join(str(p) for p in loc) or "(root)"
 
 
+class _Abbreviated(str):
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _short(value: Any) -> Any:
-    if isinstance(value, (dict, list)):
-        text = repr(value)
-        return text if len(text) <= 80 else text[:77] + "..."
+    if isinstance(value, (dict, list)) and len(repr(value)) > 160:
+        return _Abbreviated(repr(value)[:157] + "...")
     return value
 
 

@@ -26,7 +26,9 @@ MAX_FLOW_NAME = 40
 MAX_ALIAS = 30
 BOOTSTRAP = re.compile(r"^[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}$")
 # Connector properties the program owns: set by the plan, never by `config` overrides.
+# Under these prefixes only the connection keys are owned (compression, batch sizes... are free).
 MANAGED_PREFIXES = ("source.cluster.", "target.cluster.", "producer.override.")
+CONNECTION_KEYS = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.")
 MANAGED_KEYS = frozenset({
     "connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
     "replication.policy.class", "source.cluster.alias", "target.cluster.alias",
@@ -294,7 +296,9 @@ def _check_overrides(where: str, flow: Flow) -> list[Problem]:
     for connector in ("source", "checkpoint", "heartbeat"):
         for key in sorted(getattr(flow.config, connector)):
             field = f"config.{connector}.{key}"
-            if key in MANAGED_KEYS or key.startswith(MANAGED_PREFIXES):
+            owned_connection = any(key.startswith(p) and key[len(p):].startswith(CONNECTION_KEYS)
+                                   for p in MANAGED_PREFIXES)
+            if key in MANAGED_KEYS or owned_connection:
                 problems.append(Problem(where, field, key, "a property the program does not set itself "
                                         "(topics, groups, policy and cluster connections come from the flow)"))
             elif SECRET_LIKE.search(key):

@@ -261,12 +261,13 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
     if flow.topicsExclude:
         topics["topics.exclude"] = cfmap(repl, "topics.exclude")
 
-    manifests = []
-    source_config = {
-        **converters, "refresh.topics.interval.seconds": 10, **topics, **policy,
+    # Source and checkpoint connectors reach both clusters in the same way (steps 9-10).
+    both_clusters = {
         "source.cluster.alias": aliases["source.cluster.alias"], **source.properties("source.cluster."),
         "target.cluster.alias": aliases["target.cluster.alias"], **target.properties("target.cluster."),
     }
+    manifests = []
+    source_config = {**converters, "refresh.topics.interval.seconds": 10, **topics, **policy, **both_clusters}
     manifests.append(connector(topo, flow, n, n.source_connector, "source", flow.tasksMax.source, source_config))
     if flow.checkpoints:
         groups = {"groups": cfmap(repl, "groups")}
@@ -275,11 +276,8 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
         sync = {"sync.group.offsets.enabled": flow.syncGroupOffsets.enabled}
         if flow.syncGroupOffsets.intervalSeconds:
             sync["sync.group.offsets.interval.seconds"] = flow.syncGroupOffsets.intervalSeconds
-        checkpoint_config = {
-            **converters, "refresh.groups.interval.seconds": 10, **sync, **topics, **groups, **policy,
-            "source.cluster.alias": aliases["source.cluster.alias"], **source.properties("source.cluster."),
-            "target.cluster.alias": aliases["target.cluster.alias"], **target.properties("target.cluster."),
-        }
+        checkpoint_config = {**converters, "refresh.groups.interval.seconds": 10, **sync, **topics, **groups,
+                             **policy, **both_clusters}
         manifests.append(connector(topo, flow, n, n.checkpoint_connector, "checkpoint",
                                    flow.tasksMax.checkpoint, checkpoint_config))
     if flow.heartbeats:

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from infra.errors import Problem, TopologyError
+from infra.names import default_flow_name
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
@@ -211,7 +212,7 @@ class Flow(_Strict):
 
     @property
     def flow_name(self) -> str:
-        return self.name or f"repl-{self.source}-{self.target}"
+        return self.name or default_flow_name(self.source, self.target)
 
 
 class ImagePullSecret(_Strict):
@@ -332,7 +333,7 @@ def _where(loc: list, data: Any) -> tuple[str, str]:
         name = "?"
         try:
             raw = data["flows"][loc[1]]
-            name = raw.get("name") or f"repl-{raw.get('source')}-{raw.get('target')}"
+            name = raw.get("name") or default_flow_name(raw.get("source"), raw.get("target"))
         except (KeyError, IndexError, TypeError, AttributeError):
             pass
         return f"flows[{loc[1]}] ({name})", ".".join(str(p) for p in loc[2:]) or "(flow)"

@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="secret config, as `pulumi config set --secret`")
     r.add_argument("--placeholder-secrets", action="store_true",
                    help="fill secret config not given with --secret with placeholder values (say so in the summary)")
+    r.add_argument("--previous-outputs", type=Path, metavar="OUTPUTS_JSON",
+                   help="the stack's last outputs (e.g. `pulumi stack output --json`), for checks against it")
     r.add_argument("--out", required=True, type=Path, help="output folder (replaced if it holds a previous render)")
     v = sub.add_parser("validate", help="validate a topology file")
     v.add_argument("topology", type=Path)
@@ -57,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
             config.update(_pairs(args.set, "--set"))
             if args.topology:
                 config["topology"] = str(Path(args.topology).resolve())
-            result = render.run(args.stack, config, _pairs(args.secret, "--secret"), args.placeholder_secrets)
+            previous = json.loads(args.previous_outputs.read_text()) if args.previous_outputs else None
+            result = render.run(args.stack, config, _pairs(args.secret, "--secret"), args.placeholder_secrets,
+                                previous)
             written = render.write(result, args.out)
             print(render.summary(result))
             print(f"\nWrote {len(written)} objects and outputs.json to {args.out}")

@@ -34,6 +34,7 @@ MANAGED_KEYS = frozenset({
     "connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
     "replication.policy.class", "source.cluster.alias", "target.cluster.alias",
     "key.converter", "value.converter",
+    "source.consumer.auto.offset.reset", "source.consumer.isolation.level",  # startFrom, exactlyOnce
 })
 SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORECASE)
 
@@ -84,6 +85,31 @@ class Trust(str, Enum):
 class Policy(str, Enum):
     default = "default"    # DefaultReplicationPolicy: replicated topics are `<source alias>.<topic>`
     identity = "identity"  # IdentityReplicationPolicy: prefixless, topic names unchanged
+
+
+class ExactlyOnce(str, Enum):
+    # exactly.once.source.support of the flow's Connect workers; an existing Connect cluster goes
+    # disabled -> preparing -> enabled (the documents' two-step rollout).
+    disabled = "disabled"
+    preparing = "preparing"
+    enabled = "enabled"
+
+
+class StartFrom(str, Enum):
+    earliest = "earliest"  # MirrorSourceConnector's default: at-least-once from the start
+    latest = "latest"      # new partitions from their end: breaks at-least-once
+
+
+class ConnectorState(str, Enum):
+    running = "running"
+    paused = "paused"
+    stopped = "stopped"
+
+
+class ConnectorStates(_Strict):
+    source: ConnectorState = ConnectorState.running
+    checkpoint: ConnectorState = ConnectorState.running
+    heartbeat: ConnectorState = ConnectorState.running
 
 
 class Sasl(_Strict):
@@ -184,6 +210,9 @@ class Flow(_Strict):
     heartbeats: bool = True
     checkpoints: bool = True
     syncGroupOffsets: SyncGroupOffsets = SyncGroupOffsets()
+    exactlyOnce: ExactlyOnce = ExactlyOnce.disabled
+    startFrom: StartFrom = StartFrom.earliest
+    state: ConnectorStates = ConnectorStates()
     tasksMax: TasksMax = TasksMax()
     config: ConnectorConfig = ConnectorConfig()
     connect: ConnectSettings = ConnectSettings()
@@ -305,6 +334,31 @@ def _check_overrides(where: str, flow: Flow) -> list[Problem]:
             elif SECRET_LIKE.search(key):
                 problems.append(Problem(where, field, key, "no secrets in connector config: they come from "
                                         "Pulumi secret config (docs/topology.md#secrets)"))
+    return problems
+
+
+def warnings(topo: Topology) -> list[str]:
+    """Valid but risky choices, shown by `pulumi preview` and the offline render."""
+    found = []
+    for flow in topo.sorted_flows():
+        if flow.startFrom is StartFrom.latest:
+            found.append(f"flow {flow.flow_name}: startFrom latest replicates new partitions from their end "
+                         "offset: records written before the connector first reads them are never replicated "
+                         "(at-least-once no longer holds)")
+    return found
+
+
+def check_transitions(topo: Topology, previous_flows: dict | None) -> list[Problem]:
+    """Changes that must not be made in one step, judged against the stack's previous outputs."""
+    problems = []
+    for index, flow in enumerate(topo.flows):
+        before = (previous_flows or {}).get(flow.flow_name) or {}
+        if flow.exactlyOnce is ExactlyOnce.enabled and before.get("exactlyOnce") == ExactlyOnce.disabled.value:
+            problems.append(Problem(
+                f"flows[{index}] ({flow.flow_name})", "exactlyOnce", flow.exactlyOnce.value,
+                "preparing first: this flow's running Connect cluster has exactly-once disabled. Deploy "
+                "exactlyOnce: preparing, wait until the Connect pods' rolling restart has finished "
+                f"(kubectl get pods -n {flow.flow_name} --watch), then deploy exactlyOnce: enabled"))
     return problems
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from infra import names
 from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, source_connection,
                               target_connection, target_objects)
-from infra.model import Flavour, Flow, Policy, Topology
+from infra.model import ConnectorState, ExactlyOnce, Flavour, Flow, Policy, StartFrom, Topology
 from infra.names import FlowNames
 
 GROUP = "kafka.strimzi.io"
@@ -215,6 +215,8 @@ def kafka_connect(topo: Topology, flow: Flow, n: FlowNames, entries: list[Entry]
     if template:
         spec["template"] = template
     config = {} if flavour is Flavour.strimzi else dict(internal)
+    if flow.exactlyOnce is not ExactlyOnce.disabled:
+        config["exactly.once.source.support"] = flow.exactlyOnce.value
     config.update({"config.storage.replication.factor": -1, "offset.storage.replication.factor": -1,
                    "status.storage.replication.factor": -1, **CONFIG_PROVIDERS})
     spec["config"] = config
@@ -268,6 +270,11 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
     }
     manifests = []
     source_config = {**converters, "refresh.topics.interval.seconds": 10, **topics, **policy, **both_clusters}
+    if flow.startFrom is StartFrom.latest:
+        source_config["source.consumer.auto.offset.reset"] = "latest"
+    if flow.exactlyOnce is not ExactlyOnce.disabled:
+        # Records of aborted transactions must not be replicated as if committed.
+        source_config["source.consumer.isolation.level"] = "read_committed"
     manifests.append(connector(topo, flow, n, n.source_connector, "source", flow.tasksMax.source, source_config))
     if flow.checkpoints:
         groups = {"groups": cfmap(repl, "groups")}
@@ -294,9 +301,12 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
 
 def connector(topo: Topology, flow: Flow, n: FlowNames, name: str, kind: str, tasks: int, config: dict) -> dict:
     config = {**config, **getattr(flow.config, kind)}
+    spec = {"class": CONNECTOR_CLASSES[kind], "tasksMax": tasks, "config": config}
+    state = getattr(flow.state, kind)
+    if state is not ConnectorState.running:  # absent means running
+        spec["state"] = state.value
     return _manifest(API_VERSIONS[topo.operator.flavour], "KafkaConnector", name, n, flow,
-                     labels={names.CLUSTER_LABEL: n.connect},
-                     spec={"class": CONNECTOR_CLASSES[kind], "tasksMax": tasks, "config": config})
+                     labels={names.CLUSTER_LABEL: n.connect}, spec=spec)
 
 
 # ----------------------------------------------------------------- RBAC
@@ -354,6 +364,8 @@ def flow_outputs(flow: Flow, n: FlowNames) -> dict:
         "topicPrefix": f"{flow.source}." if prefixes else "",
         "topics": list(flow.topics),
         "topicsExclude": list(flow.topicsExclude),
+        "exactlyOnce": flow.exactlyOnce.value,
+        "startFrom": flow.startFrom.value,
         "internalTopics": {
             "source": {
                 "offsetSyncs": n.offset_syncs_topic,

@@ -2,32 +2,51 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import pulumi
+from pulumi.runtime.sync_await import _sync_await
 
 from components import ReplicationFlow
 from infra import config as stack_config
 from infra import model
 from infra.errors import TopologyError
+from infra.model import ExactlyOnce, Topology
 from infra.plan import StackPlan, plan
 
+PREVIOUS_OUTPUTS = "previous-outputs"
 
-def load_plan(config: pulumi.Config, stack: str) -> StackPlan:
-    """Validate everything (topology and secret config) before any resource is declared."""
-    topo = model.load(stack_config.topology_path(config, stack))
+
+def validate(topo: Topology, has_secret: Callable[[str], bool],
+             previous_flows: Callable[[], dict | None]) -> StackPlan:
+    """Everything that can refuse a deployment, checked before any resource is declared."""
     stack_plan = plan(topo)
-    problems = stack_config.missing_secrets(stack_plan, lambda key: config.get_secret(key) is not None)
+    problems = stack_config.missing_secrets(stack_plan, has_secret)
+    if any(f.exactlyOnce is ExactlyOnce.enabled for f in topo.flows):
+        problems += model.check_transitions(topo, previous_flows())
     if problems:
         raise TopologyError(problems)
     return stack_plan
 
 
+def previous_flows() -> dict | None:
+    """The `flows` output of this stack's last deployment (None before the first)."""
+    name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    ref = pulumi.StackReference(PREVIOUS_OUTPUTS, stack_name=name)
+    # Validation must finish before resources are declared, so the output is awaited here.
+    return _sync_await(ref.get_output_details("flows")).value
+
+
 def main() -> dict:
     config = pulumi.Config()
     try:
-        stack_plan = load_plan(config, pulumi.get_stack())
+        topo = model.load(stack_config.topology_path(config, pulumi.get_stack()))
+        stack_plan = validate(topo, lambda key: config.get_secret(key) is not None, previous_flows)
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None
+    for warning in model.warnings(topo):
+        pulumi.log.warn(warning)
     secrets = stack_config.secret_resolver(config)
     for flow_plan in stack_plan.flows:
         ReplicationFlow(flow_plan, secrets)

@@ -21,7 +21,6 @@ from pulumi.runtime.sync_await import _sync_await
 
 from infra import PROJECT, model, program
 from infra import config as stack_config
-from infra.errors import TopologyError
 from infra.plan import plan as make_plan
 
 MASK = "[secret]"
@@ -44,10 +43,14 @@ class Recorded:
 class RecordingMocks(pulumi.runtime.Mocks):
     """Records every resource's inputs; returns them as its state, as a real create would."""
 
-    def __init__(self) -> None:
+    def __init__(self, previous_outputs: dict | None = None) -> None:
         self.resources: list[Recorded] = []
+        self.previous_outputs = previous_outputs or {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        if args.typ == "pulumi:pulumi:StackReference":
+            # The stack's previous outputs, as the engine would read them.
+            return f"{args.name}-id", {**args.inputs, "outputs": self.previous_outputs}
         paths: list[str] = []
         inputs = _unwrap(args.inputs, "", paths)
         self.resources.append(Recorded(args.typ, args.name, inputs, paths))
@@ -78,6 +81,7 @@ class Render:
     resources: list[Recorded]
     outputs: dict
     placeholders: list[str]
+    warnings: list[str] = field(default_factory=list)
 
     def objects(self) -> list[dict]:
         """The Kubernetes objects in clear (tests only: secret values are present here)."""
@@ -128,25 +132,24 @@ def placeholder(key: str) -> str:
 
 
 def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str] | None = None,
-        placeholder_secrets: bool = False) -> Render:
-    """Run the program for `stack` under mocks. Keys are config keys without the project prefix.
+        placeholder_secrets: bool = False, previous_outputs: dict | None = None) -> Render:
+    """Run the program for `stack` under mocks. Keys are config keys without the project prefix;
+    `previous_outputs` stands for the stack's last deployment (an outputs.json).
 
     Raises TopologyError for invalid input, before any resource is registered.
     """
     config, secrets = dict(config or {}), dict(secrets or {})
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
-    stack_plan = make_plan(model.load(path))
+    topo = model.load(path)
     filled = []
     if placeholder_secrets:
-        for key in stack_plan.secret_keys():
+        for key in make_plan(topo).secret_keys():
             if key not in secrets and key not in config:
                 secrets[key] = placeholder(key)
                 filled.append(key)
-    missing = stack_config.missing_secrets(stack_plan, lambda k: k in secrets or k in config)
-    if missing:
-        raise TopologyError(missing)
+    program.validate(topo, lambda k: k in secrets or k in config, lambda: (previous_outputs or {}).get("flows"))
 
-    mocks = RecordingMocks()
+    mocks = RecordingMocks(previous_outputs)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
     all_config = {f"{PROJECT}:{k}": v for k, v in {**config, **secrets}.items()}
     pulumi.runtime.set_all_config(all_config, secret_keys=[f"{PROJECT}:{k}" for k in secrets])
@@ -157,7 +160,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
         return pulumi.Output.from_input(outputs).apply(lambda resolved: result.update(resolved))
 
     _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(body()).future())))
-    return Render(stack, mocks.resources, result, filled)
+    return Render(stack, mocks.resources, result, filled, model.warnings(topo))
 
 
 # ----------------------------------------------------------------- files and summary
@@ -208,6 +211,8 @@ def summary(render: Render) -> str:
     comp = ", ".join(f"{n} {t}" for t, n in sorted(components.items()))
     lines += ["", f"Resources: + {total_k8s + sum(components.values())} to create "
                   f"({total_k8s} Kubernetes objects; components: {comp})"]
+    if render.warnings:
+        lines += [""] + [f"warning: {w}" for w in render.warnings]
     if render.placeholders:
         lines += ["", f"Placeholder values stand in for {len(render.placeholders)} secret config key(s) "
                       "not given with --secret:"]

@@ -60,10 +60,10 @@ def write_topology(tmp_path: Path, topology: dict, name: str = "topology.yaml") 
 
 
 def render_topology(tmp_path: Path, topology: dict, secrets: dict | None = None, stack: str = "test",
-                    placeholder_secrets: bool = True) -> Render:
+                    placeholder_secrets: bool = True, previous_outputs: dict | None = None) -> Render:
     path = write_topology(tmp_path, topology)
     return render.run(stack, {"topology": str(path)}, dict(SECRETS if secrets is None else secrets),
-                      placeholder_secrets=placeholder_secrets)
+                      placeholder_secrets=placeholder_secrets, previous_outputs=previous_outputs)
 
 
 def by_kind_name(objects: list[dict]) -> dict[tuple[str, str], dict]:

@@ -234,6 +234,8 @@ def test_stack_outputs_contract(doc_render):
         "topicPrefix": "us-west.",
         "topics": ["test.*"],
         "topicsExclude": [],
+        "exactlyOnce": "disabled",
+        "startFrom": "earliest",
         "internalTopics": {
             "source": {"offsetSyncs": "mm2-offset-syncs.us-east.internal", "heartbeats": "heartbeats"},
             "target": {"checkpoints": "us-west.checkpoints.internal", "heartbeats": "us-west.heartbeats",

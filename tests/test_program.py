@@ -62,3 +62,20 @@ def test_documented_example_topology_is_valid_and_renders(tmp_path):
     assert [f.flow_name for f in topo.flows] == ["repl-us-west-us-east"]
     r = render_topology(tmp_path, yaml.safe_load(example), secrets={})
     assert r.outputs["flows"][NS]["connectors"]["source"] == [f"{NS}-source"]
+
+
+def test_program_reads_its_previous_outputs_through_a_stack_reference(tmp_path):
+    """Under `pulumi up` the two-step exactly-once guard reads the stack's own last outputs."""
+    t = doc_topology()
+    t["flows"][0]["exactlyOnce"] = "enabled"
+    path = write_topology(tmp_path, t)
+    mocks = RecordingMocks({"flows": {NS: {"exactlyOnce": "disabled"}}})
+    pulumi.runtime.set_mocks(mocks, project="kafka-replication", stack="test")
+    keys = ["us-west.password", "us-west.truststore", "us-west.truststorePassword", "us-east.password",
+            "us-east.caCert", "registry.password"]
+    pulumi.runtime.set_all_config({"kafka-replication:topology": str(path),
+                                   **{f"kafka-replication:{k}": "x" for k in keys}},
+                                  secret_keys=[f"kafka-replication:{k}" for k in keys])
+    with pytest.raises(pulumi.RunError, match="exactlyOnce: got 'enabled'; expected preparing first"):
+        program.main()
+    assert mocks.resources == []

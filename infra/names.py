@@ -152,9 +152,14 @@ class FlowNames:
 HEARTBEATS_TOPIC = "heartbeats"
 
 
-def replicated_topic(policy_prefixes: bool, source_alias: str, topic: str) -> str:
+def topic_prefix(source_alias: str, policy_prefixes: bool = True) -> str:
+    """What the replication policy puts before a source topic's name in the target."""
+    return f"{source_alias}." if policy_prefixes else ""
+
+
+def replicated_topic(source_alias: str, topic: str, policy_prefixes: bool = True) -> str:
     """The target topic name of a source topic under the flow's replication policy."""
-    return f"{source_alias}.{topic}" if policy_prefixes else topic
+    return topic_prefix(source_alias, policy_prefixes) + topic
 
 
 def secret_key(alias: str, item: str) -> str:

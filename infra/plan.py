@@ -361,7 +361,7 @@ def flow_outputs(flow: Flow, n: FlowNames) -> dict:
         },
         "replicationPolicy": flow.replicationPolicy.value,
         "replicationPolicyClass": POLICY_CLASSES[flow.replicationPolicy],
-        "topicPrefix": f"{flow.source}." if prefixes else "",
+        "topicPrefix": names.topic_prefix(flow.source, prefixes),
         "topics": list(flow.topics),
         "topicsExclude": list(flow.topicsExclude),
         "exactlyOnce": flow.exactlyOnce.value,
@@ -375,7 +375,7 @@ def flow_outputs(flow: Flow, n: FlowNames) -> dict:
                 "checkpoints": n.checkpoints_topic if flow.checkpoints else None,
                 # Both policies prefix replicated heartbeats (IdentityReplicationPolicy defers
                 # to the default for heartbeats topics).
-                "heartbeats": (names.replicated_topic(True, flow.source, names.HEARTBEATS_TOPIC)
+                "heartbeats": (names.replicated_topic(flow.source, names.HEARTBEATS_TOPIC)
                                if flow.heartbeats else None),
                 "connectGroupId": n.group_id,
                 "connectConfigStorage": n.config_storage_topic,

@@ -1,10 +1,12 @@
 """The components of one replication flow.
 
     ReplicationFlow                 kafka-replication:flow:ReplicationFlow
+      per Connect cluster of the flow (one unless the flow is split; named <connect>, which is
+      the flow name for an unsplit flow):
       Namespace
-      ClusterAccess                 kafka-replication:flow:ClusterAccess      (ConfigMaps, Secrets)
-      ConnectCluster                kafka-replication:flow:ConnectCluster     (KafkaConnect, Role, RoleBinding)
-      MirrorConnectors              kafka-replication:flow:MirrorConnectors   (KafkaConnectors)
+      ClusterAccess <connect>/access          (ConfigMaps, Secrets)
+      ConnectCluster <connect>/connect        (ResourceQuota, KafkaConnect, Role, RoleBinding)
+      MirrorConnectors <connect>/connectors   (KafkaConnectors)
 
 Type tokens and names are part of every URN: change them only with `aliases`.
 """
@@ -30,13 +32,18 @@ class ClusterAccess(pulumi.ComponentResource):
 
 
 class ConnectCluster(pulumi.ComponentResource):
-    """The dedicated KafkaConnect and the RBAC of its config providers (steps 7-8)."""
+    """The dedicated KafkaConnect, its namespace quota and the RBAC of its config providers (steps 7-8)."""
 
     def __init__(self, name: str, objects: tuple[dict, ...], namespace: pulumi.Input[str],
                  secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
         super().__init__(names.component_type("flow", "ConnectCluster"), name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        created = {o["kind"]: create(o, child, secrets, namespace) for o in objects}
+        created = {}
+        for o in objects:
+            # A quota admits pods created after it: the Connect pods must not slip in before.
+            after = [created["ResourceQuota"]] if "ResourceQuota" in created else []
+            created[o["kind"]] = create(o, pulumi.ResourceOptions(parent=self, depends_on=after),
+                                        secrets, namespace)
         self.kafka_connect = created["KafkaConnect"]
         self.cluster_name: pulumi.Output[str] = self.kafka_connect.metadata["name"]
         self.register_outputs({"connectCluster": self.cluster_name})
@@ -61,17 +68,22 @@ class ReplicationFlow(pulumi.ComponentResource):
     """Everything one replication flow deploys, in its own namespace."""
 
     def __init__(self, plan: FlowPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
-        name = plan.names.flow
-        super().__init__(names.component_type("flow", "ReplicationFlow"), name, None, opts)
+        super().__init__(names.component_type("flow", "ReplicationFlow"), plan.name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.namespace = create(plan.namespace, child, secrets)
-        ns = self.namespace.metadata["name"]
-        self.access = ClusterAccess(f"{name}/access", plan.access, ns, secrets, child)
-        # Strimzi reads the target Secrets and mounts the source Secret when it creates the
-        # pods; the Role must exist before the config providers first ask.
-        self.connect = ConnectCluster(f"{name}/connect", plan.connect, ns, secrets,
-                                      pulumi.ResourceOptions(parent=self, depends_on=[self.access]))
-        self.connectors = MirrorConnectors(f"{name}/connectors", plan.connectors, ns, self.connect.cluster_name,
-                                           secrets, pulumi.ResourceOptions(parent=self, depends_on=[self.connect]))
+        self.parts = []
+        for part in plan.parts:
+            # An unsplit flow's Connect cluster is named after the flow: its URNs are those of
+            # flows before splitting existed.
+            name = part.names.connect
+            namespace = create(part.namespace, child, secrets)
+            ns = namespace.metadata["name"]
+            access = ClusterAccess(f"{name}/access", part.access, ns, secrets, child)
+            # Strimzi reads the target Secrets and mounts the source Secret when it creates the
+            # pods; the Role must exist before the config providers first ask.
+            connect = ConnectCluster(f"{name}/connect", part.connect, ns, secrets,
+                                     pulumi.ResourceOptions(parent=self, depends_on=[access]))
+            connectors = MirrorConnectors(f"{name}/connectors", part.connectors, ns, connect.cluster_name,
+                                          secrets, pulumi.ResourceOptions(parent=self, depends_on=[connect]))
+            self.parts.append((namespace, access, connect, connectors))
         self.outputs = plan.outputs
         self.register_outputs(plan.outputs)

@@ -8,15 +8,18 @@ see in `stacks/<stack>.yaml`; `docs/topology.md` documents each of them.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from infra import guardrails
 from infra.errors import Problem, TopologyError
-from infra.names import default_flow_name
+from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
+                         FlowNames, bidirectional_flow_name, default_flow_name)
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
@@ -33,9 +36,13 @@ CONNECTION_KEYS = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.")
 MANAGED_KEYS = frozenset({
     "connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
     "replication.policy.class", "source.cluster.alias", "target.cluster.alias",
-    "key.converter", "value.converter",
     "source.consumer.auto.offset.reset", "source.consumer.isolation.level",  # startFrom, exactlyOnce
 })
+# Set by the typed fields, not as raw properties.
+SMT_PREFIXES = ("transforms.", "predicates.")
+CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
+# Set by the program in bidirectional pairs (the loop filter needs them).
+BIDIRECTIONAL_KEYS = frozenset({"emit.offset-syncs.enabled"})
 SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORECASE)
 
 
@@ -181,6 +188,10 @@ class TasksMax(_Strict):
 
 
 ConfigValue = str | int | bool
+DnsLabel = Annotated[str, Field(min_length=1, max_length=30, pattern=DNS1123_LABEL.pattern)]
+# Kafka splits `transforms`/`predicates` on commas and uses the names inside property keys.
+SmtName = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")]
+ClassName = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z_][\w.$]*$")]
 
 
 class ConnectorConfig(_Strict):
@@ -195,53 +206,203 @@ class SyncGroupOffsets(_Strict):
     intervalSeconds: Annotated[int, Field(ge=1)] | None = None
 
 
+def _as_list(value: Any) -> Any:
+    # A single regex may be written as a string.
+    return [value] if isinstance(value, str) else value
+
+
+def _check_regexes(value: list[str]) -> list[str]:
+    bad = []
+    for item in value:
+        if "," in item:
+            bad.append(f"{item!r}: one regex per list item (Kafka joins them with commas)")
+            continue
+        try:
+            re.compile(item)
+        except re.error as exc:
+            bad.append(f"{item!r} is not a valid regex ({exc})")
+    if bad:
+        raise ValueError("; ".join(bad))
+    return value
+
+
 Regexes = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+
+
+class Transform(_Strict):
+    """One step of a Single Message Transform chain (`transforms.<name>.*`)."""
+    name: SmtName
+    type: ClassName
+    config: dict[str, ConfigValue] = {}
+    predicate: SmtName | None = None
+    negate: bool = False
+
+
+class Predicate(_Strict):
+    """A predicate transforms refer to by name (`predicates.<name>.*`)."""
+    name: SmtName
+    type: ClassName
+    config: dict[str, ConfigValue] = {}
+
+
+class Converter(_Strict):
+    type: ClassName
+    config: dict[str, ConfigValue] = {}
+
+
+class Converters(_Strict):
+    """The source connector's converters; ByteArrayConverter (records copied as bytes) when unset."""
+    key: Converter | None = None
+    value: Converter | None = None
+
+
+class SourceInstance(_Strict):
+    """One of several MirrorSourceConnectors of a flow, with its own topic filter and settings."""
+    name: DnsLabel
+    topics: Regexes
+    topicsExclude: list[str] = []
+    tasksMax: Annotated[int, Field(ge=1)] | None = None  # the flow's tasksMax.source when unset
+    config: dict[str, ConfigValue] = {}                   # over the flow's config.source
+    transforms: list[Transform] | None = None             # the flow's when unset
+    predicates: list[Predicate] | None = None
+    converters: Converters | None = None
+    state: ConnectorState | None = None                   # the flow's state.source when unset
+
+    _lists = field_validator("topics", "topicsExclude", mode="before")(classmethod(lambda cls, v: _as_list(v)))
+    _regexes = field_validator("topics", "topicsExclude")(classmethod(lambda cls, v: _check_regexes(v)))
+
+
+class ResourceQuota(_Strict):
+    """`spec.hard` of a ResourceQuota for the Connect cluster's namespace, e.g. {requests.cpu: "4"}."""
+    hard: Annotated[dict[str, str | int], Field(min_length=1)]
+
+
+class ConnectPart(_Strict):
+    """One of the Connect clusters a flow is split over, in a namespace of its own."""
+    name: DnsLabel
+    connect: ConnectSettings = ConnectSettings()
+    resourceQuota: ResourceQuota | None = None
+    topics: Regexes | None = None
+    topicsExclude: list[str] = []
+    sources: Annotated[list[SourceInstance], Field(min_length=1)] | None = None
+
+    _lists = field_validator("topics", "topicsExclude", mode="before")(classmethod(lambda cls, v: _as_list(v)))
+    _regexes = field_validator("topics", "topicsExclude")(classmethod(lambda cls, v: _check_regexes(v)))
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A MirrorSourceConnector as planned: instance settings over the flow's."""
+    name: str | None  # None: the flow's only source connector
+    topics: tuple[str, ...]
+    topics_exclude: tuple[str, ...]
+    tasks: int
+    config: dict
+    transforms: tuple[Transform, ...]
+    predicates: tuple[Predicate, ...]
+    converters: Converters | None
+    state: ConnectorState
+    where: str  # the field path users wrote it under
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    """A Connect cluster of a flow as planned."""
+    name: str | None  # None: the flow is not split
+    connect: ConnectSettings
+    quota: ResourceQuota | None
+    sources: tuple[SourceSpec, ...]
+    heartbeat: bool  # the flow's heartbeat connector runs here
+    where: str
 
 
 class Flow(_Strict):
     source: str
     target: str
     name: str | None = None  # default repl-<source>-<target>
-    topics: Regexes
+    # The topic filter: `topics` (one MirrorSourceConnector), `sources` (several in one Connect
+    # cluster) or `connectClusters` (split over several Connect clusters): exactly one of them.
+    topics: Regexes | None = None
     topicsExclude: list[str] = []
+    sources: Annotated[list[SourceInstance], Field(min_length=1)] | None = None
+    connectClusters: Annotated[list[ConnectPart], Field(min_length=1)] | None = None
     groups: Regexes = [".*"]
     groupsExclude: list[str] = []
-    replicationPolicy: Policy = Policy.default
+    replicationPolicy: Policy | None = None  # default, or identity for bidirectional pairs
+    bidirectional: bool = False  # also replicate target -> source, prefixless, with the loop filter
+    aggregation: bool = False    # identity fan-in: may write the same target topics as other such flows
     heartbeats: bool = True
-    checkpoints: bool = True
+    checkpoints: bool | None = None  # true, or false for bidirectional pairs
     syncGroupOffsets: SyncGroupOffsets = SyncGroupOffsets()
     exactlyOnce: ExactlyOnce = ExactlyOnce.disabled
     startFrom: StartFrom = StartFrom.earliest
     state: ConnectorStates = ConnectorStates()
     tasksMax: TasksMax = TasksMax()
     config: ConnectorConfig = ConnectorConfig()
+    transforms: list[Transform] = []
+    predicates: list[Predicate] = []
+    converters: Converters | None = None
     connect: ConnectSettings = ConnectSettings()
+    resourceQuota: ResourceQuota | None = None
 
-    @field_validator("topics", "topicsExclude", "groups", "groupsExclude", mode="before")
-    @classmethod
-    def _list(cls, value: Any) -> Any:
-        # A single regex may be written as a string.
-        return [value] if isinstance(value, str) else value
+    # Set on the two directions a bidirectional declaration expands into (Topology.directed_flows).
+    _partner: str | None = PrivateAttr(None)
+    _declared: int | None = PrivateAttr(None)
 
-    @field_validator("topics", "topicsExclude", "groups", "groupsExclude")
-    @classmethod
-    def _regex(cls, value: list[str]) -> list[str]:
-        bad = []
-        for item in value:
-            if "," in item:
-                bad.append(f"{item!r}: one regex per list item (Kafka joins them with commas)")
-                continue
-            try:
-                re.compile(item)
-            except re.error as exc:
-                bad.append(f"{item!r} is not a valid regex ({exc})")
-        if bad:
-            raise ValueError("; ".join(bad))
-        return value
+    _lists = field_validator("topics", "topicsExclude", "groups", "groupsExclude",
+                             mode="before")(classmethod(lambda cls, v: _as_list(v)))
+    _regexes = field_validator("topics", "topicsExclude", "groups",
+                               "groupsExclude")(classmethod(lambda cls, v: _check_regexes(v)))
 
     @property
     def flow_name(self) -> str:
         return self.name or default_flow_name(self.source, self.target)
+
+    @property
+    def policy(self) -> Policy:
+        if self.replicationPolicy is not None:
+            return self.replicationPolicy
+        return Policy.identity if self.bidirectional else Policy.default
+
+    @property
+    def with_checkpoints(self) -> bool:
+        return (not self.bidirectional) if self.checkpoints is None else self.checkpoints
+
+    @property
+    def partner(self) -> str | None:
+        """The other direction's flow name, for a direction of a bidirectional pair."""
+        return self._partner
+
+    def source_spec(self, instance: SourceInstance | None, topics: list[str], exclude: list[str],
+                    where: str) -> SourceSpec:
+        pick = (lambda attr, default: default if instance is None or getattr(instance, attr) is None
+                else getattr(instance, attr))
+        return SourceSpec(
+            name=instance.name if instance else None,
+            topics=tuple(topics), topics_exclude=tuple(exclude),
+            tasks=pick("tasksMax", self.tasksMax.source),
+            config={**self.config.source, **(instance.config if instance else {})},
+            transforms=tuple(pick("transforms", self.transforms)),
+            predicates=tuple(pick("predicates", self.predicates)),
+            converters=pick("converters", self.converters),
+            state=pick("state", self.state.source),
+            where=where)
+
+    def all_sources(self) -> list[tuple[str, SourceInstance | None, list[str], list[str]]]:
+        """(where, instance, topics, topicsExclude) of every source connector, in declaration order."""
+        found = []
+        if self.connectClusters:
+            for i, part in enumerate(self.connectClusters):
+                if part.sources:
+                    found += [(f"connectClusters[{i}].sources[{j}]", s, s.topics, s.topicsExclude)
+                              for j, s in enumerate(part.sources)]
+                elif part.topics:
+                    found.append((f"connectClusters[{i}].topics", None, part.topics, part.topicsExclude))
+        elif self.sources:
+            found += [(f"sources[{j}]", s, s.topics, s.topicsExclude) for j, s in enumerate(self.sources)]
+        elif self.topics:
+            found.append(("topics", None, self.topics, self.topicsExclude))
+        return found
 
 
 class ImagePullSecret(_Strict):
@@ -272,29 +433,111 @@ class Topology(_Strict):
     clusters: Annotated[dict[str, Cluster], Field(min_length=1)]
     flows: Annotated[list[Flow], Field(min_length=1)]
 
-    def sorted_flows(self) -> list[Flow]:
+    _directed: list[Flow] = PrivateAttr(default_factory=list)
+    _warnings: list[str] = PrivateAttr(default_factory=list)  # from guardrails that could not decide
+
+    @model_validator(mode="after")
+    def _expand(self) -> "Topology":
+        directed = []
+        for index, flow in enumerate(self.flows):
+            if flow.bidirectional:
+                base = flow.name or DEFAULT_FLOW_BASE
+                there = bidirectional_flow_name(base, flow.source, flow.target)
+                back = bidirectional_flow_name(base, flow.target, flow.source)
+                # One declaration, two directions: every setting is shared, so the pair is
+                # symmetric by construction (plan.check_symmetry proves it on the output).
+                forward = flow.model_copy(update={"name": there})
+                reverse = flow.model_copy(update={"name": back, "source": flow.target, "target": flow.source})
+                forward._partner, reverse._partner = back, there
+                pair = [forward, reverse]
+            else:
+                pair = [flow.model_copy()]
+            for f in pair:
+                f._declared = index
+                directed.append(f)
         # Everything downstream iterates flows in this order: output bytes do not depend on
         # the order of flows in the file.
-        return sorted(self.flows, key=lambda f: f.flow_name)
+        self._directed = sorted(directed, key=lambda f: f.flow_name)
+        return self
 
-    def connect_settings(self, flow: Flow) -> ConnectSettings:
-        """The flow's Connect settings over the operator defaults (explicit flow values win)."""
+    def sorted_flows(self) -> list[Flow]:
+        """Every flow as deployed (a bidirectional declaration is two), sorted by name."""
+        return self._directed
+
+    def where(self, flow: Flow) -> str:
+        """How problems name a flow: its place in the file and its name."""
+        index = flow._declared if flow._declared is not None else self.flows.index(flow)
+        declared = self.flows[index]
+        shown = flow.flow_name if declared.flow_name == flow.flow_name else f"{declared.flow_name}: {flow.flow_name}"
+        return f"flows[{index}] ({shown})"
+
+    def connect_settings(self, flow: Flow, part: ConnectPart | None = None) -> ConnectSettings:
+        """Connect settings: operator defaults < flow < Connect cluster part (explicit values win)."""
         merged = self.operator.connect.model_dump(exclude_unset=True)
         merged.update(flow.connect.model_dump(exclude_unset=True))
+        if part is not None:
+            merged.update(part.connect.model_dump(exclude_unset=True))
         return ConnectSettings.model_validate(merged)
+
+    def parts(self, flow: Flow) -> list[PartSpec]:
+        """The flow's Connect clusters and their source connectors, sorted by name (stable
+        whatever the order in the file). The flow's one heartbeat connector runs in the first:
+        a second emitter for the same alias pair would only double the heartbeats."""
+        specs = []
+        if flow.connectClusters:
+            for i, part in sorted(enumerate(flow.connectClusters), key=lambda p: p[1].name):
+                where = f"connectClusters[{i}]"
+                if part.sources:
+                    sources = [flow.source_spec(s, s.topics, s.topicsExclude, f"{where}.sources[{j}]")
+                               for j, s in enumerate(part.sources)]
+                else:
+                    sources = [flow.source_spec(None, part.topics or [], part.topicsExclude, where)]
+                specs.append(PartSpec(part.name, self.connect_settings(flow, part),
+                                      part.resourceQuota or flow.resourceQuota,
+                                      tuple(sorted(sources, key=lambda s: s.name or "")), False, where))
+        else:
+            if flow.sources:
+                sources = [flow.source_spec(s, s.topics, s.topicsExclude, f"sources[{j}]")
+                           for j, s in enumerate(flow.sources)]
+            else:
+                sources = [flow.source_spec(None, flow.topics or [], flow.topicsExclude, "topics")]
+            specs.append(PartSpec(None, self.connect_settings(flow), flow.resourceQuota,
+                                  tuple(sorted(sources, key=lambda s: s.name or "")), False, "(flow)"))
+        if flow.heartbeats:
+            first = specs[0]
+            specs[0] = PartSpec(first.name, first.connect, first.quota, first.sources, True, first.where)
+        return specs
 
 
 # ---------------------------------------------------------------- cross-field rules
 
+# SMTs that change a record's topic: the replication policy maps source topics to target topics
+# by name, and offset syncs, checkpoints and loop detection rely on that mapping.
+TOPIC_RENAMING_SMTS = frozenset({
+    "org.apache.kafka.connect.transforms.RegexRouter",
+    "org.apache.kafka.connect.transforms.TimestampRouter",
+    "io.confluent.connect.transforms.MessageTimestampRouter",
+    "io.confluent.connect.transforms.ExtractTopic",
+    "io.debezium.transforms.ByLogicalTableRouter",
+    "io.debezium.transforms.outbox.EventRouter",
+    "io.debezium.transforms.partitions.PartitionRouting",
+})
+# Predicates of Kafka and the property each one needs.
+PREDICATE_REQUIRED = {
+    "org.apache.kafka.connect.transforms.predicates.TopicNameMatches": "pattern",
+    "org.apache.kafka.connect.transforms.predicates.HasHeaderKey": "name",
+}
+SMT_FIELDS = ("type", "predicate", "negate")
+
 
 def check(topo: Topology) -> list[Problem]:
-    """Rules across clusters and flows; pydantic has already checked each field."""
+    """Rules across the fields of each cluster and flow; pydantic has already checked each field.
+    The rules across flows are in infra/guardrails.py."""
     problems: list[Problem] = []
     for alias in sorted(topo.clusters):
         if not DNS1123_LABEL.match(alias) or len(alias) > MAX_ALIAS:
             problems.append(Problem(f"clusters.{alias}", "alias", alias,
                                     f"lowercase letters, digits and '-' (DNS-1123), at most {MAX_ALIAS} characters"))
-    seen: dict[str, int] = {}
     for index, flow in enumerate(topo.flows):
         where = f"flows[{index}] ({flow.flow_name})"
         for role in ("source", "target"):
@@ -304,33 +547,231 @@ def check(topo: Topology) -> list[Problem]:
                                         f"a cluster alias defined under `clusters`: {', '.join(sorted(topo.clusters))}"))
         if flow.source == flow.target:
             problems.append(Problem(where, "target", flow.target, "a cluster other than the source"))
-        name = flow.flow_name
+        problems += _check_shape(where, flow)
+        problems += _check_bidirectional(where, flow)
+        for alias in sorted({flow.source, flow.target}) if flow.bidirectional else [flow.target]:
+            target = topo.clusters.get(alias) if flow.source != flow.target else None
+            target_tls = target.security.effective_tls if target else None
+            if target_tls and target_tls.trust is not Trust.pem:
+                problems.append(Problem(f"clusters.{alias}", "security.tls.trust", target_tls.trust.value,
+                                        f"pem: the cluster is the target of flow {flow.flow_name}, and Strimzi's "
+                                        "KafkaConnect trusts PEM certificates only (spec.tls.trustedCertificates)"))
+        problems.extend(_check_overrides(where, flow))
+    malformed = {p.where for p in problems}
+    seen: dict[str, str] = {}
+    for flow in topo.sorted_flows():
+        where, name = topo.where(flow), flow.flow_name
         if not DNS1123_LABEL.match(name) or len(name) > MAX_FLOW_NAME:
             problems.append(Problem(where, "name", name,
                                     f"lowercase letters, digits and '-' (DNS-1123), at most {MAX_FLOW_NAME} characters"))
         if name in seen:
-            problems.append(Problem(where, "name", name, f"a name not used by flows[{seen[name]}]"))
-        seen.setdefault(name, index)
-        target = topo.clusters.get(flow.target) if flow.source != flow.target else None
-        target_tls = target.security.effective_tls if target else None
-        if target_tls and target_tls.trust is not Trust.pem:
-            problems.append(Problem(f"clusters.{flow.target}", "security.tls.trust", target_tls.trust.value,
-                                    f"pem: the cluster is the target of flow {name}, and Strimzi's KafkaConnect "
-                                    "trusts PEM certificates only (spec.tls.trustedCertificates)"))
-        problems.extend(_check_overrides(where, flow))
+            problems.append(Problem(where, "name", name, f"a name not used by {seen[name]}"))
+        seen.setdefault(name, where)
+        if f"flows[{flow._declared}] ({topo.flows[flow._declared].flow_name})" in malformed:
+            continue  # the rules below assume a well-formed flow
+        for part in topo.parts(flow):
+            problems += _check_part(where, flow, part)
+            for spec in part.sources:
+                problems += _check_smts(where, flow, spec)
+    return sorted(problems, key=_place)
+
+
+def _place(problem: Problem) -> tuple:
+    """Report order: clusters, then flows in file order (stable within each)."""
+    match = re.match(r"flows\[(\d+)\]", problem.where)
+    return (1, int(match.group(1))) if match else (0, 0)
+
+
+def _check_shape(where: str, flow: Flow) -> list[Problem]:
+    problems = []
+    given = [f for f in ("topics", "sources", "connectClusters") if getattr(flow, f) is not None]
+    if len(given) != 1:
+        problems.append(Problem(where, " / ".join(given) or "topics", None if not given else ", ".join(given),
+                                "exactly one of `topics` (one MirrorSourceConnector), `sources` (several) or "
+                                "`connectClusters` (the flow split over several Connect clusters)"))
+    if flow.topicsExclude and flow.topics is None:
+        problems.append(Problem(where, "topicsExclude", flow.topicsExclude,
+                                "topicsExclude next to the `topics` it narrows (in `sources[]` or `connectClusters[]`)"))
+    for label, items in (("sources", flow.sources or []),
+                         *((f"connectClusters[{i}].sources", p.sources or []) for i, p in enumerate(flow.connectClusters or []))):
+        problems += _unique(where, label, [s.name for s in items])
+    for i, part in enumerate(flow.connectClusters or []):
+        if (part.topics is None) == (part.sources is None):
+            problems.append(Problem(where, f"connectClusters[{i}]", part.name,
+                                    "exactly one of `topics` or `sources` in each Connect cluster"))
+        if part.topicsExclude and part.topics is None:
+            problems.append(Problem(where, f"connectClusters[{i}].topicsExclude", part.topicsExclude,
+                                    "topicsExclude next to the `topics` it narrows"))
+    problems += _unique(where, "connectClusters", [p.name for p in flow.connectClusters or []])
+    all_instances = [s.name for p in flow.connectClusters or [] for s in p.sources or []]
+    if len(set(all_instances)) != len(all_instances):
+        problems += _unique(where, "connectClusters[].sources", all_instances)
+    return problems
+
+
+def _unique(where: str, field: str, values: list[str]) -> list[Problem]:
+    seen, problems = set(), []
+    for i, v in enumerate(values):
+        if v in seen:
+            problems.append(Problem(where, f"{field}[{i}].name", v, "a name not used by another entry of the list"))
+        seen.add(v)
+    return problems
+
+
+def _check_bidirectional(where: str, flow: Flow) -> list[Problem]:
+    if not flow.bidirectional:
+        return []
+    problems = []
+    if flow.replicationPolicy is Policy.default:
+        problems.append(Problem(where, "replicationPolicy", "default",
+                                "identity (or unset) for a bidirectional pair; prefixed replication both ways is "
+                                "two ordinary flows, whose DefaultReplicationPolicy detects loops by itself"))
+    if flow.checkpoints:
+        problems.append(Problem(where, "checkpoints", True,
+                                "false (or unset): checkpointing and group offset sync do not work in a "
+                                "bidirectional prefixless setup (the documents)"))
+    if flow.aggregation:
+        problems.append(Problem(where, "aggregation", True, "false: a bidirectional pair is not a fan-in"))
+    return problems
+
+
+def _check_part(where: str, flow: Flow, part: PartSpec) -> list[Problem]:
+    problems = []
+    label = part.where if part.name else "(flow)"
+    if part.name:
+        connect = f"{flow.flow_name}-{part.name}"
+        if len(connect) > MAX_FLOW_NAME:
+            problems.append(Problem(where, f"{part.where}.name", part.name,
+                                    f"a shorter name: the Connect cluster and namespace `{connect}` "
+                                    f"must be at most {MAX_FLOW_NAME} characters"))
+    if part.quota:
+        problems += _check_quota(where, label, part)
+    return problems
+
+
+def _check_quota(where: str, label: str, part: PartSpec) -> list[Problem]:
+    """A quota that the Connect pods cannot satisfy makes Strimzi's pods fail admission, long
+    after `pulumi up` reported success: catch it here."""
+    problems = []
+    field = "resourceQuota.hard" if label == "(flow)" else f"{label}.resourceQuota.hard"
+    resources = part.connect.resources
+    for key, hard in sorted(part.quota.hard.items()):
+        kind, _, resource = key.partition(".")
+        if kind not in ("requests", "limits") or resource not in ("cpu", "memory"):
+            continue
+        declared = getattr(resources, kind, None) if resources else None
+        if not declared or resource not in declared:
+            problems.append(Problem(where, f"{field}.{key}", hard,
+                                    f"connect.resources.{kind}.{resource} set as well: with this quota, pods "
+                                    f"without a {resource} {kind[:-1]} are refused by the API server"))
+            continue
+        try:
+            need = part.connect.replicas * quantity(str(declared[resource]))
+            have = quantity(str(hard))
+        except ValueError as exc:
+            problems.append(Problem(where, f"{field}.{key}", hard, f"a Kubernetes quantity ({exc})"))
+            continue
+        if need > have:
+            problems.append(Problem(where, f"{field}.{key}", hard,
+                                    f"at least {part.connect.replicas} replicas x {declared[resource]} = "
+                                    f"{_fmt(need)} (connect.replicas x connect.resources.{kind}.{resource})"))
+    return problems
+
+
+_SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+             "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
+
+
+def quantity(text: str) -> float:
+    """A Kubernetes resource quantity (`500m`, `4Gi`, `2`) as a number."""
+    match = _QUANTITY.match(text.strip())
+    if not match:
+        raise ValueError(f"{text!r} is not a quantity such as 500m, 2 or 4Gi")
+    return float(match.group(1)) * _SUFFIXES[match.group(2) or ""]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _check_smts(where: str, flow: Flow, spec: SourceSpec) -> list[Problem]:
+    problems = []
+    at = "" if spec.where in ("topics", "(flow)") or spec.name is None else f"{spec.where}."
+    names_ = [t.name for t in spec.transforms]
+    problems += _unique(where, f"{at}transforms", names_)
+    problems += _unique(where, f"{at}predicates", [p.name for p in spec.predicates])
+    declared = {p.name for p in spec.predicates}
+    if flow.bidirectional:
+        reserved = {LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM}
+        for i, t in enumerate(spec.transforms):
+            if t.name in reserved:
+                problems.append(Problem(where, f"{at}transforms[{i}].name", t.name,
+                                        f"another name: {', '.join(sorted(reserved))} are the loop filter's "
+                                        "transforms in a bidirectional pair"))
+        for i, p in enumerate(spec.predicates):
+            if p.name == LOOP_PREDICATE:
+                problems.append(Problem(where, f"{at}predicates[{i}].name", p.name,
+                                        f"another name: {LOOP_PREDICATE} is the loop filter's predicate"))
+    for i, t in enumerate(spec.transforms):
+        base = t.type.split("$")[0]
+        if base in TOPIC_RENAMING_SMTS:
+            problems.append(Problem(where, f"{at}transforms[{i}].type", t.type,
+                                    "an SMT that keeps the record's topic: topic-renaming transforms break the "
+                                    "replication policy (target topic names, offset syncs, checkpoints and loop "
+                                    "detection all derive from the source topic name)"))
+        if t.predicate and t.predicate not in declared:
+            problems.append(Problem(where, f"{at}transforms[{i}].predicate", t.predicate,
+                                    f"a predicate declared under predicates: {', '.join(sorted(declared)) or 'none'}"))
+        if t.negate and not t.predicate:
+            problems.append(Problem(where, f"{at}transforms[{i}].negate", True, "a `predicate` to negate"))
+        problems += _check_smt_config(where, f"{at}transforms[{i}].config", t.config)
+    for i, p in enumerate(spec.predicates):
+        problems += _check_smt_config(where, f"{at}predicates[{i}].config", p.config)
+        required = PREDICATE_REQUIRED.get(p.type)
+        if required and required not in p.config:
+            problems.append(Problem(where, f"{at}predicates[{i}].config.{required}", None,
+                                    f"a value: {p.type.rsplit('.', 1)[-1]} needs `{required}`"))
+        if required == "pattern" and required in p.config:
+            try:
+                re.compile(str(p.config["pattern"]))
+            except re.error as exc:
+                problems.append(Problem(where, f"{at}predicates[{i}].config.pattern", p.config["pattern"],
+                                        f"a valid regex ({exc})"))
+    for conv_name in ("key", "value"):
+        conv = getattr(spec.converters, conv_name, None) if spec.converters else None
+        if conv:
+            problems += _check_smt_config(where, f"{at}converters.{conv_name}.config", conv.config)
+    return problems
+
+
+def _check_smt_config(where: str, field: str, config: dict) -> list[Problem]:
+    problems = []
+    for key in sorted(config):
+        if key in SMT_FIELDS:
+            problems.append(Problem(where, f"{field}.{key}", key, f"the `{key}` field beside `config`"))
+        elif SECRET_LIKE.search(key):
+            problems.append(Problem(where, f"{field}.{key}", key, "no secrets in connector config"))
     return problems
 
 
 def _check_overrides(where: str, flow: Flow) -> list[Problem]:
     problems = []
-    for connector in ("source", "checkpoint", "heartbeat"):
-        for key in sorted(getattr(flow.config, connector)):
-            field = f"config.{connector}.{key}"
+    overrides = [(f"config.{c}", getattr(flow.config, c)) for c in ("source", "checkpoint", "heartbeat")]
+    overrides += [(f"{label}.config", inst.config) for label, inst, _, _ in flow.all_sources() if inst]
+    for prefix, config in overrides:
+        for key in sorted(config):
+            field = f"{prefix}.{key}"
             owned_connection = any(key.startswith(p) and key[len(p):].startswith(CONNECTION_KEYS)
                                    for p in MANAGED_PREFIXES)
-            if key in MANAGED_KEYS or owned_connection:
+            if key in MANAGED_KEYS or owned_connection or (flow.bidirectional and key in BIDIRECTIONAL_KEYS):
                 problems.append(Problem(where, field, key, "a property the program does not set itself "
                                         "(topics, groups, policy and cluster connections come from the flow)"))
+            elif key.startswith(SMT_PREFIXES) or key in ("transforms", "predicates"):
+                problems.append(Problem(where, field, key, "the typed `transforms` and `predicates` lists "
+                                        "(docs/topology.md#single-message-transforms)"))
+            elif key.startswith(CONVERTER_PREFIXES):
+                problems.append(Problem(where, field, key, "the typed `converters` field"))
             elif SECRET_LIKE.search(key):
                 problems.append(Problem(where, field, key, "no secrets in connector config: they come from "
                                         "Pulumi secret config (docs/topology.md#secrets)"))
@@ -345,20 +786,22 @@ def warnings(topo: Topology) -> list[str]:
             found.append(f"flow {flow.flow_name}: startFrom latest replicates new partitions from their end "
                          "offset: records written before the connector first reads them are never replicated "
                          "(at-least-once no longer holds)")
-    return found
+    return found + list(topo._warnings)
 
 
 def check_transitions(topo: Topology, previous_flows: dict | None) -> list[Problem]:
     """Changes that must not be made in one step, judged against the stack's previous outputs."""
     problems = []
-    for index, flow in enumerate(topo.flows):
+    for flow in topo.sorted_flows():
         before = (previous_flows or {}).get(flow.flow_name) or {}
         if flow.exactlyOnce is ExactlyOnce.enabled and before.get("exactlyOnce") == ExactlyOnce.disabled.value:
+            watch = " and ".join(f"kubectl get pods -n {FlowNames(flow.flow_name, flow.source, flow.target, p.name).namespace} --watch"
+                                 for p in topo.parts(flow))
             problems.append(Problem(
-                f"flows[{index}] ({flow.flow_name})", "exactlyOnce", flow.exactlyOnce.value,
+                topo.where(flow), "exactlyOnce", flow.exactlyOnce.value,
                 "preparing first: this flow's running Connect cluster has exactly-once disabled. Deploy "
                 "exactlyOnce: preparing, wait until the Connect pods' rolling restart has finished "
-                f"(kubectl get pods -n {flow.flow_name} --watch), then deploy exactlyOnce: enabled"))
+                f"({watch}), then deploy exactlyOnce: enabled"))
     return problems
 
 
@@ -416,6 +859,9 @@ def parse(data: Any, source: str = "topology") -> Topology:
     except ValidationError as exc:
         raise TopologyError(_problems_from(exc, data)) from None
     problems = check(topo)
+    if problems:
+        raise TopologyError(problems)
+    problems, topo._warnings = guardrails.check(topo)
     if problems:
         raise TopologyError(problems)
     return topo

@@ -40,15 +40,18 @@ class FlowNames:
     flow: str
     source: str  # source cluster alias
     target: str  # target cluster alias
+    part: str | None = None  # the Connect cluster's name within a flow split over several
 
-    # -- Kubernetes objects in the flow's namespace
+    # -- Kubernetes objects in the namespace of the flow (or of one of its Connect clusters)
     @property
     def namespace(self) -> str:
-        return self.flow
+        return self.connect
 
     @property
     def connect(self) -> str:
-        return self.flow
+        # An unsplit flow keeps the flow name: its namespace, Connect group id and internal
+        # topics must not change when flows gain features.
+        return f"{self.flow}-{self.part}" if self.part else self.flow
 
     @property
     def service_account(self) -> str:
@@ -97,7 +100,16 @@ class FlowNames:
 
     @property
     def replication_configmap(self) -> str:
+        """What every connector of the Connect cluster shares (policy, groups; topics if one source)."""
         return "replication"
+
+    def instance_configmap(self, instance: str) -> str:
+        """The topic filter of one of several MirrorSourceConnectors."""
+        return f"replication-{instance}"
+
+    @property
+    def resource_quota(self) -> str:
+        return f"{self.connect}-quota"
 
     @property
     def role(self) -> str:
@@ -108,17 +120,16 @@ class FlowNames:
         return self.role
 
     # -- connectors
-    @property
-    def source_connector(self) -> str:
-        return f"{self.flow}-source"
+    def source_connector(self, instance: str | None = None) -> str:
+        return f"{self.connect}-source-{instance}" if instance else f"{self.connect}-source"
 
     @property
     def checkpoint_connector(self) -> str:
-        return f"{self.flow}-checkpoint"
+        return f"{self.connect}-checkpoint"
 
     @property
     def heartbeat_connector(self) -> str:
-        return f"{self.flow}-heartbeat"
+        return f"{self.connect}-heartbeat"
 
     # -- Kafka Connect internals (on the TARGET cluster)
     @property
@@ -150,6 +161,24 @@ class FlowNames:
 
 
 HEARTBEATS_TOPIC = "heartbeats"
+
+# The loop filter of bidirectional prefixless pairs, named as in the documents.
+LOOP_FILTER_TRANSFORM = "FilterReplicatedFromTarget"
+LOOP_HEADER_TRANSFORM = "InsertHeader"
+LOOP_PREDICATE = "ReplicatedFromTarget"
+
+
+def loop_header(alias: str) -> str:
+    """The header a bidirectional flow puts on every record it copies out of cluster `alias`."""
+    return f"replicated-from-{alias}"
+
+
+def bidirectional_flow_name(base: str, source: str, target: str) -> str:
+    """One direction of a bidirectional pair declared once under the name `base`."""
+    return f"{base}-{source}-{target}"
+
+
+DEFAULT_FLOW_BASE = "repl"
 
 
 def topic_prefix(source_alias: str, policy_prefixes: bool = True) -> str:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from infra import names
 from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, source_connection,
                               target_connection, target_objects)
-from infra.model import ConnectorState, ExactlyOnce, Flavour, Flow, Policy, StartFrom, Topology
+from infra.model import (ConnectorState, ExactlyOnce, Flavour, Flow, PartSpec, Policy, Predicate, SourceSpec,
+                         StartFrom, Topology, Transform)
 from infra.names import FlowNames
 
 GROUP = "kafka.strimzi.io"
@@ -35,23 +36,38 @@ CONFIG_PROVIDERS = {
     "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
 }
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
+SMT_FILTER = "org.apache.kafka.connect.transforms.Filter"
+SMT_INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
+PREDICATE_HAS_HEADER_KEY = "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"
 AUTH_TYPES = {"PLAIN": "plain", "SCRAM-SHA-256": "scram-sha-256", "SCRAM-SHA-512": "scram-sha-512"}
 REFERENCE = re.compile(r"\$\{(cfmap|secret):([^/}]+)/([^:}]+):([^}]+)\}")
 
 
 @dataclass(frozen=True)
-class FlowPlan:
-    flow: Flow
+class PartPlan:
+    """One Connect cluster of a flow (the only one unless the flow is split), in its namespace."""
+    spec: PartSpec
     names: FlowNames
     namespace: dict
     access: tuple[dict, ...]      # ConfigMaps and Secrets: clusters, replication, registry
-    connect: tuple[dict, ...]     # KafkaConnect, Role, RoleBinding
+    connect: tuple[dict, ...]     # ResourceQuota, KafkaConnect, Role, RoleBinding
     connectors: tuple[dict, ...]  # KafkaConnectors
-    outputs: dict
 
     @property
     def objects(self) -> tuple[dict, ...]:
         return (self.namespace, *self.access, *self.connect, *self.connectors)
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    flow: Flow
+    name: str
+    parts: tuple[PartPlan, ...]
+    outputs: dict
+
+    @property
+    def objects(self) -> tuple[dict, ...]:
+        return tuple(o for p in self.parts for o in p.objects)
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,7 @@ class StackPlan:
 
     def outputs(self) -> dict:
         return {"operatorFlavour": self.flavour.value,
-                "flows": {f.names.flow: f.outputs for f in self.flows}}
+                "flows": {f.name: f.outputs for f in self.flows}}
 
     def secret_values(self) -> list[SecretValue]:
         """Every value this stack needs from Pulumi secret config, in plan order."""
@@ -80,14 +96,23 @@ class StackPlan:
 
 
 def plan(topo: Topology) -> StackPlan:
-    return StackPlan(topo.operator.flavour, tuple(plan_flow(topo, f) for f in topo.sorted_flows()))
+    flows = {f.flow_name: plan_flow(topo, f) for f in topo.sorted_flows()}
+    for flow_plan in flows.values():
+        if flow_plan.flow.partner and flow_plan.name < flow_plan.flow.partner:
+            check_symmetry(flow_plan, flows[flow_plan.flow.partner])
+    return StackPlan(topo.operator.flavour, tuple(flows.values()))
 
 
 # ----------------------------------------------------------------- per flow
 
 
 def plan_flow(topo: Topology, flow: Flow) -> FlowPlan:
-    n = FlowNames(flow.flow_name, flow.source, flow.target)
+    parts = tuple(plan_part(topo, flow, spec) for spec in topo.parts(flow))
+    return FlowPlan(flow, flow.flow_name, parts, flow_outputs(flow, parts))
+
+
+def plan_part(topo: Topology, flow: Flow, part: PartSpec) -> PartPlan:
+    n = FlowNames(flow.flow_name, flow.source, flow.target, part.name)
     source, target = topo.clusters[flow.source], topo.clusters[flow.target]
     source_conn = source_connection(flow.source, source, n)
     target_conn = target_connection(flow.target, target, n, topo.operator.target_connection)
@@ -96,9 +121,9 @@ def plan_flow(topo: Topology, flow: Flow) -> FlowPlan:
         *source_conn.entries,
         *target_objects(flow.target, target, n),
         *target_conn.entries,
-        *replication_entries(flow, n),
+        *replication_entries(flow, n, part),
     ]
-    connectors = connector_manifests(topo, flow, n, source_conn, target_conn)
+    connectors = connector_manifests(topo, flow, n, part, source_conn, target_conn)
     access = [*stored_objects(entries, n, flow)]
     pull = topo.operator.imagePullSecret
     if pull:
@@ -107,11 +132,12 @@ def plan_flow(topo: Topology, flow: Flow) -> FlowPlan:
                                     (names.REGISTRY_PASSWORD_KEY,),
                                     lambda password: docker_config_json(pull.server, pull.username, password))}))
     connect = (
-        kafka_connect(topo, flow, n, entries),
+        *([resource_quota(flow, n, part)] if part.quota else []),
+        kafka_connect(topo, flow, n, part, entries),
         role(flow, n, connectors),
         role_binding(flow, n),
     )
-    return FlowPlan(flow, n, namespace(flow, n), tuple(access), connect, tuple(connectors), flow_outputs(flow, n))
+    return PartPlan(part, n, namespace(flow, n), tuple(access), connect, tuple(connectors))
 
 
 def _labels(flow: Flow) -> dict:
@@ -133,18 +159,27 @@ def namespace(flow: Flow, n: FlowNames) -> dict:
     return _manifest("v1", "Namespace", n.namespace, None, flow)
 
 
-def replication_entries(flow: Flow, n: FlowNames) -> list[Entry]:
-    """Step 6: what the flow's connectors share, the replication policy set once for all."""
-    cm = n.replication_configmap
-    data = {"topics": ",".join(flow.topics)}
-    if flow.topicsExclude:
-        data["topics.exclude"] = ",".join(flow.topicsExclude)
-    if flow.checkpoints:
+def replication_entries(flow: Flow, n: FlowNames, part: PartSpec) -> list[Entry]:
+    """Step 6: what the connectors share (the replication policy, set once for all) and each
+    source connector's topic filter: in the shared ConfigMap for a single source connector, in a
+    ConfigMap of its own for each of several (the documents' multi-instance layout)."""
+    entries = []
+    for spec in part.sources:
+        data = {"topics": ",".join(spec.topics)}
+        if spec.topics_exclude:
+            data["topics.exclude"] = ",".join(spec.topics_exclude)
+        entries += [Entry(Store.CONFIGMAP, topics_configmap(n, spec), k, v) for k, v in data.items()]
+    data = {}
+    if flow.with_checkpoints:
         data["groups"] = ",".join(flow.groups)
         if flow.groupsExclude:
             data["groups.exclude"] = ",".join(flow.groupsExclude)
-    data["replication.policy.class"] = POLICY_CLASSES[flow.replicationPolicy]
-    return [Entry(Store.CONFIGMAP, cm, k, v) for k, v in data.items()]
+    data["replication.policy.class"] = POLICY_CLASSES[flow.policy]
+    return entries + [Entry(Store.CONFIGMAP, n.replication_configmap, k, v) for k, v in data.items()]
+
+
+def topics_configmap(n: FlowNames, spec: SourceSpec) -> str:
+    return n.instance_configmap(spec.name) if spec.name else n.replication_configmap
 
 
 def stored_objects(entries: list[Entry], n: FlowNames, flow: Flow) -> list[dict]:
@@ -182,10 +217,16 @@ def mounted_files(entries: list[Entry]) -> dict[str, list[str]]:
 # ----------------------------------------------------------------- KafkaConnect
 
 
-def kafka_connect(topo: Topology, flow: Flow, n: FlowNames, entries: list[Entry]) -> dict:
+def resource_quota(flow: Flow, n: FlowNames, part: PartSpec) -> dict:
+    """Namespaced limits for one Connect cluster (the documents' small/high workload split)."""
+    return _manifest("v1", "ResourceQuota", n.resource_quota, n, flow,
+                     spec={"hard": {k: str(v) for k, v in sorted(part.quota.hard.items())}})
+
+
+def kafka_connect(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry]) -> dict:
     """Step 7: a Connect cluster dedicated to the flow, depending on the TARGET Kafka."""
     flavour = topo.operator.flavour
-    settings = topo.connect_settings(flow)
+    settings = part.connect
     target = topo.clusters[flow.target].security
     spec: dict = {}
     if settings.version:
@@ -247,7 +288,7 @@ def connect_template(topo: Topology, n: FlowNames, entries: list[Entry]) -> dict
 # ----------------------------------------------------------------- connectors
 
 
-def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
+def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec,
                         source: Connection, target: Connection) -> list[dict]:
     ns = n.namespace
     repl = n.replication_configmap
@@ -259,9 +300,6 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
     policy = {"replication.policy.class": cfmap(repl, "replication.policy.class")}
     aliases = {"source.cluster.alias": cfmap(n.source_configmap, "alias"),
                "target.cluster.alias": cfmap(n.target_configmap, "alias")}
-    topics = {"topics": cfmap(repl, "topics")}
-    if flow.topicsExclude:
-        topics["topics.exclude"] = cfmap(repl, "topics.exclude")
 
     # Source and checkpoint connectors reach both clusters in the same way (steps 9-10).
     both_clusters = {
@@ -269,14 +307,35 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
         "target.cluster.alias": aliases["target.cluster.alias"], **target.properties("target.cluster."),
     }
     manifests = []
-    source_config = {**converters, "refresh.topics.interval.seconds": 10, **topics, **policy, **both_clusters}
-    if flow.startFrom is StartFrom.latest:
-        source_config["source.consumer.auto.offset.reset"] = "latest"
-    if flow.exactlyOnce is not ExactlyOnce.disabled:
-        # Records of aborted transactions must not be replicated as if committed.
-        source_config["source.consumer.isolation.level"] = "read_committed"
-    manifests.append(connector(topo, flow, n, n.source_connector, "source", flow.tasksMax.source, source_config))
-    if flow.checkpoints:
+    for spec in part.sources:
+        topics = {"topics": cfmap(topics_configmap(n, spec), "topics")}
+        if spec.topics_exclude:
+            topics["topics.exclude"] = cfmap(topics_configmap(n, spec), "topics.exclude")
+        source_config = {**source_converters(spec), "refresh.topics.interval.seconds": 10, **topics, **policy,
+                         **both_clusters}
+        if flow.startFrom is StartFrom.latest:
+            source_config["source.consumer.auto.offset.reset"] = "latest"
+        if flow.exactlyOnce is not ExactlyOnce.disabled:
+            # Records of aborted transactions must not be replicated as if committed.
+            source_config["source.consumer.isolation.level"] = "read_committed"
+        chain = list(spec.transforms), list(spec.predicates)
+        if flow.partner:
+            # Bidirectional prefixless pair: no checkpoints, so no offset syncs; and the loop
+            # filter first, so records that came from the target are dropped before any transform.
+            source_config["emit.offset-syncs.enabled"] = False
+            loop_transforms, loop_predicates = loop_filter(aliases)
+            chain = loop_transforms + chain[0], loop_predicates + chain[1]
+        source_config.update(smt_config(*chain))
+        manifests.append(connector(topo, flow, n, n.source_connector(spec.name), "source", spec.tasks,
+                                   {**source_config, **spec.config}, spec.state))
+    if flow.with_checkpoints:
+        # The checkpoint connector covers every source connector's topics (the documents join
+        # the instances' ConfigMap keys with commas). With several sources their excludes are
+        # not joined: groups are only checkpointed for topics that have offset syncs, which
+        # excluded topics never get.
+        topics = {"topics": ",".join(cfmap(topics_configmap(n, spec), "topics") for spec in part.sources)}
+        if len(part.sources) == 1 and part.sources[0].topics_exclude:
+            topics["topics.exclude"] = cfmap(topics_configmap(n, part.sources[0]), "topics.exclude")
         groups = {"groups": cfmap(repl, "groups")}
         if flow.groupsExclude:
             groups["groups.exclude"] = cfmap(repl, "groups.exclude")
@@ -284,29 +343,111 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames,
         if flow.syncGroupOffsets.intervalSeconds:
             sync["sync.group.offsets.interval.seconds"] = flow.syncGroupOffsets.intervalSeconds
         checkpoint_config = {**converters, "refresh.groups.interval.seconds": 10, **sync, **topics, **groups,
-                             **policy, **both_clusters}
+                             **policy, **both_clusters, **flow.config.checkpoint}
         manifests.append(connector(topo, flow, n, n.checkpoint_connector, "checkpoint",
-                                   flow.tasksMax.checkpoint, checkpoint_config))
-    if flow.heartbeats:
+                                   flow.tasksMax.checkpoint, checkpoint_config, flow.state.checkpoint))
+    if part.heartbeat:
         # Step 11: heartbeats are produced into the SOURCE cluster, so the source connection
         # stands in for the "target" and for the producer.
         heartbeat_config = {
             **converters, **policy, **aliases,
             **source.properties("target.cluster."), **source.properties("producer.override."),
+            **flow.config.heartbeat,
         }
         manifests.append(connector(topo, flow, n, n.heartbeat_connector, "heartbeat",
-                                   flow.tasksMax.heartbeat, heartbeat_config))
+                                   flow.tasksMax.heartbeat, heartbeat_config, flow.state.heartbeat))
     return manifests
 
 
-def connector(topo: Topology, flow: Flow, n: FlowNames, name: str, kind: str, tasks: int, config: dict) -> dict:
-    config = {**config, **getattr(flow.config, kind)}
+def source_converters(spec: SourceSpec) -> dict:
+    """MirrorSourceConnector hands records over as bytes: ByteArrayConverter unless the SMT
+    chain produces structured values (the documents' JsonConverter example)."""
+    config = {}
+    for side in ("key", "value"):
+        converter = getattr(spec.converters, side, None) if spec.converters else None
+        config[f"{side}.converter"] = converter.type if converter else BYTE_ARRAY
+        for key, value in (converter.config if converter else {}).items():
+            config[f"{side}.converter.{key}"] = value
+    return config
+
+
+def loop_filter(aliases: dict) -> tuple[list[Transform], list[Predicate]]:
+    """The documents' loop filter: drop records that carry the target's replicated-from header,
+    mark the others with the source's. Aliases come through the ConfigMaps, as documented."""
+    source_alias = aliases["source.cluster.alias"]
+    target_alias = aliases["target.cluster.alias"]
+    transforms = [
+        Transform(name=names.LOOP_FILTER_TRANSFORM, type=SMT_FILTER, predicate=names.LOOP_PREDICATE),
+        Transform(name=names.LOOP_HEADER_TRANSFORM, type=SMT_INSERT_HEADER,
+                  config={"header": names.loop_header(source_alias), "value.literal": "true"}),
+    ]
+    predicates = [Predicate(name=names.LOOP_PREDICATE, type=PREDICATE_HAS_HEADER_KEY,
+                            config={"name": names.loop_header(target_alias)})]
+    return transforms, predicates
+
+
+def smt_config(transforms: list[Transform], predicates: list[Predicate]) -> dict:
+    """A typed SMT chain as Kafka Connect properties (`transforms.<name>.*`, `predicates.<name>.*`)."""
+    config: dict = {}
+    if transforms:
+        config["transforms"] = ",".join(t.name for t in transforms)
+    for t in transforms:
+        config[f"transforms.{t.name}.type"] = t.type
+        config.update({f"transforms.{t.name}.{k}": v for k, v in t.config.items()})
+        if t.predicate:
+            config[f"transforms.{t.name}.predicate"] = t.predicate
+        if t.negate:
+            config[f"transforms.{t.name}.negate"] = True
+    if predicates:
+        config["predicates"] = ",".join(p.name for p in predicates)
+    for p in predicates:
+        config[f"predicates.{p.name}.type"] = p.type
+        config.update({f"predicates.{p.name}.{k}": v for k, v in p.config.items()})
+    return config
+
+
+def connector(topo: Topology, flow: Flow, n: FlowNames, name: str, kind: str, tasks: int, config: dict,
+              state: ConnectorState) -> dict:
     spec = {"class": CONNECTOR_CLASSES[kind], "tasksMax": tasks, "config": config}
-    state = getattr(flow.state, kind)
     if state is not ConnectorState.running:  # absent means running
         spec["state"] = state.value
     return _manifest(API_VERSIONS[topo.operator.flavour], "KafkaConnector", name, n, flow,
                      labels={names.CLUSTER_LABEL: n.connect}, spec=spec)
+
+
+def check_symmetry(a: FlowPlan, b: FlowPlan) -> None:
+    """The two directions of a bidirectional pair replicate alike: with the names derived from
+    the aliases swapped, their connectors (classes, tasks, state, every property but the cluster
+    connections, which differ per cluster by nature) and replication ConfigMaps are equal."""
+    for part_a, part_b in zip(a.parts, b.parts, strict=True):
+        na, nb = part_a.names, part_b.names
+        mapping = {na.namespace: nb.namespace, na.source_configmap: nb.source_configmap,
+                   na.target_configmap: nb.target_configmap}
+        if _swap(_replication_view(part_a), mapping) != _replication_view(part_b):
+            raise AssertionError(f"bidirectional pair {a.name} / {b.name} is not symmetric")
+
+
+def _replication_view(part: PartPlan) -> list:
+    connection = ("source.cluster.", "target.cluster.", "producer.override.")
+    view = [o["data"] for o in part.access if o["kind"] == "ConfigMap"
+            and o["metadata"]["name"].startswith(part.names.replication_configmap)]
+    for c in part.connectors:
+        config = {k: v for k, v in c["spec"]["config"].items()
+                  if not k.startswith(connection) or k.endswith(".cluster.alias")}
+        view.append({**c["spec"], "config": config, "name": c["metadata"]["name"]})
+    return view
+
+
+def _swap(value, mapping: dict):
+    """Replace every occurrence of the mapping's keys, in one pass (so a -> b, b -> a swaps)."""
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True)))
+    if isinstance(value, dict):
+        return {_swap(k, mapping): _swap(v, mapping) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_swap(v, mapping) for v in value]
+    if isinstance(value, str):
+        return pattern.sub(lambda m: mapping[m.group(0)], value)
+    return value
 
 
 # ----------------------------------------------------------------- RBAC
@@ -343,44 +484,68 @@ def role_binding(flow: Flow, n: FlowNames) -> dict:
 # ----------------------------------------------------------------- outputs
 
 
-def flow_outputs(flow: Flow, n: FlowNames) -> dict:
+def flow_outputs(flow: Flow, parts: tuple[PartPlan, ...]) -> dict:
     """The per-flow stack output contract (docs/outputs.md)."""
-    prefixes = flow.replicationPolicy is Policy.default
+    prefixes = flow.policy is Policy.default
+    first = parts[0].names
+
+    def kinds(connectors) -> dict:
+        by_kind = {"source": [], "checkpoint": [], "heartbeat": []}
+        for c in connectors:
+            kind = next(k for k, cls in CONNECTOR_CLASSES.items() if cls == c["spec"]["class"])
+            by_kind[kind].append(c["metadata"]["name"])
+        return by_kind
+
+    clusters = []
+    for part in parts:
+        n = part.names
+        clusters.append({
+            "name": n.connect, "namespace": n.namespace, "serviceAccount": n.service_account,
+            "restService": n.rest_service, "restUrl": n.rest_url,
+            "connectors": kinds(part.connectors),
+            "sources": [{"connector": n.source_connector(s.name), "topics": list(s.topics),
+                         "topicsExclude": list(s.topics_exclude)} for s in part.spec.sources],
+            "connectGroupId": n.group_id, "connectConfigStorage": n.config_storage_topic,
+            "connectOffsetStorage": n.offset_storage_topic, "connectStatusStorage": n.status_storage_topic,
+        })
+    specs = [s for p in parts for s in p.spec.sources]
+    single = specs[0] if len(specs) == 1 else None
     return {
-        "namespace": n.namespace,
+        # The first Connect cluster: the only one unless the flow is split (see connectClusters).
+        "namespace": first.namespace,
         "sourceAlias": flow.source,
         "targetAlias": flow.target,
-        "connectCluster": n.connect,
-        "connectServiceAccount": n.service_account,
-        "connectRestService": n.rest_service,
-        "connectRestUrl": n.rest_url,
-        "connectors": {
-            "source": [n.source_connector],
-            "checkpoint": [n.checkpoint_connector] if flow.checkpoints else [],
-            "heartbeat": [n.heartbeat_connector] if flow.heartbeats else [],
-        },
-        "replicationPolicy": flow.replicationPolicy.value,
-        "replicationPolicyClass": POLICY_CLASSES[flow.replicationPolicy],
+        "connectCluster": first.connect,
+        "connectServiceAccount": first.service_account,
+        "connectRestService": first.rest_service,
+        "connectRestUrl": first.rest_url,
+        "connectors": kinds(c for p in parts for c in p.connectors),
+        "connectClusters": clusters,
+        "replicationPolicy": flow.policy.value,
+        "replicationPolicyClass": POLICY_CLASSES[flow.policy],
         "topicPrefix": names.topic_prefix(flow.source, prefixes),
-        "topics": list(flow.topics),
-        "topicsExclude": list(flow.topicsExclude),
+        # With several source connectors: every include; each one's excludes are in connectClusters.
+        "topics": list(dict.fromkeys(t for s in specs for t in s.topics)),
+        "topicsExclude": list(single.topics_exclude) if single else [],
+        "bidirectional": ({"partner": flow.partner, "loopHeader": names.loop_header(flow.source),
+                           "filteredHeader": names.loop_header(flow.target)} if flow.partner else None),
         "exactlyOnce": flow.exactlyOnce.value,
         "startFrom": flow.startFrom.value,
         "internalTopics": {
             "source": {
-                "offsetSyncs": n.offset_syncs_topic,
+                "offsetSyncs": None if flow.partner else first.offset_syncs_topic,
                 "heartbeats": names.HEARTBEATS_TOPIC if flow.heartbeats else None,
             },
             "target": {
-                "checkpoints": n.checkpoints_topic if flow.checkpoints else None,
+                "checkpoints": first.checkpoints_topic if flow.with_checkpoints else None,
                 # Both policies prefix replicated heartbeats (IdentityReplicationPolicy defers
                 # to the default for heartbeats topics).
                 "heartbeats": (names.replicated_topic(flow.source, names.HEARTBEATS_TOPIC)
                                if flow.heartbeats else None),
-                "connectGroupId": n.group_id,
-                "connectConfigStorage": n.config_storage_topic,
-                "connectOffsetStorage": n.offset_storage_topic,
-                "connectStatusStorage": n.status_storage_topic,
+                "connectGroupId": first.group_id,
+                "connectConfigStorage": first.config_storage_topic,
+                "connectOffsetStorage": first.offset_storage_topic,
+                "connectStatusStorage": first.status_storage_topic,
             },
         },
     }

@@ -155,4 +155,4 @@ def test_json_schema_is_printed_and_documents_every_field():
     assert schema["title"] == "kafka-replication topology"
     assert set(schema["properties"]) == {"operator", "clusters", "flows"}
     assert schema["$defs"]["Flow"]["additionalProperties"] is False
-    assert set(schema["$defs"]["Flow"]["required"]) == {"source", "target", "topics"}
+    assert set(schema["$defs"]["Flow"]["required"]) == {"source", "target"}

@@ -65,7 +65,7 @@ def test_cross_flow_rules():
     ]
     assert problems(t) == [
         "clusters.Bad_Alias: alias: got 'Bad_Alias'; expected lowercase letters, digits and '-' (DNS-1123), at most 30 characters",
-        "flows[1] (repl-us-west-us-east): name: got 'repl-us-west-us-east'; expected a name not used by flows[0]",
+        "flows[1] (repl-us-west-us-east): name: got 'repl-us-west-us-east'; expected a name not used by flows[0] (repl-us-west-us-east)",
         "flows[2] (loop): target: got 'us-west'; expected a cluster other than the source",
         "flows[3] (Not_DNS): source: got 'eu'; expected a cluster alias defined under `clusters`: Bad_Alias, us-east, us-west",
         "flows[3] (Not_DNS): name: got 'Not_DNS'; expected lowercase letters, digits and '-' (DNS-1123), at most 40 characters",

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from infra import render
+from tests.patterns import PATTERNS
 from tests.conftest import CRDS, doc_topology, render_topology
 
 KUBERNETES_VERSION = "1.33.0"
@@ -76,6 +77,8 @@ def variant_topologies() -> dict[str, dict]:
         variants[f"sasl-{flavour}"] = two(sasl, sasl, flavour)
         variants[f"mtls-{flavour}"] = two(mtls, mtls, flavour)
         variants[f"plain-{flavour}"] = two({}, {}, flavour)
+        for name, make in PATTERNS.items():
+            variants[f"{name}-{flavour}"] = make(flavour)
     return variants
 
 

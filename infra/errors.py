@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,3 +30,11 @@ class TopologyError(Exception):
         lines = [f"the topology has {len(self.problems)} problem(s):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
+
+
+def in_file_order(problems: list[Problem]) -> list[Problem]:
+    """Report order: clusters and the topology first, then flows in file order (stable within each)."""
+    def place(problem: Problem) -> tuple:
+        match = re.match(r"flows\[(\d+)\]", problem.where)
+        return (1, int(match.group(1))) if match else (0, 0)
+    return sorted(problems, key=place)

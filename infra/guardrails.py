@@ -13,7 +13,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from infra import topics
-from infra.errors import Problem
+from infra.errors import Problem, in_file_order
 from infra.names import FlowNames, topic_prefix
 
 if TYPE_CHECKING:
@@ -41,12 +41,12 @@ def check(topo: Topology) -> tuple[list[Problem], list[str]]:
     problems += p
     warnings += w
     problems += _uniqueness(topo)
-    return problems, warnings
+    return in_file_order(problems), warnings
 
 
 def _filters(topo: Topology, flow: Flow, prefixed: bool = False) -> list[tuple[str, topics.Filter]]:
     prefix = topic_prefix(flow.source, flow.policy.value != IDENTITY) if prefixed else ""
-    return [(f"{part.where}/{spec.where}" if part.name else spec.where,
+    return [(f"{part.where}/{spec.where}" if part.name and spec.where != part.where else spec.where,
              topics.Filter(spec.topics, spec.topics_exclude, prefix))
             for part in topo.parts(flow) for spec in part.sources]
 

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from infra import guardrails
-from infra.errors import Problem, TopologyError
+from infra.errors import Problem, TopologyError, in_file_order
 from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
                          FlowNames, bidirectional_flow_name, default_flow_name)
 
@@ -557,7 +557,6 @@ def check(topo: Topology) -> list[Problem]:
                                         f"pem: the cluster is the target of flow {flow.flow_name}, and Strimzi's "
                                         "KafkaConnect trusts PEM certificates only (spec.tls.trustedCertificates)"))
         problems.extend(_check_overrides(where, flow))
-    malformed = {p.where for p in problems}
     seen: dict[str, str] = {}
     for flow in topo.sorted_flows():
         where, name = topo.where(flow), flow.flow_name
@@ -567,19 +566,14 @@ def check(topo: Topology) -> list[Problem]:
         if name in seen:
             problems.append(Problem(where, "name", name, f"a name not used by {seen[name]}"))
         seen.setdefault(name, where)
-        if f"flows[{flow._declared}] ({topo.flows[flow._declared].flow_name})" in malformed:
-            continue  # the rules below assume a well-formed flow
         for part in topo.parts(flow):
             problems += _check_part(where, flow, part)
+    for index, flow in enumerate(topo.flows):
+        # Both directions of a pair share their SMTs: checked once, on the declaration.
+        for part in topo.parts(flow):
             for spec in part.sources:
-                problems += _check_smts(where, flow, spec)
-    return sorted(problems, key=_place)
-
-
-def _place(problem: Problem) -> tuple:
-    """Report order: clusters, then flows in file order (stable within each)."""
-    match = re.match(r"flows\[(\d+)\]", problem.where)
-    return (1, int(match.group(1))) if match else (0, 0)
+                problems += _check_smts(f"flows[{index}] ({flow.flow_name})", flow, spec)
+    return in_file_order(problems)
 
 
 def _check_shape(where: str, flow: Flow) -> list[Problem]:

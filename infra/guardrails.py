@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from infra.model import Flow, Topology
 
 IDENTITY = "identity"
-MAX_CYCLE = 8  # cycles longer than this are refused on sight, without topic analysis
 
 
 def check(topo: Topology) -> tuple[list[Problem], list[str]]:
@@ -175,28 +174,38 @@ def _prefixed(topo: Topology, flow: Flow) -> topics.Filter:
 def _loops(topo: Topology) -> tuple[list[Problem], list[str]]:
     """IdentityReplicationPolicy keeps topic names, so it cannot tell a replicated topic from a
     local one: topics that go round a cycle of identity flows are replicated forever. Refused,
-    except for a declared bidirectional pair, whose loop filter drops records coming back."""
+    except for a declared bidirectional pair, whose loop filter drops records coming back.
+
+    Cycles are searched within strongly connected components of the identity flows only, and a
+    path is followed only while some topic is accepted by every flow on it, so flows whose
+    filters are disjoint are never combined."""
     edges: dict[str, list[Flow]] = defaultdict(list)
-    for flow in topo.sorted_flows():
-        if flow.policy.value == IDENTITY:
-            edges[flow.source].append(flow)
+    languages = {}
     problems, warnings = [], []
+    for flow in topo.sorted_flows():
+        if flow.policy.value != IDENTITY:
+            continue
+        try:
+            languages[flow.flow_name] = topics.language(_flow_filter(topo, flow))
+        except topics.Undecided as exc:
+            warnings.append(_undecided(topo.where(flow), "whether its topics can loop through identity flows", exc))
+            continue
+        edges[flow.source].append(flow)
     for component in _strongly_connected(edges):
-        for cycle in _cycles(component, edges):
-            if len(cycle) == 2 and cycle[0].partner == cycle[1].flow_name:
-                continue  # a declared bidirectional pair, filtered by its SMT chain
-            names = " -> ".join(f.flow_name for f in cycle)
-            route = " -> ".join([*(f.source for f in cycle), cycle[0].source])
-            if len(cycle) > MAX_CYCLE:
-                problems.append(Problem(topo.where(cycle[0]), "replicationPolicy", IDENTITY,
-                                        f"no cycle of identity flows ({route}: {names})"))
-                continue
-            try:
-                topic = _circulating(topo, cycle)
-            except topics.Undecided as exc:
-                warnings.append(_undecided(topo.where(cycle[0]), f"identity cycle {route}", exc))
-                continue
-            if topic is not None:
+        members = set(component)
+        for start in component:
+            found: list[tuple[list[Flow], object]] = []
+            _walk(start, start, [], None, members, edges, languages, found)
+            for cycle, language in found:
+                if len(cycle) == 2 and cycle[0].partner == cycle[1].flow_name:
+                    continue  # a declared bidirectional pair, filtered by its SMT chain
+                names = " -> ".join(f.flow_name for f in cycle)
+                route = " -> ".join([*(f.source for f in cycle), cycle[0].source])
+                try:
+                    topic = topics.example(language, [_flow_filter(topo, f) for f in cycle])
+                except topics.Undecided as exc:
+                    warnings.append(_undecided(topo.where(cycle[0]), f"identity cycle {route}", exc))
+                    continue
                 problems.append(Problem(
                     topo.where(cycle[0]), "replicationPolicy", IDENTITY,
                     f"no cycle of identity flows that replicate the same topics: {route} ({names}) would "
@@ -205,21 +214,22 @@ def _loops(topo: Topology) -> tuple[list[Problem], list[str]]:
     return problems, warnings
 
 
-def _circulating(topo: Topology, cycle: list[Flow]) -> str | None:
-    filters = [_flow_filter(topo, f) for f in cycle]
-    language = topics.language(filters[0])
-    for f in filters[1:]:
-        language = language & topics.language(f)
-    if language.empty():
-        return None
-    # Confirm an example against every filter of the cycle.
-    for i, symbols in enumerate(language.strings()):
-        if i >= topics.EXAMPLES_TRIED:
-            break
-        topic = topics._spell(symbols, language)
-        if all(f.matches(topic) for f in filters):
-            return topic
-    raise topics.Undecided("the automata intersect but no example could be confirmed")
+def _walk(start: str, node: str, path: list, language, members: set, edges: dict, languages: dict,
+          found: list, limit: int = 20) -> None:
+    """Simple cycles through `start` (its smallest cluster) along which a common topic remains."""
+    for flow in edges.get(node, []):
+        if len(found) >= limit:
+            return
+        nxt = flow.target
+        if nxt != start and (nxt not in members or nxt < start or any(f.source == nxt for f in path)):
+            continue
+        narrowed = languages[flow.flow_name] if language is None else language & languages[flow.flow_name]
+        if narrowed.empty():
+            continue
+        if nxt == start:
+            found.append(([*path, flow], narrowed))
+        else:
+            _walk(start, nxt, [*path, flow], narrowed, members, edges, languages, found, limit)
 
 
 def _strongly_connected(edges: dict[str, list[Flow]]) -> list[list[str]]:
@@ -270,32 +280,6 @@ def _strongly_connected(edges: dict[str, list[Flow]]) -> list[list[str]]:
                 if len(component) > 1:
                     found.append(sorted(component))
     return found
-
-
-def _cycles(component: list[str], edges: dict[str, list[Flow]], limit: int = 1000) -> list[list[Flow]]:
-    """Simple cycles of flows within one component, each listed once (from its smallest cluster)."""
-    members = set(component)
-    cycles: list[list[Flow]] = []
-    for start in component:
-        path: list[Flow] = []
-        visited = {start}
-
-        def walk(node: str) -> None:
-            for flow in edges.get(node, []):
-                if len(cycles) >= limit:
-                    return
-                nxt = flow.target
-                if nxt == start:
-                    cycles.append([*path, flow])
-                elif nxt in members and nxt > start and nxt not in visited and len(path) <= MAX_CYCLE:
-                    visited.add(nxt)
-                    path.append(flow)
-                    walk(nxt)
-                    path.pop()
-                    visited.discard(nxt)
-
-        walk(start)
-    return cycles
 
 
 # ------------------------------------------------------------------ names

@@ -435,6 +435,7 @@ class Topology(_Strict):
 
     _directed: list[Flow] = PrivateAttr(default_factory=list)
     _warnings: list[str] = PrivateAttr(default_factory=list)  # from guardrails that could not decide
+    _parts: dict[str, tuple[Flow, list[PartSpec]]] = PrivateAttr(default_factory=dict)  # cache of parts()
 
     @model_validator(mode="after")
     def _expand(self) -> "Topology":
@@ -483,6 +484,11 @@ class Topology(_Strict):
         """The flow's Connect clusters and their source connectors, sorted by name (stable
         whatever the order in the file). The flow's one heartbeat connector runs in the first:
         a second emitter for the same alias pair would only double the heartbeats."""
+        if flow.flow_name not in self._parts or self._parts[flow.flow_name][0] is not flow:
+            self._parts[flow.flow_name] = (flow, self._plan_parts(flow))
+        return self._parts[flow.flow_name][1]
+
+    def _plan_parts(self, flow: Flow) -> list[PartSpec]:
         specs = []
         if flow.connectClusters:
             for i, part in sorted(enumerate(flow.connectClusters), key=lambda p: p[1].name):

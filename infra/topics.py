@@ -33,12 +33,46 @@ class Filter:
     exclude: tuple[str, ...] = ()
     prefix: str = ""
 
+    @property
+    def guaranteed_prefix(self) -> str:
+        """A prefix every accepted topic has (possibly empty): a cheap disjointness test."""
+        prefixes = [self.prefix + _literal_prefix(p) for p in self.include]
+        common = prefixes[0]
+        for other in prefixes[1:]:
+            while not other.startswith(common):
+                common = common[:-1]
+        return common
+
     def matches(self, topic: str) -> bool:
         if not topic.startswith(self.prefix):
             return False
         name = topic[len(self.prefix):]
         return (any(re.fullmatch(p, name) for p in self.include)
                 and not any(re.fullmatch(p, name) for p in self.exclude))
+
+
+_META = set(".^$*+?{}[]|()\\")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The literal characters a regex starts with; "" when unsure (alternation, groups, flags)."""
+    body = pattern[1:] if pattern.startswith("^") else pattern
+    if re.search(r"(?<!\\)\|", body):
+        return ""
+    out, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body) and not body[i + 1].isalnum():
+            out.append(body[i + 1])
+            i += 2
+            continue
+        if c in _META:
+            if c in "*?{" and out:
+                out.pop()  # the last character is optional
+            break
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _whole(pattern: str) -> str:
@@ -70,14 +104,20 @@ def language(f: Filter) -> FSM:
 
 def common_topic(a: Filter, b: Filter) -> str | None:
     """A topic both filters accept, or None when they are disjoint. Raises Undecided."""
+    pa, pb = a.guaranteed_prefix, b.guaranteed_prefix
+    if not (pa.startswith(pb) or pb.startswith(pa)):
+        return None  # no automaton needed: every topic of one starts differently from the other's
     both = language(a) & language(b)
-    if both.empty():
-        return None
-    for i, symbols in enumerate(both.strings()):
+    return None if both.empty() else example(both, [a, b])
+
+
+def example(fsm: FSM, filters: list[Filter]) -> str:
+    """A topic of the (non-empty) automaton, confirmed with `re` against every filter."""
+    for i, symbols in enumerate(fsm.strings()):
         if i >= EXAMPLES_TRIED:
             break
-        topic = _spell(symbols, both)
-        if a.matches(topic) and b.matches(topic):
+        topic = _spell(symbols, fsm)
+        if all(f.matches(topic) for f in filters):
             return topic
     raise Undecided("the automata intersect but no example could be confirmed")
 

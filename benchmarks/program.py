@@ -1,0 +1,176 @@
+"""Scale benchmark: the whole Pulumi program under the mock engine, against the bare cost of
+registering as many plain resources with the same engine, measured in the same run.
+
+    .venv/bin/python benchmarks/program.py [--sizes 10 100 500] [--repeat 1]
+
+For each size a topology mixing every pattern is generated (plain flows, several source
+connectors, flows split over two Connect clusters with quotas, bidirectional pairs with SMT
+chains), then, each in a fresh interpreter so that peak memory is its own:
+  program  - load + guardrails + plan + components + outputs, as `pulumi up` runs it (mocked engine)
+  bare     - the same number of kubernetes ConfigMaps registered directly, same engine, same harness
+  objects  - the program's own Kubernetes objects (same inputs) registered flat, without the program
+             (no topology, guardrails, plan, components or outputs), padded with tiny ConfigMaps to
+             the same resource count: the engine's inherent cost for these objects
+It prints time and peak RSS per run, per flow and per resource, and the ratios program / bare
+and program / objects. The second isolates what the program itself adds.
+Figures are recorded in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PEM_SASL = {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "mm2"}, "tls": {"trust": "pem"}}
+
+
+def topology(flows: int) -> dict:
+    """`flows` deployed flows over enough clusters that every (source, target) pair is used once."""
+    k = math.ceil(math.sqrt(flows)) + 2
+    aliases = [f"k{i:03d}" for i in range(k)]
+    clusters = {a: {"bootstrapServers": f"{a}-kafka-bootstrap.kafka:9093", "security": PEM_SASL} for a in aliases}
+    pairs = [(s, t) for s in aliases for t in aliases if s != t]
+    used: set[tuple[str, str]] = set()
+    declared, deployed, i = [], 0, 0
+    for source, target in pairs:
+        if deployed >= flows:
+            break
+        if (source, target) in used:
+            continue
+        i += 1
+        flow: dict = {"source": source, "target": target}
+        if i % 10 == 0 and (target, source) not in used and deployed + 2 <= flows:
+            flow.update(bidirectional=True, topics=[f"shared{i}\\..*"], transforms=[
+                {"name": "Tag", "type": "org.apache.kafka.connect.transforms.InsertHeader",
+                 "config": {"header": "bench", "value.literal": "x"}}])
+            used |= {(source, target), (target, source)}
+            deployed += 2
+        elif i % 10 in (3, 6):
+            flow["sources"] = [{"name": "orders", "topics": [f"t{i}\\.orders\\..*"], "tasksMax": 6},
+                               {"name": "events", "topics": [f"t{i}\\.events\\..*"], "transforms": [
+                                   {"name": "Mark", "type": "org.apache.kafka.connect.transforms.InsertHeader",
+                                    "config": {"header": "h", "value.literal": "v"}}]}]
+            used.add((source, target))
+            deployed += 1
+        elif i % 10 == 8:
+            resources = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
+            flow["connectClusters"] = [
+                {"name": "small", "topics": [f"t{i}\\.low\\..*"], "connect": {"replicas": 2, "resources": resources},
+                 "resourceQuota": {"hard": {"requests.cpu": "4", "limits.memory": "8Gi"}}},
+                {"name": "high", "topics": [f"t{i}\\.high\\..*"], "connect": {"replicas": 4, "resources": resources}}]
+            used.add((source, target))
+            deployed += 1
+        else:
+            flow["topics"] = [f"t{i}\\..*"]
+            used.add((source, target))
+            deployed += 1
+        declared.append(flow)
+    return {"operator": {"flavour": "csm"}, "clusters": clusters, "flows": declared}
+
+
+# ------------------------------------------------------------------ one measurement (child process)
+
+
+def measure_program(path: str) -> dict:
+    from infra import render
+    start = time.perf_counter()
+    r = render.run("bench", {"topology": path}, placeholder_secrets=True)
+    seconds = time.perf_counter() - start
+    Path(path + ".objects.json").write_text(json.dumps(r.objects()))
+    return {"seconds": seconds, "resources": len(r.resources), "flows": len(r.outputs["flows"])}
+
+
+def measure_bare(count: int, objects_file: str | None = None) -> dict:
+    import pulumi
+    import pulumi_kubernetes as k8s
+    from pulumi.runtime.sync_await import _sync_await
+    from pulumi.runtime.stack import run_pulumi_func
+    from components.kube import create
+    from infra.render import PROJECT, RecordingMocks
+
+    objects = json.loads(Path(objects_file).read_text()) if objects_file else []
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack="bench", preview=False)
+    start = time.perf_counter()
+
+    def body():
+        for manifest in objects:
+            create(manifest, pulumi.ResourceOptions(), lambda value: value)
+        for i in range(count - len(objects)):
+            k8s.core.v1.ConfigMap(f"ns/cm-{i}", metadata={"name": f"cm-{i}", "namespace": "ns"}, data={"k": "v"})
+
+    _sync_await(run_pulumi_func(body))
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "resources": len(mocks.resources)}
+
+
+def child(mode: str, arg: str) -> None:
+    if mode == "program":
+        result = measure_program(arg)
+    else:
+        count, _, objects_file = arg.partition(":")
+        result = measure_bare(int(count), objects_file if mode == "objects" else None)
+    result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def run_child(mode: str, arg: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", mode, arg], check=True, capture_output=True,
+                         text=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--repeat", type=int, default=1, help="runs per size; the fastest is kept")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    header = (f"{'flows':>6} {'resources':>9} | {'program s':>9} {'bare s':>7} {'ratio':>6} {'objects s':>9} "
+              f"{'ratio':>6} | {'ms/flow':>8} {'ms/res':>7} {'bare ms/res':>11} | {'peak MiB':>8} {'bare MiB':>8} "
+              f"{'obj MiB':>8}")
+    print(header)
+    print("-" * len(header))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes:
+            path = Path(tmp) / f"bench-{size}.yaml"
+            path.write_text(yaml.safe_dump(topology(size), sort_keys=False))
+            program = min((run_child("program", str(path)) for _ in range(args.repeat)), key=lambda r: r["seconds"])
+            bare = min((run_child("bare", str(program["resources"])) for _ in range(args.repeat)),
+                       key=lambda r: r["seconds"])
+            objects = min((run_child("objects", f"{program['resources']}:{path}.objects.json")
+                           for _ in range(args.repeat)), key=lambda r: r["seconds"])
+            assert bare["resources"] == objects["resources"] == program["resources"]
+            ratio = program["seconds"] / bare["seconds"]
+            ratio_objects = program["seconds"] / objects["seconds"]
+            rows.append({"flows": program["flows"], "program": program, "bare": bare, "ratio": ratio})
+            print(f"{program['flows']:>6} {program['resources']:>9} | {program['seconds']:>9.2f} "
+                  f"{bare['seconds']:>7.2f} {ratio:>6.2f} {objects['seconds']:>9.2f} {ratio_objects:>6.2f} | "
+                  f"{1000 * program['seconds'] / program['flows']:>8.1f} "
+                  f"{1000 * program['seconds'] / program['resources']:>7.2f} "
+                  f"{1000 * bare['seconds'] / bare['resources']:>11.2f} | {program['peak_rss_mib']:>8.0f} "
+                  f"{bare['peak_rss_mib']:>8.0f} {objects['peak_rss_mib']:>8.0f}", flush=True)
+    if len(rows) > 1:
+        first, last = rows[0], rows[-1]
+        growth = (last["program"]["seconds"] / last["flows"]) / (first["program"]["seconds"] / first["flows"])
+        print(f"\nper-flow cost at {last['flows']} flows / at {first['flows']} flows: {growth:.2f} (1.00 = linear)")
+
+
+if __name__ == "__main__":
+    main()

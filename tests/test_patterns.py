@@ -317,3 +317,21 @@ def test_metadata_transform_of_the_documents(tmp_path):
         "transforms.InsertHeader.type": "org.apache.kafka.connect.transforms.InsertHeader",
         "transforms.InsertHeader.value.literal": "smt-header-value",
     }
+
+
+def test_every_pattern_example_of_the_docs_renders(tmp_path):
+    from pathlib import Path
+    import re
+    import yaml
+    text = (Path(__file__).resolve().parent.parent / "docs" / "topology.md").read_text()
+    complete = yaml.safe_load(re.search(r"## A complete example\n\n```yaml\n(.*?)```", text, re.S).group(1))
+    section = text[text.index("## Patterns"):text.index("## Secrets")]
+    examples = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    assert len(examples) == 4
+    deployed = []
+    for i, example in enumerate(examples):
+        (tmp_path / str(i)).mkdir()
+        r = render_topology(tmp_path / str(i), {**complete, **yaml.safe_load(example)}, secrets={})
+        deployed.append(sorted(r.outputs["flows"]))
+    assert deployed == [["repl-us-west-us-east"], ["workload"], ["repl-us-east-us-west", "repl-us-west-us-east"],
+                        ["repl-us-west-us-east"]]

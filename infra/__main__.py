@@ -50,9 +50,12 @@ def main(argv: list[str] | None = None) -> int:
             from infra.model import json_schema
             print(json.dumps(json_schema(), indent=2, sort_keys=True))
         elif args.command == "validate":
-            from infra.model import load
+            from infra.model import load, warnings
             topo = load(args.topology)
-            print(f"{args.topology}: ok ({len(topo.clusters)} clusters, {len(topo.flows)} flows)")
+            print(f"{args.topology}: ok ({len(topo.clusters)} clusters, {len(topo.flows)} flows declared, "
+                  f"{len(topo.sorted_flows())} deployed)")
+            for warning in warnings(topo):
+                print(f"warning: {warning}")
         else:
             from infra import render
             config = _stack_config(args.stack)

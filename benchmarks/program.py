@@ -6,7 +6,8 @@ registering as many plain resources with the same engine, measured in the same r
 For each size a topology mixing every pattern is generated (plain flows, several source
 connectors, flows split over two Connect clusters with quotas, bidirectional pairs with SMT
 chains), then, each in a fresh interpreter so that peak memory is its own:
-  program  - load + guardrails + plan + components + outputs, as `pulumi up` runs it (mocked engine)
+  program  - program.main(): load + guardrails + plan + components + outputs, as `pulumi up` runs
+             it, with the engine mocked (recording every resource's inputs)
   bare     - the same number of kubernetes ConfigMaps registered directly, same engine, same harness
   objects  - the program's own Kubernetes objects (same inputs) registered flat, without the program
              (no topology, guardrails, plan, components or outputs), padded with tiny ConfigMaps to
@@ -84,12 +85,30 @@ def topology(flows: int) -> dict:
 
 
 def measure_program(path: str) -> dict:
-    from infra import render
+    """`program.main()` as `pulumi up` runs it: load, validate, plan, components, outputs."""
+    import pulumi
+    from pulumi.runtime.stack import run_pulumi_func
+    from pulumi.runtime.sync_await import _sync_await
+    from infra import model, program
+    from infra.plan import plan
+    from infra.render import PROJECT, RecordingMocks, Render, placeholder
+
+    keys = plan(model.load(path)).secret_keys()  # the stack's secret config, set before the run
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack="bench", preview=False)
+    pulumi.runtime.set_all_config({f"{PROJECT}:topology": path, **{f"{PROJECT}:{k}": placeholder(k) for k in keys}},
+                                  secret_keys=[f"{PROJECT}:{k}" for k in keys])
+    outputs: dict = {}
     start = time.perf_counter()
-    r = render.run("bench", {"topology": path}, placeholder_secrets=True)
+
+    def body():
+        return pulumi.Output.from_input(program.main()).apply(outputs.update)
+
+    _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(body()).future())))
     seconds = time.perf_counter() - start
-    Path(path + ".objects.json").write_text(json.dumps(r.objects()))
-    return {"seconds": seconds, "resources": len(r.resources), "flows": len(r.outputs["flows"])}
+    objects = Render("bench", mocks.resources, outputs, [], []).objects()
+    Path(path + ".objects.json").write_text(json.dumps(objects))
+    return {"seconds": seconds, "resources": len(mocks.resources), "flows": len(outputs["flows"])}
 
 
 def measure_bare(count: int, objects_file: str | None = None) -> dict:

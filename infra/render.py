@@ -19,7 +19,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, model, program
+from infra import PROJECT, model, names, program
 from infra import config as stack_config
 from infra.plan import plan as make_plan
 
@@ -195,16 +195,17 @@ def write(render: Render, out: Path) -> list[str]:
 
 
 def summary(render: Render) -> str:
-    per_flow: dict[str, Counter] = defaultdict(Counter)
+    per_flow: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for obj in render.masked_objects():
         meta = obj["metadata"]
-        per_flow[meta.get("namespace") or meta["name"]][obj["kind"]] += 1
+        # Objects are grouped per namespace: one per flow, or per Connect cluster of a split flow.
+        per_flow[(meta["labels"].get(names.FLOW_LABEL, "?"), meta.get("namespace") or meta["name"])][obj["kind"]] += 1
     components = Counter(r.type.removeprefix(COMPONENT_PREFIX) for r in render.resources
                          if r.type.startswith(COMPONENT_PREFIX))
     lines = [f"Offline preview of stack '{render.stack}' (Pulumi mock engine: no cluster, no Pulumi CLI)", ""]
-    for flow in sorted(per_flow):
-        kinds = per_flow[flow]
-        lines.append(f"  flow {flow}  (namespace {flow}): + {sum(kinds.values())} objects")
+    for flow, namespace in sorted(per_flow):
+        kinds = per_flow[(flow, namespace)]
+        lines.append(f"  flow {flow}  (namespace {namespace}): + {sum(kinds.values())} objects")
         for kind in sorted(kinds):
             lines.append(f"      + {kind:<15} {kinds[kind]}")
     total_k8s = sum(sum(c.values()) for c in per_flow.values())

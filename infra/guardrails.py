@@ -24,29 +24,20 @@ IDENTITY = "identity"
 
 def check(topo: Topology) -> tuple[list[Problem], list[str]]:
     """Problems that refuse the topology, and warnings where a rule could not decide."""
-    problems: list[Problem] = []
+    problems = _bootstrap_aliases(topo) + _uniqueness(topo)
     warnings: list[str] = []
-    problems += _bootstrap_aliases(topo)
-    p, w = _policy_chains(topo)
-    problems += p
-    warnings += w
-    p, w = _overlaps_within_flows(topo)
-    problems += p
-    warnings += w
-    p, w = _target_collisions(topo)
-    problems += p
-    warnings += w
-    p, w = _loops(topo)
-    problems += p
-    warnings += w
-    problems += _uniqueness(topo)
+    # Rules on topic filters may be undecidable for some regexes: they also return warnings.
+    for rule in (_policy_chains, _overlaps_within_flows, _target_collisions, _loops):
+        found, undecided = rule(topo)
+        problems += found
+        warnings += undecided
     return in_file_order(problems), warnings
 
 
-def _filters(topo: Topology, flow: Flow, prefixed: bool = False) -> list[tuple[str, topics.Filter]]:
-    prefix = topic_prefix(flow.source, flow.policy.value != IDENTITY) if prefixed else ""
+def _filters(topo: Topology, flow: Flow) -> list[tuple[str, topics.Filter]]:
+    """Each source connector's filter, with the field path users wrote it under."""
     return [(f"{part.where}/{spec.where}" if part.name and spec.where != part.where else spec.where,
-             topics.Filter(spec.topics, spec.topics_exclude, prefix))
+             topics.Filter(spec.topics, spec.topics_exclude))
             for part in topo.parts(flow) for spec in part.sources]
 
 

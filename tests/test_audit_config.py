@@ -1,0 +1,60 @@
+"""The audit configuration is derived from the plan: exactly what was deployed."""
+
+from __future__ import annotations
+
+import json
+
+from infra import model
+from infra.audit import audit_config
+from infra.plan import plan
+from tests import patterns
+from tests.conftest import DOC_TOPOLOGY, SECRETS
+
+NS = "repl-us-west-us-east"
+
+
+def config_of(topology: dict) -> dict:
+    topo = model.parse(topology)
+    return audit_config(topo, plan(topo))
+
+
+def test_documented_flow():
+    assert config_of(DOC_TOPOLOGY) == {"version": 1, "flows": [{
+        "name": NS,
+        "sourceAlias": "us-west",
+        "targetAlias": "us-east",
+        "source": {"bootstrapServers": "us-west-kafka-bootstrap.kafka-us-west:9093"},
+        "target": {"bootstrapServers": "us-east-kafka-bootstrap.kafka-us-east:9093"},
+        "replicationPolicy": "default",
+        "topicPrefix": "us-west.",
+        "connectors": [{"name": f"{NS}-source", "restUrl": f"http://{NS}-connect-api.{NS}.svc:8083",
+                        "topics": ["test.*"], "topicsExclude": []}],
+        "heartbeats": {"source": "heartbeats", "target": "us-west.heartbeats"},
+        "excludeTopics": {"source": ["heartbeats", "mm2-offset-syncs.us-east.internal"],
+                          "target": [f"{NS}-config-topic", f"{NS}-offsets-topic", f"{NS}-status-topic",
+                                     "us-west.checkpoints.internal", "us-west.heartbeats"]},
+        "loopHeaders": None,
+    }]}
+
+
+def test_split_flow_lists_every_connector_with_its_rest_api():
+    (flow,) = config_of(patterns.split())["flows"]
+    assert flow["connectors"] == [
+        {"name": "workload-high-source", "restUrl": "http://workload-high-connect-api.workload-high.svc:8083",
+         "topics": ["high.*"], "topicsExclude": []},
+        {"name": "workload-small-source", "restUrl": "http://workload-small-connect-api.workload-small.svc:8083",
+         "topics": ["low.*"], "topicsExclude": []}]
+    assert "workload-small-status-topic" in flow["excludeTopics"]["target"]
+
+
+def test_bidirectional_pair_carries_its_loop_headers():
+    flows = {f["name"]: f for f in config_of(patterns.bidirectional())["flows"]}
+    assert flows["repl-us-west-us-east"]["loopHeaders"] == {"added": "replicated-from-us-west",
+                                                            "dropped": "replicated-from-us-east"}
+    assert flows["repl-us-east-us-west"]["topicPrefix"] == ""
+    assert flows["repl-us-east-us-west"]["excludeTopics"]["source"] == ["heartbeats"]
+
+
+def test_no_secret_in_the_audit_configuration():
+    text = json.dumps(config_of(DOC_TOPOLOGY))
+    assert not any(value in text for value in SECRETS.values())

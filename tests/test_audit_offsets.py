@@ -1,0 +1,112 @@
+"""Offsets audit: committed source offsets against source watermarks, and the REST read."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from spark.offsets import Status, Unverifiable, audit_partitions, fetch_connect_offsets, parse_connect_offsets
+
+PAYLOAD = {"offsets": [
+    {"partition": {"cluster": "us-west", "partition": 0, "topic": "test.a"}, "offset": {"offset": 41}},
+    {"partition": {"cluster": "us-west", "partition": 1, "topic": "test.a"}, "offset": {"offset": 9}},
+    {"partition": {"cluster": "us-east", "partition": 0, "topic": "test.a"}, "offset": {"offset": 7}},
+    {"partition": {"cluster": "us-west", "partition": 2, "topic": "test.a"}, "offset": None},
+]}
+
+
+def test_parse_keeps_the_source_cluster_partitions():
+    assert parse_connect_offsets(PAYLOAD, "us-west") == {("test.a", 0): 41, ("test.a", 1): 9}
+
+
+def test_parse_refuses_an_unexpected_payload():
+    with pytest.raises(Unverifiable, match="unexpected offsets payload"):
+        parse_connect_offsets({"offset": []}, "us-west")
+
+
+def test_audit_rows_per_partition():
+    committed = {("test.a", 0): 41, ("test.a", 1): 9, ("test.b", 0): 99}
+    watermarks = {("test.a", 0): (0, 42),    # next to replicate 42 = end: caught up
+                  ("test.a", 1): (0, 30),    # 20 records pending (10..29)
+                  ("test.a", 2): (5, 12),    # no committed offset, 7 records
+                  ("test.b", 0): (150, 160),  # 100..149 aged out before replication
+                  ("test.c", 0): (3, 3)}     # empty, never replicated: nothing to do
+    rows = [r.row() for r in audit_partitions("c1", committed, watermarks, max_lag=10)]
+    assert rows == [
+        {"connector": "c1", "topic": "test.a", "partition": 0, "earliest": 0, "end": 42, "committed": 41,
+         "lag": 0, "lost": 0, "status": "ok"},
+        {"connector": "c1", "topic": "test.a", "partition": 1, "earliest": 0, "end": 30, "committed": 9,
+         "lag": 20, "lost": 0, "status": "lagging"},
+        {"connector": "c1", "topic": "test.a", "partition": 2, "earliest": 5, "end": 12, "committed": None,
+         "lag": 7, "lost": 0, "status": "never-replicated"},
+        {"connector": "c1", "topic": "test.b", "partition": 0, "earliest": 150, "end": 160, "committed": 99,
+         "lag": 10, "lost": 50, "status": "retention-loss"},
+        {"connector": "c1", "topic": "test.c", "partition": 0, "earliest": 3, "end": 3, "committed": None,
+         "lag": 0, "lost": 0, "status": "ok"},
+    ]
+
+
+def test_lag_within_threshold_is_ok():
+    (row,) = audit_partitions("c1", {("t", 0): 89}, {("t", 0): (0, 100)}, max_lag=10)
+    assert (row.lag, row.status) == (10, Status.ok)
+
+
+class _Connect(BaseHTTPRequestHandler):
+    calls: list[str] = []
+    failures = 0
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        type(self).calls.append(self.path)
+        if type(self).failures > 0:
+            type(self).failures -= 1
+            self.send_response(503)
+            self.end_headers()
+            return
+        if self.path != "/connectors/repl-source/offsets":
+            self.send_response(404)
+            self.end_headers()
+            return
+        body = json.dumps(PAYLOAD).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def connect_api():
+    server = HTTPServer(("127.0.0.1", 0), _Connect)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Connect.calls, _Connect.failures = [], 0
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_fetch_retries_then_reads(connect_api):
+    _Connect.failures = 2
+    assert fetch_connect_offsets(connect_api, "repl-source", attempts=3, backoff_seconds=0) == PAYLOAD
+    assert _Connect.calls == ["/connectors/repl-source/offsets"] * 3
+
+
+def test_fetch_gives_up_after_bounded_attempts(connect_api):
+    _Connect.failures = 5
+    with pytest.raises(Unverifiable, match="HTTP 503 after 3 attempt"):
+        fetch_connect_offsets(connect_api, "repl-source", attempts=3, backoff_seconds=0)
+
+
+def test_fetch_does_not_retry_a_missing_connector(connect_api):
+    with pytest.raises(Unverifiable, match="HTTP 404 after 1 attempt"):
+        fetch_connect_offsets(connect_api, "nope", attempts=3, backoff_seconds=0)
+    assert len(_Connect.calls) == 1
+
+
+def test_fetch_unreachable_api_is_unverifiable():
+    with pytest.raises(Unverifiable, match="after 2 attempt"):
+        fetch_connect_offsets("http://127.0.0.1:9", "c", attempts=2, backoff_seconds=0, timeout_seconds=1)

@@ -12,6 +12,7 @@ that nothing unread is ever reported as ok.
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -103,3 +104,32 @@ def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, back
         if attempt + 1 < attempts:
             time.sleep(backoff_seconds * (2 ** attempt))
     raise Unverifiable(f"{url}: {last} after {attempt + 1} attempt(s)")
+
+
+# MirrorSourceConnector's default `topics.exclude`, in force when the flow sets none.
+DEFAULT_TOPICS_EXCLUDE = (r".*[\-\.]internal", r".*\.replica", r"__.*")
+
+
+def selected(topic: str, include: list[str], exclude: list[str], never: list[str]) -> bool:
+    """Whether the connector replicates `topic`: its filter (whole-name matches, as Kafka's
+    `Pattern.matches`), minus MirrorMaker 2's own topics of the source cluster."""
+    if topic in never:
+        return False
+    excludes = exclude or DEFAULT_TOPICS_EXCLUDE
+    return any(re.fullmatch(p, topic) for p in include) and not any(re.fullmatch(p, topic) for p in excludes)
+
+
+def audit_flow(flow: dict, fetch, watermarks, max_lag: int = 0) -> list[PartitionAudit]:
+    """The offsets audit of one flow of the audit configuration (infra/audit.py).
+
+    `fetch(rest_url, connector)` returns the REST offsets payload; `watermarks(bootstrap_servers)`
+    returns {(topic, partition): (earliest, end)} for every topic of the source cluster. Both
+    raise Unverifiable when they cannot read."""
+    marks = watermarks(flow["source"]["bootstrapServers"])
+    rows = []
+    for connector in flow["connectors"]:
+        committed = parse_connect_offsets(fetch(connector["restUrl"], connector["name"]), flow["sourceAlias"])
+        mine = {tp: m for tp, m in marks.items()
+                if selected(tp[0], connector["topics"], connector["topicsExclude"], flow["excludeTopics"]["source"])}
+        rows += audit_partitions(connector["name"], committed, mine, max_lag)
+    return rows

@@ -110,3 +110,39 @@ def test_fetch_does_not_retry_a_missing_connector(connect_api):
 def test_fetch_unreachable_api_is_unverifiable():
     with pytest.raises(Unverifiable, match="after 2 attempt"):
         fetch_connect_offsets("http://127.0.0.1:9", "c", attempts=2, backoff_seconds=0, timeout_seconds=1)
+
+
+FLOW = {"name": "f", "sourceAlias": "us-west", "source": {"bootstrapServers": "src:9093"},
+        "excludeTopics": {"source": ["heartbeats", "mm2-offset-syncs.us-east.internal"]},
+        "connectors": [{"name": "f-source-a", "restUrl": "http://a", "topics": ["test.*"], "topicsExclude": []},
+                       {"name": "f-source-b", "restUrl": "http://b", "topics": ["prod\\..*"],
+                        "topicsExclude": ["prod\\.tmp"]}]}
+
+
+def test_audit_flow_selects_each_connectors_partitions():
+    from spark.offsets import audit_flow
+    marks = {("test.a", 0): (0, 42), ("test.internal", 0): (0, 5), ("heartbeats", 0): (0, 9),
+             ("prod.x", 0): (0, 3), ("prod.tmp", 0): (0, 8), ("other", 0): (0, 1)}
+    payloads = {"f-source-a": PAYLOAD, "f-source-b": {"offsets": [
+        {"partition": {"cluster": "us-west", "partition": 0, "topic": "prod.x"}, "offset": {"offset": 2}}]}}
+    calls = []
+
+    def fetch(url, name):
+        calls.append((url, name))
+        return payloads[name]
+
+    rows = audit_flow(FLOW, fetch, lambda bootstrap: marks if bootstrap == "src:9093" else {})
+    assert calls == [("http://a", "f-source-a"), ("http://b", "f-source-b")]
+    # test.internal: MirrorMaker 2's default exclude; heartbeats: the source's own; prod.tmp: excluded.
+    assert [(r.connector, r.topic, r.partition, r.status.value, r.lag) for r in rows] == [
+        ("f-source-a", "test.a", 0, "ok", 0), ("f-source-b", "prod.x", 0, "ok", 0)]
+
+
+def test_audit_flow_propagates_what_it_cannot_read():
+    from spark.offsets import audit_flow
+
+    def fetch(url, name):
+        raise Unverifiable(f"{url}: HTTP 503 after 3 attempt(s)")
+
+    with pytest.raises(Unverifiable, match="HTTP 503"):
+        audit_flow(FLOW, fetch, lambda bootstrap: {("test.a", 0): (0, 1)})

@@ -37,7 +37,6 @@ class ConnectCluster(pulumi.ComponentResource):
     def __init__(self, name: str, objects: tuple[dict, ...], namespace: pulumi.Input[str],
                  secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
         super().__init__(names.component_type("flow", "ConnectCluster"), name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         created = {}
         for o in objects:
             # A quota admits pods created after it: the Connect pods must not slip in before.

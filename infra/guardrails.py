@@ -56,6 +56,15 @@ def _undecided(where: str, what: str, exc: topics.Undecided) -> str:
     return f"{where}: {what} could not be decided ({exc}); check it by hand"
 
 
+def _common(a: topics.Filter, b: topics.Filter, warnings: list[str], where: str, what: str) -> str | None:
+    """A topic both filters accept; None when disjoint or undecidable (then a warning is added)."""
+    try:
+        return topics.common_topic(a, b)
+    except topics.Undecided as exc:
+        warnings.append(_undecided(where, what, exc))
+        return None
+
+
 # ------------------------------------------------------------------ clusters
 
 
@@ -91,11 +100,8 @@ def _policy_chains(topo: Topology) -> tuple[list[Problem], list[str]]:
         for after in by_source.get(flow.target, []):
             if after.policy is flow.policy or after.flow_name == flow.partner:
                 continue
-            try:
-                topic = topics.common_topic(_prefixed(topo, flow), _flow_filter(topo, after))
-            except topics.Undecided as exc:
-                warnings.append(_undecided(topo.where(after), f"policy chain after flow {flow.flow_name}", exc))
-                continue
+            topic = _common(_prefixed(topo, flow), _flow_filter(topo, after), warnings, topo.where(after),
+                            f"policy chain after flow {flow.flow_name}")
             if topic is not None:
                 problems.append(Problem(topo.where(after), "replicationPolicy", after.policy.value,
                                         f"{flow.policy.value}, the policy of flow {flow.flow_name}, which writes "
@@ -113,11 +119,7 @@ def _overlaps_within_flows(topo: Topology) -> tuple[list[Problem], list[str]]:
     problems, warnings = [], []
     for flow in topo.sorted_flows():
         for (wa, a), (wb, b) in combinations(_filters(topo, flow), 2):
-            try:
-                topic = topics.common_topic(a, b)
-            except topics.Undecided as exc:
-                warnings.append(_undecided(topo.where(flow), f"overlap of {wa} and {wb}", exc))
-                continue
+            topic = _common(a, b, warnings, topo.where(flow), f"overlap of {wa} and {wb}")
             if topic is not None:
                 problems.append(Problem(topo.where(flow), wb, list(b.include),
                                         f"a topic filter disjoint from {wa} ({list(a.include)}): both match "
@@ -141,11 +143,7 @@ def _target_collisions(topo: Topology) -> tuple[list[Problem], list[str]]:
                 continue
             fa = _prefixed(topo, a)
             fb = _prefixed(topo, b)
-            try:
-                topic = topics.common_topic(fa, fb)
-            except topics.Undecided as exc:
-                warnings.append(_undecided(topo.where(b), f"target topics shared with flow {a.flow_name}", exc))
-                continue
+            topic = _common(fa, fb, warnings, topo.where(b), f"target topics shared with flow {a.flow_name}")
             if topic is not None:
                 problems.append(Problem(topo.where(b), "topics", list(fb.include),
                                         f"target topics of its own: flow {a.flow_name} also writes {topic!r} "

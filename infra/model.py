@@ -8,13 +8,14 @@ see in `stacks/<stack>.yaml`; `docs/topology.md` documents each of them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError,
+                      field_validator, model_validator)
 
 from infra import guardrails
 from infra.errors import Problem, TopologyError, in_file_order
@@ -226,7 +227,10 @@ def _check_regexes(value: list[str]) -> list[str]:
     return value
 
 
-Regexes = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+# Topic and group filters: a single regex may be written as a string; each item must compile.
+RegexList = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list),
+                      AfterValidator(_check_regexes)]
+Regexes = Annotated[RegexList, Field(min_length=1)]
 
 
 class Transform(_Strict):
@@ -260,16 +264,13 @@ class SourceInstance(_Strict):
     """One of several MirrorSourceConnectors of a flow, with its own topic filter and settings."""
     name: DnsLabel
     topics: Regexes
-    topicsExclude: list[str] = []
+    topicsExclude: RegexList = []
     tasksMax: Annotated[int, Field(ge=1)] | None = None  # the flow's tasksMax.source when unset
     config: dict[str, ConfigValue] = {}                   # over the flow's config.source
     transforms: list[Transform] | None = None             # the flow's when unset
     predicates: list[Predicate] | None = None
     converters: Converters | None = None
     state: ConnectorState | None = None                   # the flow's state.source when unset
-
-    _lists = field_validator("topics", "topicsExclude", mode="before")(classmethod(lambda cls, v: _as_list(v)))
-    _regexes = field_validator("topics", "topicsExclude")(classmethod(lambda cls, v: _check_regexes(v)))
 
 
 class ResourceQuota(_Strict):
@@ -283,11 +284,8 @@ class ConnectPart(_Strict):
     connect: ConnectSettings = ConnectSettings()
     resourceQuota: ResourceQuota | None = None
     topics: Regexes | None = None
-    topicsExclude: list[str] = []
+    topicsExclude: RegexList = []
     sources: Annotated[list[SourceInstance], Field(min_length=1)] | None = None
-
-    _lists = field_validator("topics", "topicsExclude", mode="before")(classmethod(lambda cls, v: _as_list(v)))
-    _regexes = field_validator("topics", "topicsExclude")(classmethod(lambda cls, v: _check_regexes(v)))
 
 
 @dataclass(frozen=True)
@@ -323,11 +321,11 @@ class Flow(_Strict):
     # The topic filter: `topics` (one MirrorSourceConnector), `sources` (several in one Connect
     # cluster) or `connectClusters` (split over several Connect clusters): exactly one of them.
     topics: Regexes | None = None
-    topicsExclude: list[str] = []
+    topicsExclude: RegexList = []
     sources: Annotated[list[SourceInstance], Field(min_length=1)] | None = None
     connectClusters: Annotated[list[ConnectPart], Field(min_length=1)] | None = None
     groups: Regexes = [".*"]
-    groupsExclude: list[str] = []
+    groupsExclude: RegexList = []
     replicationPolicy: Policy | None = None  # default, or identity for bidirectional pairs
     bidirectional: bool = False  # also replicate target -> source, prefixless, with the loop filter
     aggregation: bool = False    # identity fan-in: may write the same target topics as other such flows
@@ -345,14 +343,9 @@ class Flow(_Strict):
     connect: ConnectSettings = ConnectSettings()
     resourceQuota: ResourceQuota | None = None
 
-    # Set on the two directions a bidirectional declaration expands into (Topology.directed_flows).
+    # Set on the two directions a bidirectional declaration expands into (Topology._expand).
     _partner: str | None = PrivateAttr(None)
     _declared: int | None = PrivateAttr(None)
-
-    _lists = field_validator("topics", "topicsExclude", "groups", "groupsExclude",
-                             mode="before")(classmethod(lambda cls, v: _as_list(v)))
-    _regexes = field_validator("topics", "topicsExclude", "groups",
-                               "groupsExclude")(classmethod(lambda cls, v: _check_regexes(v)))
 
     @property
     def flow_name(self) -> str:
@@ -388,20 +381,11 @@ class Flow(_Strict):
             state=pick("state", self.state.source),
             where=where)
 
-    def all_sources(self) -> list[tuple[str, SourceInstance | None, list[str], list[str]]]:
-        """(where, instance, topics, topicsExclude) of every source connector, in declaration order."""
-        found = []
-        if self.connectClusters:
-            for i, part in enumerate(self.connectClusters):
-                if part.sources:
-                    found += [(f"connectClusters[{i}].sources[{j}]", s, s.topics, s.topicsExclude)
-                              for j, s in enumerate(part.sources)]
-                elif part.topics:
-                    found.append((f"connectClusters[{i}].topics", None, part.topics, part.topicsExclude))
-        elif self.sources:
-            found += [(f"sources[{j}]", s, s.topics, s.topicsExclude) for j, s in enumerate(self.sources)]
-        elif self.topics:
-            found.append(("topics", None, self.topics, self.topicsExclude))
+    def instances(self) -> list[tuple[str, SourceInstance]]:
+        """(field path, instance) of every named source connector, in declaration order."""
+        found = [(f"sources[{j}]", s) for j, s in enumerate(self.sources or [])]
+        found += [(f"connectClusters[{i}].sources[{j}]", s) for i, part in enumerate(self.connectClusters or [])
+                  for j, s in enumerate(part.sources or [])]
         return found
 
 
@@ -435,7 +419,9 @@ class Topology(_Strict):
 
     _directed: list[Flow] = PrivateAttr(default_factory=list)
     _warnings: list[str] = PrivateAttr(default_factory=list)  # from guardrails that could not decide
-    _parts: dict[str, tuple[Flow, list[PartSpec]]] = PrivateAttr(default_factory=dict)  # cache of parts()
+    # parts() per flow object: a declared bidirectional flow and its forward direction share a
+    # name, so the cache is keyed by identity (every flow lives as long as the topology).
+    _parts: dict[int, list[PartSpec]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _expand(self) -> "Topology":
@@ -467,7 +453,7 @@ class Topology(_Strict):
 
     def where(self, flow: Flow) -> str:
         """How problems name a flow: its place in the file and its name."""
-        index = flow._declared if flow._declared is not None else self.flows.index(flow)
+        index = flow._declared
         declared = self.flows[index]
         shown = flow.flow_name if declared.flow_name == flow.flow_name else f"{declared.flow_name}: {flow.flow_name}"
         return f"flows[{index}] ({shown})"
@@ -484,9 +470,9 @@ class Topology(_Strict):
         """The flow's Connect clusters and their source connectors, sorted by name (stable
         whatever the order in the file). The flow's one heartbeat connector runs in the first:
         a second emitter for the same alias pair would only double the heartbeats."""
-        if flow.flow_name not in self._parts or self._parts[flow.flow_name][0] is not flow:
-            self._parts[flow.flow_name] = (flow, self._plan_parts(flow))
-        return self._parts[flow.flow_name][1]
+        if id(flow) not in self._parts:
+            self._parts[id(flow)] = self._plan_parts(flow)
+        return self._parts[id(flow)]
 
     def _plan_parts(self, flow: Flow) -> list[PartSpec]:
         specs = []
@@ -510,8 +496,7 @@ class Topology(_Strict):
             specs.append(PartSpec(None, self.connect_settings(flow), flow.resourceQuota,
                                   tuple(sorted(sources, key=lambda s: s.name or "")), False, "(flow)"))
         if flow.heartbeats:
-            first = specs[0]
-            specs[0] = PartSpec(first.name, first.connect, first.quota, first.sources, True, first.where)
+            specs[0] = replace(specs[0], heartbeat=True)
         return specs
 
 
@@ -592,9 +577,8 @@ def _check_shape(where: str, flow: Flow) -> list[Problem]:
     if flow.topicsExclude and flow.topics is None:
         problems.append(Problem(where, "topicsExclude", flow.topicsExclude,
                                 "topicsExclude next to the `topics` it narrows (in `sources[]` or `connectClusters[]`)"))
-    for label, items in (("sources", flow.sources or []),
-                         *((f"connectClusters[{i}].sources", p.sources or []) for i, p in enumerate(flow.connectClusters or []))):
-        problems += _unique(where, label, [s.name for s in items])
+    # Instance names name ConfigMaps and connectors: unique in the flow, across its Connect clusters.
+    problems += _unique(where, [(f"{path}.name", s.name) for path, s in flow.instances()])
     for i, part in enumerate(flow.connectClusters or []):
         if (part.topics is None) == (part.sources is None):
             problems.append(Problem(where, f"connectClusters[{i}]", part.name,
@@ -602,19 +586,17 @@ def _check_shape(where: str, flow: Flow) -> list[Problem]:
         if part.topicsExclude and part.topics is None:
             problems.append(Problem(where, f"connectClusters[{i}].topicsExclude", part.topicsExclude,
                                     "topicsExclude next to the `topics` it narrows"))
-    problems += _unique(where, "connectClusters", [p.name for p in flow.connectClusters or []])
-    all_instances = [s.name for p in flow.connectClusters or [] for s in p.sources or []]
-    if len(set(all_instances)) != len(all_instances):
-        problems += _unique(where, "connectClusters[].sources", all_instances)
+    problems += _unique(where, [(f"connectClusters[{i}].name", p.name) for i, p in enumerate(flow.connectClusters or [])])
     return problems
 
 
-def _unique(where: str, field: str, values: list[str]) -> list[Problem]:
+def _unique(where: str, named: list[tuple[str, str]]) -> list[Problem]:
+    """(field, name) pairs: every repeated name is a problem at its field."""
     seen, problems = set(), []
-    for i, v in enumerate(values):
-        if v in seen:
-            problems.append(Problem(where, f"{field}[{i}].name", v, "a name not used by another entry of the list"))
-        seen.add(v)
+    for field, name in named:
+        if name in seen:
+            problems.append(Problem(where, field, name, "a name not used by another entry of the list"))
+        seen.add(name)
     return problems
 
 
@@ -699,8 +681,8 @@ def _check_smts(where: str, flow: Flow, spec: SourceSpec) -> list[Problem]:
     problems = []
     at = "" if spec.where in ("topics", "(flow)") or spec.name is None else f"{spec.where}."
     names_ = [t.name for t in spec.transforms]
-    problems += _unique(where, f"{at}transforms", names_)
-    problems += _unique(where, f"{at}predicates", [p.name for p in spec.predicates])
+    problems += _unique(where, [(f"{at}transforms[{i}].name", n) for i, n in enumerate(names_)])
+    problems += _unique(where, [(f"{at}predicates[{i}].name", p.name) for i, p in enumerate(spec.predicates)])
     declared = {p.name for p in spec.predicates}
     if flow.bidirectional:
         reserved = {LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM}
@@ -758,7 +740,7 @@ def _check_smt_config(where: str, field: str, config: dict) -> list[Problem]:
 def _check_overrides(where: str, flow: Flow) -> list[Problem]:
     problems = []
     overrides = [(f"config.{c}", getattr(flow.config, c)) for c in ("source", "checkpoint", "heartbeat")]
-    overrides += [(f"{label}.config", inst.config) for label, inst, _, _ in flow.all_sources() if inst]
+    overrides += [(f"{path}.config", inst.config) for path, inst in flow.instances()]
     for prefix, config in overrides:
         for key in sorted(config):
             field = f"{prefix}.{key}"

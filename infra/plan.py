@@ -441,13 +441,14 @@ def _replication_view(part: PartPlan) -> list:
 def _swap(value, mapping: dict):
     """Replace every occurrence of the mapping's keys, in one pass (so a -> b, b -> a swaps)."""
     pattern = re.compile("|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True)))
-    if isinstance(value, dict):
-        return {_swap(k, mapping): _swap(v, mapping) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_swap(v, mapping) for v in value]
-    if isinstance(value, str):
-        return pattern.sub(lambda m: mapping[m.group(0)], value)
-    return value
+
+    def walk(v):
+        if isinstance(v, dict):
+            return {walk(k): walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return pattern.sub(lambda m: mapping[m.group(0)], v) if isinstance(v, str) else v
+    return walk(value)
 
 
 # ----------------------------------------------------------------- RBAC

@@ -17,16 +17,15 @@ from infra.plan import StackPlan, plan
 PREVIOUS_OUTPUTS = "previous-outputs"
 
 
-def validate(topo: Topology, has_secret: Callable[[str], bool],
-             previous_flows: Callable[[], dict | None]) -> StackPlan:
-    """Everything that can refuse a deployment, checked before any resource is declared."""
-    stack_plan = plan(topo)
+def validate(topo: Topology, stack_plan: StackPlan, has_secret: Callable[[str], bool],
+             previous_flows: Callable[[], dict | None]) -> None:
+    """What can still refuse a valid topology's deployment (secret config, transitions), checked
+    before any resource is declared."""
     problems = stack_config.missing_secrets(stack_plan, has_secret)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in topo.flows):
         problems += model.check_transitions(topo, previous_flows())
     if problems:
         raise TopologyError(problems)
-    return stack_plan
 
 
 def previous_flows() -> dict | None:
@@ -41,7 +40,8 @@ def main() -> dict:
     config = pulumi.Config()
     try:
         topo = model.load(stack_config.topology_path(config, pulumi.get_stack()))
-        stack_plan = validate(topo, lambda key: config.get_secret(key) is not None, previous_flows)
+        stack_plan = plan(topo)
+        validate(topo, stack_plan, lambda key: config.get_secret(key) is not None, previous_flows)
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None

@@ -141,13 +141,15 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     config, secrets = dict(config or {}), dict(secrets or {})
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
     topo = model.load(path)
+    stack_plan = make_plan(topo)
     filled = []
     if placeholder_secrets:
-        for key in make_plan(topo).secret_keys():
+        for key in stack_plan.secret_keys():
             if key not in secrets and key not in config:
                 secrets[key] = placeholder(key)
                 filled.append(key)
-    program.validate(topo, lambda k: k in secrets or k in config, lambda: (previous_outputs or {}).get("flows"))
+    program.validate(topo, stack_plan, lambda k: k in secrets or k in config,
+                     lambda: (previous_outputs or {}).get("flows"))
 
     mocks = RecordingMocks(previous_outputs)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)

@@ -12,12 +12,13 @@ that nothing unread is ever reported as ok.
 from __future__ import annotations
 
 import json
-import re
 import time
 import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from enum import Enum
+
+from infra.topics import Filter
 
 TopicPartition = tuple[str, int]
 
@@ -113,10 +114,7 @@ DEFAULT_TOPICS_EXCLUDE = (r".*[\-\.]internal", r".*\.replica", r"__.*")
 def selected(topic: str, include: list[str], exclude: list[str], never: list[str]) -> bool:
     """Whether the connector replicates `topic`: its filter (whole-name matches, as Kafka's
     `Pattern.matches`), minus MirrorMaker 2's own topics of the source cluster."""
-    if topic in never:
-        return False
-    excludes = exclude or DEFAULT_TOPICS_EXCLUDE
-    return any(re.fullmatch(p, topic) for p in include) and not any(re.fullmatch(p, topic) for p in excludes)
+    return topic not in never and Filter(tuple(include), tuple(exclude or DEFAULT_TOPICS_EXCLUDE)).matches(topic)
 
 
 def audit_flow(flow: dict, fetch, watermarks, max_lag: int = 0) -> list[PartitionAudit]:

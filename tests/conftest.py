@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import event
+from hypothesis import strategies as st
 
-from infra import render
+from infra import model, render
+from infra.errors import TopologyError
 from infra.render import Render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,3 +81,25 @@ def doc_render(tmp_path) -> Render:
 @pytest.fixture
 def doc_objects(doc_render) -> dict[tuple[str, str], dict]:
     return by_kind_name(doc_render.objects())
+
+
+# ------------------------------------------------------------------ property tests
+
+
+def sometimes(valid, invalid):
+    """Mostly valid values (15 in 16), so that both outcomes are exercised."""
+    return st.integers(0, 15).flatmap(lambda i: invalid if i == 0 else valid)
+
+
+def parse_or_reject(data: dict) -> model.Topology | None:
+    """The topology, or None after checking that the refusal names every problem fully."""
+    try:
+        topo = model.parse(data)
+    except TopologyError as exc:
+        assert exc.problems and all(p.where and p.field and p.allowed for p in exc.problems)
+        event("rejected")
+        for p in exc.problems:
+            event("rejected for: " + p.allowed[:40])
+        return None
+    event("planned")
+    return topo

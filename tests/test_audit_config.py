@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from infra import model
 from infra.audit import audit_config
 from infra.plan import plan
 from tests import patterns
-from tests.conftest import DOC_TOPOLOGY, SECRETS
+from tests.conftest import DOC_TOPOLOGY
 
 NS = "repl-us-west-us-east"
 
@@ -53,8 +51,3 @@ def test_bidirectional_pair_carries_its_loop_headers():
                                                             "dropped": "replicated-from-us-east"}
     assert flows["repl-us-east-us-west"]["topicPrefix"] == ""
     assert flows["repl-us-east-us-west"]["excludeTopics"]["source"] == ["heartbeats"]
-
-
-def test_no_secret_in_the_audit_configuration():
-    text = json.dumps(config_of(DOC_TOPOLOGY))
-    assert not any(value in text for value in SECRETS.values())

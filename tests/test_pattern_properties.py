@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from infra import model, names
-from infra.errors import TopologyError
 from infra.plan import CONNECTOR_CLASSES, plan
+from tests.conftest import parse_or_reject, sometimes
 from tests.test_references import check_references
 
 EXAMPLES = int(os.environ.get("PATTERN_EXAMPLES", "2000"))
@@ -30,11 +30,6 @@ EXCLUDES = ["a\\..*", "ab.*", "b"]
 UNIVERSE = ["".join(p) for n in range(5) for p in itertools.product("ab.", repeat=n)]
 RENAMING = "org.apache.kafka.connect.transforms.RegexRouter"
 INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
-
-
-def sometimes(valid, invalid):
-    """Mostly valid values, so that both outcomes are exercised."""
-    return st.integers(0, 15).flatmap(lambda i: invalid if i == 0 else valid)
 
 
 def filters():
@@ -114,15 +109,9 @@ def accepts(include, exclude, topic: str) -> bool:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(topologies())
 def test_random_pattern_topologies_plan_with_invariants_or_fail_with_messages(data):
-    try:
-        topo = model.parse(data)
-    except TopologyError as exc:
-        assert exc.problems and all(p.where and p.field and p.allowed for p in exc.problems)
-        event("rejected")
-        for p in exc.problems:
-            event("rejected for: " + p.allowed[:40])
+    topo = parse_or_reject(data)
+    if topo is None:
         return
-    event("planned")
     stack = plan(topo)
     objects = list(stack.objects)
     assert len({(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}) == len(objects)

@@ -3,13 +3,12 @@ messages — never an unhandled exception. Runs on the pure plan (no Pulumi) to 
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infra import model
-from infra.errors import TopologyError
 from infra.model import DNS1123_LABEL
 from infra.plan import plan
+from tests.conftest import parse_or_reject, sometimes
 from tests.test_references import check_references
 from tests.test_schemas import unknown_fields, crd_schema
 
@@ -23,11 +22,6 @@ VALID_SECURITY = st.one_of(
               st.sampled_from(["SASL_PLAINTEXT", "SASL_SSL"]), st.sampled_from(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])),
 )
 INVALID_SECURITY = st.sampled_from([{"protocol": "SASL_SSL"}, {"protocol": "PLAINTEXT", "tls": {"trust": "pem"}}])
-
-
-def sometimes(valid, invalid):
-    """Mostly valid values, so that both outcomes are exercised."""
-    return st.sampled_from(range(12)).flatmap(lambda i: invalid if i == 11 else valid)
 
 
 @st.composite
@@ -60,13 +54,9 @@ def topologies(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(topologies())
 def test_random_topologies_plan_cleanly_or_fail_with_messages(data):
-    try:
-        topo = model.parse(data)
-    except TopologyError as exc:
-        assert exc.problems and all(p.where and p.field and p.allowed for p in exc.problems)
-        event("rejected")
+    topo = parse_or_reject(data)
+    if topo is None:
         return
-    event("planned")
     stack = plan(topo)
     objects = list(stack.objects)
     names = [o["metadata"]["name"] for o in objects]

@@ -412,10 +412,73 @@ class Operator(_Strict):
         return TargetConnection.workerFile if self.flavour is Flavour.csm else TargetConnection.clusterObjects
 
 
+class AuditThresholds(_Strict):
+    """When the audit exits 1 (findings). At-least-once delivery duplicates records, so
+    duplicates are counted but tolerated unless a limit is set."""
+    maxLag: Annotated[int, Field(ge=0)] = 10000        # records per partition (an upper bound, see spark/offsets.py)
+    maxMissing: Annotated[int, Field(ge=0)] = 0
+    maxUnexpected: Annotated[int, Field(ge=0)] = 0
+    maxDuplicates: Annotated[int, Field(ge=0)] | None = None
+    maxHeartbeatAgeSeconds: Annotated[int, Field(ge=1)] = 300
+
+
+class AuditWindow(_Strict):
+    """The records each run compares: those with timestamps in [now - grace - lookback, now - grace)."""
+    lookbackMinutes: Annotated[int, Field(ge=1)] = 60
+    graceMinutes: Annotated[int, Field(ge=0)] = 10   # past offset.flush.interval.ms and replication lag
+    bucketSeconds: Annotated[int, Field(ge=1)] = 60  # the counting tier's time windows
+
+
+class SparkExecutors(_Strict):
+    instances: Annotated[int, Field(ge=1)] = 2
+    cores: Annotated[int, Field(ge=1)] = 1
+    memory: str = "2g"  # spark.executor.memory
+
+
+class AuditReports(_Strict):
+    """Reports land on a PersistentVolumeClaim the audit creates (or an existing one)."""
+    claim: DnsLabel | None = None  # an existing claim; unset: the audit creates `<cronjob>-reports`
+    size: str = "1Gi"
+    storageClassName: str | None = None
+
+
+class Audit(_Strict):
+    """The replication audit CronJob (spark/): off unless this section is present."""
+    schedule: str = "17 * * * *"
+    namespace: DnsLabel = "replication-audit"
+    image: str = "kafka-replication-audit:0.1.0"
+    imagePullPolicy: str | None = None
+    activeDeadlineSeconds: Annotated[int, Field(ge=60)] | None = None  # default: 80% of the shortest period
+    window: AuditWindow = AuditWindow()
+    thresholds: AuditThresholds = AuditThresholds()
+    resources: Resources = Resources(requests={"cpu": "1", "memory": "2Gi"}, limits={"memory": "2Gi"})
+    driverMemory: str = "1g"  # spark.driver.memory, within the pod's memory limit
+    executors: SparkExecutors | None = None  # unset: Spark in local mode inside the CronJob's pod
+    reports: AuditReports = AuditReports()
+    pushgateway: Annotated[str, Field(pattern=r"^https?://")] | None = None
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        from infra.cron import shortest_period_seconds
+        shortest_period_seconds(value)  # ValueError names the field at fault
+        return value
+
+    @property
+    def period_seconds(self) -> int:
+        from infra.cron import shortest_period_seconds
+        return shortest_period_seconds(self.schedule)
+
+    @property
+    def deadline_seconds(self) -> int:
+        return self.activeDeadlineSeconds or max(60, self.period_seconds * 4 // 5)
+
+
 class Topology(_Strict):
     operator: Operator = Operator()
     clusters: Annotated[dict[str, Cluster], Field(min_length=1)]
     flows: Annotated[list[Flow], Field(min_length=1)]
+    audit: Audit | None = None
 
     _directed: list[Flow] = PrivateAttr(default_factory=list)
     _warnings: list[str] = PrivateAttr(default_factory=list)  # from guardrails that could not decide
@@ -564,7 +627,30 @@ def check(topo: Topology) -> list[Problem]:
         for part in topo.parts(flow):
             for spec in part.sources:
                 problems += _check_smts(f"flows[{index}] ({flow.flow_name})", flow, spec)
+    if topo.audit:
+        problems += _check_audit(topo, topo.audit)
     return in_file_order(problems)
+
+
+def _check_audit(topo: Topology, audit: Audit) -> list[Problem]:
+    problems = []
+    period = audit.period_seconds
+    if audit.deadline_seconds >= period:
+        problems.append(Problem("audit", "activeDeadlineSeconds", audit.activeDeadlineSeconds,
+                                f"less than the schedule's shortest period ({period} s): a run must end before "
+                                "the next one is due"))
+    if audit.namespace in {f.flow_name for f in topo.sorted_flows()} | {
+            FlowNames(f.flow_name, f.source, f.target, p.name).namespace
+            for f in topo.sorted_flows() for p in topo.parts(f)}:
+        problems.append(Problem("audit", "namespace", audit.namespace, "a namespace no flow uses"))
+    for field, text in (("reports.size", audit.reports.size),
+                        *((f"resources.{k}.{r}", v) for k, d in audit.resources.model_dump(exclude_none=True).items()
+                          for r, v in d.items())):
+        try:
+            quantity(text)
+        except ValueError as exc:
+            problems.append(Problem("audit", field, text, str(exc)))
+    return problems
 
 
 def _check_shape(where: str, flow: Flow) -> list[Problem]:

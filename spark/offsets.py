@@ -120,10 +120,10 @@ def selected(topic: str, include: list[str], exclude: list[str], never: list[str
 def audit_flow(flow: dict, fetch, watermarks, max_lag: int = 0) -> list[PartitionAudit]:
     """The offsets audit of one flow of the audit configuration (infra/audit.py).
 
-    `fetch(rest_url, connector)` returns the REST offsets payload; `watermarks(bootstrap_servers)`
-    returns {(topic, partition): (earliest, end)} for every topic of the source cluster. Both
-    raise Unverifiable when they cannot read."""
-    marks = watermarks(flow["source"]["bootstrapServers"])
+    `fetch(rest_url, connector)` returns the REST offsets payload; `watermarks(alias)` returns
+    {(topic, partition): (earliest, end)} for every topic of that cluster. Both raise
+    Unverifiable when they cannot read."""
+    marks = watermarks(flow["sourceAlias"])
     rows = []
     for connector in flow["connectors"]:
         committed = parse_connect_offsets(fetch(connector["restUrl"], connector["name"]), flow["sourceAlias"])

@@ -112,7 +112,7 @@ def test_fetch_unreachable_api_is_unverifiable():
         fetch_connect_offsets("http://127.0.0.1:9", "c", attempts=2, backoff_seconds=0, timeout_seconds=1)
 
 
-FLOW = {"name": "f", "sourceAlias": "us-west", "source": {"bootstrapServers": "src:9093"},
+FLOW = {"name": "f", "sourceAlias": "us-west",
         "excludeTopics": {"source": ["heartbeats", "mm2-offset-syncs.us-east.internal"]},
         "connectors": [{"name": "f-source-a", "restUrl": "http://a", "topics": ["test.*"], "topicsExclude": []},
                        {"name": "f-source-b", "restUrl": "http://b", "topics": ["prod\\..*"],
@@ -131,7 +131,7 @@ def test_audit_flow_selects_each_connectors_partitions():
         calls.append((url, name))
         return payloads[name]
 
-    rows = audit_flow(FLOW, fetch, lambda bootstrap: marks if bootstrap == "src:9093" else {})
+    rows = audit_flow(FLOW, fetch, lambda alias: marks if alias == "us-west" else {})
     assert calls == [("http://a", "f-source-a"), ("http://b", "f-source-b")]
     # test.internal: MirrorMaker 2's default exclude; heartbeats: the source's own; prod.tmp: excluded.
     assert [(r.connector, r.topic, r.partition, r.status.value, r.lag) for r in rows] == [
@@ -145,4 +145,4 @@ def test_audit_flow_propagates_what_it_cannot_read():
         raise Unverifiable(f"{url}: HTTP 503 after 3 attempt(s)")
 
     with pytest.raises(Unverifiable, match="HTTP 503"):
-        audit_flow(FLOW, fetch, lambda bootstrap: {("test.a", 0): (0, 1)})
+        audit_flow(FLOW, fetch, lambda alias: {("test.a", 0): (0, 1)})

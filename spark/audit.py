@@ -1,0 +1,343 @@
+"""The replication audit job: `python -m spark.audit --config audit.json --out DIR` (also runs
+under spark-submit). See docs/audit.md.
+
+For every flow of the audit configuration (infra/audit.py, rendered into the audit ConfigMap):
+  1. offsets audit: each MirrorSourceConnector's committed offsets (Connect REST API) against
+     the source partitions' earliest/end offsets (spark/offsets.py);
+  2. data audit of the window [until - lookback, until): the source records against the target
+     records (spark/data.py), per partition;
+  3. freshness: the newest heartbeat replicated to the target for the flow's source alias.
+Anything it cannot read makes the flow `error`, never `ok`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from spark import data, report
+from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets, selected
+
+HEARTBEAT_TAIL = 1000  # records read from the end of each heartbeats partition
+
+
+@dataclass(frozen=True)
+class Window:
+    start_ms: int
+    until_ms: int
+    bucket_ms: int
+
+
+def _topic_pairs(flow: dict, source_topics: dict, target_topics: dict) -> list[dict]:
+    """Each replicated source topic with its target name and the connector that selects it."""
+    pairs = []
+    for topic, info in sorted(source_topics.items()):
+        for connector in flow["connectors"]:
+            if selected(topic, connector["topics"], connector["topicsExclude"], flow["excludeTopics"]["source"]):
+                target = flow["topicPrefix"] + topic
+                pairs.append({"source": topic, "target": target, "info": info, "connector": connector,
+                              "targetInfo": target_topics.get(target)})
+                break
+    return pairs
+
+
+def _sides(flow: dict, pairs: list[dict]) -> tuple[data.Side, data.Side]:
+    loop = flow["loopHeaders"] or {}
+    strip = sorted({h for c in flow["connectors"] for h in c["stripHeaders"]} | ({loop["added"]} if loop else set()))
+    valueless = tuple(sorted(p["source"] for p in pairs if not p["connector"]["compareValue"]))
+    names = {p["target"]: p["source"] for p in pairs} if flow["topicPrefix"] else None
+    return (data.Side(drop_header=loop.get("dropped"), strip_headers=tuple(strip), valueless_topics=valueless),
+            data.Side(topic_names=names, require_header=loop.get("added"), strip_headers=tuple(strip),
+                      valueless_topics=valueless))
+
+
+def _blank(partition: int) -> dict:
+    return {"partition": partition, "status": "ok", "sourceRecords": 0, "targetRecords": 0, "missing": 0,
+            "duplicate": 0, "unexpected": 0, "missingRanges": [], "lag": None, "lost": 0, "committed": None,
+            "unverifiable": None, "deferred": None, "findings": []}
+
+
+def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Window, now_ms: int) -> dict:
+    out = {"name": flow["name"], "sourceAlias": flow["sourceAlias"], "targetAlias": flow["targetAlias"],
+           "replicationPolicy": flow["replicationPolicy"], "status": "ok", "errors": [], "topics": [],
+           "freshness": None, "window": {"from": window.start_ms, "until": window.until_ms}}
+    try:
+        source_topics, target_topics = source.topics(), target.topics()
+        pairs = _topic_pairs(flow, source_topics, target_topics)
+        offsets = offsets_audit(flow, fetch, lambda alias: source.watermarks(source_topics),
+                                settings["thresholds"]["maxLag"])
+        marks = {(r.topic, r.partition): r for r in offsets}
+        target_marks = target.watermarks({p["target"]: p["targetInfo"] for p in pairs if p["targetInfo"]})
+        out["topics"] = _data_audit(flow, pairs, source, target, marks, target_marks, window)
+        out["freshness"] = _freshness(flow, target, target_topics, now_ms, settings["thresholds"])
+    except Unverifiable as exc:
+        out["errors"].append(str(exc))
+    except Exception as exc:  # a Spark or client failure is an audit error, reported, never ok
+        out["errors"].append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    aggregation = flow.get("aggregation", False)
+    for topic in out["topics"]:
+        for p in topic["partitions"]:
+            p["findings"] = report.judge_partition(p, settings["thresholds"], aggregation)
+            p["status"] = ("findings" if p["findings"] else "deferred" if p["deferred"] else "ok")
+        topic["status"] = report.roll_up(p["status"] for p in topic["partitions"])
+    statuses = [t["status"] for t in out["topics"]]
+    if out["freshness"] and out["freshness"]["findings"]:
+        statuses.append("findings")
+    out["status"] = "error" if out["errors"] else report.roll_up(statuses)
+    return out
+
+
+def _data_audit(flow, pairs, source, target, marks, target_marks, window: Window) -> list[dict]:
+    topics, windowed, compacted = [], {}, {}
+    s_ranges, t_ranges, s_full, t_full, until = {}, {}, {}, {}, {}
+    for pair in pairs:
+        s_name, t_name, n = pair["source"], pair["target"], pair["info"].partitions
+        rows = {}
+        ends = {p: marks[(s_name, p)].end for p in range(n)}
+        starts = source.offsets_for_time(s_name, n, window.start_ms, ends) if not pair["info"].compacted else None
+        stops = source.offsets_for_time(s_name, n, window.until_ms, ends) if not pair["info"].compacted else None
+        t_info = pair["targetInfo"]
+        if t_info and not pair["info"].compacted:
+            t_ends = {p: target_marks[(t_name, p)][1] for p in range(t_info.partitions)}
+            t_starts = target.offsets_for_time(t_name, t_info.partitions, window.start_ms, t_ends)
+            t_stops = target.offsets_for_time(t_name, t_info.partitions, window.until_ms, t_ends)
+        for p in range(n):
+            m = marks[(s_name, p)]
+            row = rows[p] = _blank(p)
+            row.update(lag=m.lag, lost=m.lost, committed=m.committed)
+            replicated = -1 if m.committed is None else m.committed + 1  # first offset not yet replicated
+            if t_info is None or p >= t_info.partitions:
+                if m.end > m.earliest:
+                    row["unverifiable"] = (f"target topic {t_name} is missing" if t_info is None
+                                           else f"target topic {t_name} has no partition {p}")
+                continue
+            t_earliest = target_marks[(t_name, p)][0]
+            if pair["info"].compacted:
+                s_full[(s_name, p)] = (m.earliest, m.end)
+                t_full[(t_name, p)] = target_marks[(t_name, p)]
+                until[(s_name, p)] = max(replicated, 0)
+                continue
+            s0, s1, t0, t1 = starts[p], stops[p], t_starts[p], t_stops[p]
+            if s1 > s0 and replicated < s1:
+                row["deferred"] = f"replicated up to offset {replicated}, the window ends at {s1}"
+            elif (s1 > s0 and s0 == m.earliest > 0) or (t1 > t0 and t0 == t_earliest > 0):
+                # The first records of the window may be gone: an incomplete range is never compared.
+                side = "source" if s0 == m.earliest > 0 else "target"
+                row["unverifiable"] = f"the window starts before the {side}'s retained records"
+            else:
+                s_ranges[(s_name, p)], t_ranges[(t_name, p)] = (s0, s1), (t0, t1)
+        (compacted if pair["info"].compacted else windowed)[s_name] = rows
+        topics.append({"source": s_name, "target": t_name, "compacted": pair["info"].compacted,
+                       "connector": pair["connector"]["name"], "partitions": list(rows.values())})
+    s_side, t_side = _sides(flow, pairs)
+    if s_ranges:
+        _windowed(source, target, s_side, t_side, s_ranges, t_ranges, window, windowed, flow["topicPrefix"])
+    if s_full:
+        diffs = data.diff_compacted(data.prepare(source.read(s_full), s_side, window.bucket_ms),
+                                    data.prepare(target.read(t_full), t_side, window.bucket_ms), until)
+        for (topic, p), d in diffs.items():
+            row = compacted[topic][p]
+            row.update(sourceRecords=d["sourceRecords"], targetRecords=d["targetRecords"], missing=d["missing"],
+                       unexpected=d["unexpected"], missingRanges=d["missingRanges"][:data.MAX_RANGES])
+    return topics
+
+
+def _windowed(source, target, s_side, t_side, s_ranges, t_ranges, window, rows, prefix) -> None:
+    s = data.prepare(source.read(s_ranges), s_side, window.bucket_ms)
+    t = data.prepare(target.read(t_ranges), t_side, window.bucket_ms)
+    tier1 = data.compare_buckets(s, t)
+    for (topic, p), tot in tier1.totals.items():
+        if topic in rows and p in rows[topic]:
+            rows[topic][p].update(sourceRecords=tot["sourceRecords"], targetRecords=tot["targetRecords"],
+                                  buckets=tot["buckets"], bucketsDiffering=tot["bucketsDiffering"])
+    if not tier1.differing:
+        return
+    # Tier 2: only the differing buckets' offset spans are read again.
+    s2 = source.read(data.tier2_ranges(tier1.differing, "s"))
+    t2 = target.read({(prefix + t, p): r for (t, p), r in data.tier2_ranges(tier1.differing, "t").items()})
+    spark = s.sparkSession
+    only = spark.createDataFrame([(b["topic"], b["partition"], b["bucket"]) for b in tier1.differing],
+                                 "topic string, partition int, bucket long")
+    diffs = data.diff_records(data.prepare(s2, s_side, window.bucket_ms), data.prepare(t2, t_side, window.bucket_ms),
+                              only)
+    for (topic, p), d in diffs.items():
+        if topic in rows and p in rows[topic]:
+            rows[topic][p].update(missing=d.missing, duplicate=d.duplicate, unexpected=d.unexpected,
+                                  missingRanges=d.missing_ranges[:data.MAX_RANGES])
+
+
+def _freshness(flow, target, target_topics, now_ms, thresholds) -> dict | None:
+    topic = flow["heartbeats"]["target"]
+    if not topic:
+        return None  # the flow runs no heartbeat connector
+    result = {"topic": topic, "newest": None, "ageSeconds": None, "findings": []}
+    info = target_topics.get(topic)
+    if info is None:
+        result["findings"].append(f"no heartbeats topic {topic} on the target")
+        return result
+    marks = target.watermarks({topic: info})
+    ranges = {tp: (max(lo, hi - HEARTBEAT_TAIL), hi) for tp, (lo, hi) in marks.items()}
+    newest = data.heartbeat_times(target.read(ranges)).get(flow["sourceAlias"])
+    if newest is None:
+        result["findings"].append(f"no heartbeat from {flow['sourceAlias']} in {topic}")
+        return result
+    result["newest"], result["ageSeconds"] = newest, round((now_ms - newest) / 1000, 3)
+    if result["ageSeconds"] > thresholds["maxHeartbeatAgeSeconds"]:
+        result["findings"].append(f"newest heartbeat is {result['ageSeconds']:.0f} s old "
+                                  f"(threshold {thresholds['maxHeartbeatAgeSeconds']} s)")
+    return result
+
+
+def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, flows: list[str] | None = None) -> dict:
+    """The report for every flow (or the named ones). `clusters`: alias -> cluster reader."""
+    started = int(time.time() * 1000)
+    settings = config["settings"]
+    chosen = [f for f in config["flows"] if not flows or f["name"] in flows]
+    results = []
+    for flow in chosen:
+        try:
+            source, target = clusters[flow["sourceAlias"]], clusters[flow["targetAlias"]]
+        except Unverifiable as exc:
+            results.append({"name": flow["name"], "status": "error", "errors": [str(exc)], "topics": [],
+                            "freshness": None})
+            continue
+        results.append(audit_one_flow(flow, source, target, fetch, settings, window, now_ms))
+    return {"version": 1, "status": report.run_status(results), "startedAt": started,
+            "finishedAt": int(time.time() * 1000), "window": {"from": window.start_ms, "until": window.until_ms},
+            "thresholds": settings["thresholds"], "totals": report.totals(results), "flows": results}
+
+
+# ----------------------------------------------------------------- command line
+
+
+class _Clusters(dict):
+    """Cluster readers made on first use; a cluster that cannot be reached fails only its flows."""
+
+    def __init__(self, make):
+        super().__init__()
+        self.make, self.failed = make, {}
+
+    def __missing__(self, alias):
+        if alias in self.failed:
+            raise self.failed[alias]
+        try:
+            self[alias] = self.make(alias)
+        except Unverifiable as exc:
+            self.failed[alias] = exc
+            raise
+        return self[alias]
+
+
+def spark_session(master: str | None):
+    from pyspark.sql import SparkSession
+    builder = SparkSession.builder.appName("kafka-replication-audit")
+    if master:
+        builder = builder.master(master)
+    if (master or "").startswith("local"):
+        # One machine: a few shuffle partitions, not Spark's 200 meant for clusters.
+        builder = builder.config("spark.sql.shuffle.partitions", "8")
+    return (builder.config("spark.sql.session.timeZone", "UTC")
+            # JAAS lines carry the SASL password: keep them out of logs and the UI.
+            .config("spark.redaction.regex", r"(?i)secret|password|token|jaas|ssl\.keystore\.key")
+            .config("spark.ui.showConsoleProgress", "false")
+            .getOrCreate())
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m spark.audit", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", type=Path, help="the audit configuration (JSON); default: <local>/audit.json")
+    ap.add_argument("--out", type=Path, required=True, help="directory for report.json and detail.parquet")
+    ap.add_argument("--local", type=Path, help="read Parquet dumps instead of Kafka (a sample from spark.sample): "
+                                               "<local>/kafka/<alias>/, Connect offsets from <local>/connect/")
+    ap.add_argument("--credentials", type=Path, default=Path("/etc/replication-audit/kafka"),
+                    help="directory of <alias>/<file> credentials (mounted Secrets)")
+    ap.add_argument("--until-ms", type=int, help="window end (epoch ms); default: now - graceMinutes")
+    ap.add_argument("--from-ms", type=int, help="window start (epoch ms); default: until - lookbackMinutes")
+    ap.add_argument("--now-ms", type=int, help="the time heartbeat ages are measured at; default: now")
+    ap.add_argument("--flow", action="append", help="audit only this flow (repeatable)")
+    ap.add_argument("--master", help="Spark master; default: spark-submit's, else local[*]")
+    ap.add_argument("--push", action="store_true", help="push metrics to settings.pushgateway when set")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    config_path = args.config or (args.local / "audit.json" if args.local else None)
+    if config_path is None:
+        print("error: --config (or --local) is required", file=sys.stderr)
+        return report.EXIT["error"]
+    try:
+        config = json.loads(config_path.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read the audit configuration {config_path}: {exc}", file=sys.stderr)
+        return report.EXIT["error"]
+    now = args.now_ms or int(time.time() * 1000)
+    w = config["settings"]["window"]
+    pinned = json.loads((args.local / "window.json").read_text()) if args.local and \
+        (args.local / "window.json").exists() else {}
+    until = args.until_ms or pinned.get("until") or now - w["graceMinutes"] * 60_000
+    start = args.from_ms or pinned.get("from") or until - w["lookbackMinutes"] * 60_000
+    now = args.now_ms or pinned.get("now") or now
+    window = Window(start, until, w["bucketSeconds"] * 1000)
+    spark = spark_session(args.master or (None if _under_spark_submit() else "local[*]"))
+    try:
+        if args.local:
+            from spark.clusters import ParquetCluster
+            clusters = _Clusters(lambda alias: ParquetCluster(spark, args.local / "kafka" / alias))
+
+            def fetch(rest_url, connector):
+                path = args.local / "connect" / f"{connector}.json"
+                if not path.exists():
+                    raise Unverifiable(f"{rest_url}/connectors/{connector}/offsets: no recorded payload {path}")
+                return json.loads(path.read_text())
+        else:
+            from spark.clusters import KafkaCluster, librdkafka_config, spark_kafka_options
+
+            def make(alias):
+                cluster = config["clusters"][alias]
+                creds = args.credentials / alias
+                return KafkaCluster(spark, librdkafka_config(cluster, creds), spark_kafka_options(cluster, creds))
+            clusters, fetch = _Clusters(make), fetch_connect_offsets
+        result = run(config, clusters, fetch, window, now, args.flow)
+        path = report.write(result, args.out, spark)
+    finally:
+        spark.stop()
+    if args.push and config["settings"].get("pushgateway"):
+        try:
+            report.push_metrics(result, config["settings"]["pushgateway"])
+        except OSError as exc:  # metrics are best effort; the report is the record
+            print(f"warning: could not push metrics: {exc}", file=sys.stderr)
+    print(summary(result, path))
+    return report.EXIT[result["status"]]
+
+
+def _under_spark_submit() -> bool:
+    import os
+    return "SPARK_SUBMIT" in os.environ or any(k.startswith("PYSPARK_GATEWAY") for k in os.environ)
+
+
+def summary(result: dict, path: Path) -> str:
+    t = result["totals"]
+    lines = [f"audit {result['status']}: {len(result['flows'])} flow(s), {t['partitions']} partition(s), "
+             f"{t['sourceRecords']} source / {t['targetRecords']} target records; missing {t['missing']}, "
+             f"duplicate {t['duplicate']}, unexpected {t['unexpected']}, lag {t['lag']}; "
+             f"{t['partitionsDeferred']} deferred, {t['errors']} error(s)"]
+    for flow in result["flows"]:
+        lines.append(f"  {flow['name']}: {flow['status']}")
+        lines += [f"    error: {e}" for e in flow["errors"]]
+        for topic in flow["topics"]:
+            for p in topic["partitions"]:
+                for finding in p["findings"]:
+                    lines.append(f"    {topic['source']}[{p['partition']}] -> {topic['target']}: {finding}")
+        for finding in (flow.get("freshness") or {}).get("findings", []):
+            lines.append(f"    heartbeats: {finding}")
+    lines.append(f"report: {path}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

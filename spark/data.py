@@ -1,0 +1,246 @@
+"""Data audit: source records against target records, with Spark built-ins only (no Python UDF
+on the hot path).
+
+Every record becomes a fingerprint, xxhash64 over key, value, headers (without the headers the
+flow itself adds) and timestamp, with null markers so that a null key and an empty key differ.
+MirrorMaker 2 keeps partition numbers, keys, values, headers and timestamps, so a source
+partition's records in a time range must be found in the same target partition in the same time
+range: the audit compares the two multisets of fingerprints per partition.
+
+Two tiers (docs/audit.md):
+  1. counting, always: per (topic, partition, time bucket) each side's record count and the sum
+     of the low 32 bits of its fingerprints (Chaperone-style, plus a checksum so that a
+     corrupted value changes the bucket). One scan of each side, a small aggregate.
+  2. record diff, only for buckets where tier 1 disagrees: the records of those buckets are read
+     again (their offset ranges only) and their fingerprint multisets compared, which yields
+     missing records (as contiguous source ranges), duplicates and unexpected records.
+Compacted topics skip both: the latest fingerprint per key is compared instead, never counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+PARTITION = ["topic", "partition"]
+BUCKET = [*PARTITION, "bucket"]
+# The low 32 bits: sums of them cannot overflow a long (Spark 4 runs in ANSI mode, where a sum
+# of 64-bit hashes would fail) below 2^31 records per bucket.
+LOW32 = 0xFFFFFFFF
+MAX_RANGES = 100  # missing ranges listed per partition; the count is always complete
+
+
+@dataclass(frozen=True)
+class Side:
+    """How one side's records are selected and normalised before fingerprinting."""
+    topic_names: dict[str, str] | None = None  # target topic -> source topic (prefix policies)
+    require_header: str | None = None  # bidirectional target: only records replicated by this flow
+    drop_header: str | None = None     # bidirectional source: not records that came from the target
+    strip_headers: tuple[str, ...] = ()
+    valueless_topics: tuple[str, ...] = ()  # (source names) compared without their values
+
+
+def prepare(df: DataFrame, side: Side, bucket_ms: int) -> DataFrame:
+    """(topic [source name], partition, offset, ts, bucket, fp, key, tombstone)."""
+    if side.require_header:
+        df = df.filter(F.exists("headers", lambda h: h.key == side.require_header))
+    if side.drop_header:
+        df = df.filter(~F.exists("headers", lambda h: h.key == side.drop_header))
+    topic = F.col("topic")
+    if side.topic_names:
+        pairs = [F.lit(x) for kv in sorted(side.topic_names.items()) for x in kv]
+        topic = F.element_at(F.create_map(*pairs), F.col("topic"))
+    headers = F.col("headers")
+    if side.strip_headers:
+        headers = F.filter("headers", lambda h: ~h.key.isin(*side.strip_headers))
+    value = F.col("value")
+    if side.valueless_topics:
+        value = F.when(topic.isin(*side.valueless_topics), F.lit(None).cast("binary")).otherwise(value)
+    ts = F.unix_millis("timestamp")
+    # An empty and a missing header list hash alike (xxhash64 skips nulls, an empty array adds nothing).
+    fp = F.xxhash64(F.col("key"), value, headers, F.col("timestamp"),
+                    F.isnull("key"), F.isnull(value))
+    return df.select(topic.alias("topic"), "partition", "offset", ts.alias("ts"),
+                     F.floor(ts / F.lit(bucket_ms)).alias("bucket"), fp.alias("fp"), "key",
+                     F.isnull("value").alias("tombstone"))
+
+
+# ----------------------------------------------------------------- tier 1: counting
+
+
+def buckets(prepared: DataFrame) -> DataFrame:
+    return prepared.groupBy(*BUCKET).agg(
+        F.count(F.lit(1)).alias("n"),
+        F.sum(F.col("fp").bitwiseAND(F.lit(LOW32))).alias("h"),
+        F.min("offset").alias("lo"), F.max("offset").alias("hi"))
+
+
+@dataclass
+class Tier1:
+    totals: dict[tuple[str, int], dict]   # per partition: sourceRecords, targetRecords, buckets, bucketsDiffering
+    differing: list[dict]                 # per differing bucket: topic, partition, bucket, source/target lo, hi
+
+
+def compare_buckets(source: DataFrame, target: DataFrame) -> Tier1:
+    s = buckets(source).select(*BUCKET, *(F.col(c).alias(f"s_{c}") for c in ("n", "h", "lo", "hi")))
+    t = buckets(target).select(*BUCKET, *(F.col(c).alias(f"t_{c}") for c in ("n", "h", "lo", "hi")))
+    joined = s.join(t, BUCKET, "full_outer").withColumn(
+        "differs", ~(F.col("s_n").eqNullSafe(F.col("t_n")) & F.col("s_h").eqNullSafe(F.col("t_h")))).cache()
+    try:
+        totals = {(r["topic"], r["partition"]): {"sourceRecords": r["s"], "targetRecords": r["t"],
+                                                 "buckets": r["b"], "bucketsDiffering": r["d"]}
+                  for r in joined.groupBy(*PARTITION).agg(
+                      F.coalesce(F.sum("s_n"), F.lit(0)).alias("s"), F.coalesce(F.sum("t_n"), F.lit(0)).alias("t"),
+                      F.count(F.lit(1)).alias("b"), F.sum(F.col("differs").cast("long")).alias("d")).collect()}
+        differing = [r.asDict() for r in joined.filter("differs").drop("differs", "s_h", "t_h", "s_n", "t_n")
+                     .orderBy(*BUCKET).collect()]
+    finally:
+        joined.unpersist()
+    return Tier1(totals, differing)
+
+
+def tier2_ranges(differing: list[dict], side: str) -> dict[tuple[str, int], tuple[int, int]]:
+    """The offset span per partition that covers one side's records of the differing buckets."""
+    spans: dict[tuple[str, int], tuple[int, int]] = {}
+    for b in differing:
+        lo, hi = b[f"{side}_lo"], b[f"{side}_hi"]
+        if lo is None:
+            continue
+        key = (b["topic"], b["partition"])
+        old = spans.get(key)
+        spans[key] = (lo, hi + 1) if old is None else (min(old[0], lo), max(old[1], hi + 1))
+    return spans
+
+
+# ----------------------------------------------------------------- tier 2: records
+
+
+@dataclass
+class PartitionDiff:
+    missing: int = 0
+    duplicate: int = 0
+    unexpected: int = 0
+    missing_ranges: list[list[int]] = field(default_factory=list)  # [first offset, last offset, records]
+
+
+def diff_records(source: DataFrame, target: DataFrame, only_buckets: DataFrame | None = None
+                 ) -> dict[tuple[str, int], PartitionDiff]:
+    """Multiset comparison of fingerprints per partition. `only_buckets` (topic, partition,
+    bucket) restricts both sides to the buckets tier 1 found differing."""
+    if only_buckets is not None:
+        keep = F.broadcast(only_buckets)
+        source, target = source.join(keep, BUCKET, "left_semi"), target.join(keep, BUCKET, "left_semi")
+    fp_key = [*PARTITION, "fp"]
+    t_counts = target.groupBy(*fp_key).agg(F.count(F.lit(1)).alias("ct"))
+    s_counts = source.groupBy(*fp_key).agg(F.count(F.lit(1)).alias("cs"))
+    counts = s_counts.join(t_counts, fp_key, "full_outer").fillna(0, ["cs", "ct"])
+    result: dict[tuple[str, int], PartitionDiff] = {}
+    for r in counts.groupBy(*PARTITION).agg(
+            F.sum(F.greatest(F.col("cs") - F.col("ct"), F.lit(0))).alias("missing"),
+            F.sum(F.when(F.col("cs") > 0, F.greatest(F.col("ct") - F.col("cs"), F.lit(0))).otherwise(0)).alias("dup"),
+            F.sum(F.when(F.col("cs") == 0, F.col("ct")).otherwise(0)).alias("unexpected")).collect():
+        result[(r["topic"], r["partition"])] = PartitionDiff(r["missing"], r["dup"], r["unexpected"])
+    for key, ranges in missing_ranges(source, t_counts).items():
+        result.setdefault(key, PartitionDiff()).missing_ranges = ranges
+    return result
+
+
+def missing_ranges(source: DataFrame, t_counts: DataFrame) -> dict[tuple[str, int], list[list[int]]]:
+    """Missing source records as runs of consecutive records (not offsets: transaction markers
+    and compaction leave offset gaps). Of n identical source records of which the target holds
+    k, the last n - k are the missing ones."""
+    by_fp = Window.partitionBy(*PARTITION, "fp").orderBy("offset")
+    in_bucket = Window.partitionBy(*BUCKET).orderBy("offset")
+    marked = (source.withColumn("occurrence", F.row_number().over(by_fp))
+              .join(t_counts, [*PARTITION, "fp"], "left")
+              .withColumn("missing", F.col("occurrence") > F.coalesce(F.col("ct"), F.lit(0)))
+              .withColumn("i", F.row_number().over(in_bucket))
+              .withColumn("n", F.count(F.lit(1)).over(Window.partitionBy(*BUCKET))))
+    runs = (marked.filter("missing")
+            .withColumn("run", F.col("i") - F.row_number().over(in_bucket))
+            .groupBy(*BUCKET, "run").agg(F.min("offset").alias("first"), F.max("offset").alias("last"),
+                                         F.count(F.lit(1)).alias("records"), F.min("i").alias("i0"),
+                                         F.max("i").alias("i1"), F.max("n").alias("n"))
+            .orderBy(*PARTITION, "first").collect())
+    merged: dict[tuple[str, int], list[list[int]]] = {}
+    previous = None
+    for r in runs:
+        key = (r["topic"], r["partition"])
+        out = merged.setdefault(key, [])
+        # A run that ends its bucket continues into the next bucket's run that starts it.
+        if (previous and previous["key"] == key and previous["ends"] and r["i0"] == 1
+                and r["bucket"] == previous["bucket"] + 1):
+            out[-1][1] = r["last"]
+            out[-1][2] += r["records"]
+        else:
+            out.append([r["first"], r["last"], r["records"]])
+        previous = {"key": key, "bucket": r["bucket"], "ends": r["i1"] == r["n"]}
+    return merged
+
+
+# ----------------------------------------------------------------- compacted topics
+
+
+def _latest(prepared: DataFrame) -> DataFrame:
+    return prepared.groupBy(*PARTITION, "key").agg(
+        F.max_by("fp", "offset").alias("fp"), F.max("offset").alias("offset"),
+        F.max_by("tombstone", "offset").alias("tombstone"))
+
+
+def diff_compacted(source: DataFrame, target: DataFrame, replicated_until: dict[tuple[str, int], int]
+                   ) -> dict[tuple[str, int], dict]:
+    """Latest record per key on each side. Keys whose latest source record is past what the
+    connector has replicated (`replicated_until`: first offset not yet replicated) are in flight
+    and left out. A source tombstone matches a target that deleted the key or never had it."""
+    limits = source.sparkSession.createDataFrame(
+        [(t, p, o) for (t, p), o in sorted(replicated_until.items())], "topic string, partition int, until long")
+    s = _latest(source).join(F.broadcast(limits), PARTITION).filter(F.col("offset") < F.col("until"))
+    s = s.select(*PARTITION, "key", *(F.col(c).alias(f"s_{c}") for c in ("fp", "offset", "tombstone")))
+    t = _latest(target).select(*PARTITION, "key", *(F.col(c).alias(f"t_{c}") for c in ("fp", "tombstone")))
+    j = s.join(t, [*PARTITION, "key"], "full_outer")
+    match = (F.col("s_fp") == F.col("t_fp")) | (
+        F.col("s_tombstone") & (F.col("t_fp").isNull() | F.col("t_tombstone")))
+    match = F.coalesce(match, F.lit(False))
+    j = j.withColumn("missing", F.col("s_fp").isNotNull() & ~match).withColumn(
+        "unexpected", F.col("t_fp").isNotNull() & ~F.coalesce(F.col("t_tombstone"), F.lit(False)) & ~match)
+    out = {}
+    for r in j.groupBy(*PARTITION).agg(
+            F.count("s_fp").alias("s"), F.count("t_fp").alias("t"),
+            F.sum(F.col("missing").cast("long")).alias("missing"),
+            F.sum(F.col("unexpected").cast("long")).alias("unexpected"),
+            F.sort_array(F.collect_list(F.when(F.col("missing"), F.col("s_offset")))).alias("offsets")).collect():
+        out[(r["topic"], r["partition"])] = {
+            "sourceRecords": r["s"], "targetRecords": r["t"], "missing": r["missing"], "unexpected": r["unexpected"],
+            "missingRanges": _runs(r["offsets"])}
+    return out
+
+
+def _runs(offsets: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for o in offsets:
+        if runs and o == runs[-1][1] + 1:
+            runs[-1][1] = o
+            runs[-1][2] += 1
+        else:
+            runs.append([o, o, 1])
+    return runs
+
+
+# ----------------------------------------------------------------- freshness
+
+
+def heartbeat_times(records: DataFrame) -> dict[str, int]:
+    """Newest heartbeat per source alias, in epoch ms, from a replicated heartbeats topic.
+
+    MirrorMaker 2's Heartbeat: key = int16 version, then sourceClusterAlias and
+    targetClusterAlias as int16-length-prefixed strings; value = int16 version, int64 timestamp."""
+    def int_at(col: Column, pos: int, size: int) -> Column:
+        return F.conv(F.hex(F.substring(col, pos, size)), 16, 10).cast("long")
+    alias_len = int_at(F.col("key"), 3, 2)
+    alias = F.substring(F.col("key"), F.lit(5), alias_len.cast("int")).cast("string")
+    stamp = int_at(F.col("value"), 3, 8)
+    rows = (records.filter(F.length("value") >= 10).select(alias.alias("alias"), stamp.alias("ms"))
+            .groupBy("alias").agg(F.max("ms").alias("ms")).collect())
+    return {r["alias"]: r["ms"] for r in rows}

@@ -232,6 +232,22 @@ class _Clusters(dict):
         return self[alias]
 
 
+def local_clusters(spark, root: Path) -> dict:
+    """The Parquet dumps of a sample (spark/sample.py): <root>/kafka/<alias>/."""
+    from spark.clusters import ParquetCluster
+    return _Clusters(lambda alias: ParquetCluster(spark, root / "kafka" / alias))
+
+
+def local_fetch(root: Path):
+    """Connect REST offsets payloads recorded as <root>/connect/<connector>.json."""
+    def fetch(rest_url: str, connector: str) -> dict:
+        path = root / "connect" / f"{connector}.json"
+        if not path.exists():
+            raise Unverifiable(f"{rest_url}/connectors/{connector}/offsets: no recorded payload {path}")
+        return json.loads(path.read_text())
+    return fetch
+
+
 def spark_session(master: str | None):
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.appName("kafka-replication-audit")
@@ -283,17 +299,12 @@ def main(argv: list[str] | None = None) -> int:
     start = args.from_ms or pinned.get("from") or until - w["lookbackMinutes"] * 60_000
     now = args.now_ms or pinned.get("now") or now
     window = Window(start, until, w["bucketSeconds"] * 1000)
+    from pyspark.sql import SparkSession
+    owned = SparkSession.getActiveSession() is None  # an embedding caller keeps its session
     spark = spark_session(args.master or (None if _under_spark_submit() else "local[*]"))
     try:
         if args.local:
-            from spark.clusters import ParquetCluster
-            clusters = _Clusters(lambda alias: ParquetCluster(spark, args.local / "kafka" / alias))
-
-            def fetch(rest_url, connector):
-                path = args.local / "connect" / f"{connector}.json"
-                if not path.exists():
-                    raise Unverifiable(f"{rest_url}/connectors/{connector}/offsets: no recorded payload {path}")
-                return json.loads(path.read_text())
+            clusters, fetch = local_clusters(spark, args.local), local_fetch(args.local)
         else:
             from spark.clusters import KafkaCluster, librdkafka_config, spark_kafka_options
 
@@ -305,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run(config, clusters, fetch, window, now, args.flow)
         path = report.write(result, args.out, spark)
     finally:
-        spark.stop()
+        if owned:
+            spark.stop()
     if args.push and config["settings"].get("pushgateway"):
         try:
             report.push_metrics(result, config["settings"]["pushgateway"])

@@ -138,18 +138,23 @@ class KafkaCluster:
         except KafkaException as exc:
             raise Unverifiable(f"{what}: {exc.args[0]}") from None
 
-    def topics(self) -> dict[str, TopicInfo]:
-        from confluent_kafka.admin import ConfigResource
+    def partitions(self) -> dict[str, int]:
         meta = self._call("metadata", self.consumer.list_topics, None, self.timeout)
-        names = sorted(t for t, m in meta.topics.items() if m.error is None)
-        compacted = {}
-        if names:
-            futures = self.admin.describe_configs([ConfigResource("topic", t) for t in names],
-                                                  request_timeout=self.timeout)
-            for resource, future in futures.items():
-                entries = self._call(f"configs of {resource.name}", future.result)
-                compacted[resource.name] = "compact" in entries["cleanup.policy"].value.split(",")
-        return {t: TopicInfo(len(meta.topics[t].partitions), compacted[t]) for t in names}
+        return {t: len(m.partitions) for t, m in sorted(meta.topics.items()) if m.error is None}
+
+    def cleanup_policies(self, names: list[str]) -> dict[str, str]:
+        from confluent_kafka.admin import ConfigResource
+        if not names:
+            return {}
+        futures = self.admin.describe_configs([ConfigResource("topic", t) for t in names],
+                                              request_timeout=self.timeout)
+        return {resource.name: self._call(f"configs of {resource.name}", future.result)["cleanup.policy"].value
+                for resource, future in futures.items()}
+
+    def topics(self) -> dict[str, TopicInfo]:
+        partitions = self.partitions()
+        policies = self.cleanup_policies(sorted(partitions))
+        return {t: TopicInfo(n, "compact" in policies[t].split(",")) for t, n in partitions.items()}
 
     def watermarks(self, topics: dict[str, TopicInfo]) -> dict[tuple[str, int], tuple[int, int]]:
         from confluent_kafka import TopicPartition

@@ -103,3 +103,13 @@ def parse_or_reject(data: dict) -> model.Topology | None:
         return None
     event("planned")
     return topo
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for every PySpark test (starting one takes seconds)."""
+    from spark.audit import spark_session
+    session = spark_session("local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

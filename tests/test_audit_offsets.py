@@ -146,3 +146,61 @@ def test_audit_flow_propagates_what_it_cannot_read():
 
     with pytest.raises(Unverifiable, match="HTTP 503"):
         audit_flow(FLOW, fetch, lambda alias: {("test.a", 0): (0, 1)})
+
+
+# ----------------------------------------------------------------- against librdkafka's mock cluster
+
+
+@pytest.fixture(scope="module")
+def mock_kafka():
+    """librdkafka's built-in mock cluster (test.mock.num.brokers): real brokers on loopback that
+    speak the Kafka protocol for produce, metadata and list-offsets. It has no controller, so
+    admin requests (DescribeConfigs: cleanup policies) and offsets-for-times cannot be tested
+    against it."""
+    from confluent_kafka import Producer
+    producer = Producer({"test.mock.num.brokers": 1, "log_level": 0})
+    broker = next(iter(producer.list_topics(timeout=10).brokers.values()))
+    # us-west's topics: test.a gets 42, 30 and 12 records in its partitions 0..2.
+    for partition, count in ((0, 42), (1, 30), (2, 12)):
+        for i in range(count):
+            producer.produce("test.a", key=b"k%d" % i, value=b"v", partition=partition)
+    for i in range(5):
+        producer.produce("prod.tmp", value=b"x", partition=0)
+    assert producer.flush(10) == 0
+    yield f"{broker.host}:{broker.port}"
+    del producer
+
+
+def test_watermarks_from_a_kafka_broker(mock_kafka):
+    from spark.clusters import KafkaCluster, TopicInfo
+    cluster = KafkaCluster(None, {"bootstrap.servers": mock_kafka}, timeout_seconds=10)
+    partitions = cluster.partitions()
+    assert partitions["test.a"] == 4  # the mock creates topics with four partitions
+    assert cluster.watermarks({"test.a": TopicInfo(partitions["test.a"], False)}) == {
+        ("test.a", 0): (0, 42), ("test.a", 1): (0, 30), ("test.a", 2): (0, 12), ("test.a", 3): (0, 0)}
+
+
+def test_offsets_audit_end_to_end_against_broker_and_rest(mock_kafka, connect_api):
+    """The REST stand-in serves PAYLOAD for repl-source (test.a: 41, 9 committed; partition 2 reset)."""
+    from spark.clusters import KafkaCluster, TopicInfo
+    from spark.offsets import audit_flow
+    cluster = KafkaCluster(None, {"bootstrap.servers": mock_kafka}, timeout_seconds=10)
+    flow = {"name": "f", "sourceAlias": "us-west", "excludeTopics": {"source": ["heartbeats"]},
+            "connectors": [{"name": "repl-source", "restUrl": connect_api, "topics": ["test\\..*", "prod\\..*"],
+                            "topicsExclude": ["prod\\.tmp"]}]}
+
+    def watermarks(alias):
+        assert alias == "us-west"
+        return cluster.watermarks({t: TopicInfo(n, False) for t, n in cluster.partitions().items()})
+    rows = [(r.topic, r.partition, r.committed, r.lag, r.status.value)
+            for r in audit_flow(flow, lambda url, c: fetch_connect_offsets(url, c, backoff_seconds=0), watermarks,
+                                max_lag=5)]
+    assert rows == [("test.a", 0, 41, 0, "ok"), ("test.a", 1, 9, 20, "lagging"),
+                    ("test.a", 2, None, 12, "never-replicated"), ("test.a", 3, None, 0, "ok")]
+
+
+def test_an_unreachable_broker_is_unverifiable():
+    from spark.clusters import KafkaCluster
+    cluster = KafkaCluster(None, {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}, timeout_seconds=2)
+    with pytest.raises(Unverifiable, match="metadata"):
+        cluster.partitions()

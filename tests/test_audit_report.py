@@ -1,0 +1,99 @@
+"""Report rules: thresholds, statuses, exit codes, Pushgateway metrics, client configuration."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from spark import report
+from spark.clusters import librdkafka_config, spark_kafka_options
+from spark.offsets import Unverifiable
+
+THRESHOLDS = {"maxLag": 10, "maxMissing": 0, "maxUnexpected": 0, "maxDuplicates": None,
+              "maxHeartbeatAgeSeconds": 300}
+
+
+def _row(**values):
+    row = {"missing": 0, "unexpected": 0, "duplicate": 0, "lag": 0, "lost": 0, "unverifiable": None}
+    row.update(values)
+    return row
+
+
+def test_thresholds():
+    assert report.judge_partition(_row(duplicate=1000, lag=10), THRESHOLDS, False) == []
+    assert report.judge_partition(_row(missing=1, lag=11), THRESHOLDS, False) == [
+        "1 missing record(s)", "lag of 11 record(s)"]
+    assert report.judge_partition(_row(duplicate=3), {**THRESHOLDS, "maxDuplicates": 2}, False) == [
+        "3 duplicate record(s)"]
+    # Fan-in flows: other flows' records in the shared target topic are expected.
+    assert report.judge_partition(_row(unexpected=7), THRESHOLDS, True) == []
+    assert report.judge_partition(_row(unexpected=7), THRESHOLDS, False) == ["7 unexpected record(s)"]
+
+
+def test_run_status_and_exit_codes():
+    assert report.run_status([{"status": "ok"}, {"status": "deferred"}]) == "ok"
+    assert report.run_status([{"status": "findings"}, {"status": "deferred"}]) == "findings"
+    assert report.run_status([{"status": "findings"}, {"status": "error"}]) == "error"
+    assert report.EXIT == {"ok": 0, "findings": 1, "error": 2}
+
+
+class _Gateway(BaseHTTPRequestHandler):
+    received: list[tuple[str, str, bytes]] = []
+
+    def do_PUT(self):  # noqa: N802 (http.server API)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).received.append(("PUT", self.path, body))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_metrics_pushed_to_a_pushgateway():
+    server = HTTPServer(("127.0.0.1", 0), _Gateway)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    result = {"status": "findings", "finishedAt": 1_767_225_660_000, "flows": [
+        {"name": "f1", "freshness": {"ageSeconds": 12.5}, "topics": [
+            {"source": "orders", "partitions": [
+                {"sourceRecords": 10, "targetRecords": 8, "missing": 2, "duplicate": 0, "unexpected": 0, "lag": 3},
+                {"sourceRecords": 5, "targetRecords": 5, "missing": 0, "duplicate": 1, "unexpected": 0,
+                 "lag": None}]}]}]}
+    try:
+        report.push_metrics(result, f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+    ((method, path, body),) = _Gateway.received
+    text = body.decode()
+    assert (method, path) == ("PUT", "/metrics/job/kafka-replication-audit")
+    for line in ('kafka_replication_audit_status 1.0', 'kafka_replication_audit_missing_records{flow="f1",topic="orders"} 2.0',
+                 'kafka_replication_audit_source_records{flow="f1",topic="orders"} 15.0',
+                 'kafka_replication_audit_lag_records{flow="f1",topic="orders"} 3.0',
+                 'kafka_replication_audit_heartbeat_age_seconds{flow="f1"} 12.5',
+                 'kafka_replication_audit_last_run_timestamp_seconds 1.76722566e+09'):
+        assert line in text.splitlines(), line
+
+
+CLUSTER = {"bootstrapServers": "b:9093", "securityProtocol": "SASL_SSL", "saslMechanism": "SCRAM-SHA-512",
+           "saslUsername": "audit", "trust": "pem", "clientCertificate": False}
+
+
+def test_client_configs_read_credentials_from_mounted_files(tmp_path: Path):
+    (tmp_path / "password").write_text("s3cret\n")
+    assert librdkafka_config(CLUSTER, tmp_path) == {
+        "bootstrap.servers": "b:9093", "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "audit", "sasl.password": "s3cret", "ssl.ca.location": str(tmp_path / "ca.crt")}
+    assert spark_kafka_options(CLUSTER, tmp_path) == {
+        "kafka.bootstrap.servers": "b:9093", "kafka.security.protocol": "SASL_SSL",
+        "kafka.sasl.mechanism": "SCRAM-SHA-512",
+        "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                  'username="audit" password="s3cret";',
+        "kafka.ssl.truststore.type": "PEM", "kafka.ssl.truststore.location": str(tmp_path / "ca.crt")}
+
+
+def test_missing_credentials_are_unverifiable(tmp_path: Path):
+    with pytest.raises(Unverifiable, match="cannot read .*password"):
+        librdkafka_config(CLUSTER, tmp_path)

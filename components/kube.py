@@ -42,6 +42,16 @@ def create(manifest: dict, opts: pulumi.ResourceOptions, secrets: SecretResolver
     if kind == "Secret":
         return k8s.core.v1.Secret(name, metadata=meta, type=body.get("type"), data=body.get("data"),
                                   string_data=body.get("stringData"), opts=opts)
+    if kind == "ServiceAccount":
+        return k8s.core.v1.ServiceAccount(name, metadata=meta,
+                                          automount_service_account_token=body.get("automountServiceAccountToken"),
+                                          opts=opts)
+    if kind == "PersistentVolumeClaim":
+        return k8s.core.v1.PersistentVolumeClaim(name, metadata=meta, spec=body["spec"], opts=opts)
+    if kind == "NetworkPolicy":
+        return k8s.networking.v1.NetworkPolicy(name, metadata=meta, spec=body["spec"], opts=opts)
+    if kind == "CronJob":
+        return k8s.batch.v1.CronJob(name, metadata=meta, spec=body["spec"], opts=opts)
     if kind == "Role":
         return k8s.rbac.v1.Role(name, metadata=meta, rules=body["rules"], opts=opts)
     if kind == "RoleBinding":

@@ -5,8 +5,13 @@ document."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 from infra import names
+from infra.connection import SecretValue
 from infra.model import Audit, Topology
+from infra.names import AuditNames, secret_key
 from infra.plan import StackPlan
 
 VERSION = 1
@@ -98,3 +103,187 @@ def audit_config(topo: Topology, stack_plan: StackPlan) -> dict:
             "clusters": {alias: _cluster(topo, alias) for alias in audited_aliases(stack_plan)},
             "flows": flows,
             "settings": settings(topo.audit)}
+
+
+# ----------------------------------------------------------------- the audit's Kubernetes objects
+
+SPARK_KUBERNETES = "k8s://https://kubernetes.default.svc"
+AUDIT_MODULE = "/opt/kafka-replication/spark/audit.py"  # where spark/Dockerfile installs the job
+BINARY_ITEMS = {"truststore"}  # base64 in secret config, so in a Secret's `data`
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    namespace: dict
+    objects: tuple[dict, ...]          # in the audit namespace, in creation order
+    rest_policies: tuple[dict, ...]    # in the flows' namespaces
+    outputs: dict
+
+    def secret_keys(self) -> list[str]:
+        return sorted({k for o in self.objects for section in ("data", "stringData")
+                       for v in o.get(section, {}).values() if isinstance(v, SecretValue) for k in v.config_keys})
+
+
+def _meta(name: str, namespace: str | None, labels: dict | None = None) -> dict:
+    meta = {"name": name, "labels": {**names.PART_OF, **names.AUDIT_SELECTOR, **(labels or {})}}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def _obj(api_version: str, kind: str, name: str, namespace: str | None, **body) -> dict:
+    return {"apiVersion": api_version, "kind": kind, "metadata": _meta(name, namespace), **body}
+
+
+def spark_role_rules() -> list[dict]:
+    """What Spark's driver does on Kubernetes in client mode, and nothing more: it creates,
+    watches and deletes its executor pods (by label: deletecollection) and the ConfigMap of
+    their Spark configuration. No services (client mode has no driver service), no secrets (the
+    kubelet mounts them), no persistent volume claims (none requested)."""
+    return [
+        {"apiGroups": [""], "resources": ["configmaps"],
+         "verbs": ["create", "delete", "deletecollection", "get", "list"]},
+        {"apiGroups": [""], "resources": ["pods"],
+         "verbs": ["create", "delete", "deletecollection", "get", "list", "watch"]},
+    ]
+
+
+def _command(audit, n: AuditNames, aliases: list[str]) -> list[str]:
+    job = ["--config", f"{names.AUDIT_CONFIG_DIR}/{names.AUDIT_CONFIG_FILE}", "--out", names.AUDIT_REPORTS_DIR,
+           "--runs", "--credentials", names.AUDIT_CREDENTIALS_DIR, *(["--push"] if audit.pushgateway else [])]
+    if audit.executors is None:
+        # Local mode: driver and executors are threads of this pod; no Kubernetes API access.
+        return ["python", "-m", "spark.audit", "--master", "local[*]", *job]
+    ex = audit.executors
+    conf = {
+        "spark.master": SPARK_KUBERNETES,
+        "spark.submit.deployMode": "client",
+        # Executors connect back to this pod by IP: client mode needs no driver service.
+        "spark.driver.host": "$(POD_IP)",
+        "spark.driver.bindAddress": "0.0.0.0",
+        "spark.driver.port": str(names.AUDIT_DRIVER_PORT),
+        "spark.driver.blockManager.port": str(names.AUDIT_BLOCK_MANAGER_PORT),
+        "spark.driver.memory": audit.driverMemory,
+        # Executors are owned by this pod: they go when the Job's pod goes.
+        "spark.kubernetes.driver.pod.name": "$(POD_NAME)",
+        "spark.kubernetes.namespace": n.namespace,
+        "spark.kubernetes.container.image": audit.image,
+        "spark.kubernetes.authenticate.driver.serviceAccountName": n.service_account,
+        "spark.executor.instances": str(ex.instances),
+        "spark.executor.cores": str(ex.cores),
+        "spark.executor.memory": ex.memory,
+        **{f"spark.kubernetes.executor.label.{k}": v for k, v in names.AUDIT_SELECTOR.items()},
+        # Executors read Kafka too: the same credential files at the same paths.
+        **{f"spark.kubernetes.executor.secrets.{n.credentials_secret(a)}": n.credentials_dir(a) for a in aliases},
+    }
+    if audit.imagePullPolicy:
+        conf["spark.kubernetes.container.image.pullPolicy"] = audit.imagePullPolicy
+    args = ["/opt/spark/bin/spark-submit"]
+    for key, value in conf.items():
+        args += ["--conf", f"{key}={value}"]
+    return [*args, AUDIT_MODULE, *job]
+
+
+def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
+    audit = topo.audit
+    if audit is None:
+        return None
+    n = AuditNames(audit.namespace)
+    ns = n.namespace
+    aliases = audited_aliases(stack_plan)
+    objects = [_obj("v1", "ServiceAccount", n.service_account, ns,
+                    automountServiceAccountToken=audit.executors is not None)]
+    if audit.executors:
+        objects.append(_obj("rbac.authorization.k8s.io/v1", "Role", n.role, ns, rules=spark_role_rules()))
+        objects.append(_obj("rbac.authorization.k8s.io/v1", "RoleBinding", n.role_binding, ns,
+                            subjects=[{"kind": "ServiceAccount", "name": n.service_account, "namespace": ns}],
+                            roleRef={"kind": "Role", "name": n.role, "apiGroup": "rbac.authorization.k8s.io"}))
+    config = audit_config(topo, stack_plan)
+    objects.append(_obj("v1", "ConfigMap", n.configmap, ns,
+                        data={names.AUDIT_CONFIG_FILE: json.dumps(config, indent=2, sort_keys=True) + "\n"}))
+    volumes = [{"name": "config", "configMap": {"name": n.configmap}}]
+    mounts = [{"name": "config", "mountPath": names.AUDIT_CONFIG_DIR, "readOnly": True}]
+    for alias in aliases:
+        items = credential_items(topo, alias)
+        if not items:
+            continue  # PLAINTEXT: nothing secret to reach it
+        secret = {"type": "Opaque"}
+        for section, chosen in (("data", [i for i in items if i in BINARY_ITEMS]),
+                                ("stringData", [i for i in items if i not in BINARY_ITEMS])):
+            if chosen:
+                secret[section] = {CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=i in BINARY_ITEMS)
+                                   for i in sorted(chosen)}
+        objects.append(_obj("v1", "Secret", n.credentials_secret(alias), ns, **secret))
+        volumes.append({"name": f"kafka-{alias}", "secret": {"secretName": n.credentials_secret(alias),
+                                                             "defaultMode": 0o440}})
+        mounts.append({"name": f"kafka-{alias}", "mountPath": n.credentials_dir(alias), "readOnly": True})
+    claim = audit.reports.claim or n.reports_claim_default
+    if not audit.reports.claim:
+        spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": audit.reports.size}}}
+        if audit.reports.storageClassName:
+            spec["storageClassName"] = audit.reports.storageClassName
+        objects.append(_obj("v1", "PersistentVolumeClaim", claim, ns, spec=spec))
+    volumes += [{"name": "reports", "persistentVolumeClaim": {"claimName": claim}},
+                {"name": "scratch", "emptyDir": {}}]
+    mounts += [{"name": "reports", "mountPath": names.AUDIT_REPORTS_DIR},
+               {"name": "scratch", "mountPath": "/tmp"}]
+    period = audit.period_seconds
+    env = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+           {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+           {"name": "SPARK_LOCAL_DIRS", "value": "/tmp"},
+           {"name": "PYTHONUNBUFFERED", "value": "1"}]
+    if audit.executors is None:
+        # `python -m` starts the JVM through PySpark: the driver's heap is set here.
+        env.append({"name": "PYSPARK_SUBMIT_ARGS", "value": f"--driver-memory {audit.driverMemory} pyspark-shell"})
+    container = {
+        "name": "audit", "image": audit.image, "command": _command(audit, n, aliases), "env": env,
+        "resources": audit.resources.model_dump(exclude_none=True), "volumeMounts": mounts,
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                            "runAsNonRoot": True},
+    }
+    if audit.imagePullPolicy:
+        container["imagePullPolicy"] = audit.imagePullPolicy
+    if audit.executors:
+        container["ports"] = [{"name": "driver", "containerPort": names.AUDIT_DRIVER_PORT},
+                              {"name": "block-manager", "containerPort": names.AUDIT_BLOCK_MANAGER_PORT}]
+    pod = {"serviceAccountName": n.service_account, "restartPolicy": "Never",
+           "automountServiceAccountToken": audit.executors is not None,
+           "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+           "containers": [container], "volumes": volumes}
+    objects.append(_obj("batch/v1", "CronJob", n.cronjob, ns, spec={
+        "schedule": audit.schedule,
+        # A run still going when the next is due: skip the next, never run two at once.
+        "concurrencyPolicy": "Forbid",
+        # Missed by more than this (controller down, Forbid): wait for the next slot.
+        "startingDeadlineSeconds": min(600, max(60, period // 4)),
+        "successfulJobsHistoryLimit": 3,
+        "failedJobsHistoryLimit": 3,
+        "jobTemplate": {"metadata": {"labels": {**names.PART_OF, **names.AUDIT_SELECTOR}}, "spec": {
+            # Exit 1 (findings) and 2 (could not audit) are results, not crashes: retrying rarely
+            # helps, and the job already retries its reads.
+            "backoffLimit": 1,
+            "activeDeadlineSeconds": audit.deadline_seconds,
+            "ttlSecondsAfterFinished": max(period * 3, 86400),
+            "template": {"metadata": {"labels": {**names.PART_OF, **names.AUDIT_SELECTOR}}, "spec": pod},
+        }},
+    }))
+    policies = tuple(
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+         "metadata": {"name": n.rest_policy(c["name"]), "namespace": c["namespace"],
+                      "labels": {**names.PART_OF, names.FLOW_LABEL: f.name}},
+         # Strimzi's own policy admits only the operator (and Connect pods) to the REST API;
+         # policies add up, so this one admits the audit's pods to port 8083 as well.
+         "spec": {"podSelector": {"matchLabels": {names.CLUSTER_LABEL: c["name"], "strimzi.io/kind": "KafkaConnect"}},
+                  "policyTypes": ["Ingress"],
+                  "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                                         "podSelector": {"matchLabels": dict(names.AUDIT_SELECTOR)}}],
+                               "ports": [{"protocol": "TCP", "port": names.CONNECT_REST_PORT}]}]}}
+        for f in stack_plan.flows for c in f.outputs["connectClusters"])
+    outputs = {"namespace": ns, "cronJob": n.cronjob, "schedule": audit.schedule,
+               "activeDeadlineSeconds": audit.deadline_seconds, "serviceAccount": n.service_account,
+               "configMap": n.configmap, "mode": "executors" if audit.executors else "local",
+               "reports": {"persistentVolumeClaim": claim, "path": names.AUDIT_REPORTS_DIR,
+                           "latest": f"{names.AUDIT_REPORTS_DIR}/latest/report.json",
+                           "pushgateway": audit.pushgateway}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None)}
+    return AuditPlan(namespace, tuple(objects), policies, outputs)

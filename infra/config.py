@@ -30,9 +30,9 @@ def topology_path(config: pulumi.Config, stack: str) -> Path:
     return ROOT / (config.get(TOPOLOGY_KEY) or f"stacks/{stack}.yaml")
 
 
-def missing_secrets(stack_plan: StackPlan, present: Callable[[str], bool]) -> list[Problem]:
+def missing_secrets(keys: list[str], present: Callable[[str], bool]) -> list[Problem]:
     problems = []
-    for key in stack_plan.secret_keys():
+    for key in keys:
         if present(key):
             continue
         command = f"pulumi config set --secret {PROJECT}:{key} ..."

@@ -197,3 +197,39 @@ def secret_key(alias: str, item: str) -> str:
 
 
 REGISTRY_PASSWORD_KEY = "registry.password"
+
+
+# -- the replication audit (infra/audit.py, components/audit.py)
+AUDIT = "kafka-replication-audit"
+AUDIT_SELECTOR = {"app.kubernetes.io/name": AUDIT}  # the audit's pods, admitted to Connect REST APIs
+AUDIT_CONFIG_DIR = "/etc/replication-audit/config"
+AUDIT_CONFIG_FILE = "audit.json"
+AUDIT_CREDENTIALS_DIR = "/etc/replication-audit/kafka"
+AUDIT_REPORTS_DIR = "/reports"
+AUDIT_DRIVER_PORT = 7078
+AUDIT_BLOCK_MANAGER_PORT = 7079
+
+
+@dataclass(frozen=True)
+class AuditNames:
+    namespace: str
+
+    service_account = AUDIT
+    role = AUDIT
+    role_binding = AUDIT
+    configmap = AUDIT
+    cronjob = AUDIT
+    reports_claim_default = f"{AUDIT}-reports"
+
+    @staticmethod
+    def credentials_secret(alias: str) -> str:
+        return f"{AUDIT}-{alias}"
+
+    @staticmethod
+    def credentials_dir(alias: str) -> str:
+        return f"{AUDIT_CREDENTIALS_DIR}/{alias}"
+
+    @staticmethod
+    def rest_policy(connect: str) -> str:
+        """The NetworkPolicy, in a flow's namespace, admitting the audit to that Connect REST API."""
+        return f"{connect}-audit-rest"

@@ -7,9 +7,10 @@ from typing import Callable
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
-from components import ReplicationFlow
+from components import ReplicationAudit, ReplicationFlow
 from infra import config as stack_config
 from infra import model
+from infra.audit import AuditPlan, plan_audit
 from infra.errors import TopologyError
 from infra.model import ExactlyOnce, Topology
 from infra.plan import StackPlan, plan
@@ -17,11 +18,16 @@ from infra.plan import StackPlan, plan
 PREVIOUS_OUTPUTS = "previous-outputs"
 
 
-def validate(topo: Topology, stack_plan: StackPlan, has_secret: Callable[[str], bool],
+def secret_keys(stack_plan: StackPlan, audit_plan: AuditPlan | None) -> list[str]:
+    """Every secret config key the stack needs: the flows' and the audit's."""
+    return sorted(set(stack_plan.secret_keys()) | set(audit_plan.secret_keys() if audit_plan else []))
+
+
+def validate(topo: Topology, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
              previous_flows: Callable[[], dict | None]) -> None:
     """What can still refuse a valid topology's deployment (secret config, transitions), checked
     before any resource is declared."""
-    problems = stack_config.missing_secrets(stack_plan, has_secret)
+    problems = stack_config.missing_secrets(secret_keys(stack_plan, audit_plan), has_secret)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in topo.flows):
         problems += model.check_transitions(topo, previous_flows())
     if problems:
@@ -41,16 +47,20 @@ def main() -> dict:
     try:
         topo = model.load(stack_config.topology_path(config, pulumi.get_stack()))
         stack_plan = plan(topo)
-        validate(topo, stack_plan, lambda key: config.get_secret(key) is not None, previous_flows)
+        audit_plan = plan_audit(topo, stack_plan)
+        validate(topo, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None, previous_flows)
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None
     for warning in model.warnings(topo):
         pulumi.log.warn(warning)
     secrets = stack_config.secret_resolver(config)
-    for flow_plan in stack_plan.flows:
-        ReplicationFlow(flow_plan, secrets)
+    flows = [ReplicationFlow(flow_plan, secrets) for flow_plan in stack_plan.flows]
     outputs = stack_plan.outputs()
+    if audit_plan:
+        # The REST NetworkPolicies live in the flows' namespaces: created after them.
+        ReplicationAudit(audit_plan, secrets, pulumi.ResourceOptions(depends_on=flows))
+        outputs["audit"] = audit_plan.outputs
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs

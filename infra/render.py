@@ -21,6 +21,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from infra import PROJECT, model, names, program
 from infra import config as stack_config
+from infra.audit import plan_audit
 from infra.plan import plan as make_plan
 
 MASK = "[secret]"
@@ -142,13 +143,14 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
     topo = model.load(path)
     stack_plan = make_plan(topo)
+    audit_plan = plan_audit(topo, stack_plan)
     filled = []
     if placeholder_secrets:
-        for key in stack_plan.secret_keys():
+        for key in program.secret_keys(stack_plan, audit_plan):
             if key not in secrets and key not in config:
                 secrets[key] = placeholder(key)
                 filled.append(key)
-    program.validate(topo, stack_plan, lambda k: k in secrets or k in config,
+    program.validate(topo, stack_plan, audit_plan, lambda k: k in secrets or k in config,
                      lambda: (previous_outputs or {}).get("flows"))
 
     mocks = RecordingMocks(previous_outputs)
@@ -201,15 +203,18 @@ def summary(render: Render) -> str:
     for obj in render.masked_objects():
         meta = obj["metadata"]
         # Objects are grouped per namespace: one per flow, or per Connect cluster of a split flow.
-        per_flow[(meta["labels"].get(names.FLOW_LABEL, "?"), meta.get("namespace") or meta["name"])][obj["kind"]] += 1
+        owner = meta["labels"].get(names.FLOW_LABEL)
+        owner = f"flow {owner}" if owner else "audit" if meta["labels"].get("app.kubernetes.io/name") == names.AUDIT \
+            else "?"
+        per_flow[(owner, meta.get("namespace") or meta["name"])][obj["kind"]] += 1
     components = Counter(r.type.removeprefix(COMPONENT_PREFIX) for r in render.resources
                          if r.type.startswith(COMPONENT_PREFIX))
     lines = [f"Offline preview of stack '{render.stack}' (Pulumi mock engine: no cluster, no Pulumi CLI)", ""]
     for flow, namespace in sorted(per_flow):
         kinds = per_flow[(flow, namespace)]
-        lines.append(f"  flow {flow}  (namespace {namespace}): + {sum(kinds.values())} objects")
+        lines.append(f"  {flow}  (namespace {namespace}): + {sum(kinds.values())} objects")
         for kind in sorted(kinds):
-            lines.append(f"      + {kind:<15} {kinds[kind]}")
+            lines.append(f"      + {kind:<22} {kinds[kind]}")
     total_k8s = sum(sum(c.values()) for c in per_flow.values())
     comp = ", ".join(f"{n} {t}" for t, n in sorted(components.items()))
     lines += ["", f"Resources: + {total_k8s + sum(components.values())} to create "

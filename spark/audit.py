@@ -277,6 +277,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--flow", action="append", help="audit only this flow (repeatable)")
     ap.add_argument("--master", help="Spark master; default: spark-submit's, else local[*]")
     ap.add_argument("--push", action="store_true", help="push metrics to settings.pushgateway when set")
+    ap.add_argument("--runs", action="store_true",
+                    help="keep every run: write to <out>/runs/<UTC time>/ and copy the report to <out>/latest/")
     return ap.parse_args(argv)
 
 
@@ -314,7 +316,11 @@ def main(argv: list[str] | None = None) -> int:
                 return KafkaCluster(spark, librdkafka_config(cluster, creds), spark_kafka_options(cluster, creds))
             clusters, fetch = _Clusters(make), fetch_connect_offsets
         result = run(config, clusters, fetch, window, now, args.flow)
-        path = report.write(result, args.out, spark)
+        out = args.out / "runs" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(result["startedAt"] / 1000)) \
+            if args.runs else args.out
+        path = report.write(result, out, spark)
+        if args.runs:
+            report.write(result, args.out / "latest")
     finally:
         if owned:
             spark.stop()

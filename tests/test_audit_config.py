@@ -17,16 +17,26 @@ def config_of(topology: dict) -> dict:
 
 
 def test_documented_flow():
-    assert config_of(DOC_TOPOLOGY) == {"version": 1, "flows": [{
+    assert config_of(DOC_TOPOLOGY) == {"version": 1, "clusters": {
+        "us-east": {"bootstrapServers": "us-east-kafka-bootstrap.kafka-us-east:9093", "securityProtocol": "SASL_SSL",
+                    "saslMechanism": "PLAIN", "saslUsername": "replicator", "trust": "pem",
+                    "clientCertificate": False},
+        "us-west": {"bootstrapServers": "us-west-kafka-bootstrap.kafka-us-west:9093", "securityProtocol": "SASL_SSL",
+                    "saslMechanism": "PLAIN", "saslUsername": "replicator", "trust": "jks",
+                    "clientCertificate": False}},
+        "settings": {"window": {"lookbackMinutes": 60, "graceMinutes": 10, "bucketSeconds": 60},
+                     "thresholds": {"maxLag": 10000, "maxMissing": 0, "maxUnexpected": 0, "maxDuplicates": None,
+                                    "maxHeartbeatAgeSeconds": 300},
+                     "pushgateway": None},
+        "flows": [{
         "name": NS,
         "sourceAlias": "us-west",
         "targetAlias": "us-east",
-        "source": {"bootstrapServers": "us-west-kafka-bootstrap.kafka-us-west:9093"},
-        "target": {"bootstrapServers": "us-east-kafka-bootstrap.kafka-us-east:9093"},
         "replicationPolicy": "default",
         "topicPrefix": "us-west.",
+        "aggregation": False,
         "connectors": [{"name": f"{NS}-source", "restUrl": f"http://{NS}-connect-api.{NS}.svc:8083",
-                        "topics": ["test.*"], "topicsExclude": []}],
+                        "topics": ["test.*"], "topicsExclude": [], "compareValue": True, "stripHeaders": []}],
         "heartbeats": {"source": "heartbeats", "target": "us-west.heartbeats"},
         "excludeTopics": {"source": ["heartbeats", "mm2-offset-syncs.us-east.internal"],
                           "target": [f"{NS}-config-topic", f"{NS}-offsets-topic", f"{NS}-status-topic",
@@ -39,9 +49,9 @@ def test_split_flow_lists_every_connector_with_its_rest_api():
     (flow,) = config_of(patterns.split())["flows"]
     assert flow["connectors"] == [
         {"name": "workload-high-source", "restUrl": "http://workload-high-connect-api.workload-high.svc:8083",
-         "topics": ["high.*"], "topicsExclude": []},
+         "topics": ["high.*"], "topicsExclude": [], "compareValue": True, "stripHeaders": []},
         {"name": "workload-small-source", "restUrl": "http://workload-small-connect-api.workload-small.svc:8083",
-         "topics": ["low.*"], "topicsExclude": []}]
+         "topics": ["low.*"], "topicsExclude": [], "compareValue": True, "stripHeaders": []}]
     assert "workload-small-status-topic" in flow["excludeTopics"]["target"]
 
 
@@ -51,3 +61,14 @@ def test_bidirectional_pair_carries_its_loop_headers():
                                                             "dropped": "replicated-from-us-east"}
     assert flows["repl-us-east-us-west"]["topicPrefix"] == ""
     assert flows["repl-us-east-us-west"]["excludeTopics"]["source"] == ["heartbeats"]
+
+
+def test_connectors_with_smts_compare_what_the_smts_keep():
+    # The value chain rewrites values: compared on key, headers and timestamp only.
+    (flow,) = config_of(patterns.value_chain())["flows"]
+    assert [(c["compareValue"], c["stripHeaders"]) for c in flow["connectors"]] == [(False, [])]
+    # InsertHeader adds a header the source never had: stripped, values still compared.
+    (flow,) = config_of(patterns.multi_instance())["flows"]
+    assert {c["name"]: (c["compareValue"], c["stripHeaders"]) for c in flow["connectors"]} == {
+        "repl-us-west-us-east-source-first": (True, []),
+        "repl-us-west-us-east-source-second": (True, ["my_header_key"])}

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from infra import render
+from infra import names, render
 from tests.conftest import render_topology
 from tests.test_schemas import STACKS, variant_topologies
 
@@ -25,7 +25,8 @@ def check_references(objects: list[dict]) -> int:
         if o["kind"] in ("ConfigMap", "Secret"):
             keys = set(o.get("data", {})) | set(o.get("stringData", {}))
             stored[(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"])] = keys
-    roles = {o["metadata"]["namespace"]: o for o in objects if o["kind"] == "Role"}
+    # The Connect Roles (the audit has its own, tested in test_audit_plan).
+    roles = {o["metadata"]["namespace"]: o for o in objects if o["kind"] == "Role" and names.FLOW_LABEL in o["metadata"]["labels"]}
     connects = {o["metadata"]["namespace"]: o for o in objects if o["kind"] == "KafkaConnect"}
     read: dict[str, dict[str, set[str]]] = {}
     checked = 0

@@ -1,0 +1,37 @@
+"""The replication audit's components.
+
+    ReplicationAudit                kafka-replication:audit:ReplicationAudit   (name: audit)
+      Namespace, ServiceAccount, Role + RoleBinding (executors only), ConfigMap (the audit
+      configuration), Secrets (Kafka credentials per cluster), PersistentVolumeClaim (reports),
+      CronJob; and in each flow's namespace a NetworkPolicy admitting the audit to the Connect
+      REST API.
+
+Type tokens and names are part of every URN: change them only with `aliases`.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.kube import SecretResolver, create
+from infra import names
+from infra.audit import AuditPlan
+
+AUDIT_COMPONENT = "audit"
+
+
+class ReplicationAudit(pulumi.ComponentResource):
+    def __init__(self, plan: AuditPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(names.component_type("audit", "ReplicationAudit"), AUDIT_COMPONENT, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        namespace = create(plan.namespace, child, secrets)
+        ns = namespace.metadata["name"]
+        created = {}
+        for obj in plan.objects:
+            # The CronJob's first run needs everything it mounts and the RBAC it uses.
+            after = list(created.values()) if obj["kind"] == "CronJob" else []
+            created[(obj["kind"], obj["metadata"]["name"])] = create(
+                obj, pulumi.ResourceOptions(parent=self, depends_on=after), secrets, ns)
+        self.rest_policies = [create(p, child, secrets) for p in plan.rest_policies]
+        self.cronjob = created[("CronJob", names.AuditNames.cronjob)]
+        self.register_outputs(plan.outputs)

@@ -56,7 +56,8 @@ def generate(spark, root: Path, n: int) -> dict:
         F.lit("bench").alias("topic"),
         (F.col("id") % PARTITIONS).cast("int").alias("partition"),
         (F.col("id") / PARTITIONS).cast("long").alias("offset"),
-        F.timestamp_millis(F.lit(BASE_MS) + (F.col("id") / PARTITIONS).cast("long") * 1000 // RATE).alias("timestamp"),
+        F.timestamp_millis(F.lit(BASE_MS) + ((F.col("id") / PARTITIONS).cast("long") * 1000 / RATE).cast("long"))
+        .alias("timestamp"),
         F.lit(0).alias("timestampType"),
         F.array(F.struct(F.lit("trace").alias("key"), F.col("id").cast("string").cast("binary").alias("value")))
         .alias("headers"))

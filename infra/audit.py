@@ -148,7 +148,7 @@ def spark_role_rules() -> list[dict]:
     ]
 
 
-def _command(audit, n: AuditNames, aliases: list[str]) -> list[str]:
+def _command(audit, n: AuditNames, secret_aliases: list[str]) -> list[str]:
     job = ["--config", f"{names.AUDIT_CONFIG_DIR}/{names.AUDIT_CONFIG_FILE}", "--out", names.AUDIT_REPORTS_DIR,
            "--runs", "--credentials", names.AUDIT_CREDENTIALS_DIR, *(["--push"] if audit.pushgateway else [])]
     if audit.executors is None:
@@ -174,7 +174,8 @@ def _command(audit, n: AuditNames, aliases: list[str]) -> list[str]:
         "spark.executor.memory": ex.memory,
         **{f"spark.kubernetes.executor.label.{k}": v for k, v in names.AUDIT_SELECTOR.items()},
         # Executors read Kafka too: the same credential files at the same paths.
-        **{f"spark.kubernetes.executor.secrets.{n.credentials_secret(a)}": n.credentials_dir(a) for a in aliases},
+        **{f"spark.kubernetes.executor.secrets.{n.credentials_secret(a)}": n.credentials_dir(a)
+           for a in secret_aliases},
     }
     if audit.imagePullPolicy:
         conf["spark.kubernetes.container.image.pullPolicy"] = audit.imagePullPolicy
@@ -191,6 +192,8 @@ def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
     n = AuditNames(audit.namespace)
     ns = n.namespace
     aliases = audited_aliases(stack_plan)
+    # Clusters reached with credentials (PLAINTEXT ones have none: no Secret, nothing to mount).
+    secret_aliases = [a for a in aliases if credential_items(topo, a)]
     objects = [_obj("v1", "ServiceAccount", n.service_account, ns,
                     automountServiceAccountToken=audit.executors is not None)]
     if audit.executors:
@@ -203,10 +206,8 @@ def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
                         data={names.AUDIT_CONFIG_FILE: json.dumps(config, indent=2, sort_keys=True) + "\n"}))
     volumes = [{"name": "config", "configMap": {"name": n.configmap}}]
     mounts = [{"name": "config", "mountPath": names.AUDIT_CONFIG_DIR, "readOnly": True}]
-    for alias in aliases:
+    for alias in secret_aliases:
         items = credential_items(topo, alias)
-        if not items:
-            continue  # PLAINTEXT: nothing secret to reach it
         secret = {"type": "Opaque"}
         for section, chosen in (("data", [i for i in items if i in BINARY_ITEMS]),
                                 ("stringData", [i for i in items if i not in BINARY_ITEMS])):
@@ -236,7 +237,7 @@ def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
         # `python -m` starts the JVM through PySpark: the driver's heap is set here.
         env.append({"name": "PYSPARK_SUBMIT_ARGS", "value": f"--driver-memory {audit.driverMemory} pyspark-shell"})
     container = {
-        "name": "audit", "image": audit.image, "command": _command(audit, n, aliases), "env": env,
+        "name": "audit", "image": audit.image, "command": _command(audit, n, secret_aliases), "env": env,
         "resources": audit.resources.model_dump(exclude_none=True), "volumeMounts": mounts,
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
                             "runAsNonRoot": True},

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render test venv schema clean
+.PHONY: render test audit venv schema clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,13 @@ render: venv
 
 test: venv
 	$(BIN)/python -m pytest
+
+# The replication audit on a generated sample with injected faults (docs/audit.md): the audit
+# must exit 1 (findings) and name each fault.
+audit: venv
+	$(BIN)/python -m spark.sample build/audit-sample
+	$(BIN)/python -m spark.audit --local build/audit-sample --out build/audit --master 'local[2]'; \
+	  code=$$?; echo "exit code $$code (1 = findings: the sample's injected faults)"; test $$code -eq 1
 
 schema: venv
 	$(BIN)/python -m infra schema

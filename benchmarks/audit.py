@@ -61,12 +61,13 @@ def generate(spark, root: Path, n: int) -> dict:
         F.lit(0).alias("timestampType"),
         F.array(F.struct(F.lit("trace").alias("key"), F.col("id").cast("string").cast("binary").alias("value")))
         .alias("headers"))
-    # Faults in partition 3, three buckets a third of the way in, and partition 5 at two thirds.
+    # Faults in three partitions: records lost in 3 and corrupted in 6 a third of the way in,
+    # replayed in 5 at two thirds.
     a = per // 3
     b = 2 * per // 3
     lost = (F.col("partition") == 3) & (F.col("offset") >= a) & (F.col("offset") < a + LOST)
     replay = (F.col("partition") == 5) & (F.col("offset") >= b) & (F.col("offset") < b + REPLAYED)
-    corrupt = (F.col("partition") == 5) & (F.col("offset") >= b + 60_000) & (F.col("offset") < b + 60_000 + CORRUPTED)
+    corrupt = (F.col("partition") == 6) & (F.col("offset") >= a) & (F.col("offset") < a + CORRUPTED)
     replica = src.filter(~lost).withColumn(
         "value", F.when(corrupt, F.lit(b"corrupted")).otherwise(F.col("value")))
     replica = replica.unionByName(src.filter(replay))

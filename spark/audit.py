@@ -98,13 +98,12 @@ def _data_audit(flow, pairs, source, target, marks, target_marks, window: Window
         s_name, t_name, n = pair["source"], pair["target"], pair["info"].partitions
         rows = {}
         ends = {p: marks[(s_name, p)].end for p in range(n)}
-        starts = source.offsets_for_time(s_name, n, window.start_ms, ends) if not pair["info"].compacted else None
-        stops = source.offsets_for_time(s_name, n, window.until_ms, ends) if not pair["info"].compacted else None
+        times = [window.start_ms, window.until_ms]
+        starts, stops = source.offsets_for_times(s_name, n, times, ends) if not pair["info"].compacted else (None, None)
         t_info = pair["targetInfo"]
         if t_info and not pair["info"].compacted:
             t_ends = {p: target_marks[(t_name, p)][1] for p in range(t_info.partitions)}
-            t_starts = target.offsets_for_time(t_name, t_info.partitions, window.start_ms, t_ends)
-            t_stops = target.offsets_for_time(t_name, t_info.partitions, window.until_ms, t_ends)
+            t_starts, t_stops = target.offsets_for_times(t_name, t_info.partitions, times, t_ends)
         for p in range(n):
             m = marks[(s_name, p)]
             row = rows[p] = _blank(p)

@@ -6,7 +6,7 @@ Both kinds of cluster answer the same questions, so everything above this module
 production and in tests:
   topics()                  {topic: TopicInfo(partitions, compacted)}
   watermarks(topics)        {(topic, partition): (earliest, end)}
-  offsets_for_time(t, ms)   {partition: first offset with timestamp >= ms (end when none)}
+  offsets_for_times(t, [ms]) per ms, {partition: first offset with timestamp >= ms (end when none)}
   read(ranges)              a DataFrame of the records in {(topic, partition): (start, end)}
 """
 
@@ -162,12 +162,16 @@ class KafkaCluster:
                                    TopicPartition(t, p), self.timeout)
                 for t, info in sorted(topics.items()) for p in range(info.partitions)}
 
-    def offsets_for_time(self, topic: str, partitions: int, ms: int, ends: dict[int, int]) -> dict[int, int]:
+    def offsets_for_times(self, topic: str, partitions: int, times: list[int], ends: dict[int, int]
+                          ) -> list[dict[int, int]]:
         from confluent_kafka import TopicPartition
-        found = self._call(f"offsets for time of {topic}", self.consumer.offsets_for_times,
-                           [TopicPartition(topic, p, ms) for p in range(partitions)], self.timeout)
-        # -1: no record at or after `ms`: the window ends at the partition's end.
-        return {tp.partition: tp.offset if tp.offset >= 0 else ends[tp.partition] for tp in found}
+        out = []
+        for ms in times:
+            found = self._call(f"offsets for time of {topic}", self.consumer.offsets_for_times,
+                               [TopicPartition(topic, p, ms) for p in range(partitions)], self.timeout)
+            # -1: no record at or after `ms`: the window ends at the partition's end.
+            out.append({tp.partition: tp.offset if tp.offset >= 0 else ends[tp.partition] for tp in found})
+        return out
 
     def read(self, ranges: Ranges) -> DataFrame:
         ranges = {tp: r for tp, r in ranges.items() if r[1] > r[0]}
@@ -216,11 +220,15 @@ class ParquetCluster:
             return self.spark.createDataFrame([], KAFKA_ROW)
         return self.spark.read.schema(KAFKA_ROW).parquet(*paths)
 
-    def offsets_for_time(self, topic: str, partitions: int, ms: int, ends: dict[int, int]) -> dict[int, int]:
-        rows = (self._frame([topic]).filter(F.col("timestamp") >= F.timestamp_millis(F.lit(ms)))
-                .groupBy("partition").agg(F.min("offset").alias("o")).collect())
-        found = {r["partition"]: r["o"] for r in rows}
-        return {p: found.get(p, ends[p]) for p in range(partitions)}
+    def offsets_for_times(self, topic: str, partitions: int, times: list[int], ends: dict[int, int]
+                          ) -> list[dict[int, int]]:
+        # The broker's time index, emulated: one pass over the topic for every time asked.
+        rows = (self._frame([topic]).groupBy("partition").agg(*(
+            F.min(F.when(F.col("timestamp") >= F.timestamp_millis(F.lit(ms)), F.col("offset"))).alias(f"o{i}")
+            for i, ms in enumerate(times))).collect())
+        found = {r["partition"]: r for r in rows}
+        return [{p: found[p][f"o{i}"] if p in found and found[p][f"o{i}"] is not None else ends[p]
+                 for p in range(partitions)} for i in range(len(times))]
 
     def read(self, ranges: Ranges) -> DataFrame:
         ranges = {tp: r for tp, r in ranges.items() if r[1] > r[0]}

@@ -10,7 +10,6 @@ import pulumi
 from infra import PROJECT, names
 from infra.connection import SecretValue
 from infra.errors import Problem
-from infra.plan import StackPlan
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPOLOGY_KEY = "topology"

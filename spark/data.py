@@ -132,6 +132,16 @@ def diff_records(source: DataFrame, target: DataFrame, only_buckets: DataFrame |
     if only_buckets is not None:
         keep = F.broadcast(only_buckets)
         source, target = source.join(keep, BUCKET, "left_semi"), target.join(keep, BUCKET, "left_semi")
+    # Both sides are used by several queries below: read and hash them once.
+    source, target = source.cache(), target.cache()
+    try:
+        return _diff(source, target)
+    finally:
+        source.unpersist()
+        target.unpersist()
+
+
+def _diff(source: DataFrame, target: DataFrame) -> dict[tuple[str, int], PartitionDiff]:
     fp_key = [*PARTITION, "fp"]
     t_counts = target.groupBy(*fp_key).agg(F.count(F.lit(1)).alias("ct"))
     s_counts = source.groupBy(*fp_key).agg(F.count(F.lit(1)).alias("cs"))

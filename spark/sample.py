@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 

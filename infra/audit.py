@@ -12,7 +12,7 @@ from infra import names
 from infra.connection import SecretValue
 from infra.model import Audit, Topology
 from infra.names import AuditNames, secret_key
-from infra.plan import StackPlan
+from infra.plan import SMT_INSERT_HEADER, StackPlan
 
 VERSION = 1
 # The files of a cluster's credentials directory (`<credentials>/<alias>/<file>`), by secret
@@ -20,7 +20,6 @@ VERSION = 1
 CREDENTIAL_FILES = {"password": "password", "caCert": "ca.crt", "truststore": "truststore",
                     "truststorePassword": "truststore.password", "clientCert": "client.crt",
                     "clientKey": "client.key"}
-INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
 
 
 def _cluster(topo: Topology, alias: str) -> dict:
@@ -35,24 +34,14 @@ def _cluster(topo: Topology, alias: str) -> dict:
             "clientCertificate": bool(tls and tls.clientCertificate)}
 
 
-def credential_items(topo: Topology, alias: str) -> list[str]:
-    """The secret config items (infra.config.SECRET_ITEMS) the audit needs to reach `alias`."""
-    audit_cluster = _cluster(topo, alias)
-    items = ["password"] if audit_cluster["saslMechanism"] else []
-    trust = audit_cluster["trust"]
-    items += [] if trust is None else ["caCert"] if trust == "pem" else ["truststore", "truststorePassword"]
-    items += ["clientCert", "clientKey"] if audit_cluster["clientCertificate"] else []
-    return items
-
-
 def _comparison(spec) -> dict:
     """How the data audit compares one connector's records. Header SMTs add headers the source
     never had (stripped before comparing); any other SMT or converter may rewrite values, so
     those connectors are compared on key, headers and timestamp only."""
-    rewrites = bool(spec.converters) or any(t.type != INSERT_HEADER for t in spec.transforms)
+    rewrites = bool(spec.converters) or any(t.type != SMT_INSERT_HEADER for t in spec.transforms)
     return {"compareValue": not rewrites,
             "stripHeaders": sorted(str(t.config["header"]) for t in spec.transforms
-                                   if t.type == INSERT_HEADER and "header" in t.config)}
+                                   if t.type == SMT_INSERT_HEADER and "header" in t.config)}
 
 
 def audited_aliases(stack_plan: StackPlan) -> list[str]:
@@ -193,7 +182,7 @@ def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
     ns = n.namespace
     aliases = audited_aliases(stack_plan)
     # Clusters reached with credentials (PLAINTEXT ones have none: no Secret, nothing to mount).
-    secret_aliases = [a for a in aliases if credential_items(topo, a)]
+    secret_aliases = [a for a in aliases if topo.clusters[a].security.secret_items]
     objects = [_obj("v1", "ServiceAccount", n.service_account, ns,
                     automountServiceAccountToken=audit.executors is not None)]
     if audit.executors:
@@ -207,7 +196,7 @@ def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
     volumes = [{"name": "config", "configMap": {"name": n.configmap}}]
     mounts = [{"name": "config", "mountPath": names.AUDIT_CONFIG_DIR, "readOnly": True}]
     for alias in secret_aliases:
-        items = credential_items(topo, alias)
+        items = topo.clusters[alias].security.secret_items
         secret = {"type": "Opaque"}
         for section, chosen in (("data", [i for i in items if i in BINARY_ITEMS]),
                                 ("stringData", [i for i in items if i not in BINARY_ITEMS])):

@@ -6,6 +6,7 @@ would then skip)."""
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 
 MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
           "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
@@ -64,6 +65,7 @@ def parse(schedule: str) -> tuple:
     return minutes, hours, dom, months, dow, dom_set and dow_set
 
 
+@lru_cache(maxsize=64)
 def shortest_period_seconds(schedule: str) -> int:
     """The shortest interval between two consecutive runs over four years (every calendar case)."""
     minutes, hours, dom, months, dow, either = parse(schedule)

@@ -18,6 +18,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       field_validator, model_validator)
 
 from infra import guardrails
+from infra.cron import shortest_period_seconds
 from infra.errors import Problem, TopologyError, in_file_order
 from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
                          FlowNames, bidirectional_flow_name, default_flow_name)
@@ -155,6 +156,17 @@ class Security(_Strict):
     def effective_tls(self) -> Tls | None:
         # TLS protocols without a `tls` block trust a PEM CA certificate, the commonest setup.
         return (self.tls or Tls()) if self.protocol.tls else None
+
+    @property
+    def secret_items(self) -> list[str]:
+        """The secret config items (`<alias>.<item>`, infra/config.py SECRET_ITEMS) a client of
+        this cluster needs."""
+        tls = self.effective_tls
+        items = ["password"] if self.sasl else []
+        if tls:
+            items += ["caCert"] if tls.trust is Trust.pem else ["truststore", "truststorePassword"]
+            items += ["clientCert", "clientKey"] if tls.clientCertificate else []
+        return items
 
 
 class Cluster(_Strict):
@@ -460,13 +472,11 @@ class Audit(_Strict):
     @field_validator("schedule")
     @classmethod
     def _schedule(cls, value: str) -> str:
-        from infra.cron import shortest_period_seconds
         shortest_period_seconds(value)  # ValueError names the field at fault
         return value
 
     @property
     def period_seconds(self) -> int:
-        from infra.cron import shortest_period_seconds
         return shortest_period_seconds(self.schedule)
 
     @property
@@ -639,9 +649,8 @@ def _check_audit(topo: Topology, audit: Audit) -> list[Problem]:
         problems.append(Problem("audit", "activeDeadlineSeconds", audit.activeDeadlineSeconds,
                                 f"less than the schedule's shortest period ({period} s): a run must end before "
                                 "the next one is due"))
-    if audit.namespace in {f.flow_name for f in topo.sorted_flows()} | {
-            FlowNames(f.flow_name, f.source, f.target, p.name).namespace
-            for f in topo.sorted_flows() for p in topo.parts(f)}:
+    if audit.namespace in {FlowNames(f.flow_name, f.source, f.target, p.name).namespace
+                           for f in topo.sorted_flows() for p in topo.parts(f)}:
         problems.append(Problem("audit", "namespace", audit.namespace, "a namespace no flow uses"))
     for field, text in (("reports.size", audit.reports.size),
                         *((f"resources.{k}.{r}", v) for k, d in audit.resources.model_dump(exclude_none=True).items()

@@ -204,8 +204,8 @@ def summary(render: Render) -> str:
         meta = obj["metadata"]
         # Objects are grouped per namespace: one per flow, or per Connect cluster of a split flow.
         owner = meta["labels"].get(names.FLOW_LABEL)
-        owner = f"flow {owner}" if owner else "audit" if meta["labels"].get("app.kubernetes.io/name") == names.AUDIT \
-            else "?"
+        audit = names.AUDIT_SELECTOR.items() <= meta["labels"].items()
+        owner = f"flow {owner}" if owner else "audit" if audit else "?"
         per_flow[(owner, meta.get("namespace") or meta["name"])][obj["kind"]] += 1
     components = Counter(r.type.removeprefix(COMPONENT_PREFIX) for r in render.resources
                          if r.type.startswith(COMPONENT_PREFIX))

@@ -68,8 +68,7 @@ def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Wi
     try:
         source_topics, target_topics = source.topics(), target.topics()
         pairs = _topic_pairs(flow, source_topics, target_topics)
-        offsets = offsets_audit(flow, fetch, lambda alias: source.watermarks(source_topics),
-                                settings["thresholds"]["maxLag"])
+        offsets = offsets_audit(flow, fetch, source.watermarks(source_topics), settings["thresholds"]["maxLag"])
         marks = {(r.topic, r.partition): r for r in offsets}
         target_marks = target.watermarks({p["target"]: p["targetInfo"] for p in pairs if p["targetInfo"]})
         out["topics"] = _data_audit(flow, pairs, source, target, marks, target_marks, window)
@@ -292,13 +291,13 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: cannot read the audit configuration {config_path}: {exc}", file=sys.stderr)
         return report.EXIT["error"]
-    now = args.now_ms or int(time.time() * 1000)
     w = config["settings"]["window"]
+    # A sample pins its window and clock (window.json); the command line wins over both.
     pinned = json.loads((args.local / "window.json").read_text()) if args.local and \
         (args.local / "window.json").exists() else {}
+    now = args.now_ms or pinned.get("now") or int(time.time() * 1000)
     until = args.until_ms or pinned.get("until") or now - w["graceMinutes"] * 60_000
     start = args.from_ms or pinned.get("from") or until - w["lookbackMinutes"] * 60_000
-    now = args.now_ms or pinned.get("now") or now
     window = Window(start, until, w["bucketSeconds"] * 1000)
     from pyspark.sql import SparkSession
     owned = SparkSession.getActiveSession() is None  # an embedding caller keeps its session

@@ -13,6 +13,7 @@ production and in tests:
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -70,8 +71,11 @@ def _pem_from_store(directory: Path, store_type: str) -> Path:
                             capture_output=True, text=True)
     if result.returncode:
         raise Unverifiable(f"credentials: keytool could not read {store}: {result.stderr.strip()[:200]}")
-    out.write_text("".join(line + "\n" for line in result.stdout.splitlines()
-                           if line.startswith("-----") or not line.count(":")))
+    # Keep the certificates only: keytool's listing wraps them in alias names, dates and counts.
+    pem = re.findall(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", result.stdout, re.DOTALL)
+    if not pem:
+        raise Unverifiable(f"credentials: {store} holds no certificate")
+    out.write_text("\n".join(pem) + "\n")
     return out
 
 

@@ -117,13 +117,12 @@ def selected(topic: str, include: list[str], exclude: list[str], never: list[str
     return topic not in never and Filter(tuple(include), tuple(exclude or DEFAULT_TOPICS_EXCLUDE)).matches(topic)
 
 
-def audit_flow(flow: dict, fetch, watermarks, max_lag: int = 0) -> list[PartitionAudit]:
+def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], max_lag: int = 0
+               ) -> list[PartitionAudit]:
     """The offsets audit of one flow of the audit configuration (infra/audit.py).
 
-    `fetch(rest_url, connector)` returns the REST offsets payload; `watermarks(alias)` returns
-    {(topic, partition): (earliest, end)} for every topic of that cluster. Both raise
-    Unverifiable when they cannot read."""
-    marks = watermarks(flow["sourceAlias"])
+    `fetch(rest_url, connector)` returns the REST offsets payload (raising Unverifiable when it
+    cannot read); `marks` are {(topic, partition): (earliest, end)} of the source's topics."""
     rows = []
     for connector in flow["connectors"]:
         committed = parse_connect_offsets(fetch(connector["restUrl"], connector["name"]), flow["sourceAlias"])

@@ -131,7 +131,7 @@ def test_audit_flow_selects_each_connectors_partitions():
         calls.append((url, name))
         return payloads[name]
 
-    rows = audit_flow(FLOW, fetch, lambda alias: marks if alias == "us-west" else {})
+    rows = audit_flow(FLOW, fetch, marks)
     assert calls == [("http://a", "f-source-a"), ("http://b", "f-source-b")]
     # test.internal: MirrorMaker 2's default exclude; heartbeats: the source's own; prod.tmp: excluded.
     assert [(r.connector, r.topic, r.partition, r.status.value, r.lag) for r in rows] == [
@@ -145,7 +145,7 @@ def test_audit_flow_propagates_what_it_cannot_read():
         raise Unverifiable(f"{url}: HTTP 503 after 3 attempt(s)")
 
     with pytest.raises(Unverifiable, match="HTTP 503"):
-        audit_flow(FLOW, fetch, lambda alias: {("test.a", 0): (0, 1)})
+        audit_flow(FLOW, fetch, {("test.a", 0): (0, 1)})
 
 
 # ----------------------------------------------------------------- against librdkafka's mock cluster
@@ -188,12 +188,9 @@ def test_offsets_audit_end_to_end_against_broker_and_rest(mock_kafka, connect_ap
     flow = {"name": "f", "sourceAlias": "us-west", "excludeTopics": {"source": ["heartbeats"]},
             "connectors": [{"name": "repl-source", "restUrl": connect_api, "topics": ["test\\..*", "prod\\..*"],
                             "topicsExclude": ["prod\\.tmp"]}]}
-
-    def watermarks(alias):
-        assert alias == "us-west"
-        return cluster.watermarks({t: TopicInfo(n, False) for t, n in cluster.partitions().items()})
+    marks = cluster.watermarks({t: TopicInfo(n, False) for t, n in cluster.partitions().items()})
     rows = [(r.topic, r.partition, r.committed, r.lag, r.status.value)
-            for r in audit_flow(flow, lambda url, c: fetch_connect_offsets(url, c, backoff_seconds=0), watermarks,
+            for r in audit_flow(flow, lambda url, c: fetch_connect_offsets(url, c, backoff_seconds=0), marks,
                                 max_lag=5)]
     assert rows == [("test.a", 0, 41, 0, "ok"), ("test.a", 1, 9, 20, "lagging"),
                     ("test.a", 2, None, 12, "never-replicated"), ("test.a", 3, None, 0, "ok")]

@@ -97,3 +97,18 @@ def test_client_configs_read_credentials_from_mounted_files(tmp_path: Path):
 def test_missing_credentials_are_unverifiable(tmp_path: Path):
     with pytest.raises(Unverifiable, match="cannot read .*password"):
         librdkafka_config(CLUSTER, tmp_path)
+
+
+def test_a_jks_truststore_becomes_pem_for_librdkafka(tmp_path: Path):
+    import shutil
+    import subprocess
+    if shutil.which("keytool") is None:
+        pytest.fail("keytool (Java 17, which the suite needs for Spark) is missing")
+    subprocess.run(["keytool", "-genkeypair", "-keystore", str(tmp_path / "truststore"), "-storetype", "JKS",
+                    "-storepass", "changeit", "-alias", "ca", "-dname", "CN=audit-test-ca", "-keyalg", "RSA",
+                    "-keysize", "2048"], check=True, capture_output=True)
+    (tmp_path / "truststore.password").write_text("changeit")
+    conf = librdkafka_config({**CLUSTER, "saslMechanism": None, "trust": "jks"}, tmp_path)
+    pem = Path(conf["ssl.ca.location"]).read_text()
+    assert pem.startswith("-----BEGIN CERTIFICATE-----\n") and pem.endswith("-----END CERTIFICATE-----\n")
+    assert pem.count("BEGIN CERTIFICATE") == 1 and "Alias" not in pem and "entr" not in pem

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from infra import model, names
-from infra.plan import CONNECTOR_CLASSES, plan
-from tests.conftest import parse_or_reject, sometimes
-from tests.test_references import check_references
+from infra.plan import CONNECTOR_CLASSES
+from tests.conftest import sometimes
+from tests.test_references import plan_random
 
 EXAMPLES = int(os.environ.get("PATTERN_EXAMPLES", "2000"))
 ALIASES = ["a", "b", "c"]
@@ -109,13 +109,10 @@ def accepts(include, exclude, topic: str) -> bool:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(topologies())
 def test_random_pattern_topologies_plan_with_invariants_or_fail_with_messages(data):
-    topo = parse_or_reject(data)
-    if topo is None:
+    planned = plan_random(data)
+    if planned is None:
         return
-    stack = plan(topo)
-    objects = list(stack.objects)
-    assert len({(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}) == len(objects)
-    assert check_references(objects) > 0
+    topo, stack = planned
     target_topics: dict[str, list] = {}
     for flow_plan in stack.flows:
         flow = flow_plan.flow

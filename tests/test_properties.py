@@ -7,9 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from infra.model import DNS1123_LABEL
-from infra.plan import plan
-from tests.conftest import parse_or_reject, sometimes
-from tests.test_references import check_references
+from tests.conftest import sometimes
+from tests.test_references import plan_random
 from tests.test_schemas import unknown_fields, crd_schema
 
 import jsonschema
@@ -54,15 +53,13 @@ def topologies(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(topologies())
 def test_random_topologies_plan_cleanly_or_fail_with_messages(data):
-    topo = parse_or_reject(data)
-    if topo is None:
+    planned = plan_random(data)
+    if planned is None:
         return
-    stack = plan(topo)
+    topo, stack = planned
     objects = list(stack.objects)
     names = [o["metadata"]["name"] for o in objects]
     assert all(DNS1123_LABEL.match(n) or set(n) <= set("abcdefghijklmnopqrstuvwxyz0123456789-.") for n in names)
-    assert len({(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}) == len(objects)
-    assert check_references(objects) > 0
     for o in objects:
         if o["apiVersion"].startswith("kafka.strimzi.io/"):
             schema = crd_schema(o["apiVersion"], o["kind"])

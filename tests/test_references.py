@@ -8,7 +8,9 @@ import re
 import pytest
 
 from infra import names, render
-from tests.conftest import render_topology
+from infra.model import Topology
+from infra.plan import StackPlan, plan
+from tests.conftest import parse_or_reject, render_topology
 from tests.test_schemas import STACKS, variant_topologies
 
 REF = re.compile(r"\$\{(cfmap|secret|file):([^}]*)\}")
@@ -16,6 +18,19 @@ REF = re.compile(r"\$\{(cfmap|secret|file):([^}]*)\}")
 WORKER_FILE_KEYS = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
                     "ssl.truststore.location", "ssl.truststore.password",
                     "ssl.keystore.location", "ssl.keystore.password"}
+
+
+def plan_random(data: dict) -> tuple[Topology, StackPlan] | None:
+    """A generated topology planned, with what every plan must keep (no object twice, every
+    reference resolved), or None when it was refused with complete messages."""
+    topo = parse_or_reject(data)
+    if topo is None:
+        return None
+    stack = plan(topo)
+    objects = list(stack.objects)
+    assert len({(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}) == len(objects)
+    assert check_references(objects) > 0
+    return topo, stack
 
 
 def check_references(objects: list[dict]) -> int:

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render test audit venv schema clean
+.PHONY: render test audit venv schema apiserver clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,14 @@ venv: $(BIN)/.installed
 render: venv
 	$(BIN)/python -m infra render --stack $(STACK) --out $(OUT) --placeholder-secrets
 
-test: venv
+test: venv apiserver
 	$(BIN)/python -m pytest
+
+# The real kube-apiserver of the API-server tier (docs/apiserver.md), built once into ~/.cache
+# (root, apt, a few minutes). Without it that tier skips, unless APISERVER_REQUIRED=1 (CI).
+apiserver:
+	@bash tests/apiserver/build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
+	  echo "kube-apiserver could not be built: the API-server tier will skip (docs/apiserver.md)"; }
 
 # The replication audit on a generated sample with injected faults (docs/audit.md): the audit
 # must exit 1 (findings) and name each fault.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,15 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# The API-server tier's figures (tests/test_apiserver.py): objects the server accepted, broken
+# ones it refused, access questions its authorizer answered. Printed at the end of the run.
+APISERVER_COUNTS: Counter = Counter()
+
+
+def pytest_terminal_summary(terminalreporter):
+    if APISERVER_COUNTS:
+        terminalreporter.write_sep("-", "API server tier (kube-apiserver v1.20.2)")
+        for what, n in sorted(APISERVER_COUNTS.items()):
+            terminalreporter.write_line(f"{n:>7}  {what}")

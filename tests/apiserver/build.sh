@@ -72,8 +72,7 @@ ln -sfn "$SRCDIR" "$WORK/.go/src/k8s.io/kubernetes"
 log "building cmd/kube-apiserver (several minutes on 2 cores)"
 (
   cd "$WORK/.go/src/k8s.io/kubernetes"
-  export PATH="/usr/lib/go-1.19/bin:$PATH" GOPATH="$WORK/.go" GOFLAGS=-mod=vendor \
-         GOCACHE="$CACHE/gocache" GO111MODULE=on
+  export PATH="/usr/lib/go-1.19/bin:$PATH" GOPATH="$WORK/.go" GOFLAGS=-mod=vendor GO111MODULE=on
   make WHAT=cmd/kube-apiserver CGO_ENABLED=0 KUBE_GIT_VERSION=$VERSION KUBE_GIT_TREE_STATE=clean >&2
 )
 OUT=$(find "$SRCDIR/_output" -type f -name kube-apiserver -perm -u+x | head -1)

@@ -157,11 +157,8 @@ def _windowed(source, target, s_side, t_side, s_ranges, t_ranges, window, rows, 
     # Tier 2: only the differing buckets' offset spans are read again.
     s2 = source.read(data.tier2_ranges(tier1.differing, "s"))
     t2 = target.read({(prefix + t, p): r for (t, p), r in data.tier2_ranges(tier1.differing, "t").items()})
-    spark = s.sparkSession
-    only = spark.createDataFrame([(b["topic"], b["partition"], b["bucket"]) for b in tier1.differing],
-                                 "topic string, partition int, bucket long")
     diffs = data.diff_records(data.prepare(s2, s_side, window.bucket_ms), data.prepare(t2, t_side, window.bucket_ms),
-                              only)
+                              tier1.differing)
     for (topic, p), d in diffs.items():
         if topic in rows and p in rows[topic]:
             rows[topic][p].update(missing=d.missing, duplicate=d.duplicate, unexpected=d.unexpected,

@@ -17,9 +17,15 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from functools import reduce
+from datetime import datetime, timezone
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -200,10 +206,12 @@ class KafkaCluster:
 class ParquetCluster:
     """`<root>/<topic>/*.parquet` in the Kafka row schema, with `<root>/topics.json`:
     {topic: {"partitions": n, "cleanupPolicy": "delete", "earliest": {p: offset}, "end": {p: offset}}}
-    (earliest/end as the broker would report them: records may have aged out before the dump)."""
+    (earliest/end as the broker would report them: records may have aged out before the dump).
+    The files hold exactly the retained records: offsets in [earliest, end) of each partition."""
 
     def __init__(self, spark: SparkSession, root: Path):
         self.spark, self.root = spark, Path(root)
+        self._groups: dict[str, list[_RowGroup]] = {}
         path = self.root / METADATA_FILE
         try:
             self.meta = json.loads(path.read_text())
@@ -218,29 +226,113 @@ class ParquetCluster:
         return {(t, p): (self.meta[t]["earliest"][str(p)], self.meta[t]["end"][str(p)])
                 for t, info in sorted(topics.items()) for p in range(info.partitions)}
 
-    def _frame(self, topics) -> DataFrame:
-        paths = [str(self.root / t) for t in sorted(topics) if (self.root / t).is_dir()]
-        if not paths:
-            return self.spark.createDataFrame([], KAFKA_ROW)
-        return self.spark.read.schema(KAFKA_ROW).parquet(*paths)
-
     def offsets_for_times(self, topic: str, partitions: int, times: list[int], ends: dict[int, int]
                           ) -> list[dict[int, int]]:
-        # The broker's time index, emulated: one pass over the topic for every time asked.
-        rows = (self._frame([topic]).groupBy("partition").agg(*(
-            F.min(F.when(F.col("timestamp") >= F.timestamp_millis(F.lit(ms)), F.col("offset"))).alias(f"o{i}")
-            for i, ms in enumerate(times))).collect())
-        found = {r["partition"]: r for r in rows}
-        return [{p: found[p][f"o{i}"] if p in found and found[p][f"o{i}"] is not None else ends[p]
-                 for p in range(partitions)} for i in range(len(times))]
+        """The broker's answer (the first offset whose timestamp is at or after each time), found
+        the way its time index finds it: row-group statistics (timestamp and offset ranges) say
+        where to look, and only row groups that can hold an earlier answer are read."""
+        groups = sorted(self._row_groups(topic), key=lambda g: g.offsets[0])
+        answers = []
+        for ms in times:
+            best: dict[int, int] = {}
+            for g in groups:
+                if g.times[1] < ms:
+                    continue
+                # In offset order, a row group can only improve on an answer when its first
+                # offset is below the answer of a partition it may hold.
+                if all(p in best and best[p] <= g.offsets[0]
+                       for p in range(max(g.partitions[0], 0), min(g.partitions[1], partitions - 1) + 1)):
+                    continue
+                for p, offset in g.first_at_or_after(ms).items():
+                    if p < partitions and (p not in best or offset < best[p]):
+                        best[p] = offset
+            answers.append({p: best.get(p, ends[p]) for p in range(partitions)})
+        return answers
+
+    def _row_groups(self, topic: str) -> list[_RowGroup]:
+        if topic not in self._groups:
+            self._groups[topic] = [g for f in sorted((self.root / topic).glob("*.parquet"))
+                                   for g in _RowGroup.of_file(f)]
+        return self._groups[topic]
+
+    def _whole(self, topic: str, bounds: dict[int, tuple[int, int]]) -> bool:
+        """Whether the ranges cover every record the dump holds of the topic: [earliest, end)
+        of each partition."""
+        meta = self.meta.get(topic)
+        if not meta:
+            return False
+        for p in range(meta["partitions"]):
+            earliest, end = meta["earliest"][str(p)], meta["end"][str(p)]
+            start, stop = bounds.get(p, (end, end))
+            if earliest < end and (start > earliest or stop < end):
+                return False
+        return True
 
     def read(self, ranges: Ranges) -> DataFrame:
-        ranges = {tp: r for tp, r in ranges.items() if r[1] > r[0]}
-        if not ranges:
+        """The records of the ranges, as the Kafka source reads them. Each topic's directory is
+        read on its own with its partitions' bounds looked up by partition number (no per-record
+        comparison of topic names); the overall offset span prunes row groups the way a Kafka
+        consumer seeks."""
+        frames = []
+        for topic in sorted({t for (t, _), (start, end) in ranges.items() if end > start}):
+            bounds = {p: r for (t, p), r in ranges.items() if t == topic and r[1] > r[0]}
+            if not (self.root / topic).is_dir():
+                continue
+            frame = self.spark.read.schema(KAFKA_ROW).parquet(str(self.root / topic))
+            if self._whole(topic, bounds):
+                # Every retained record of the topic is wanted: like the Kafka source, read them
+                # without testing each one.
+                frames.append(frame)
+                continue
+            n = max(bounds) + 1
+
+            def at(i: int) -> Column:
+                table = F.array(*(F.lit(bounds.get(p, (0, 0))[i]).cast("long") for p in range(n)))
+                return F.try_element_at(table, F.col("partition") + 1)
+            frames.append(frame.filter(
+                F.col("partition").isin(*bounds) & (F.col("offset") >= min(r[0] for r in bounds.values()))
+                & (F.col("offset") < max(r[1] for r in bounds.values()))
+                & (F.col("offset") >= at(0)) & (F.col("offset") < at(1))))
+        if not frames:
             return self.spark.createDataFrame([], KAFKA_ROW)
-        wanted = None
-        for (topic, partition), (start, end) in sorted(ranges.items()):
-            cond = ((F.col("topic") == topic) & (F.col("partition") == partition)
-                    & (F.col("offset") >= start) & (F.col("offset") < end))
-            wanted = cond if wanted is None else wanted | cond
-        return self._frame({t for t, _ in ranges}).filter(wanted)
+        return reduce(DataFrame.unionByName, frames)
+
+
+@dataclass(frozen=True)
+class _RowGroup:
+    """One Parquet row group of a dump, with the ranges its statistics give (whole ranges when a
+    writer left them out, e.g. INT96 timestamps: then it is simply read)."""
+    path: Path
+    index: int
+    partitions: tuple[int, int]
+    offsets: tuple[int, int]
+    times: tuple[int, int]  # epoch ms
+
+    @classmethod
+    def of_file(cls, path: Path) -> list[_RowGroup]:
+        meta = pq.ParquetFile(path).metadata
+        column = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+        groups = []
+        for i in range(meta.num_row_groups):
+            rg = meta.row_group(i)
+            if rg.num_rows == 0:
+                continue
+
+            def stats(name, whole, convert=int):
+                st = rg.column(column[name]).statistics
+                return (convert(st.min), convert(st.max)) if st is not None and st.has_min_max else whole
+            groups.append(cls(path, i, stats("partition", (0, 2**31)), stats("offset", (0, 2**63)),
+                              stats("timestamp", (-2**63, 2**63), _epoch_ms)))
+        return groups
+
+    def first_at_or_after(self, ms: int) -> dict[int, int]:
+        table = pq.ParquetFile(self.path).read_row_group(self.index, columns=["partition", "offset", "timestamp"])
+        stamps = pc.cast(table["timestamp"], pa.timestamp("ms", tz="UTC"), safe=False).cast(pa.int64())
+        found = table.filter(pc.greater_equal(stamps, ms)).group_by("partition").aggregate([("offset", "min")])
+        return dict(zip(found["partition"].to_pylist(), found["offset_min"].to_pylist()))
+
+
+def _epoch_ms(value) -> int:
+    if isinstance(value, datetime):
+        return int((value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp() * 1000)
+    return int(value)

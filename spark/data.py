@@ -10,10 +10,12 @@ range: the audit compares the two multisets of fingerprints per partition.
 Two tiers (docs/audit.md):
   1. counting, always: per (topic, partition, time bucket) each side's record count and the sum
      of the low 32 bits of its fingerprints (Chaperone-style, plus a checksum so that a
-     corrupted value changes the bucket). One scan of each side, a small aggregate.
+     corrupted value changes the bucket). One Spark job: one scan of each side, a small
+     aggregate, one row per partition back to the driver.
   2. record diff, only for buckets where tier 1 disagrees: the records of those buckets are read
      again (their offset ranges only) and their fingerprint multisets compared, which yields
-     missing records (as contiguous source ranges), duplicates and unexpected records.
+     missing records (as contiguous source ranges), duplicates and unexpected records. One
+     Spark job as well.
 Compacted topics skip both: the latest fingerprint per key is compared instead, never counts.
 """
 
@@ -70,11 +72,11 @@ def prepare(df: DataFrame, side: Side, bucket_ms: int) -> DataFrame:
 # ----------------------------------------------------------------- tier 1: counting
 
 
-def buckets(prepared: DataFrame) -> DataFrame:
-    return prepared.groupBy(*BUCKET).agg(
-        F.count(F.lit(1)).alias("n"),
-        F.sum(F.col("fp").bitwiseAND(F.lit(LOW32))).alias("h"),
-        F.min("offset").alias("lo"), F.max("offset").alias("hi"))
+def _both(source: DataFrame, target: DataFrame) -> DataFrame:
+    """Both sides as one frame (`s`: from the source), so that each tier is one Spark job: one
+    scan of each side, no join of per-side results."""
+    cols = [*BUCKET, "offset", "fp"]
+    return source.select(*cols, F.lit(True).alias("s")).unionByName(target.select(*cols, F.lit(False).alias("s")))
 
 
 @dataclass
@@ -84,21 +86,35 @@ class Tier1:
 
 
 def compare_buckets(source: DataFrame, target: DataFrame) -> Tier1:
-    s = buckets(source).select(*BUCKET, *(F.col(c).alias(f"s_{c}") for c in ("n", "h", "lo", "hi")))
-    t = buckets(target).select(*BUCKET, *(F.col(c).alias(f"t_{c}") for c in ("n", "h", "lo", "hi")))
-    joined = s.join(t, BUCKET, "full_outer").withColumn(
-        "differs", ~(F.col("s_n").eqNullSafe(F.col("t_n")) & F.col("s_h").eqNullSafe(F.col("t_h")))).cache()
-    try:
-        totals = {(r["topic"], r["partition"]): {"sourceRecords": r["s"], "targetRecords": r["t"],
-                                                 "buckets": r["b"], "bucketsDiffering": r["d"]}
-                  for r in joined.groupBy(*PARTITION).agg(
-                      F.coalesce(F.sum("s_n"), F.lit(0)).alias("s"), F.coalesce(F.sum("t_n"), F.lit(0)).alias("t"),
-                      F.count(F.lit(1)).alias("b"), F.sum(F.col("differs").cast("long")).alias("d")).collect()}
-        differing = [r.asDict() for r in joined.filter("differs").drop("differs", "s_h", "t_h", "s_n", "t_n")
-                     .orderBy(*BUCKET).collect()]
-    finally:
-        joined.unpersist()
-    return Tier1(totals, differing)
+    # Per side first (4 plain aggregates a record, not 8 conditional ones), then the two sides
+    # of each bucket side by side: that second step only sees a few rows per bucket.
+    per_side = _both(source, target).groupBy(*BUCKET, "s").agg(
+        F.count(F.lit(1)).alias("n"), F.sum(F.col("fp").bitwiseAND(F.lit(LOW32))).alias("h"),
+        F.min("offset").alias("lo"), F.max("offset").alias("hi"))
+    per_bucket = per_side.groupBy(*BUCKET).agg(*(
+        F.coalesce(F.max(F.when(F.col("s") == side, F.col(c))), F.lit(0) if c == "n" else F.lit(None)).alias(f"{p}_{c}")
+        for side, p in ((True, "s"), (False, "t")) for c in ("n", "h", "lo", "hi")))
+    differs = (F.col("s_n") != F.col("t_n")) | ~F.col("s_h").eqNullSafe(F.col("t_h"))
+    # One row per partition, carrying its differing buckets: the driver never sees the others.
+    rows = per_bucket.groupBy(*PARTITION).agg(
+        F.sum("s_n").alias("s"), F.sum("t_n").alias("t"), F.count(F.lit(1)).alias("b"),
+        F.count(F.when(differs, 1)).alias("d"),
+        F.collect_list(F.when(differs, F.struct("bucket", "s_lo", "s_hi", "t_lo", "t_hi"))).alias("differing")
+    ).collect()
+    totals, differing = {}, []
+    for r in rows:
+        totals[(r["topic"], r["partition"])] = {"sourceRecords": r["s"], "targetRecords": r["t"],
+                                                "buckets": r["b"], "bucketsDiffering": r["d"]}
+        differing += [{"topic": r["topic"], "partition": r["partition"], **b.asDict()} for b in r["differing"]]
+    return Tier1(totals, sorted(differing, key=lambda b: (b["topic"], b["partition"], b["bucket"])))
+
+
+def in_buckets(buckets: list[dict]) -> Column:
+    """Records of these (topic, partition, bucket)s: a set of literals, looked up per record
+    (no join, no Spark job to ship the set)."""
+    key = F.struct("topic", "partition", "bucket")
+    return key.isin(*(F.struct(F.lit(b["topic"]).alias("topic"), F.lit(b["partition"]).cast("int").alias("partition"),
+                               F.lit(b["bucket"]).cast("long").alias("bucket")) for b in buckets))
 
 
 def tier2_ranges(differing: list[dict], side: str) -> dict[tuple[str, int], tuple[int, int]]:
@@ -125,68 +141,68 @@ class PartitionDiff:
     missing_ranges: list[list[int]] = field(default_factory=list)  # [first offset, last offset, records]
 
 
-def diff_records(source: DataFrame, target: DataFrame, only_buckets: DataFrame | None = None
+def diff_records(source: DataFrame, target: DataFrame, only_buckets: list[dict] | None = None
                  ) -> dict[tuple[str, int], PartitionDiff]:
-    """Multiset comparison of fingerprints per partition. `only_buckets` (topic, partition,
-    bucket) restricts both sides to the buckets tier 1 found differing."""
+    """Multiset comparison of fingerprints per partition, in one Spark job. `only_buckets`
+    ({topic, partition, bucket}, as Tier1.differing) restricts both sides to those buckets.
+
+    Per (partition, fingerprint), source records first, then target records, each in offset
+    order: of n identical source records of which the target holds k, the last n - k are
+    missing; of m target records, those past n are duplicates, and all m are unexpected when
+    n = 0. Missing records then form runs of consecutive source records (not offsets:
+    transaction markers and compaction leave offset gaps): within a bucket, the missing records
+    with the same number of present source records before them are one run."""
     if only_buckets is not None:
-        keep = F.broadcast(only_buckets)
-        source, target = source.join(keep, BUCKET, "left_semi"), target.join(keep, BUCKET, "left_semi")
-    # Both sides are used by several queries below: read and hash them once.
-    source, target = source.cache(), target.cache()
-    try:
-        return _diff(source, target)
-    finally:
-        source.unpersist()
-        target.unpersist()
-
-
-def _diff(source: DataFrame, target: DataFrame) -> dict[tuple[str, int], PartitionDiff]:
-    fp_key = [*PARTITION, "fp"]
-    t_counts = target.groupBy(*fp_key).agg(F.count(F.lit(1)).alias("ct"))
-    s_counts = source.groupBy(*fp_key).agg(F.count(F.lit(1)).alias("cs"))
-    counts = s_counts.join(t_counts, fp_key, "full_outer").fillna(0, ["cs", "ct"])
+        keep = in_buckets(only_buckets)
+        source, target = source.filter(keep), target.filter(keep)
+    by_fp = Window.partitionBy(*PARTITION, "fp").orderBy(F.col("s").desc(), "offset")
+    whole = by_fp.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    n_source, n_target = F.count(F.when(F.col("s"), 1)).over(whole), F.count(F.when(~F.col("s"), 1)).over(whole)
+    marked = (_both(source, target)
+              .withColumn("occurrence", F.row_number().over(by_fp))
+              .withColumn("cs", n_source).withColumn("ct", n_target)
+              .withColumn("kind", F.when(F.col("s"), F.when(F.col("occurrence") > F.col("ct"), "missing"))
+                          .when(F.col("cs") == 0, "unexpected")
+                          .when(F.col("occurrence") - F.col("cs") > F.col("cs"), "duplicate"))
+              .filter(F.col("s") | F.col("kind").isNotNull()))
+    in_bucket = Window.partitionBy(*BUCKET, "s").orderBy("offset")
+    present = F.when(F.col("s") & F.col("kind").isNull(), 1).otherwise(0)
+    runs = (marked
+            .withColumn("before", F.sum(present).over(in_bucket.rowsBetween(Window.unboundedPreceding, 0)))
+            .withColumn("present", F.sum(present).over(in_bucket.rowsBetween(Window.unboundedPreceding,
+                                                                               Window.unboundedFollowing)))
+            .filter(F.col("kind").isNotNull())
+            .groupBy(*BUCKET, "kind", F.when(F.col("s"), F.col("before")).otherwise(0).alias("run"))
+            .agg(F.min("offset").alias("first"), F.max("offset").alias("last"),
+                 F.count(F.lit(1)).alias("records"), F.max("present").alias("present"))
+            .collect())
     result: dict[tuple[str, int], PartitionDiff] = {}
-    for r in counts.groupBy(*PARTITION).agg(
-            F.sum(F.greatest(F.col("cs") - F.col("ct"), F.lit(0))).alias("missing"),
-            F.sum(F.when(F.col("cs") > 0, F.greatest(F.col("ct") - F.col("cs"), F.lit(0))).otherwise(0)).alias("dup"),
-            F.sum(F.when(F.col("cs") == 0, F.col("ct")).otherwise(0)).alias("unexpected")).collect():
-        result[(r["topic"], r["partition"])] = PartitionDiff(r["missing"], r["dup"], r["unexpected"])
-    for key, ranges in missing_ranges(source, t_counts).items():
-        result.setdefault(key, PartitionDiff()).missing_ranges = ranges
+    missing = []
+    for r in runs:
+        d = result.setdefault((r["topic"], r["partition"]), PartitionDiff())
+        setattr(d, r["kind"], getattr(d, r["kind"]) + r["records"])
+        if r["kind"] == "missing":
+            missing.append(r)
+    for key, ranges in merge_runs(missing).items():
+        result[key].missing_ranges = ranges
     return result
 
 
-def missing_ranges(source: DataFrame, t_counts: DataFrame) -> dict[tuple[str, int], list[list[int]]]:
-    """Missing source records as runs of consecutive records (not offsets: transaction markers
-    and compaction leave offset gaps). Of n identical source records of which the target holds
-    k, the last n - k are the missing ones."""
-    by_fp = Window.partitionBy(*PARTITION, "fp").orderBy("offset")
-    in_bucket = Window.partitionBy(*BUCKET).orderBy("offset")
-    marked = (source.withColumn("occurrence", F.row_number().over(by_fp))
-              .join(t_counts, [*PARTITION, "fp"], "left")
-              .withColumn("missing", F.col("occurrence") > F.coalesce(F.col("ct"), F.lit(0)))
-              .withColumn("i", F.row_number().over(in_bucket))
-              .withColumn("n", F.count(F.lit(1)).over(Window.partitionBy(*BUCKET))))
-    runs = (marked.filter("missing")
-            .withColumn("run", F.col("i") - F.row_number().over(in_bucket))
-            .groupBy(*BUCKET, "run").agg(F.min("offset").alias("first"), F.max("offset").alias("last"),
-                                         F.count(F.lit(1)).alias("records"), F.min("i").alias("i0"),
-                                         F.max("i").alias("i1"), F.max("n").alias("n"))
-            .orderBy(*PARTITION, "first").collect())
+def merge_runs(runs: list) -> dict[tuple[str, int], list[list[int]]]:
+    """Runs of missing records per partition, in offset order; a run that ends its bucket
+    continues into the next bucket's run that starts it."""
     merged: dict[tuple[str, int], list[list[int]]] = {}
     previous = None
-    for r in runs:
+    for r in sorted(runs, key=lambda r: (r["topic"], r["partition"], r["first"])):
         key = (r["topic"], r["partition"])
         out = merged.setdefault(key, [])
-        # A run that ends its bucket continues into the next bucket's run that starts it.
-        if (previous and previous["key"] == key and previous["ends"] and r["i0"] == 1
+        if (previous and previous["key"] == key and previous["ends"] and r["run"] == 0
                 and r["bucket"] == previous["bucket"] + 1):
             out[-1][1] = r["last"]
             out[-1][2] += r["records"]
         else:
             out.append([r["first"], r["last"], r["records"]])
-        previous = {"key": key, "bucket": r["bucket"], "ends": r["i1"] == r["n"]}
+        previous = {"key": key, "bucket": r["bucket"], "ends": r["run"] == r["present"]}
     return merged
 
 

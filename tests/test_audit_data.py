@@ -166,3 +166,78 @@ def test_heartbeat_records_parse_to_alias_and_time(spark):
     key = sample._heartbeat_key("us-west", "us-east")
     value = (0).to_bytes(2, "big") + (1_767_225_600_123).to_bytes(8, "big")
     assert data.heartbeat_times(_rows(spark, [(key, value, [])])) == {"us-west": 1_767_225_600_123}
+
+
+# ------------------------------------------------------------------ the dumps' time index
+
+
+def _first_at_or_after(rows: list[tuple[int, int, int]], ms: int, partitions: int, ends: dict) -> dict:
+    """Brute force: min offset per partition among records with timestamp >= ms."""
+    return {p: min((o for q, o, t in rows if q == p and t >= ms), default=ends[p]) for p in range(partitions)}
+
+
+@pytest.mark.parametrize("int96", [False, True], ids=["statistics", "no timestamp statistics"])
+def test_offsets_for_times_of_a_dump_match_a_full_scan(spark, tmp_path, int96):
+    """Two partitions spread over two files (whose offset ranges overlap), small row groups,
+    timestamps out of order (CreateTime): the statistics-guided lookup answers exactly what a
+    scan of every record does."""
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spark.clusters import ParquetCluster
+    rnd = random.Random(7)
+    rows = []  # (partition, offset, timestamp ms)
+    for p in (0, 1):
+        t = 1_000_000
+        for o in range(5, 600):  # the first offsets have aged out
+            t += rnd.randint(0, 40)
+            rows.append((p, o, t - rnd.randint(0, 300)))  # producers' clocks: not monotonic
+    rows.sort(key=lambda r: (r[1], r[0]))
+    (tmp_path / "t").mkdir()
+    for i, part in enumerate((rows[0::3] + rows[1::3], rows[2::3])):
+        part = sorted(part, key=lambda r: (r[1], r[0]))
+        pq.write_table(_dump(pa, part), tmp_path / "t" / f"part-{i}.parquet", row_group_size=50,
+                       use_deprecated_int96_timestamps=int96)
+    (tmp_path / "topics.json").write_text(json.dumps({"t": {"partitions": 3, "cleanupPolicy": "delete",
+                                                            "earliest": {"0": 5, "1": 5, "2": 0},
+                                                            "end": {"0": 600, "1": 600, "2": 0}}}))
+    cluster = ParquetCluster(spark, tmp_path)
+    stamps = sorted({r[2] for r in rows})
+    times = [stamps[0] - 1, *stamps[::37], stamps[-1], stamps[-1] + 1]
+    ends = {0: 600, 1: 600, 2: 0}
+    assert cluster.offsets_for_times("t", 3, times, ends) == [_first_at_or_after(rows, ms, 3, ends) for ms in times]
+    groups = cluster._row_groups("t")
+    assert len(groups) == 24 and all(g.times[1] < 2**62 for g in groups) is not int96
+
+
+def _dump(pa, rows):
+    n = len(rows)
+    return pa.table({"key": [b"k"] * n, "value": [b"v"] * n, "topic": ["t"] * n,
+                     "partition": pa.array([r[0] for r in rows], pa.int32()),
+                     "offset": pa.array([r[1] for r in rows], pa.int64()),
+                     "timestamp": pa.array([r[2] for r in rows], pa.timestamp("ms", "UTC")),
+                     "timestampType": pa.array([0] * n, pa.int32()),
+                     "headers": pa.array([[]] * n, pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])))})
+
+
+def test_reading_ranges_of_a_dump(spark, tmp_path):
+    """Whole partitions are read without a per-record test, part ranges are cut exactly."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spark.clusters import ParquetCluster
+    rows = [(p, o, 1_000 + o) for o in range(10, 50) for p in (0, 1)]
+    (tmp_path / "t").mkdir()
+    pq.write_table(_dump(pa, rows), tmp_path / "t" / "part-0.parquet", row_group_size=16)
+    (tmp_path / "topics.json").write_text(json.dumps({"t": {"partitions": 2, "cleanupPolicy": "delete",
+                                                            "earliest": {"0": 10, "1": 10}, "end": {"0": 50, "1": 50}}}))
+    cluster = ParquetCluster(spark, tmp_path)
+
+    def offsets(ranges):
+        return sorted((r["partition"], r["offset"]) for r in cluster.read(ranges).select("partition", "offset").collect())
+    assert cluster._whole("t", {0: (0, 50), 1: (10, 60)}) and not cluster._whole("t", {0: (0, 50)})
+    assert offsets({("t", 0): (0, 50), ("t", 1): (10, 60)}) == [(p, o) for p in (0, 1) for o in range(10, 50)]
+    assert offsets({("t", 1): (12, 15), ("t", 0): (48, 99)}) == [(0, 48), (0, 49), (1, 12), (1, 13), (1, 14)]
+    assert offsets({("t", 0): (20, 20), ("other", 0): (0, 5)}) == []

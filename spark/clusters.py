@@ -270,9 +270,7 @@ class ParquetCluster:
 
     def read(self, ranges: Ranges) -> DataFrame:
         """The records of the ranges, as the Kafka source reads them. Each topic's directory is
-        read on its own with its partitions' bounds looked up by partition number (no per-record
-        comparison of topic names); the overall offset span prunes row groups the way a Kafka
-        consumer seeks."""
+        read on its own (no per-record comparison of topic names)."""
         frames = []
         for topic in sorted({t for (t, _), (start, end) in ranges.items() if end > start}):
             bounds = {p: r for (t, p), r in ranges.items() if t == topic and r[1] > r[0]}
@@ -284,15 +282,11 @@ class ParquetCluster:
                 # without testing each one.
                 frames.append(frame)
                 continue
-            n = max(bounds) + 1
-
-            def at(i: int) -> Column:
-                table = F.array(*(F.lit(bounds.get(p, (0, 0))[i]).cast("long") for p in range(n)))
-                return F.try_element_at(table, F.col("partition") + 1)
-            frames.append(frame.filter(
-                F.col("partition").isin(*bounds) & (F.col("offset") >= min(r[0] for r in bounds.values()))
-                & (F.col("offset") < max(r[1] for r in bounds.values()))
-                & (F.col("offset") >= at(0)) & (F.col("offset") < at(1))))
+            # Per partition its own offset range: pushed down, it prunes row groups by their
+            # partition and offset statistics.
+            frames.append(frame.filter(reduce(Column.__or__, (
+                (F.col("partition") == p) & (F.col("offset") >= start) & (F.col("offset") < stop)
+                for p, (start, stop) in sorted(bounds.items())))))
         if not frames:
             return self.spark.createDataFrame([], KAFKA_ROW)
         return reduce(DataFrame.unionByName, frames)

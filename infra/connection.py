@@ -134,34 +134,63 @@ def _jaas(alias: str, cluster: Cluster) -> SecretValue:
                        lambda password: jaas_config(sasl.mechanism, sasl.username, password))
 
 
+@dataclass(frozen=True)
+class ClientProp:
+    """A Java client property and where its value comes from: `item` names a value of the
+    cluster (bootstrap, protocol, mechanism, jaas, truststorePassword) or a file (truststore,
+    keystore: their locations); `constant` is a fixed value."""
+    key: str
+    item: str | None = None
+    constant: str | None = None
+
+
+def java_client_props(mechanism: Mechanism | None, trust: Trust | None, client_certificate: bool
+                      ) -> tuple[ClientProp, ...]:
+    """The Java client's connection property set with store files, as the documents lay it out
+    for the source cluster (step 5). The one description of it: the connectors' references and
+    the audit's Spark Kafka options are both made from it."""
+    props = [ClientProp("bootstrap.servers", "bootstrap"), ClientProp("security.protocol", "protocol")]
+    if mechanism:
+        props += [ClientProp("sasl.mechanism", "mechanism"), ClientProp("sasl.jaas.config", "jaas")]
+    if trust:
+        props.append(ClientProp("ssl.truststore.location", "truststore"))
+        if trust in TRUSTSTORE_TYPES:
+            props.append(ClientProp("ssl.truststore.type", constant=TRUSTSTORE_TYPES[trust]))
+        if trust is not Trust.pem:  # PEM trust files carry no password
+            props.append(ClientProp("ssl.truststore.password", "truststorePassword"))
+        if client_certificate:
+            props += [ClientProp("ssl.keystore.location", "keystore"), ClientProp("ssl.keystore.type", constant="PEM")]
+    return tuple(props)
+
+
 def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     """The source cluster as the documents lay it out (step 5): non-secret properties in the
     source ConfigMap, JAAS and store passwords in the source Secret, store files mounted."""
     cm, sec, b = n.source_configmap, n.source_secret, _Builder(n.namespace)
     sec_ = cluster.security
-    b.add("bootstrap.servers", Store.CONFIGMAP, cm, cluster.bootstrapServers)
-    b.add("security.protocol", Store.CONFIGMAP, cm, sec_.protocol.value)
-    if sec_.sasl:
-        b.add("sasl.mechanism", Store.CONFIGMAP, cm, sec_.sasl.mechanism.value)
-        b.add("sasl.jaas.config", Store.SECRET, sec, _jaas(alias, cluster))
     tls = sec_.effective_tls
-    if tls:
-        store_file = TRUSTSTORE_FILES[tls.trust]
-        if tls.trust is Trust.pem:
-            b.file(sec, store_file, SecretValue((secret_key(alias, "caCert"),)))
+    trust = tls.trust if tls else None
+    client_certificate = bool(tls and tls.clientCertificate)
+    if trust:
+        if trust is Trust.pem:
+            b.file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "caCert"),)))
         else:
-            b.file(sec, store_file, SecretValue((secret_key(alias, "truststore"),), binary=True))
-        b.add("ssl.truststore.location", Store.CONFIGMAP, cm, f"{n.source_mount}/{store_file}")
-        if tls.trust in TRUSTSTORE_TYPES:
-            b.add("ssl.truststore.type", Store.CONFIGMAP, cm, TRUSTSTORE_TYPES[tls.trust])
-        if tls.trust is not Trust.pem:  # PEM trust files carry no password
-            b.add("ssl.truststore.password", Store.SECRET, sec,
-                  SecretValue((secret_key(alias, "truststorePassword"),)))
-        if tls.clientCertificate:
-            b.file(sec, KEYSTORE_FILE, SecretValue(
-                (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore))
-            b.add("ssl.keystore.location", Store.CONFIGMAP, cm, f"{n.source_mount}/{KEYSTORE_FILE}")
-            b.add("ssl.keystore.type", Store.CONFIGMAP, cm, "PEM")
+            b.file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "truststore"),), binary=True))
+    if client_certificate:
+        b.file(sec, KEYSTORE_FILE, SecretValue(
+            (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore))
+    values = {
+        "bootstrap": (Store.CONFIGMAP, cm, cluster.bootstrapServers),
+        "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value),
+        "mechanism": (Store.CONFIGMAP, cm, sec_.sasl.mechanism.value if sec_.sasl else None),
+        "jaas": (Store.SECRET, sec, _jaas(alias, cluster) if sec_.sasl else None),
+        "truststore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{TRUSTSTORE_FILES[trust]}" if trust else None),
+        "truststorePassword": (Store.SECRET, sec, SecretValue((secret_key(alias, "truststorePassword"),))),
+        "keystore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{KEYSTORE_FILE}"),
+    }
+    for prop in java_client_props(sec_.sasl.mechanism if sec_.sasl else None, trust, client_certificate):
+        store, obj, value = (Store.CONFIGMAP, cm, prop.constant) if prop.item is None else values[prop.item]
+        b.add(prop.key, store, obj, value)
     return b.build()
 
 

@@ -30,8 +30,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from infra.audit import CREDENTIAL_FILES
-from infra.connection import jaas_config
-from infra.model import Mechanism
+from infra.connection import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
+from infra.model import Mechanism, Trust
 from spark.offsets import Unverifiable
 
 # Spark's Kafka source with includeHeaders=true: the schema of every record DataFrame here.
@@ -103,26 +103,31 @@ def librdkafka_config(cluster: dict, credentials: Path) -> dict:
 
 
 def spark_kafka_options(cluster: dict, credentials: Path) -> dict:
-    """Options of Spark's Kafka source (the Java client, `kafka.`-prefixed) for the same cluster."""
-    opts = {"kafka.bootstrap.servers": cluster["bootstrapServers"],
-            "kafka.security.protocol": cluster["securityProtocol"]}
-    if cluster["saslMechanism"]:
-        opts["kafka.sasl.mechanism"] = cluster["saslMechanism"]
-        opts["kafka.sasl.jaas.config"] = jaas_config(Mechanism(cluster["saslMechanism"]), cluster["saslUsername"],
-                                                     _read(credentials, "password"))
-    trust = cluster["trust"]
-    if trust == "pem":
-        opts.update({"kafka.ssl.truststore.type": "PEM",
-                     "kafka.ssl.truststore.location": str(credentials / CREDENTIAL_FILES["caCert"])})
-    elif trust:
-        opts.update({"kafka.ssl.truststore.type": trust.upper(),
-                     "kafka.ssl.truststore.location": str(credentials / CREDENTIAL_FILES["truststore"]),
-                     "kafka.ssl.truststore.password": _read(credentials, "truststorePassword")})
-    if cluster["clientCertificate"]:
-        opts.update({"kafka.ssl.keystore.type": "PEM",
-                     "kafka.ssl.keystore.certificate.chain": _read(credentials, "clientCert"),
-                     "kafka.ssl.keystore.key": _read(credentials, "clientKey")})
-    return opts
+    """Options of Spark's Kafka source (the Java client, `kafka.`-prefixed) for the same cluster:
+    the connectors' property set (infra.connection.java_client_props), its values taken from the
+    mounted credential files."""
+    trust = Trust(cluster["trust"]) if cluster["trust"] else None
+    mechanism = Mechanism(cluster["saslMechanism"]) if cluster["saslMechanism"] else None
+    values = {
+        "bootstrap": lambda: cluster["bootstrapServers"],
+        "protocol": lambda: cluster["securityProtocol"],
+        "mechanism": lambda: mechanism.value,
+        "jaas": lambda: jaas_config(mechanism, cluster["saslUsername"], _read(credentials, "password")),
+        "truststore": lambda: str(credentials / CREDENTIAL_FILES["caCert" if trust is Trust.pem else "truststore"]),
+        "truststorePassword": lambda: _read(credentials, "truststorePassword"),
+        "keystore": lambda: str(_pem_keystore(credentials)),
+    }
+    return {f"kafka.{p.key}": p.constant if p.item is None else values[p.item]()
+            for p in java_client_props(mechanism, trust, cluster["clientCertificate"])}
+
+
+def _pem_keystore(directory: Path) -> Path:
+    """The PEM key store file the connectors mount (key, then certificate chain), made from the
+    mounted key and certificate; private to this process."""
+    out = Path(tempfile.mkdtemp(prefix="audit-keystore-")) / KEYSTORE_FILE
+    out.touch(mode=0o600)
+    out.write_text(pem_keystore(_read(directory, "clientKey"), _read(directory, "clientCert")))
+    return out
 
 
 # ----------------------------------------------------------------- Kafka

@@ -112,3 +112,58 @@ def test_a_jks_truststore_becomes_pem_for_librdkafka(tmp_path: Path):
     pem = Path(conf["ssl.ca.location"]).read_text()
     assert pem.startswith("-----BEGIN CERTIFICATE-----\n") and pem.endswith("-----END CERTIFICATE-----\n")
     assert pem.count("BEGIN CERTIFICATE") == 1 and "Alias" not in pem and "entr" not in pem
+
+
+def test_spark_options_for_mtls_and_a_jks_truststore(tmp_path: Path):
+    for name, text in (("truststore", "JKS-BYTES"), ("truststore.password", "changeit\n"),
+                       ("client.crt", "-----BEGIN CERTIFICATE-----\nC\n-----END CERTIFICATE-----\n"),
+                       ("client.key", "-----BEGIN PRIVATE KEY-----\nK\n-----END PRIVATE KEY-----\n")):
+        (tmp_path / name).write_text(text)
+    opts = spark_kafka_options({**CLUSTER, "securityProtocol": "SSL", "saslMechanism": None, "trust": "jks",
+                                "clientCertificate": True}, tmp_path)
+    keystore = Path(opts.pop("kafka.ssl.keystore.location"))
+    assert opts == {"kafka.bootstrap.servers": "b:9093", "kafka.security.protocol": "SSL",
+                    "kafka.ssl.truststore.location": str(tmp_path / "truststore"),
+                    "kafka.ssl.truststore.password": "changeit", "kafka.ssl.keystore.type": "PEM"}
+    # The connectors' key store layout: private key, then the certificate chain; owner-only.
+    assert keystore.read_text() == ("-----BEGIN PRIVATE KEY-----\nK\n-----END PRIVATE KEY-----\n"
+                                    "-----BEGIN CERTIFICATE-----\nC\n-----END CERTIFICATE-----\n")
+    assert keystore.stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize("security", [
+    {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "jks"}},
+    {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "u"}, "tls": {"trust": "pem"}},
+    {"protocol": "SSL", "tls": {"trust": "pkcs12", "clientCertificate": True}},
+    {"protocol": "PLAINTEXT"},
+], ids=["sasl-jks", "scram-pem", "mtls-pkcs12", "plaintext"])
+def test_audit_and_connectors_use_one_property_set(tmp_path: Path, security):
+    """The audit's Spark Kafka options are the connectors' source.cluster.* properties: same keys,
+    same constants (both come from infra.connection.java_client_props)."""
+    from infra import model
+    from infra.audit import audit_config
+    from infra.plan import plan
+    topo = model.parse({"clusters": {"a": {"bootstrapServers": "a:9093", "security": security},
+                                     "b": {"bootstrapServers": "b:9093"}},
+                        "flows": [{"source": "a", "target": "b", "topics": ["t"]}]})
+    stack = plan(topo)
+    source = next(o for o in stack.objects if o["kind"] == "KafkaConnector"
+                  and o["spec"]["class"].endswith("MirrorSourceConnector"))
+    connector = {k.removeprefix("source.cluster."): v for k, v in source["spec"]["config"].items()
+                 if k.startswith("source.cluster.") and k != "source.cluster.alias"}
+    for item in ("password", "truststore.password", "client.crt", "client.key", "ca.crt", "truststore"):
+        (tmp_path / item).write_text("x")
+    cluster = audit_config(topo, stack)["clusters"]["a"]
+    audit = {k.removeprefix("kafka."): v for k, v in spark_kafka_options(cluster, tmp_path).items()}
+    assert set(audit) == set(connector)
+    # Values that do not depend on where files are mounted must be equal: resolve the
+    # connectors' ${cfmap:} references against the planned ConfigMaps.
+    import re
+    configmaps = {o["metadata"]["name"]: o["data"] for o in stack.objects if o["kind"] == "ConfigMap"}
+    compared = 0
+    for key, value in connector.items():
+        ref = re.fullmatch(r"\$\{cfmap:[^/]+/([^:]+):([^}]+)\}", value)
+        if ref and not key.endswith(".location"):
+            assert audit[key] == configmaps[ref[1]][ref[2]], key
+            compared += 1
+    assert compared >= 2  # at least bootstrap.servers and security.protocol

@@ -21,7 +21,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from infra import render
+from infra import names, render
 from tests.apiserver.client import ApiError, Client, service_account_user
 from tests.apiserver.server import ServerError, apiserver_binary, start, stop
 from tests.conftest import APISERVER_COUNTS as COUNTS
@@ -53,7 +53,7 @@ def apiserver(tmp_path_factory):
     except ServerError as exc:
         unavailable(f"the server did not start: {exc}")
     client = Client(state)
-    client.flavour = None
+    client.crds = None  # the operator version whose CRDs are installed (install_crds)
     yield client
     stop(directory)
 
@@ -61,7 +61,7 @@ def apiserver(tmp_path_factory):
 def install_crds(client: Client, folder: str) -> None:
     """The Strimzi CRDs of one operator version, replacing those of the other. Created by POST:
     a 1.20 server does not know their CEL rules (x-kubernetes-validations) and drops them."""
-    if client.flavour == folder:
+    if client.crds == folder:
         return
     crds = [yaml.safe_load(p.read_text()) for p in sorted((Path(CRDS) / folder).glob("*.yaml"))]
     base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -73,7 +73,7 @@ def install_crds(client: Client, folder: str) -> None:
         client.create(crd)
         client.wait_established(crd["metadata"]["name"])
     client.forget()
-    client.flavour = folder
+    client.crds = folder
 
 
 def flavour_of(objects: list[dict]) -> str:
@@ -226,6 +226,10 @@ SPARK_DRIVER_NEEDS = {("pods", v) for v in ("create", "delete", "deletecollectio
 AUDIT_PROBED = ("pods", "configmaps", "secrets", "services", "persistentvolumeclaims", "serviceaccounts")
 
 
+def is_audit(obj: dict) -> bool:
+    return names.AUDIT_SELECTOR.items() <= obj["metadata"].get("labels", {}).items()
+
+
 def referenced(objects: list[dict]) -> dict[tuple[str, str], set[tuple[str, str]]]:
     """Per Connect cluster (namespace, KafkaConnect name): the (resource, name) its connectors
     read through ${cfmap:}/${secret:}, from the connector configs themselves."""
@@ -275,12 +279,11 @@ def rbac_matrix(client: Client, objects: list[dict]) -> int:
                     for verb in ("list", "watch", "create", "deletecollection"):
                         ask(user, groups, verb, resource, other_ns, None, False)
             assert reads, f"{ns}/{connect}: its connectors read nothing, nothing proven"
-        audit_sa = [o for o in rbac if o["kind"] == "ServiceAccount" and o["metadata"]["name"] != "default"
-                    and "audit" in o["metadata"]["name"]]
+        audit_sa = [o for o in rbac if o["kind"] == "ServiceAccount" and is_audit(o)]
         for sa in audit_sa:
             ns = sa["metadata"]["namespace"]
             user, groups = service_account_user(ns, sa["metadata"]["name"])
-            executors = any(o["kind"] == "Role" and o["metadata"]["namespace"] == ns for o in rbac)
+            executors = any(o["kind"] == "Role" and is_audit(o) and o["metadata"]["namespace"] == ns for o in rbac)
             for other_ns in sorted(namespaces):
                 for resource in AUDIT_PROBED:
                     for verb in VERBS:
@@ -299,7 +302,7 @@ def test_rbac_matrix_of_every_render(apiserver, all_renders):
     audits_with_executors = 0
     for name, objects in all_renders.items():
         total += rbac_matrix(apiserver, objects)
-        audits_with_executors += any(o["kind"] == "Role" and "audit" in o["metadata"]["name"] for o in objects)
+        audits_with_executors += any(o["kind"] == "Role" and is_audit(o) for o in objects)
     assert audits_with_executors >= 1, "no render runs Spark executors: the audit Role is never proven"
     COUNTS["SubjectAccessReviews"] += total
     assert total > 1000

@@ -171,11 +171,11 @@ def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     tls = sec_.effective_tls
     trust = tls.trust if tls else None
     client_certificate = bool(tls and tls.clientCertificate)
-    if trust:
-        if trust is Trust.pem:
-            b.file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "caCert"),)))
-        else:
-            b.file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "truststore"),), binary=True))
+    store_file = TRUSTSTORE_FILES[trust] if trust else None
+    if trust is Trust.pem:
+        b.file(sec, store_file, SecretValue((secret_key(alias, "caCert"),)))
+    elif trust:
+        b.file(sec, store_file, SecretValue((secret_key(alias, "truststore"),), binary=True))
     if client_certificate:
         b.file(sec, KEYSTORE_FILE, SecretValue(
             (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore))
@@ -184,7 +184,7 @@ def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
         "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value),
         "mechanism": (Store.CONFIGMAP, cm, sec_.sasl.mechanism.value if sec_.sasl else None),
         "jaas": (Store.SECRET, sec, _jaas(alias, cluster) if sec_.sasl else None),
-        "truststore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{TRUSTSTORE_FILES[trust]}" if trust else None),
+        "truststore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{store_file}"),
         "truststorePassword": (Store.SECRET, sec, SecretValue((secret_key(alias, "truststorePassword"),))),
         "keystore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{KEYSTORE_FILE}"),
     }

@@ -17,8 +17,8 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from functools import reduce
 from datetime import datetime, timezone
+from functools import reduce
 from pathlib import Path
 
 import pyarrow as pa
@@ -276,9 +276,10 @@ class ParquetCluster:
     def read(self, ranges: Ranges) -> DataFrame:
         """The records of the ranges, as the Kafka source reads them. Each topic's directory is
         read on its own (no per-record comparison of topic names)."""
+        ranges = {tp: r for tp, r in ranges.items() if r[1] > r[0]}
         frames = []
-        for topic in sorted({t for (t, _), (start, end) in ranges.items() if end > start}):
-            bounds = {p: r for (t, p), r in ranges.items() if t == topic and r[1] > r[0]}
+        for topic in sorted({t for t, _ in ranges}):
+            bounds = {p: r for (t, p), r in ranges.items() if t == topic}
             if not (self.root / topic).is_dir():
                 continue
             frame = self.spark.read.schema(KAFKA_ROW).parquet(str(self.root / topic))

@@ -141,10 +141,9 @@ class PartitionDiff:
     missing_ranges: list[list[int]] = field(default_factory=list)  # [first offset, last offset, records]
 
 
-def diff_records(source: DataFrame, target: DataFrame, only_buckets: list[dict] | None = None
-                 ) -> dict[tuple[str, int], PartitionDiff]:
-    """Multiset comparison of fingerprints per partition, in one Spark job. `only_buckets`
-    ({topic, partition, bucket}, as Tier1.differing) restricts both sides to those buckets.
+def diff_records(source: DataFrame, target: DataFrame, buckets: list[dict]) -> dict[tuple[str, int], PartitionDiff]:
+    """Multiset comparison of fingerprints per partition, in one Spark job, on the records of
+    `buckets` only ({topic, partition, bucket}: Tier1.differing).
 
     Per (partition, fingerprint), source records first, then target records, each in offset
     order: of n identical source records of which the target holds k, the last n - k are
@@ -152,9 +151,8 @@ def diff_records(source: DataFrame, target: DataFrame, only_buckets: list[dict] 
     n = 0. Missing records then form runs of consecutive source records (not offsets:
     transaction markers and compaction leave offset gaps): within a bucket, the missing records
     with the same number of present source records before them are one run."""
-    if only_buckets is not None:
-        keep = in_buckets(only_buckets)
-        source, target = source.filter(keep), target.filter(keep)
+    keep = in_buckets(buckets)
+    source, target = source.filter(keep), target.filter(keep)
     by_fp = Window.partitionBy(*PARTITION, "fp").orderBy(F.col("s").desc(), "offset")
     whole = by_fp.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     n_source, n_target = F.count(F.when(F.col("s"), 1)).over(whole), F.count(F.when(~F.col("s"), 1)).over(whole)

@@ -27,12 +27,11 @@ from tests.apiserver.server import ServerError, apiserver_binary, start, stop
 from tests.conftest import APISERVER_COUNTS as COUNTS
 from tests.conftest import CRDS, render_topology
 from tests.test_references import REF
-from tests.test_schemas import KUBERNETES_VERSION, STACKS, variant_topologies
+from tests.test_schemas import CRD_FOLDER, KUBERNETES_VERSION, STACKS, variant_topologies
 
 pytestmark = pytest.mark.apiserver
 
 REQUIRED = os.environ.get("APISERVER_REQUIRED") == "1"
-CRD_FOLDER = {"kafka.strimzi.io/v1beta2": "0.48.0", "kafka.strimzi.io/v1": "1.2.0"}
 # Kinds this 1.20 server does not serve, and how they are checked instead.
 NOT_SERVED = {("batch/v1", "CronJob")}  # batch/v1 CronJob arrived in 1.21
 
@@ -109,14 +108,20 @@ def as_stored(obj: dict) -> dict:
     return obj
 
 
+def ready_for(client: Client, objects: list[dict]) -> int:
+    """The render's CRD flavour installed and its namespaces created (for real); returns how
+    many namespaces."""
+    install_crds(client, flavour_of(objects))
+    namespaces = [o for o in objects if o["kind"] == "Namespace"]
+    for ns in namespaces:
+        client.ensure(ns)
+    return len(namespaces)
+
+
 def apply(client: Client, objects: list[dict]) -> Counter:
     """Namespaces for real, everything else as a server-side dry run; every object must be
     accepted whole. Returns counts by how each object was checked."""
-    install_crds(client, flavour_of(objects))
-    counts: Counter = Counter()
-    for ns in (o for o in objects if o["kind"] == "Namespace"):
-        client.ensure(ns)
-        counts["namespaces created"] += 1
+    counts: Counter = Counter({"namespaces created": ready_for(client, objects)})
     for obj in objects:
         if obj["kind"] == "Namespace":
             continue
@@ -190,7 +195,7 @@ BROKEN = {
 def test_broken_objects_are_rejected(apiserver, all_renders, case):
     folder, kind, break_it = BROKEN[case]
     objects = _stack(all_renders, folder)
-    apply(apiserver, objects)  # the namespaces exist; the unbroken object is accepted
+    ready_for(apiserver, objects)
     obj = _first(objects, kind)
     apiserver.create(obj, dry_run=True)
     break_it(obj)
@@ -204,7 +209,7 @@ def test_a_field_the_server_would_drop_is_caught(apiserver, all_renders):
     """No strict field validation in 1.20: a misspelt field is accepted and pruned. The tier
     compares what the server keeps with what was sent, so the typo still fails."""
     objects = _stack(all_renders, "1.2.0")
-    apply(apiserver, objects)
+    ready_for(apiserver, objects)
     connector = _first(objects, "KafkaConnector")
     connector["spec"]["taskMax"] = connector["spec"].pop("tasksMax")
     returned = apiserver.create(connector, dry_run=True)
@@ -248,7 +253,7 @@ def referenced(objects: list[dict]) -> dict[tuple[str, str], set[tuple[str, str]
 def rbac_matrix(client: Client, objects: list[dict]) -> int:
     """Create the render's namespaces, ServiceAccounts, Roles and RoleBindings for real, ask the
     authorizer every question below, then delete them again. Returns the number of checks."""
-    apply(client, objects)
+    ready_for(client, objects)
     rbac = [o for o in objects if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
     for obj in rbac:
         client.create(obj)

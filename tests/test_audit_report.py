@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -158,7 +159,6 @@ def test_audit_and_connectors_use_one_property_set(tmp_path: Path, security):
     assert set(audit) == set(connector)
     # Values that do not depend on where files are mounted must be equal: resolve the
     # connectors' ${cfmap:} references against the planned ConfigMaps.
-    import re
     configmaps = {o["metadata"]["name"]: o["data"] for o in stack.objects if o["kind"] == "ConfigMap"}
     compared = 0
     for key, value in connector.items():

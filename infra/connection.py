@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable
 
-from infra import names
+from infra import names, stores
 from infra.model import Cluster, Mechanism, TargetConnection, Trust
 from infra.names import FlowNames, secret_key
+from infra.releases import WorkerFile
 
 LOGIN_MODULES = {
     Mechanism.PLAIN: "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -122,7 +123,7 @@ class _Builder:
             self.entries.append(Entry(store, obj, store_key or key, value))
 
     def file(self, obj: str, key: str, value: SecretValue):
-        self.entries.append(Entry(Store.SECRET, obj, key, value, mounted=True))
+        self.entries.append(_file(obj, key, value))
 
     def build(self) -> Connection:
         return Connection(self.namespace, tuple(self.props), tuple(self.entries))
@@ -163,22 +164,22 @@ def java_client_props(mechanism: Mechanism | None, trust: Trust | None, client_c
     return tuple(props)
 
 
-def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
-    """The source cluster as the documents lay it out (step 5): non-secret properties in the
-    source ConfigMap, JAAS and store passwords in the source Secret, store files mounted."""
-    cm, sec, b = n.source_configmap, n.source_secret, _Builder(n.namespace)
+def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict]:
+    """The source's store files (mounted from the source Secret) and, per item of
+    `java_client_props`, where its value lives: (store, object, value)."""
+    cm, sec = n.source_configmap, n.source_secret
     sec_ = cluster.security
     tls = sec_.effective_tls
     trust = tls.trust if tls else None
-    client_certificate = bool(tls and tls.clientCertificate)
     store_file = TRUSTSTORE_FILES[trust] if trust else None
+    files = []
     if trust is Trust.pem:
-        b.file(sec, store_file, SecretValue((secret_key(alias, "caCert"),)))
+        files.append(_file(sec, store_file, SecretValue((secret_key(alias, "caCert"),))))
     elif trust:
-        b.file(sec, store_file, SecretValue((secret_key(alias, "truststore"),), binary=True))
-    if client_certificate:
-        b.file(sec, KEYSTORE_FILE, SecretValue(
-            (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore))
+        files.append(_file(sec, store_file, SecretValue((secret_key(alias, "truststore"),), binary=True)))
+    if tls and tls.clientCertificate:
+        files.append(_file(sec, KEYSTORE_FILE, SecretValue(
+            (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore)))
     values = {
         "bootstrap": (Store.CONFIGMAP, cm, cluster.bootstrapServers),
         "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value),
@@ -188,9 +189,120 @@ def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
         "truststorePassword": (Store.SECRET, sec, SecretValue((secret_key(alias, "truststorePassword"),))),
         "keystore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{KEYSTORE_FILE}"),
     }
-    for prop in java_client_props(sec_.sasl.mechanism if sec_.sasl else None, trust, client_certificate):
-        store, obj, value = (Store.CONFIGMAP, cm, prop.constant) if prop.item is None else values[prop.item]
+    return files, values
+
+
+def _file(obj: str, key: str, value: SecretValue) -> Entry:
+    return Entry(Store.SECRET, obj, key, value, mounted=True)
+
+
+def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
+    """The source cluster as the documents lay it out (step 5): non-secret properties in the
+    source ConfigMap, JAAS and store passwords in the source Secret, store files mounted."""
+    sec_ = cluster.security
+    tls = sec_.effective_tls
+    files, values = _source_files(alias, cluster, n)
+    b = _Builder(n.namespace)
+    b.entries += files
+    props = java_client_props(sec_.sasl.mechanism if sec_.sasl else None, tls.trust if tls else None,
+                              bool(tls and tls.clientCertificate))
+    for prop in props:
+        store, obj, value = (Store.CONFIGMAP, n.source_configmap, prop.constant) if prop.item is None else values[prop.item]
         b.add(prop.key, store, obj, value)
+    return b.build()
+
+
+# Files and keys of the source Secret that only the heartbeat producer's representation needs.
+CA_TRUSTSTORE_FILE = "ca-truststore.jks"
+CA_TRUSTSTORE_PASSWORD = "ca-truststore.password"
+TRUSTSTORE_PEM = "truststore-certificates.pem"
+CLIENT_KEYSTORE_FILE = "keystore.jks"
+CLIENT_KEYSTORE_PASSWORD = "keystore.password"
+JAVA_STORE_TYPES = {Trust.jks: "JKS", Trust.pkcs12: "PKCS12"}
+
+
+def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames, worker: WorkerFile) -> Connection:
+    """The source cluster for the Connect framework's own clients of the heartbeat connector
+    (its producer, and with exactly-once its offsets consumer and admin), given as
+    `producer.override.*` and the like. Those clients start from the worker's `producer.*` /
+    `consumer.*` / `admin.*` keys, which hold the TARGET's connection, and an override can
+    replace a key but never remove one (Kafka `Worker.baseProducerConfigs`). So every store key
+    the worker sets is overridden in the worker's own representation (docs/heartbeats.md):
+
+    - Strimzi 0.40-0.45 (`literalStores`) sets a PKCS12 store location and password: the
+      source's trust (and key) go in as password-protected stores; a PEM CA or PEM key pair is
+      turned into a JKS store at deploy time (infra/stores.py).
+    - Strimzi 0.47+ (`pemReferences`) sets inline PEM certificates (and key): the source's go in
+      inline too; a JKS/PKCS12 truststore is turned into PEM certificates at deploy time.
+
+    Keys the worker does not set keep the source connection's own representation. SASL keys of
+    a SASL target left on a non-SASL source connection are never read by Kafka (no SASL channel).
+    """
+    sec_, tls = cluster.security, cluster.security.effective_tls
+    target_tls = target.security.effective_tls
+    files, values = _source_files(alias, cluster, n)
+    cm, sec = n.source_configmap, n.source_secret
+    b = _Builder(n.namespace)
+    b.add("bootstrap.servers", *values["bootstrap"])
+    b.add("security.protocol", *values["protocol"])
+    if sec_.sasl:
+        b.add("sasl.mechanism", *values["mechanism"])
+        b.add("sasl.jaas.config", *values["jaas"])
+    if not tls:
+        return b.build()
+    by_name = {e.key: e for e in files}
+
+    def setting(key: str, value: str) -> None:
+        # The heartbeat's own store settings sit beside the documented ones in the source
+        # ConfigMap, under `heartbeat.` keys, so neither can change the other.
+        b.add(key, Store.CONFIGMAP, cm, value, store_key=f"heartbeat.{key}")
+
+    worker_trust = target_tls is not None
+    worker_key = bool(target_tls and target_tls.clientCertificate)
+    if worker_trust and worker is WorkerFile.pemReferences:
+        setting("ssl.truststore.type", "PEM")
+        if tls.trust is Trust.pem:
+            b.entries.append(by_name["ca.crt"])
+            b.add("ssl.truststore.certificates", Store.SECRET, sec, None, store_key="ca.crt")
+        else:
+            b.add("ssl.truststore.certificates", Store.SECRET, sec, SecretValue(
+                (secret_key(alias, "truststore"), secret_key(alias, "truststorePassword")), stores.truststore_pem),
+                store_key=TRUSTSTORE_PEM)
+    elif worker_trust and tls.trust is Trust.pem:  # literalStores: a password-protected store
+        b.file(sec, CA_TRUSTSTORE_FILE, SecretValue((secret_key(alias, "caCert"),), stores.ca_truststore_jks,
+                                                    binary=True))
+        setting("ssl.truststore.location", f"{n.source_mount}/{CA_TRUSTSTORE_FILE}")
+        b.add("ssl.truststore.password", Store.SECRET, sec,
+              SecretValue((secret_key(alias, "caCert"),), stores.derived_password), store_key=CA_TRUSTSTORE_PASSWORD)
+        setting("ssl.truststore.type", "JKS")
+    else:
+        b.entries.append(by_name[TRUSTSTORE_FILES[tls.trust]])
+        setting("ssl.truststore.location", values["truststore"][2])
+        if tls.trust is Trust.pem:
+            setting("ssl.truststore.type", "PEM")
+        else:
+            b.add("ssl.truststore.password", *values["truststorePassword"])
+            setting("ssl.truststore.type", JAVA_STORE_TYPES[tls.trust])
+    if not tls.clientCertificate:
+        return b.build()
+    keys = (secret_key(alias, "clientKey"), secret_key(alias, "clientCert"))
+    if worker_key and worker is WorkerFile.pemReferences:
+        # Kafka reads a PEM key store file as both chain and key (FileBasedPemStore): the same
+        # key-then-certificate text serves inline.
+        b.entries.append(by_name[KEYSTORE_FILE])
+        setting("ssl.keystore.type", "PEM")
+        b.add("ssl.keystore.certificate.chain", Store.SECRET, sec, None, store_key=KEYSTORE_FILE)
+        b.add("ssl.keystore.key", Store.SECRET, sec, None, store_key=KEYSTORE_FILE)
+    elif worker_key:
+        b.file(sec, CLIENT_KEYSTORE_FILE, SecretValue(keys, stores.client_keystore_jks, binary=True))
+        setting("ssl.keystore.location", f"{n.source_mount}/{CLIENT_KEYSTORE_FILE}")
+        b.add("ssl.keystore.password", Store.SECRET, sec, SecretValue(keys, stores.derived_password),
+              store_key=CLIENT_KEYSTORE_PASSWORD)
+        setting("ssl.keystore.type", "JKS")
+    else:
+        b.entries.append(by_name[KEYSTORE_FILE])
+        setting("ssl.keystore.location", values["keystore"][2])
+        setting("ssl.keystore.type", "PEM")
     return b.build()
 
 
@@ -218,11 +330,14 @@ def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetCo
     tls = sec_.effective_tls
     b = _Builder(n.namespace)
     if mode is TargetConnection.workerFile:
-        # Steps 9-10: the worker's own properties file, written by the operator.
+        # Steps 9-10: the worker's own properties file, written by the operator; only where the
+        # release writes it with literal values (model.Operator.target_connection).
         keys = ["bootstrap.servers", "security.protocol"]
         keys += ["sasl.mechanism", "sasl.jaas.config"] if sec_.sasl else []
-        keys += ["ssl.truststore.location", "ssl.truststore.password"] if tls else []
-        keys += ["ssl.keystore.location", "ssl.keystore.password"] if tls and tls.clientCertificate else []
+        # The store types too: the file's unprefixed keys say PKCS12, Kafka's default is JKS.
+        keys += ["ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type"] if tls else []
+        keys += (["ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type"]
+                 if tls and tls.clientCertificate else [])
         for key in keys:
             b.add(key, Store.WORKER_FILE, names.WORKER_PROPERTIES, None)
         return b.build()

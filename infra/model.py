@@ -22,6 +22,7 @@ from infra.cron import shortest_period_seconds
 from infra.errors import Problem, TopologyError, in_file_order
 from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
                          FlowNames, bidirectional_flow_name, default_flow_name)
+from infra.releases import REFUSED, Flavour, Release, WorkerFile, find, supported_versions
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
@@ -51,11 +52,6 @@ SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORE
 class _Strict(BaseModel):
     # Unknown keys are errors: a typo must never be silently ignored.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-class Flavour(str, Enum):
-    csm = "csm"          # CSM Operator 1.x: kafka.strimzi.io/v1beta2, worker keys in spec.config
-    strimzi = "strimzi"  # Strimzi >= 1.0: kafka.strimzi.io/v1, group id and topics as spec fields
 
 
 class TargetConnection(str, Enum):
@@ -410,18 +406,30 @@ class ImagePullSecret(_Strict):
 
 class Operator(_Strict):
     flavour: Flavour = Flavour.csm
-    targetConnection: TargetConnection | None = None  # default per flavour, see target_connection
+    # The operator release: a CSM Operator release (`1.2`, `1.4`) for csm, a Strimzi release
+    # (`0.48.0`, `1.2.0`) for strimzi; infra/releases.py lists them. Default: CSM 1.2 / Strimzi 1.2.0.
+    version: Annotated[str, Field(min_length=1, max_length=20)] | None = None
+    targetConnection: TargetConnection | None = None  # default per release, see target_connection
     connect: ConnectSettings = ConnectSettings()
     imagePullSecret: ImagePullSecret | None = None
+
+    @property
+    def release(self) -> Release:
+        """The release's row; check() has refused any version without one."""
+        found = find(self.flavour, self.version)
+        if found is None:
+            raise ValueError(f"operator {self.flavour.value} {self.version}: no supported release")
+        return found
 
     @property
     def target_connection(self) -> TargetConnection:
         if self.targetConnection is not None:
             return self.targetConnection
-        # Strimzi >= 0.4x writes secret-bearing worker properties as ${strimzisecrets:...} /
-        # ${strimzidir:...} references and PEM trust without a truststore file; Kafka resolves
-        # config variables once, so `${file:...}` would hand connectors unresolved references.
-        return TargetConnection.workerFile if self.flavour is Flavour.csm else TargetConnection.clusterObjects
+        # From Strimzi 0.46 the worker file holds ${strimzi...:...} references (and from 0.47 no
+        # store keys at all); Kafka resolves config variables once, so `${file:...}` would hand
+        # connectors unresolved references there. Where the file is literal, the documents' way.
+        readable = self.release.worker_file.readable_by_connectors
+        return TargetConnection.workerFile if readable else TargetConnection.clusterObjects
 
 
 class AuditThresholds(_Strict):
@@ -597,7 +605,7 @@ SMT_FIELDS = ("type", "predicate", "negate")
 def check(topo: Topology) -> list[Problem]:
     """Rules across the fields of each cluster and flow; pydantic has already checked each field.
     The rules across flows are in infra/guardrails.py."""
-    problems: list[Problem] = []
+    problems: list[Problem] = _check_operator(topo)
     for alias in sorted(topo.clusters):
         if not DNS1123_LABEL.match(alias) or len(alias) > MAX_ALIAS:
             problems.append(Problem(f"clusters.{alias}", "alias", alias,
@@ -621,6 +629,7 @@ def check(topo: Topology) -> list[Problem]:
                                         f"pem: the cluster is the target of flow {flow.flow_name}, and Strimzi's "
                                         "KafkaConnect trusts PEM certificates only (spec.tls.trustedCertificates)"))
         problems.extend(_check_overrides(where, flow))
+        problems += _check_heartbeat_identity(topo, where, flow)
     seen: dict[str, str] = {}
     for flow in topo.sorted_flows():
         where, name = topo.where(flow), flow.flow_name
@@ -640,6 +649,60 @@ def check(topo: Topology) -> list[Problem]:
     if topo.audit:
         problems += _check_audit(topo, topo.audit)
     return in_file_order(problems)
+
+
+def _check_operator(topo: Topology) -> list[Problem]:
+    """The operator release exists in infra/releases.py, and what depends on it fits it."""
+    operator = topo.operator
+    release = find(operator.flavour, operator.version)
+    if release is None:
+        flavour, version = operator.flavour, operator.version
+        supported = ", ".join(supported_versions(flavour))
+        if (flavour, version) in REFUSED:
+            allowed = f"a supported {flavour.value} release ({supported}): {REFUSED[(flavour, version)]}"
+        else:
+            other = next((f for f in Flavour if f is not flavour and find(f, version)), None)
+            hint = f"; {version} is a {other.value} release: set flavour: {other.value}" if other else ""
+            allowed = f"a supported {flavour.value} release: {supported}{hint}"
+        return [Problem("operator", "version", version, allowed)]
+    problems = []
+    places = [("operator", "connect.version", operator.connect.version)]
+    for index, flow in enumerate(topo.flows):
+        where = f"flows[{index}] ({flow.flow_name})"
+        places.append((where, "connect.version", flow.connect.version))
+        places += [(where, f"connectClusters[{i}].connect.version", part.connect.version)
+                   for i, part in enumerate(flow.connectClusters or [])]
+    for where, field, version in places:
+        if version is not None and version not in release.connect_versions:
+            problems.append(Problem(where, field, version,
+                                    f"a Kafka Connect version {release.name} runs: "
+                                    f"{', '.join(release.connect_versions)} (unset: {release.default_connect_version})"))
+    if operator.targetConnection is TargetConnection.workerFile and not release.worker_file.readable_by_connectors:
+        problems.append(Problem("operator", "targetConnection", operator.targetConnection.value,
+                                f"clusterObjects (or unset): {release.name} (Strimzi {release.strimzi}) writes the "
+                                "worker file with ${strimzi...:...} references and no store keys, and Kafka "
+                                "resolves a config variable only once, so ${file:...} would hand connectors "
+                                "unusable values"))
+    return problems
+
+
+def _check_heartbeat_identity(topo: Topology, where: str, flow: Flow) -> list[Problem]:
+    """The heartbeat connector's producer inherits the worker's producer.* keys (for the TARGET)
+    and can only override them (Kafka Worker.baseProducerConfigs). A worker with an mTLS target
+    keeps its client key store in every release's worker file; producing to a source that
+    authenticates clients by certificate (protocol SSL) without a certificate of its own would
+    present the TARGET's identity to the source."""
+    source, target = topo.clusters.get(flow.source), topo.clusters.get(flow.target)
+    if not (flow.heartbeats and source and target) or source.security.protocol is not Protocol.SSL:
+        return []
+    source_tls, target_tls = source.security.effective_tls, target.security.effective_tls
+    if target_tls and target_tls.clientCertificate and not source_tls.clientCertificate:
+        return [Problem(where, "heartbeats", True,
+                        f"false, or a client certificate for {flow.source} (clusters.{flow.source}.security.tls."
+                        f"clientCertificate): the heartbeat connector produces into {flow.source} over SSL with "
+                        f"the Connect worker's producer, which carries {flow.target}'s client key store (mTLS) "
+                        f"and would authenticate to {flow.source} as {flow.target}'s client")]
+    return []
 
 
 def _check_audit(topo: Topology, audit: Audit) -> list[Problem]:

@@ -12,14 +12,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from infra import names
-from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, source_connection,
-                              target_connection, target_objects)
+from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, heartbeat_client,
+                              source_connection, target_connection, target_objects)
 from infra.model import (ConnectorState, ExactlyOnce, Flavour, Flow, PartSpec, Policy, Predicate, SourceSpec,
                          StartFrom, Topology, Transform)
 from infra.names import FlowNames
-
-GROUP = "kafka.strimzi.io"
-API_VERSIONS = {Flavour.csm: f"{GROUP}/v1beta2", Flavour.strimzi: f"{GROUP}/v1"}
+from infra.releases import V1, Release
+from infra.topics import DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
 POLICY_CLASSES = {
     Policy.default: "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
     Policy.identity: "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
@@ -72,15 +71,19 @@ class FlowPlan:
 
 @dataclass(frozen=True)
 class StackPlan:
-    flavour: Flavour
+    release: Release
     flows: tuple[FlowPlan, ...]
+
+    @property
+    def flavour(self) -> Flavour:
+        return self.release.flavour
 
     @property
     def objects(self) -> tuple[dict, ...]:
         return tuple(o for f in self.flows for o in f.objects)
 
     def outputs(self) -> dict:
-        return {"operatorFlavour": self.flavour.value,
+        return {"operatorFlavour": self.flavour.value, "operator": self.release.outputs(),
                 "flows": {f.name: f.outputs for f in self.flows}}
 
     def secret_values(self) -> list[SecretValue]:
@@ -96,34 +99,56 @@ class StackPlan:
 
 
 def plan(topo: Topology) -> StackPlan:
-    flows = {f.flow_name: plan_flow(topo, f) for f in topo.sorted_flows()}
+    heartbeat_copiers = heartbeat_replicators(topo)
+    flows = {f.flow_name: plan_flow(topo, f, heartbeat_copiers) for f in topo.sorted_flows()}
     for flow_plan in flows.values():
         if flow_plan.flow.partner and flow_plan.name < flow_plan.flow.partner:
             check_symmetry(flow_plan, flows[flow_plan.flow.partner])
-    return StackPlan(topo.operator.flavour, tuple(flows.values()))
+    return StackPlan(topo.operator.release, tuple(flows.values()))
+
+
+def heartbeat_replicators(topo: Topology) -> dict[tuple[str, str], str]:
+    """The one source connector per (source, target) cluster pair that replicates the source's
+    heartbeats topics. MirrorSourceConnector copies them whatever its topic filter says
+    (`shouldReplicateTopic`), so every connector of a pair would write each heartbeat again;
+    from Kafka 4.0 the others switch it off (`heartbeats.replication.enabled`). The first
+    running connector by name is chosen, so the choice is stable whatever the file's order."""
+    chosen: dict[tuple[str, str], tuple] = {}
+    for flow in topo.sorted_flows():
+        for part in topo.parts(flow):
+            n = FlowNames(flow.flow_name, flow.source, flow.target, part.name)
+            for spec in part.sources:
+                rank = (spec.state is not ConnectorState.running, n.source_connector(spec.name))
+                pair = (flow.source, flow.target)
+                chosen[pair] = min(chosen.get(pair, rank), rank)
+    return {pair: rank[1] for pair, rank in chosen.items()}
 
 
 # ----------------------------------------------------------------- per flow
 
 
-def plan_flow(topo: Topology, flow: Flow) -> FlowPlan:
-    parts = tuple(plan_part(topo, flow, spec) for spec in topo.parts(flow))
-    return FlowPlan(flow, flow.flow_name, parts, flow_outputs(flow, parts))
+def plan_flow(topo: Topology, flow: Flow, heartbeat_copiers: dict[tuple[str, str], str]) -> FlowPlan:
+    parts = tuple(plan_part(topo, flow, spec, heartbeat_copiers) for spec in topo.parts(flow))
+    return FlowPlan(flow, flow.flow_name, parts, flow_outputs(topo.operator.release, flow, parts))
 
 
-def plan_part(topo: Topology, flow: Flow, part: PartSpec) -> PartPlan:
+def plan_part(topo: Topology, flow: Flow, part: PartSpec, heartbeat_copiers: dict[tuple[str, str], str]) -> PartPlan:
     n = FlowNames(flow.flow_name, flow.source, flow.target, part.name)
     source, target = topo.clusters[flow.source], topo.clusters[flow.target]
     source_conn = source_connection(flow.source, source, n)
     target_conn = target_connection(flow.target, target, n, topo.operator.target_connection)
+    heartbeat_conn = (heartbeat_client(flow.source, source, target, n, topo.operator.release.worker_file)
+                      if part.heartbeat else None)
     entries = [
         Entry(Store.CONFIGMAP, n.source_configmap, "alias", flow.source),
         *source_conn.entries,
+        *(heartbeat_conn.entries if heartbeat_conn else ()),
         *target_objects(flow.target, target, n),
         *target_conn.entries,
         *replication_entries(flow, n, part),
     ]
-    connectors = connector_manifests(topo, flow, n, part, source_conn, target_conn)
+    connectors = connector_manifests(topo, flow, n, part, source_conn, target_conn, heartbeat_conn,
+                                     heartbeat_copiers[(flow.source, flow.target)])
     access = [*stored_objects(entries, n, flow)]
     pull = topo.operator.imagePullSecret
     if pull:
@@ -167,13 +192,14 @@ def replication_entries(flow: Flow, n: FlowNames, part: PartSpec) -> list[Entry]
     for spec in part.sources:
         data = {"topics": ",".join(spec.topics)}
         if spec.topics_exclude:
-            data["topics.exclude"] = ",".join(spec.topics_exclude)
+            # Setting topics.exclude replaces Kafka's default excludes: they are kept explicitly.
+            data["topics.exclude"] = ",".join(spec.topics_exclude + DEFAULT_TOPICS_EXCLUDE)
         entries += [Entry(Store.CONFIGMAP, topics_configmap(n, spec), k, v) for k, v in data.items()]
     data = {}
     if flow.with_checkpoints:
         data["groups"] = ",".join(flow.groups)
         if flow.groupsExclude:
-            data["groups.exclude"] = ",".join(flow.groupsExclude)
+            data["groups.exclude"] = ",".join((*flow.groupsExclude, *DEFAULT_GROUPS_EXCLUDE))
     data["replication.policy.class"] = POLICY_CLASSES[flow.policy]
     return entries + [Entry(Store.CONFIGMAP, n.replication_configmap, k, v) for k, v in data.items()]
 
@@ -207,10 +233,10 @@ def stored_objects(entries: list[Entry], n: FlowNames, flow: Flow) -> list[dict]
 
 
 def mounted_files(entries: list[Entry]) -> dict[str, list[str]]:
-    files: dict[str, list[str]] = defaultdict(list)
+    files: dict[str, set[str]] = defaultdict(set)
     for e in entries:
         if e.mounted:
-            files[e.obj].append(e.key)
+            files[e.obj].add(e.key)
     return {obj: sorted(keys) for obj, keys in sorted(files.items())}
 
 
@@ -225,19 +251,18 @@ def resource_quota(flow: Flow, n: FlowNames, part: PartSpec) -> dict:
 
 def kafka_connect(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry]) -> dict:
     """Step 7: a Connect cluster dedicated to the flow, depending on the TARGET Kafka."""
-    flavour = topo.operator.flavour
+    release = topo.operator.release
     settings = part.connect
     target = topo.clusters[flow.target].security
-    spec: dict = {}
-    if settings.version:
-        spec["version"] = settings.version
+    spec: dict = {"version": settings.version or release.default_connect_version}
     spec["replicas"] = settings.replicas
     if settings.image:
         spec["image"] = settings.image
     spec["bootstrapServers"] = topo.clusters[flow.target].bootstrapServers
     internal = {"group.id": n.group_id, "offset.storage.topic": n.offset_storage_topic,
                 "config.storage.topic": n.config_storage_topic, "status.storage.topic": n.status_storage_topic}
-    if flavour is Flavour.strimzi:
+    v1 = release.api_version == V1
+    if v1:
         # kafka.strimzi.io/v1 makes these spec fields and forbids them in spec.config.
         spec.update(groupId=n.group_id, offsetStorageTopic=n.offset_storage_topic,
                     configStorageTopic=n.config_storage_topic, statusStorageTopic=n.status_storage_topic)
@@ -255,13 +280,13 @@ def kafka_connect(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec, entr
     template = connect_template(topo, n, entries)
     if template:
         spec["template"] = template
-    config = {} if flavour is Flavour.strimzi else dict(internal)
+    config = {} if v1 else dict(internal)
     if flow.exactlyOnce is not ExactlyOnce.disabled:
         config["exactly.once.source.support"] = flow.exactlyOnce.value
     config.update({"config.storage.replication.factor": -1, "offset.storage.replication.factor": -1,
                    "status.storage.replication.factor": -1, **CONFIG_PROVIDERS})
     spec["config"] = config
-    return _manifest(API_VERSIONS[flavour], "KafkaConnect", n.connect, n, flow,
+    return _manifest(release.api_version, "KafkaConnect", n.connect, n, flow,
                      annotations={names.USE_CONNECTOR_RESOURCES: "true"}, spec=spec)
 
 
@@ -288,8 +313,9 @@ def connect_template(topo: Topology, n: FlowNames, entries: list[Entry]) -> dict
 # ----------------------------------------------------------------- connectors
 
 
-def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec,
-                        source: Connection, target: Connection) -> list[dict]:
+def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec, source: Connection,
+                        target: Connection, heartbeat: Connection | None, heartbeat_copier: str) -> list[dict]:
+    release = topo.operator.release
     ns = n.namespace
     repl = n.replication_configmap
 
@@ -311,8 +337,12 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec
         topics = {"topics": cfmap(topics_configmap(n, spec), "topics")}
         if spec.topics_exclude:
             topics["topics.exclude"] = cfmap(topics_configmap(n, spec), "topics.exclude")
-        source_config = {**source_converters(spec), "refresh.topics.interval.seconds": 10, **topics, **policy,
-                         **both_clusters}
+        # Remote topics with the target brokers' default replication factor, not MirrorMaker
+        # 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT); `config` may set it.
+        source_config = {**source_converters(spec), "refresh.topics.interval.seconds": 10,
+                         "replication.factor": -1, **topics, **policy, **both_clusters}
+        if release.heartbeats_replication_key and n.source_connector(spec.name) != heartbeat_copier:
+            source_config["heartbeats.replication.enabled"] = False
         if flow.startFrom is StartFrom.latest:
             source_config["source.consumer.auto.offset.reset"] = "latest"
         if flow.exactlyOnce is not ExactlyOnce.disabled:
@@ -322,7 +352,8 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec
         if flow.partner:
             # Bidirectional prefixless pair: no checkpoints, so no offset syncs; and the loop
             # filter first, so records that came from the target are dropped before any transform.
-            source_config["emit.offset-syncs.enabled"] = False
+            if release.emit_offset_syncs_key:
+                source_config["emit.offset-syncs.enabled"] = False
             loop_transforms, loop_predicates = loop_filter(aliases)
             chain = loop_transforms + chain[0], loop_predicates + chain[1]
         source_config.update(smt_config(*chain))
@@ -346,12 +377,16 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec
                              **policy, **both_clusters, **flow.config.checkpoint}
         manifests.append(connector(topo, flow, n, n.checkpoint_connector, "checkpoint",
                                    flow.tasksMax.checkpoint, checkpoint_config, flow.state.checkpoint))
-    if part.heartbeat:
+    if heartbeat is not None:
         # Step 11: heartbeats are produced into the SOURCE cluster, so the source connection
-        # stands in for the "target" and for the producer.
+        # stands in for the "target" (MirrorMaker 2's own admin client) and, in the worker's
+        # representation, for the Connect framework's producer (docs/heartbeats.md). With
+        # exactly-once the framework also gives the task an offsets consumer and an admin
+        # client, built from the worker's keys as well, for the producer's cluster.
+        clients = ["producer"] + (["consumer", "admin"] if flow.exactlyOnce is not ExactlyOnce.disabled else [])
         heartbeat_config = {
-            **converters, **policy, **aliases,
-            **source.properties("target.cluster."), **source.properties("producer.override."),
+            **converters, **policy, **aliases, **source.properties("target.cluster."),
+            **{k: v for c in clients for k, v in heartbeat.properties(f"{c}.override.").items()},
             **flow.config.heartbeat,
         }
         manifests.append(connector(topo, flow, n, n.heartbeat_connector, "heartbeat",
@@ -411,7 +446,7 @@ def connector(topo: Topology, flow: Flow, n: FlowNames, name: str, kind: str, ta
     spec = {"class": CONNECTOR_CLASSES[kind], "tasksMax": tasks, "config": config}
     if state is not ConnectorState.running:  # absent means running
         spec["state"] = state.value
-    return _manifest(API_VERSIONS[topo.operator.flavour], "KafkaConnector", name, n, flow,
+    return _manifest(topo.operator.release.api_version, "KafkaConnector", name, n, flow,
                      labels={names.CLUSTER_LABEL: n.connect}, spec=spec)
 
 
@@ -485,7 +520,7 @@ def role_binding(flow: Flow, n: FlowNames) -> dict:
 # ----------------------------------------------------------------- outputs
 
 
-def flow_outputs(flow: Flow, parts: tuple[PartPlan, ...]) -> dict:
+def flow_outputs(release: Release, flow: Flow, parts: tuple[PartPlan, ...]) -> dict:
     """The per-flow stack output contract (docs/outputs.md)."""
     prefixes = flow.policy is Policy.default
     first = parts[0].names
@@ -534,7 +569,8 @@ def flow_outputs(flow: Flow, parts: tuple[PartPlan, ...]) -> dict:
         "startFrom": flow.startFrom.value,
         "internalTopics": {
             "source": {
-                "offsetSyncs": None if flow.partner else first.offset_syncs_topic,
+                # Bidirectional pairs switch offset syncs off where Kafka has the key (3.9+).
+                "offsetSyncs": None if flow.partner and release.emit_offset_syncs_key else first.offset_syncs_topic,
                 "heartbeats": names.HEARTBEATS_TOPIC if flow.heartbeats else None,
             },
             "target": {

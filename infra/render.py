@@ -19,7 +19,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, model, names, program
+from infra import PROJECT, model, names, program, stores
 from infra import config as stack_config
 from infra.audit import plan_audit
 from infra.plan import plan as make_plan
@@ -127,9 +127,21 @@ def _set_path(obj: dict, path: str) -> None:
 
 
 def placeholder(key: str) -> str:
+    """A visible stand-in for secret config `key`, shaped like the real item so that values
+    derived from it at deploy time (infra/stores.py) can be built: PEM blocks whose content
+    spells the placeholder, a JKS truststore (base64) that opens with the password placeholder."""
     value = f"placeholder-{key}"
-    # Binary secret items (truststores) are base64 in config.
-    return base64.b64encode(value.encode()).decode() if key.endswith(".truststore") else value
+    alias, _, item = key.rpartition(".")
+    if item in ("caCert", "clientCert"):
+        return stores.pem("CERTIFICATE", value.encode())
+    if item == "clientKey":
+        # The PKCS#8 envelope (SEQUENCE, version 0, an algorithm SEQUENCE) around the text.
+        body = b"\x02\x01\x00\x30" + bytes([len(value)]) + value.encode()
+        return stores.pem("PRIVATE KEY", b"\x30" + bytes([len(body)]) + body)
+    if item == "truststore":
+        password = placeholder(f"{alias}.truststorePassword")
+        return base64.b64encode(stores.jks(password, trusted=[value.encode()])).decode()
+    return value
 
 
 def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str] | None = None,

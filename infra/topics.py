@@ -18,6 +18,10 @@ from functools import lru_cache
 import interegular
 from interegular.fsm import FSM, anything_else
 
+# Kafka's defaults (DefaultTopicFilter / DefaultGroupFilter): setting `topics.exclude` or
+# `groups.exclude` replaces them, so the plan appends them to any exclude a flow sets.
+DEFAULT_TOPICS_EXCLUDE = (r".*[\-\.]internal", r".*\.replica", r"__.*")
+DEFAULT_GROUPS_EXCLUDE = (r"console-consumer-.*", r"connect-.*", r"__.*")
 LOOKAROUND = re.compile(r"\(\?<?[=!]|\\[1-9]|\(\?P=")
 EXAMPLES_TRIED = 50
 

@@ -12,20 +12,26 @@ import yaml
 from hypothesis import event
 from hypothesis import strategies as st
 
-from infra import model, render
+from infra import model, releases, render
 from infra.errors import TopologyError
 from infra.render import Render
+from tests.material import material
 
 ROOT = Path(__file__).resolve().parent.parent
 CRDS = Path(os.environ.get("STRIMZI_CRDS_DIR", ROOT.parent / "shared" / "strimzi-crds"))
 
-# Distinctive values: a test greps every rendered byte for them.
+# Distinctive values: a test greps every rendered byte for them. Trust and key material is real
+# (tests/material.py), because the plan builds stores from it at deploy time.
 SECRETS = {
     "us-west.password": "pw-US-WEST-5f2e",
-    "us-west.truststore": "VFJVU1RTVE9SRS1VUy1XRVNULTlhN2M=",  # base64("TRUSTSTORE-US-WEST-9a7c")
+    "us-west.truststore": material("us-west").truststore_jks("tsp-US-WEST-71bd"),
     "us-west.truststorePassword": "tsp-US-WEST-71bd",
+    "us-west.clientCert": material("us-west").client_cert_pem,
+    "us-west.clientKey": material("us-west").client_key_pem,
     "us-east.password": 'pw-"US-EAST"\\-c3d1',  # quotes and a backslash: JAAS escaping
-    "us-east.caCert": "-----BEGIN CERTIFICATE-----\nCA-US-EAST-0e4a\n-----END CERTIFICATE-----\n",
+    "us-east.caCert": material("us-east").ca_pem,
+    "us-east.clientCert": material("us-east").client_cert_pem,
+    "us-east.clientKey": material("us-east").client_key_pem,
     "registry.password": "reg-PW-88aa",
 }
 
@@ -55,6 +61,24 @@ def doc_topology(**changes) -> dict:
     for key, value in changes.items():
         topo[key] = value
     return topo
+
+
+def on_release(topology: dict, flavour: str, version: str | None = None) -> dict:
+    """`topology` for an operator release (default: the flavour's default release). Connect
+    versions another release would refuse are dropped, so the release's default applies."""
+    topo = copy.deepcopy(topology)
+    release = releases.find(releases.Flavour(flavour), version)
+    topo["operator"] = {**topo.get("operator", {}), "flavour": flavour}
+    if version:
+        topo["operator"]["version"] = version
+    for settings in [topo["operator"], *topo["flows"],
+                     *(p for f in topo["flows"] for p in f.get("connectClusters", []))]:
+        if settings.get("connect", {}).get("version") not in (None, *release.connect_versions):
+            settings["connect"] = {k: v for k, v in settings["connect"].items() if k != "version"}
+    return topo
+
+
+RELEASES = [(r.flavour.value, r.version) for r in releases.SUPPORTED]
 
 
 def write_topology(tmp_path: Path, topology: dict, name: str = "topology.yaml") -> Path:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import doc_topology
+from tests.conftest import doc_topology, on_release
 
 CONVERT_FROM_BYTES = "com.cloudera.dim.kafka.connect.transforms.ConvertFromBytes$Value"
 CONVERT_TO_BYTES = "com.cloudera.dim.kafka.connect.transforms.ConvertToBytes$Value"
@@ -24,23 +24,21 @@ VALUE_CHAIN = {
 }
 
 
-def flows(*flows: dict, flavour: str = "csm") -> dict:
-    t = doc_topology(flows=list(flows))
-    t["operator"] = {**t["operator"], "flavour": flavour}
-    return t
+def flows(*flows: dict, flavour: str = "csm", version: str | None = None) -> dict:
+    return on_release(doc_topology(flows=list(flows)), flavour, version)
 
 
-def multi_instance(flavour: str = "csm") -> dict:
+def multi_instance(flavour: str = "csm", version: str | None = None) -> dict:
     """Two MirrorSourceConnectors, the second adding a header (documents: multiple instances)."""
     return flows({"source": "us-west", "target": "us-east", "groups": ["test.*"], "sources": [
         {"name": "first", "topics": ["test.*"]},
         {"name": "second", "topics": ["prod.*"], "transforms": [
             {"name": "insertHeader", "type": "org.apache.kafka.connect.transforms.InsertHeader",
              "config": {"header": "my_header_key", "value.literal": "my_header_value"}}]},
-    ]}, flavour=flavour)
+    ]}, flavour=flavour, version=version)
 
 
-def split(flavour: str = "csm") -> dict:
+def split(flavour: str = "csm", version: str | None = None) -> dict:
     """One flow over a small and a high workload Connect cluster (documents: multiple Connect clusters)."""
     return flows({"source": "us-west", "target": "us-east", "name": "workload", "groups": ["test.*"],
                   "connectClusters": [
@@ -49,20 +47,20 @@ def split(flavour: str = "csm") -> dict:
                        "resourceQuota": {"hard": {"requests.cpu": "3", "limits.memory": "6Gi"}}},
                       {"name": "high", "topics": ["high.*"], "connect": {"replicas": 6, "resources": {
                           "requests": {"memory": "6Gi", "cpu": "2"}, "limits": {"memory": "12Gi", "cpu": "4"}}}},
-                  ]}, flavour=flavour)
+                  ]}, flavour=flavour, version=version)
 
 
-def bidirectional(flavour: str = "csm") -> dict:
+def bidirectional(flavour: str = "csm", version: str | None = None) -> dict:
     """A prefixless pair declared once (documents: bidirectional and prefixless flows). Each
     cluster is a target, so both trust PEM certificates (what KafkaConnect accepts)."""
     t = flows({"source": "us-west", "target": "us-east", "bidirectional": True, "topics": ["shared.*"],
-               "tasksMax": {"source": 2}}, flavour=flavour)
+               "tasksMax": {"source": 2}}, flavour=flavour, version=version)
     t["clusters"]["us-west"]["security"]["tls"] = {"trust": "pem"}
     return t
 
 
-def value_chain(flavour: str = "csm") -> dict:
-    return flows({"source": "us-west", "target": "us-east", "topics": ["test.*"], **VALUE_CHAIN}, flavour=flavour)
+def value_chain(flavour: str = "csm", version: str | None = None) -> dict:
+    return flows({"source": "us-west", "target": "us-east", "topics": ["test.*"], **VALUE_CHAIN}, flavour=flavour, version=version)
 
 
 PATTERNS = {"multi-instance": multi_instance, "split": split, "bidirectional": bidirectional,

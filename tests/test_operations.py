@@ -10,15 +10,14 @@ import pytest
 
 from infra import render
 from infra.errors import TopologyError
-from tests.conftest import ROOT, by_kind_name, doc_topology, render_topology, write_topology
+from tests.conftest import ROOT, by_kind_name, doc_topology, on_release, render_topology, write_topology
 from tests.test_schemas import validate
 
 NS = "repl-us-west-us-east"
 
 
 def flow_topology(flavour: str = "csm", **flow) -> dict:
-    t = doc_topology()
-    t["operator"]["flavour"] = flavour
+    t = on_release(doc_topology(), flavour)
     t["flows"][0].update(flow)
     return t
 

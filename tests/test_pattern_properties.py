@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from infra import model, names
 from infra.plan import CONNECTOR_CLASSES
-from tests.conftest import sometimes
+from tests.conftest import RELEASES, sometimes
 from tests.test_references import plan_random
 
 EXAMPLES = int(os.environ.get("PATTERN_EXAMPLES", "2000"))
@@ -97,7 +97,7 @@ def flows(draw):
 
 @st.composite
 def topologies(draw):
-    return {"operator": {"flavour": draw(st.sampled_from(["csm", "strimzi"]))},
+    return {"operator": dict(zip(("flavour", "version"), draw(st.sampled_from(RELEASES)))),
             "clusters": {a: {"bootstrapServers": f"{a}:9093", "security": PEM} for a in ALIASES},
             "flows": draw(st.lists(flows(), min_size=1, max_size=3))}
 

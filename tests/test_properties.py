@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from infra.model import DNS1123_LABEL
-from tests.conftest import sometimes
+from tests.conftest import RELEASES, sometimes
 from tests.test_references import plan_random
 from tests.test_schemas import unknown_fields, crd_schema
 
@@ -47,7 +47,7 @@ def topologies(draw):
                           st.sampled_from(["topics", "ssl.key.password"])), st.integers(0, 9), max_size=2)}),
         })))
         flows.append(flow)
-    return {"operator": {"flavour": draw(st.sampled_from(["csm", "strimzi"]))}, "clusters": clusters, "flows": flows}
+    return {"operator": dict(zip(("flavour", "version"), draw(st.sampled_from(RELEASES)))), "clusters": clusters, "flows": flows}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

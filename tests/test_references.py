@@ -14,10 +14,11 @@ from tests.conftest import parse_or_reject, render_topology
 from tests.test_schemas import STACKS, variant_topologies
 
 REF = re.compile(r"\$\{(cfmap|secret|file):([^}]*)\}")
-# Keys the operator writes into the worker properties file, per the documents (CSM line).
+# Unprefixed keys Strimzi 0.40-0.45 writes into the worker properties file (CSM 1.x;
+# kafka_connect_config_generator.sh at 0.43.0 and 0.45.0); tests/runtime models every release.
 WORKER_FILE_KEYS = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
-                    "ssl.truststore.location", "ssl.truststore.password",
-                    "ssl.keystore.location", "ssl.keystore.password"}
+                    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type",
+                    "ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type"}
 
 
 def plan_random(data: dict) -> tuple[Topology, StackPlan] | None:

@@ -18,7 +18,8 @@ import yaml
 
 from infra import render
 from tests.patterns import PATTERNS
-from tests.conftest import CRDS, doc_topology, render_topology
+from infra.releases import DEFAULT_VERSION, Flavour
+from tests.conftest import CRDS, RELEASES, doc_topology, on_release, render_topology
 
 KUBERNETES_VERSION = "1.33.0"
 CRD_FOLDER = {"kafka.strimzi.io/v1beta2": "0.48.0", "kafka.strimzi.io/v1": "1.2.0"}
@@ -63,22 +64,25 @@ def validate(obj: dict) -> None:
 
 
 def variant_topologies() -> dict[str, dict]:
-    def two(source, target, flavour):
-        return doc_topology(operator={"flavour": flavour},
-                            clusters={"a": {"bootstrapServers": "a:9093", "security": source},
-                                      "b": {"bootstrapServers": "b:9093", "security": target}},
-                            flows=[{"source": "a", "target": "b", "topics": ["t.*"],
-                                    "connect": {"resources": {"requests": {"cpu": "1"}}}}])
+    """Every security setup and pattern on every supported operator release
+    (`<variant>-<flavour>-<release>`)."""
+    def two(source, target, flavour, version):
+        return on_release(doc_topology(clusters={"a": {"bootstrapServers": "a:9093", "security": source},
+                                                 "b": {"bootstrapServers": "b:9093", "security": target}},
+                                       flows=[{"source": "a", "target": "b", "topics": ["t.*"],
+                                               "connect": {"resources": {"requests": {"cpu": "1"}}}}]),
+                          flavour, version)
     sasl = {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "u"}}
     mtls = {"protocol": "SSL", "tls": {"clientCertificate": True}}
     variants = {}
-    for flavour in ("csm", "strimzi"):
-        variants[f"doc-{flavour}"] = doc_topology(operator={**doc_topology()["operator"], "flavour": flavour})
-        variants[f"sasl-{flavour}"] = two(sasl, sasl, flavour)
-        variants[f"mtls-{flavour}"] = two(mtls, mtls, flavour)
-        variants[f"plain-{flavour}"] = two({}, {}, flavour)
+    for flavour, version in RELEASES:
+        at = f"{flavour}-{version}"
+        variants[f"doc-{at}"] = on_release(doc_topology(), flavour, version)
+        variants[f"sasl-{at}"] = two(sasl, sasl, flavour, version)
+        variants[f"mtls-{at}"] = two(mtls, mtls, flavour, version)
+        variants[f"plain-{at}"] = two({}, {}, flavour, version)
         for name, make in PATTERNS.items():
-            variants[f"{name}-{flavour}"] = make(flavour)
+            variants[f"{name}-{at}"] = make(flavour, version)
     return variants
 
 
@@ -103,7 +107,7 @@ def test_every_object_of_every_variant_validates(tmp_path, name):
 
 
 def _connect(tmp_path, flavour):
-    t = variant_topologies()[f"doc-{flavour}"]
+    t = variant_topologies()[f"doc-{flavour}-{DEFAULT_VERSION[Flavour(flavour)]}"]
     return next(o for o in render_topology(tmp_path, t, secrets={}).objects() if o["kind"] == "KafkaConnect")
 
 

@@ -6,17 +6,18 @@ import pytest
 
 from infra.connection import jaas_config
 from infra.model import Mechanism
-from tests.conftest import SECRETS, by_kind_name, doc_topology, render_topology
+from tests.conftest import SECRETS, by_kind_name, doc_topology, on_release, render_topology
 
 NS = "repl-a-b"
 
 
-def topo(source_security: dict, target_security: dict, flavour: str = "csm", **flow) -> dict:
-    return doc_topology(
+def topo(source_security: dict, target_security: dict, flavour: str = "csm", version: str | None = None,
+         **flow) -> dict:
+    return on_release(doc_topology(
         operator={"flavour": flavour},
         clusters={"a": {"bootstrapServers": "a:9092", "security": source_security},
                   "b": {"bootstrapServers": "b:9092", "security": target_security}},
-        flows=[{"source": "a", "target": "b", "topics": ["orders.*"], **flow}])
+        flows=[{"source": "a", "target": "b", "topics": ["orders.*"], **flow}]), flavour, version)
 
 
 def render(tmp_path, t, secrets=None):

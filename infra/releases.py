@@ -1,0 +1,150 @@
+"""The operator releases we support: one table, and everything that depends on the release.
+
+A configuration is right when the Connect worker of the release the user runs would run it, so
+each row records what that release's worker does, with the file and tag it comes from:
+
+- which Kafka versions its `KafkaConnect.spec.version` accepts (Strimzi `kafka-versions.yaml` at
+  the tag; CSM releases from Cloudera's component pages);
+- the CRD API version it serves;
+- how it writes the worker's connection to `/tmp/strimzi-connect.properties` (`WorkerFile`);
+- the features the plan relies on.
+
+Nothing else in the program compares release or Kafka versions: it asks the row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+GROUP = "kafka.strimzi.io"
+
+
+class Flavour(str, Enum):
+    csm = "csm"          # Cloudera Streams Messaging Operator: kafka.strimzi.io/v1beta2
+    strimzi = "strimzi"  # Strimzi >= 1.0: kafka.strimzi.io/v1, group id and topics as spec fields
+
+
+class WorkerFile(str, Enum):
+    """How a release writes the worker's own connection to the Connect worker's properties file.
+
+    literalStores: Strimzi 0.40-0.45 (`docker-images/kafka-based/kafka/scripts/
+    kafka_connect_config_generator.sh`, tags 0.43.0 and 0.45.0): literal values, the password in
+    `sasl.jaas.config`, PKCS12 store files under /tmp/kafka with a random password per pod. The
+    `producer.`/`consumer.`/`admin.` copies carry no `ssl.truststore.type`.
+
+    pemReferences: Strimzi 0.47 and later (`cluster-operator/.../model/
+    KafkaConnectConfigurationBuilder.java`, tags 0.48.0 and 1.2.0): trust and key material as
+    inline PEM behind `${strimzisecrets:...}` references, the JAAS password behind
+    `${strimzidir:...}`; no store location or password keys at all. The worker resolves them for
+    itself, but a connector reading the file through `${file:...}` gets the references verbatim.
+    """
+    literalStores = "literalStores"
+    pemReferences = "pemReferences"
+
+    @property
+    def readable_by_connectors(self) -> bool:
+        """Whether `${file:<worker file>:KEY}` yields a usable value (Kafka resolves once)."""
+        return self is WorkerFile.literalStores
+
+
+@dataclass(frozen=True)
+class Release:
+    flavour: Flavour
+    version: str                   # as users write it: CSM `1.2`, Strimzi `0.48.0`
+    strimzi: str                   # the Strimzi release it is (or ships)
+    kafka: str                     # upstream Kafka version of the default Connect image
+    connect_versions: tuple[str, ...]  # accepted `KafkaConnect.spec.version`s, the default last
+    api_version: str
+    worker_file: WorkerFile
+    crds: str                      # folder of ../shared/strimzi-crds that validates its objects
+
+    # Kafka Connect / MirrorMaker 2 features, by the Kafka line every accepted version belongs to.
+    @property
+    def kafka_line(self) -> tuple[int, int]:
+        major, minor, *_ = self.kafka.split(".")
+        return int(major), int(minor)
+
+    @property
+    def emit_offset_syncs_key(self) -> bool:
+        """`emit.offset-syncs.enabled` exists from Kafka 3.9.0 (KIP-1031); 3.8 ignores it."""
+        return self.kafka_line >= (3, 9)
+
+    @property
+    def heartbeats_replication_key(self) -> bool:
+        """`heartbeats.replication.enabled` of MirrorSourceConnector exists from Kafka 4.0."""
+        return self.kafka_line >= (4, 0)
+
+    # Strimzi features (CRD fields), by the Strimzi release.
+    @property
+    def strimzi_line(self) -> tuple[int, int]:
+        major, minor, *_ = self.strimzi.split(".")
+        return int(major), int(minor)
+
+    @property
+    def pod_volumes(self) -> bool:
+        """`template.pod.volumes` / `connectContainer.volumeMounts` from Strimzi 0.43."""
+        return self.strimzi_line >= (0, 43)
+
+    @property
+    def auto_restart(self) -> bool:
+        """KafkaConnector `spec.autoRestart` from 0.33 (unlimited restarts by default from 0.37)."""
+        return self.strimzi_line >= (0, 33)
+
+    @property
+    def connector_state(self) -> bool:
+        """KafkaConnector `spec.state` from 0.38."""
+        return self.strimzi_line >= (0, 38)
+
+    @property
+    def offset_management(self) -> bool:
+        """KafkaConnector `spec.listOffsets` / `spec.alterOffsets` from 0.44."""
+        return self.strimzi_line >= (0, 44)
+
+    @property
+    def default_connect_version(self) -> str:
+        return self.connect_versions[-1]
+
+    @property
+    def name(self) -> str:
+        return f"{self.flavour.value} {self.version}"
+
+    def outputs(self) -> dict:
+        return {"flavour": self.flavour.value, "version": self.version, "strimziVersion": self.strimzi,
+                "kafkaVersion": self.kafka}
+
+
+V1BETA2 = f"{GROUP}/v1beta2"
+V1 = f"{GROUP}/v1"
+
+SUPPORTED: tuple[Release, ...] = (
+    # CSM 1.2 ships Strimzi 0.43.0 and Kafka 3.8.0 (Connect image 3.8.0.1.2).
+    Release(Flavour.csm, "1.2", "0.43.0", "3.8.0", ("3.8.0.1.2",), V1BETA2, WorkerFile.literalStores, "0.48.0"),
+    # CSM 1.4 ships Strimzi 0.45 and Kafka 3.9.0 (Connect images 3.9.0.1.3, 3.9.0.1.4).
+    Release(Flavour.csm, "1.4", "0.45.0", "3.9.0", ("3.9.0.1.3", "3.9.0.1.4"), V1BETA2,
+            WorkerFile.literalStores, "0.48.0"),
+    # Strimzi kafka-versions.yaml at 0.48.0: 4.0.0 and 4.1.0 (default).
+    Release(Flavour.strimzi, "0.48.0", "0.48.0", "4.1.0", ("4.0.0", "4.1.0"), V1BETA2,
+            WorkerFile.pemReferences, "0.48.0"),
+    # Strimzi kafka-versions.yaml at 1.2.0: 4.2.0-4.3.1 (4.3.1 default); kafka.strimzi.io/v1 only.
+    Release(Flavour.strimzi, "1.2.0", "1.2.0", "4.3.1", ("4.2.0", "4.2.1", "4.3.0", "4.3.1"), V1,
+            WorkerFile.pemReferences, "1.2.0"),
+)
+DEFAULT_VERSION = {Flavour.csm: "1.2", Flavour.strimzi: "1.2.0"}
+
+# Releases users may know and that we refuse, with the reason.
+REFUSED = {
+    (Flavour.csm, "1.0"): "CSM 1.0 ships Strimzi 0.40, which has no pod volumes (template.pod.volumes from "
+                          "0.43): the source cluster's trust and key stores could never be mounted",
+    (Flavour.csm, "1.1"): "CSM 1.1 ships Strimzi 0.41, which has no pod volumes (template.pod.volumes from "
+                          "0.43): the source cluster's trust and key stores could never be mounted",
+}
+
+
+def find(flavour: Flavour, version: str | None) -> Release | None:
+    wanted = version or DEFAULT_VERSION[flavour]
+    return next((r for r in SUPPORTED if r.flavour is flavour and r.version == wanted), None)
+
+
+def supported_versions(flavour: Flavour) -> list[str]:
+    return [r.version for r in SUPPORTED if r.flavour is flavour]

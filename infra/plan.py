@@ -467,8 +467,11 @@ def _replication_view(part: PartPlan) -> list:
     view = [o["data"] for o in part.access if o["kind"] == "ConfigMap"
             and o["metadata"]["name"].startswith(part.names.replication_configmap)]
     for c in part.connectors:
+        # Which connector of a cluster pair copies the heartbeats is decided across the whole
+        # stack (heartbeat_replicators), so the key may differ between the two directions.
         config = {k: v for k, v in c["spec"]["config"].items()
-                  if not k.startswith(connection) or k.endswith(".cluster.alias")}
+                  if (not k.startswith(connection) or k.endswith(".cluster.alias"))
+                  and k != "heartbeats.replication.enabled"}
         view.append({**c["spec"], "config": config, "name": c["metadata"]["name"]})
     return view
 

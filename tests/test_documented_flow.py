@@ -38,9 +38,15 @@ SOURCE_CONNECTION = {
     "ssl.truststore.location": cfmap("source-us-west", "ssl.truststore.location"),
     "ssl.truststore.password": secret("source-us-west", "ssl.truststore.password"),
 }
+# The documents' keys, plus the store type: the worker file says PKCS12, Kafka's default is JKS.
 TARGET_FROM_WORKER = {k: worker(k) for k in (
     "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
-    "ssl.truststore.location", "ssl.truststore.password")}
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type")}
+# The heartbeat producer starts from the CSM 1.2 worker's producer.* keys (a PKCS12 truststore
+# with a password): the source's JKS truststore overrides them with its type said explicitly.
+HEARTBEAT_PRODUCER = {**SOURCE_CONNECTION,
+                      "ssl.truststore.location": cfmap("source-us-west", "heartbeat.ssl.truststore.location"),
+                      "ssl.truststore.type": cfmap("source-us-west", "heartbeat.ssl.truststore.type")}
 
 
 def prefixed(prefix, props):
@@ -83,6 +89,8 @@ def test_step5_source_secret_and_configmap(doc_objects):
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "PLAIN",
         "ssl.truststore.location": "/mnt/source-us-west-tls/truststore.jks",
+        "heartbeat.ssl.truststore.location": "/mnt/source-us-west-tls/truststore.jks",
+        "heartbeat.ssl.truststore.type": "JKS",
     }
 
 
@@ -155,6 +163,7 @@ def test_step9_mirror_source_connector(doc_objects):
         "key.converter": BYTES,
         "value.converter": BYTES,
         "refresh.topics.interval.seconds": 10,
+        "replication.factor": -1,  # the target brokers' default, not MirrorMaker 2's 2
         "topics": cfmap("replication", "topics"),
         "replication.policy.class": cfmap("replication", "replication.policy.class"),
         "source.cluster.alias": cfmap("source-us-west", "alias"),
@@ -194,7 +203,7 @@ def test_step11_mirror_heartbeat_connector_produces_into_the_source(doc_objects)
         "source.cluster.alias": cfmap("source-us-west", "alias"),
         "target.cluster.alias": cfmap("target-us-east", "alias"),
         **prefixed("target.cluster.", SOURCE_CONNECTION),
-        **prefixed("producer.override.", SOURCE_CONNECTION),
+        **prefixed("producer.override.", HEARTBEAT_PRODUCER),
     }
 
 

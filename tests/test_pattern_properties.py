@@ -139,13 +139,28 @@ def test_random_pattern_topologies_plan_with_invariants_or_fail_with_messages(da
                             if s["spec"]["class"] == CONNECTOR_CLASSES["source"] for s in [s["spec"]]}
                     assert set(cfg["topics"].split(",")) == refs
                 if c["spec"]["class"] == CONNECTOR_CLASSES["source"] and flow.partner:
-                    assert cfg["emit.offset-syncs.enabled"] is False
+                    # Only where Kafka has the key (3.9+); 3.8 would ignore it.
+                    assert cfg.get("emit.offset-syncs.enabled") is (
+                        False if topo.operator.release.emit_offset_syncs_key else None)
                     assert cfg["transforms"].startswith("FilterReplicatedFromTarget,InsertHeader")
         assert heartbeat_connectors == (1 if flow.heartbeats else 0)
         event("planned flow: " + ("bidirectional" if flow.partner else "split" if len(flow_plan.parts) > 1
                                   else "several sources" if len(specs) > 1 else "one source"))
         if flow.partner:
             assert not flow.with_checkpoints and flow.policy is model.Policy.identity
+    # Kafka 4.0+: exactly one source connector per cluster pair copies the heartbeats topics;
+    # before 4.0 the key does not exist and is never written.
+    copiers: dict[tuple[str, str], int] = {}
+    for flow_plan in stack.flows:
+        for part in flow_plan.parts:
+            for c in part.connectors:
+                if c["spec"]["class"] == CONNECTOR_CLASSES["source"]:
+                    key = c["spec"]["config"].get("heartbeats.replication.enabled")
+                    pair = (flow_plan.flow.source, flow_plan.flow.target)
+                    copiers[pair] = copiers.get(pair, 0) + (key is None)
+                    assert key in ((False, None) if topo.operator.release.heartbeats_replication_key else (None,))
+    if topo.operator.release.heartbeats_replication_key:
+        assert set(copiers.values()) == {1}, copiers
     # Oracle: two flows write the same target topic only if both declared aggregation.
     for target, written in target_topics.items():
         for (fa, ta), (fb, tb) in itertools.combinations(written, 2):

@@ -84,9 +84,10 @@ def test_multi_instance_settings_are_per_instance(tmp_path):
     assert (first["tasksMax"], second["tasksMax"]) == (8, 4)
     assert first["state"] == "paused" and "state" not in second
     assert first["config"]["producer.override.compression.type"] == "zstd"
-    assert first["config"]["replication.factor"] == 2 and "replication.factor" not in second["config"]
+    assert (first["config"]["replication.factor"], second["config"]["replication.factor"]) == (2, -1)
     assert first["config"]["offset.lag.max"] == second["config"]["offset.lag.max"] == 100
-    assert o[("ConfigMap", "replication-first")]["data"] == {"topics": "test.*", "topics.exclude": "test\\.tmp\\..*"}
+    assert o[("ConfigMap", "replication-first")]["data"] == {
+        "topics": "test.*", "topics.exclude": "test\\.tmp\\..*,.*[\\-\\.]internal,.*\\.replica,__.*"}
     assert first["config"]["topics.exclude"] == "${cfmap:repl-us-west-us-east/replication-first:topics.exclude}"
     # Several sources: the checkpoint connector gets no exclude (excluded topics have no offset syncs).
     assert "topics.exclude" not in config(o, "repl-us-west-us-east-checkpoint")
@@ -191,7 +192,8 @@ def test_bidirectional_pair_generates_both_directions_with_the_loop_filter(tmp_p
             "predicates.ReplicatedFromTarget.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
             "predicates.ReplicatedFromTarget.name": f"replicated-from-${{cfmap:{ns}/target-{target}:alias}}",
         }
-        assert cfg["emit.offset-syncs.enabled"] is False
+        # Kafka 3.8 (CSM 1.2) has no emit.offset-syncs.enabled (3.9+, KIP-1031): not written.
+        assert "emit.offset-syncs.enabled" not in cfg
         # The aliases behind the references are the two clusters'.
         assert o[("ConfigMap", f"source-{source}")]["data"]["alias"] == source
         assert o[("ConfigMap", f"target-{target}")]["data"]["alias"] == target
@@ -241,7 +243,10 @@ def test_bidirectional_outputs(tmp_path):
         "filteredHeader": "replicated-from-us-east"}
     assert out["repl-us-west-us-east"]["replicationPolicy"] == "identity"
     assert out["repl-us-west-us-east"]["topicPrefix"] == ""
-    assert out["repl-us-west-us-east"]["internalTopics"]["source"]["offsetSyncs"] is None
+    # Kafka 3.8 writes offset syncs whatever the pair wants; 3.9+ switches them off.
+    assert out["repl-us-west-us-east"]["internalTopics"]["source"]["offsetSyncs"] == "mm2-offset-syncs.us-east.internal"
+    later = render_topology(tmp_path, patterns.bidirectional("csm", "1.4")).outputs["flows"]
+    assert later["repl-us-west-us-east"]["internalTopics"]["source"]["offsetSyncs"] is None
     assert out["repl-us-east-us-west"]["connectors"]["checkpoint"] == []
 
 

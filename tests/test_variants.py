@@ -6,6 +6,8 @@ import pytest
 
 from infra.connection import jaas_config
 from infra.model import Mechanism
+from infra.errors import TopologyError
+from tests.material import material
 from tests.conftest import SECRETS, by_kind_name, doc_topology, on_release, render_topology
 
 NS = "repl-a-b"
@@ -76,7 +78,10 @@ def test_pkcs12_truststore_and_pem_trust(tmp_path):
     o = render(tmp_path, topo(source, target))
     assert o[("ConfigMap", "source-a")]["data"] == {
         "alias": "a", "bootstrap.servers": "a:9092", "security.protocol": "SSL",
-        "ssl.truststore.location": "/mnt/source-a-tls/truststore.p12", "ssl.truststore.type": "PKCS12"}
+        "ssl.truststore.location": "/mnt/source-a-tls/truststore.p12", "ssl.truststore.type": "PKCS12",
+        # The heartbeat producer's own: a PKCS12 store is already what a CSM worker has.
+        "heartbeat.ssl.truststore.location": "/mnt/source-a-tls/truststore.p12",
+        "heartbeat.ssl.truststore.type": "PKCS12"}
     assert sorted(o[("Secret", "source-a")]["data"]) == ["truststore.p12"]
     assert sorted(o[("Secret", "source-a")]["stringData"]) == ["ssl.truststore.password"]
     assert o[("KafkaConnect", NS)]["spec"]["tls"] == {
@@ -94,23 +99,27 @@ def test_source_pem_trust_has_no_password(tmp_path):
 
 def test_mtls_source_and_target(tmp_path):
     mtls = {"protocol": "SSL", "tls": {"trust": "pem", "clientCertificate": True}}
-    secrets = {"a.clientKey": "KEY-A\n", "a.clientCert": "CERT-A", "b.clientKey": "KEY-B", "b.clientCert": "CERT-B"}
+    a, b = material("a"), material("b")
+    secrets = {"a.clientKey": a.client_key_pem, "a.clientCert": a.client_cert_pem, "a.caCert": a.ca_pem,
+               "b.clientKey": b.client_key_pem, "b.clientCert": b.client_cert_pem}
     o = render(tmp_path, topo(mtls, mtls), secrets)
-    assert o[("Secret", "source-a")]["stringData"]["keystore.pem"] == "KEY-A\nCERT-A\n"
+    assert o[("Secret", "source-a")]["stringData"]["keystore.pem"] == a.client_key_pem + a.client_cert_pem
     data = o[("ConfigMap", "source-a")]["data"]
     assert data["ssl.keystore.location"] == "/mnt/source-a-tls/keystore.pem"
     assert data["ssl.keystore.type"] == "PEM"
     items = o[("KafkaConnect", NS)]["spec"]["template"]["pod"]["volumes"][0]["secret"]["items"]
-    assert items == [{"key": "ca.crt", "path": "ca.crt"}, {"key": "keystore.pem", "path": "keystore.pem"}]
+    # With the heartbeat producer's deploy-time JKS stores (CSM 1.2 worker: password stores).
+    assert items == [{"key": k, "path": k} for k in ("ca-truststore.jks", "ca.crt", "keystore.jks", "keystore.pem")]
     assert o[("KafkaConnect", NS)]["spec"]["authentication"] == {
         "type": "tls", "certificateAndKey": {"secretName": "target-b-client", "certificate": "tls.crt",
                                              "key": "tls.key"}}
-    assert o[("Secret", "target-b-client")]["stringData"] == {"tls.crt": "CERT-B", "tls.key": "KEY-B"}
+    assert o[("Secret", "target-b-client")]["stringData"] == {"tls.crt": b.client_cert_pem, "tls.key": b.client_key_pem}
     target_keys = sorted(k for k in cfg(o, "source") if k.startswith("target.cluster."))
     assert target_keys == ["target.cluster.alias", "target.cluster.bootstrap.servers",
                            "target.cluster.security.protocol", "target.cluster.ssl.keystore.location",
-                           "target.cluster.ssl.keystore.password", "target.cluster.ssl.truststore.location",
-                           "target.cluster.ssl.truststore.password"]
+                           "target.cluster.ssl.keystore.password", "target.cluster.ssl.keystore.type",
+                           "target.cluster.ssl.truststore.location", "target.cluster.ssl.truststore.password",
+                           "target.cluster.ssl.truststore.type"]
 
 
 def test_identity_policy_on_every_connector(tmp_path):
@@ -163,11 +172,22 @@ def test_strimzi_flavour_uses_v1_spec_fields_and_cluster_objects(tmp_path):
 
 
 def test_target_connection_can_be_chosen_explicitly(tmp_path):
-    t = topo({}, {}, flavour="strimzi")
-    t["operator"]["targetConnection"] = "workerFile"
+    t = topo({}, {})
+    t["operator"]["targetConnection"] = "clusterObjects"
     o = render(tmp_path, t)
-    assert cfg(o, "source")["target.cluster.bootstrap.servers"] == \
-        "${file:/tmp/strimzi-connect.properties:bootstrap.servers}"
+    assert cfg(o, "source")["target.cluster.bootstrap.servers"] == f"${{cfmap:{NS}/target-b:bootstrap.servers}}"
+
+
+@pytest.mark.parametrize("flavour,version", [("strimzi", "0.48.0"), ("strimzi", "1.2.0")])
+def test_worker_file_is_refused_where_it_holds_references(tmp_path, flavour, version):
+    t = topo({}, {}, flavour=flavour, version=version)
+    t["operator"]["targetConnection"] = "workerFile"
+    with pytest.raises(TopologyError) as exc:
+        render(tmp_path, t)
+    assert [str(p) for p in exc.value.problems] == [
+        f"operator: targetConnection: got 'workerFile'; expected clusterObjects (or unset): strimzi {version} "
+        f"(Strimzi {version}) writes the worker file with ${{strimzi...:...}} references and no store keys, and "
+        "Kafka resolves a config variable only once, so ${file:...} would hand connectors unusable values"]
 
 
 def test_flow_settings_reach_connectors_and_connect(tmp_path):
@@ -190,7 +210,9 @@ def test_flow_settings_reach_connectors_and_connect(tmp_path):
     assert checkpoint["config"]["sync.group.offsets.interval.seconds"] == 30
     assert checkpoint["config"]["groups.exclude"] == "${cfmap:orders/replication:groups.exclude}"
     assert o[("ConfigMap", "replication")]["data"] == {
-        "topics": "orders.*", "topics.exclude": "orders\\.internal.*", "groups": ".*", "groups.exclude": "tmp-.*",
+        # Kafka's default excludes stay in force beside the flow's (setting one replaces them).
+        "topics": "orders.*", "topics.exclude": "orders\\.internal.*,.*[\\-\\.]internal,.*\\.replica,__.*",
+        "groups": ".*", "groups.exclude": "tmp-.*,console-consumer-.*,connect-.*,__.*",
         "replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"}
     spec = o[("KafkaConnect", "orders")]["spec"]
     assert (spec["replicas"], spec["image"]) == (2, "registry.local/connect:1")

@@ -463,7 +463,7 @@ def check_symmetry(a: FlowPlan, b: FlowPlan) -> None:
 
 
 def _replication_view(part: PartPlan) -> list:
-    connection = ("source.cluster.", "target.cluster.", "producer.override.")
+    connection = ("source.cluster.", "target.cluster.", "producer.override.", "consumer.override.", "admin.override.")
     view = [o["data"] for o in part.access if o["kind"] == "ConfigMap"
             and o["metadata"]["name"].startswith(part.names.replication_configmap)]
     for c in part.connectors:

@@ -7,7 +7,7 @@ from typing import Callable
 
 import pulumi
 
-from infra import PROJECT, names
+from infra import PROJECT, names, stores
 from infra.connection import SecretValue
 from infra.errors import Problem
 
@@ -42,6 +42,25 @@ def missing_secrets(keys: list[str], present: Callable[[str], bool]) -> list[Pro
             alias, item = key.split(".", 1)
             problems.append(Problem(f"clusters.{alias}", f"secret config {PROJECT}:{key}", None,
                                     f"{SECRET_ITEMS[item]}: {command}"))
+    return problems
+
+
+class _NotShown:
+    def __repr__(self) -> str:
+        return "the secret value (not shown)"
+
+
+def unusable_secrets(keys: list[str], text: Callable[[str], str | None]) -> list[Problem]:
+    """Secret material the Connect worker would refuse, found before anything deploys. Client
+    keys: Kafka's PemStore reads unencrypted PKCS#8 only (a cert-manager key is PKCS#1)."""
+    problems = []
+    for key in keys:
+        value = text(key) if key.endswith(".clientKey") else None
+        problem = stores.private_key_problem(value) if value is not None else None
+        if problem:
+            alias = key.split(".", 1)[0]
+            problems.append(Problem(f"clusters.{alias}", f"secret config {PROJECT}:{key}", _NotShown(),
+                                    f"{SECRET_ITEMS['clientKey']}; this is {problem}"))
     return problems
 
 

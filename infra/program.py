@@ -24,10 +24,13 @@ def secret_keys(stack_plan: StackPlan, audit_plan: AuditPlan | None) -> list[str
 
 
 def validate(topo: Topology, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
-             previous_flows: Callable[[], dict | None]) -> None:
+             previous_flows: Callable[[], dict | None], secret_text: Callable[[str], str | None] = lambda key: None
+             ) -> None:
     """What can still refuse a valid topology's deployment (secret config, transitions), checked
-    before any resource is declared."""
-    problems = stack_config.missing_secrets(secret_keys(stack_plan, audit_plan), has_secret)
+    before any resource is declared. `secret_text(key)` reads a secret config value, never shown."""
+    keys = secret_keys(stack_plan, audit_plan)
+    problems = stack_config.missing_secrets(keys, has_secret)
+    problems += stack_config.unusable_secrets(keys, secret_text)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in topo.flows):
         problems += model.check_transitions(topo, previous_flows())
     if problems:
@@ -48,7 +51,8 @@ def main() -> dict:
         topo = model.load(stack_config.topology_path(config, pulumi.get_stack()))
         stack_plan = plan(topo)
         audit_plan = plan_audit(topo, stack_plan)
-        validate(topo, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None, previous_flows)
+        validate(topo, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None, previous_flows,
+                 lambda key: pulumi.runtime.get_config(f"{pulumi.get_project()}:{key}"))
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None

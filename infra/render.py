@@ -163,7 +163,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
                 secrets[key] = placeholder(key)
                 filled.append(key)
     program.validate(topo, stack_plan, audit_plan, lambda k: k in secrets or k in config,
-                     lambda: (previous_outputs or {}).get("flows"))
+                     lambda: (previous_outputs or {}).get("flows"), lambda k: secrets.get(k))
 
     mocks = RecordingMocks(previous_outputs)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)

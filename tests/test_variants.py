@@ -230,3 +230,15 @@ def test_secrets_are_secret_outputs(tmp_path):
     secrets = [x for x in r.resources if x.type == "kubernetes:core/v1:Secret"]
     assert secrets and all({"stringData"} <= {p.split(".")[0] for p in x.secret_paths} for x in secrets)
     assert SECRETS["us-west.password"] in str([x.inputs for x in secrets])  # the clear values reached Secrets
+
+
+def test_a_client_key_kafka_cannot_read_is_refused_before_anything_deploys(tmp_path):
+    mtls = {"protocol": "SSL", "tls": {"trust": "pem", "clientCertificate": True}}
+    a = material("a")
+    with pytest.raises(TopologyError) as exc:
+        render(tmp_path, topo(mtls, {}), {"a.clientKey": a.client_key_pkcs1_pem, "a.clientCert": a.client_cert_pem})
+    assert [str(p) for p in exc.value.problems] == [
+        "clusters.a: secret config kafka-replication:a.clientKey: got the secret value (not shown); expected the "
+        "PEM private key, unencrypted PKCS#8 (tls.clientCertificate); this is a EC PRIVATE KEY (PKCS#1/SEC1) key; "
+        "Kafka reads PKCS#8 only: convert it with openssl pkcs8 -topk8 -nocrypt -in key.pem -out key-pkcs8.pem"]
+    assert a.client_key_pkcs1_pem not in str(exc.value)

@@ -22,7 +22,7 @@ from infra.cron import shortest_period_seconds
 from infra.errors import Problem, TopologyError, in_file_order
 from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
                          FlowNames, bidirectional_flow_name, default_flow_name)
-from infra.releases import REFUSED, Flavour, Release, WorkerFile, find, supported_versions
+from infra.releases import REFUSED, Flavour, Release, find, supported_versions
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect

@@ -161,7 +161,7 @@ def _jks_trusted(data: bytes, password: str) -> list[bytes]:
     if hashlib.sha1(password.encode("utf-16-be") + _JKS_WHITENER + content).digest() != digest:
         raise StoreError("the JKS truststore does not open with its password (integrity check failed)")
     pos = 12
-    magic, version, count = struct.unpack(">III", content[:pos])
+    _magic, version, count = struct.unpack(">III", content[:pos])  # magic checked by the caller
     if version not in (1, 2):
         raise StoreError(f"JKS version {version} is not supported")
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from infra import topics
 from infra.errors import Problem, in_file_order
-from infra.names import FlowNames, topic_prefix
+from infra.names import FlowNames, broker_address, topic_prefix
 
 if TYPE_CHECKING:
     from infra.model import Flow, Topology
@@ -23,15 +23,45 @@ IDENTITY = "identity"
 
 
 def check(topo: Topology) -> tuple[list[Problem], list[str]]:
-    """Problems that refuse the topology, and warnings where a rule could not decide."""
+    """Problems that refuse the topology, and warnings (undecided checks a flow acknowledged)."""
     problems = _bootstrap_aliases(topo) + _uniqueness(topo)
-    warnings: list[str] = []
-    # Rules on topic filters may be undecidable for some regexes: they also return warnings.
+    ctx = _Context(topo)
     for rule in (_policy_chains, _overlaps_within_flows, _target_collisions, _loops):
-        found, undecided = rule(topo)
-        problems += found
-        warnings += undecided
-    return in_file_order(problems), warnings
+        problems += rule(ctx)
+    _heartbeat_lookalikes(ctx)
+    # One undecided question may be met by several rules and cycle walks: reported once.
+    undecided = list({str(p): p for p in ctx.undecided}.values())
+    return in_file_order(problems + undecided), sorted(set(ctx.warnings))
+
+
+class _Context:
+    """The topology, one budget for every automaton question about it, and what was undecided."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.allowance = topics.Allowance()
+        self.undecided: list[Problem] = []
+        self.warnings: list[str] = []
+
+    def common(self, flow: Flow, what: str, *languages: topics.Filter | topics.Topics) -> str | None:
+        """A topic every language accepts; None when there is none, or when the question is
+        undecided (then the topology is refused unless `flow` acknowledges undecided checks)."""
+        try:
+            return topics.common_topic(*languages, allowance=self.allowance)
+        except topics.Undecided as exc:
+            where = self.topo.where(flow)
+            filters = sorted({p for lang in languages for p in lang.include})
+            if flow.acknowledgeUndecidedFilters:
+                self.warnings.append(f"{where}: {what} was not checked ({exc}; acknowledged by "
+                                     "acknowledgeUndecidedFilters): check it by hand")
+            else:
+                self.undecided.append(Problem(
+                    where, "topics", filters,
+                    f"filters whose {what} can be decided: it needs {exc}. Simplify the filters (literal "
+                    "names or prefixes such as `orders\\..*` rather than nested repetitions such as "
+                    "`(a|b)*a(a|b){15}`), or set `acknowledgeUndecidedFilters: true` on this flow to deploy "
+                    "without this check"))
+            return None
 
 
 def _filters(topo: Topology, flow: Flow) -> list[tuple[str, topics.Filter]]:
@@ -41,28 +71,14 @@ def _filters(topo: Topology, flow: Flow) -> list[tuple[str, topics.Filter]]:
             for part in topo.parts(flow) for spec in part.sources]
 
 
-def _flow_filter(topo: Topology, flow: Flow) -> topics.Filter:
-    """Everything a flow replicates, as one filter (only meaningful where sources are disjoint)."""
-    specs = [spec for part in topo.parts(flow) for spec in part.sources]
-    if len(specs) == 1:
-        return topics.Filter(specs[0].topics, specs[0].topics_exclude)
-    # Several disjoint sources: the union of what each keeps. Excludes are per source, so a
-    # topic excluded from one may be included by another; keep only excludes that all share.
-    shared = set(specs[0].topics_exclude).intersection(*(s.topics_exclude for s in specs[1:]))
-    return topics.Filter(tuple(t for s in specs for t in s.topics), tuple(sorted(shared)))
+def _flow_topics(topo: Topology, flow: Flow) -> topics.Topics:
+    """Everything a flow replicates: the union of what each source connector keeps."""
+    return topics.Topics(tuple(f for _, f in _filters(topo, flow)))
 
 
-def _undecided(where: str, what: str, exc: topics.Undecided) -> str:
-    return f"{where}: {what} could not be decided ({exc}); check it by hand"
-
-
-def _common(a: topics.Filter, b: topics.Filter, warnings: list[str], where: str, what: str) -> str | None:
-    """A topic both filters accept; None when disjoint or undecidable (then a warning is added)."""
-    try:
-        return topics.common_topic(a, b)
-    except topics.Undecided as exc:
-        warnings.append(_undecided(where, what, exc))
-        return None
+def _prefixed(topo: Topology, flow: Flow) -> topics.Topics:
+    """The flow's topics as named in the target cluster."""
+    return _flow_topics(topo, flow).with_prefix(topic_prefix(flow.source, flow.policy.value != IDENTITY))
 
 
 # ------------------------------------------------------------------ clusters
@@ -71,11 +87,11 @@ def _common(a: topics.Filter, b: topics.Filter, warnings: list[str], where: str,
 def _bootstrap_aliases(topo: Topology) -> list[Problem]:
     """One alias per Kafka cluster: two aliases for the same brokers break replication policies
     (topics get the wrong prefix) and loop detection."""
-    owner: dict[str, str] = {}
+    owner: dict[tuple[str, int], str] = {}
     problems = []
     for alias in sorted(topo.clusters):
         for server in topo.clusters[alias].bootstrapServers.split(","):
-            key = server.strip().lower()
+            key = broker_address(server)
             if key in owner and owner[key] != alias:
                 problems.append(Problem(f"clusters.{alias}", "bootstrapServers", server,
                                         f"servers of this cluster only: {server} is also a bootstrap server of "
@@ -87,50 +103,54 @@ def _bootstrap_aliases(topo: Topology) -> list[Problem]:
 # ------------------------------------------------------------------ policies
 
 
-def _policy_chains(topo: Topology) -> tuple[list[Problem], list[str]]:
+def _policy_chains(ctx: _Context) -> list[Problem]:
     """Flows that chain (A->B, B->C) use the same replication policy when the second can read
     what the first writes: a replicated topic read back under another policy loses (identity
     after default: `a.t` is taken for a local topic) or never had (default after identity) the
     provenance that remote-topic detection, checkpoints and loop detection rely on."""
+    topo = ctx.topo
     by_source: dict[str, list[Flow]] = defaultdict(list)
     for flow in topo.sorted_flows():
         by_source[flow.source].append(flow)
-    problems, warnings = [], []
+    problems = []
     for flow in topo.sorted_flows():
         for after in by_source.get(flow.target, []):
             if after.policy is flow.policy or after.flow_name == flow.partner:
                 continue
-            topic = _common(_prefixed(topo, flow), _flow_filter(topo, after), warnings, topo.where(after),
-                            f"policy chain after flow {flow.flow_name}")
+            topic = ctx.common(after, f"policy chain after flow {flow.flow_name}",
+                               _prefixed(topo, flow), _flow_topics(topo, after))
             if topic is not None:
                 problems.append(Problem(topo.where(after), "replicationPolicy", after.policy.value,
                                         f"{flow.policy.value}, the policy of flow {flow.flow_name}, which writes "
                                         f"topic {topic!r} into {flow.target} where this flow reads it: flows "
                                         "that chain must use one policy (or filters that keep them apart)"))
-    return problems, warnings
+    return problems
 
 
 # ------------------------------------------------------------------ topics
 
 
-def _overlaps_within_flows(topo: Topology) -> tuple[list[Problem], list[str]]:
+def _overlaps_within_flows(ctx: _Context) -> list[Problem]:
     """A topic is replicated by one MirrorSourceConnector only (the documents): the sources of a
     flow, across its Connect clusters, must be disjoint."""
-    problems, warnings = [], []
+    topo = ctx.topo
+    problems = []
     for flow in topo.sorted_flows():
         for (wa, a), (wb, b) in combinations(_filters(topo, flow), 2):
-            topic = _common(a, b, warnings, topo.where(flow), f"overlap of {wa} and {wb}")
+            topic = ctx.common(flow, f"overlap of {wa} and {wb}", a, b)
             if topic is not None:
                 problems.append(Problem(topo.where(flow), wb, list(b.include),
                                         f"a topic filter disjoint from {wa} ({list(a.include)}): both match "
                                         f"topic {topic!r}, which would be replicated twice"))
-    return problems, warnings
+    return problems
 
 
-def _target_collisions(topo: Topology) -> tuple[list[Problem], list[str]]:
+def _target_collisions(ctx: _Context) -> list[Problem]:
     """Two flows must not write the same target topic, unless both are declared `aggregation`
-    (identity fan-in, which the documents allow)."""
-    problems, warnings = [], []
+    (identity fan-in from different sources, which the documents allow; model.check refuses
+    `aggregation` anywhere else)."""
+    topo = ctx.topo
+    problems = []
     by_target: dict[str, list[Flow]] = defaultdict(list)
     for flow in topo.sorted_flows():
         by_target[flow.target].append(flow)
@@ -139,28 +159,50 @@ def _target_collisions(topo: Topology) -> tuple[list[Problem], list[str]]:
             prefixed = [f.policy.value != IDENTITY for f in (a, b)]
             if all(prefixed) and a.source != b.source:
                 continue  # `<alias>.` prefixes of two aliases never collide: aliases have no dots
-            if a.aggregation and b.aggregation:
+            if a.aggregation and b.aggregation and a.source != b.source:
                 continue
-            fa = _prefixed(topo, a)
             fb = _prefixed(topo, b)
-            topic = _common(fa, fb, warnings, topo.where(b), f"target topics shared with flow {a.flow_name}")
+            topic = ctx.common(b, f"target topics shared with flow {a.flow_name}", _prefixed(topo, a), fb)
             if topic is not None:
-                problems.append(Problem(topo.where(b), "topics", list(fb.include),
+                problems.append(Problem(topo.where(b), "topics", fb.include,
                                         f"target topics of its own: flow {a.flow_name} also writes {topic!r} "
                                         f"into cluster {target}. Narrow the filters, or declare both flows "
                                         "`aggregation: true` (identity fan-in) if merging is intended"))
-    return problems, warnings
+    return problems
 
 
-def _prefixed(topo: Topology, flow: Flow) -> topics.Filter:
-    f = _flow_filter(topo, flow)
-    return topics.Filter(f.include, f.exclude, topic_prefix(flow.source, flow.policy.value != IDENTITY))
+# A topic that ends in `heartbeats` without being a heartbeats topic (`heartbeats`, or a remote
+# one such as `a.heartbeats`): IdentityReplicationPolicy.looksLikeHeartbeat tests the suffix only.
+HEARTBEAT_LOOKALIKE = topics.Filter((r".*[^.]heartbeats",))
+
+
+def _heartbeat_lookalikes(ctx: _Context) -> None:
+    """Identity flows keep topic names, except for names ending in `heartbeats`, which Kafka's
+    IdentityReplicationPolicy.formatRemoteTopic prefixes like the default policy (Kafka 3.8.0
+    and later): `device-heartbeats` lands in the target as `<source>.device-heartbeats`."""
+    topo = ctx.topo
+    for flow in topo.sorted_flows():
+        if flow.policy.value != IDENTITY:
+            continue
+        try:
+            topic = topics.common_topic(_flow_topics(topo, flow), HEARTBEAT_LOOKALIKE, allowance=ctx.allowance)
+        except topics.Undecided as exc:
+            ctx.warnings.append(f"{topo.where(flow)}: whether this identity flow replicates topics ending in "
+                                f"'heartbeats' was not checked ({exc})")
+            continue
+        if topic is not None:
+            ctx.warnings.append(
+                f"{topo.where(flow)}: topics such as {topic!r} match this identity flow and end in 'heartbeats': "
+                f"IdentityReplicationPolicy takes them for heartbeat topics and writes them to {flow.target} as "
+                f"'{flow.source}.{topic}', not under their own name. Exclude them (topicsExclude: "
+                "'.*heartbeats'; MirrorMaker 2 replicates its own heartbeats topics whatever the filter) or "
+                "rename them")
 
 
 # ------------------------------------------------------------------ loops
 
 
-def _loops(topo: Topology) -> tuple[list[Problem], list[str]]:
+def _loops(ctx: _Context) -> list[Problem]:
     """IdentityReplicationPolicy keeps topic names, so it cannot tell a replicated topic from a
     local one: topics that go round a cycle of identity flows are replicated forever. Refused,
     except for a declared bidirectional pair, whose loop filter drops records coming back.
@@ -168,43 +210,32 @@ def _loops(topo: Topology) -> tuple[list[Problem], list[str]]:
     Cycles are searched within strongly connected components of the identity flows only, and a
     path is followed only while some topic is accepted by every flow on it, so flows whose
     filters are disjoint are never combined."""
+    topo = ctx.topo
     edges: dict[str, list[Flow]] = defaultdict(list)
-    languages = {}
-    problems, warnings = [], []
     for flow in topo.sorted_flows():
-        if flow.policy.value != IDENTITY:
-            continue
-        try:
-            languages[flow.flow_name] = topics.language(_flow_filter(topo, flow))
-        except topics.Undecided as exc:
-            warnings.append(_undecided(topo.where(flow), "whether its topics can loop through identity flows", exc))
-            continue
-        edges[flow.source].append(flow)
+        if flow.policy.value == IDENTITY:
+            edges[flow.source].append(flow)
+    problems = []
     for component in _strongly_connected(edges):
         members = set(component)
         for start in component:
-            found: list[tuple[list[Flow], object]] = []
-            _walk(start, start, [], None, members, edges, languages, found)
-            for cycle, language in found:
+            found: list[tuple[list[Flow], str]] = []
+            _walk(ctx, start, start, [], members, edges, found)
+            for cycle, topic in found:
                 if len(cycle) == 2 and cycle[0].partner == cycle[1].flow_name:
                     continue  # a declared bidirectional pair, filtered by its SMT chain
                 names = " -> ".join(f.flow_name for f in cycle)
                 route = " -> ".join([*(f.source for f in cycle), cycle[0].source])
-                try:
-                    topic = topics.example(language, [_flow_filter(topo, f) for f in cycle])
-                except topics.Undecided as exc:
-                    warnings.append(_undecided(topo.where(cycle[0]), f"identity cycle {route}", exc))
-                    continue
                 problems.append(Problem(
                     topo.where(cycle[0]), "replicationPolicy", IDENTITY,
                     f"no cycle of identity flows that replicate the same topics: {route} ({names}) would "
                     f"replicate topic {topic!r} forever. Declare a bidirectional pair (one flow with "
                     "`bidirectional: true`, which adds the loop filter) or use the default policy"))
-    return problems, warnings
+    return problems
 
 
-def _walk(start: str, node: str, path: list, language, members: set, edges: dict, languages: dict,
-          found: list, limit: int = 20) -> None:
+def _walk(ctx: _Context, start: str, node: str, path: list, members: set, edges: dict, found: list,
+          limit: int = 20) -> None:
     """Simple cycles through `start` (its smallest cluster) along which a common topic remains."""
     for flow in edges.get(node, []):
         if len(found) >= limit:
@@ -212,13 +243,18 @@ def _walk(start: str, node: str, path: list, language, members: set, edges: dict
         nxt = flow.target
         if nxt != start and (nxt not in members or nxt < start or any(f.source == nxt for f in path)):
             continue
-        narrowed = languages[flow.flow_name] if language is None else language & languages[flow.flow_name]
-        if narrowed.empty():
-            continue
+        on_path = [*path, flow]
+        topic = ""
+        if len(on_path) > 1:  # one flow alone replicates something; paths are what can be empty
+            route = " -> ".join([*(f.source for f in on_path), nxt])
+            topic = ctx.common(on_path[0], f"identity path {route} (a possible replication loop)",
+                               *(_flow_topics(ctx.topo, f) for f in on_path))
+            if topic is None:
+                continue
         if nxt == start:
-            found.append(([*path, flow], narrowed))
+            found.append((on_path, topic))
         else:
-            _walk(start, nxt, [*path, flow], narrowed, members, edges, languages, found, limit)
+            _walk(ctx, start, nxt, on_path, members, edges, found, limit)
 
 
 def _strongly_connected(edges: dict[str, list[Flow]]) -> list[list[str]]:

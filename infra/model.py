@@ -17,7 +17,7 @@ import yaml
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError,
                       field_validator, model_validator)
 
-from infra import guardrails
+from infra import guardrails, jregex
 from infra.cron import shortest_period_seconds
 from infra.errors import Problem, TopologyError, in_file_order
 from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
@@ -46,6 +46,7 @@ SMT_PREFIXES = ("transforms.", "predicates.")
 CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
 # Set by the program in bidirectional pairs (the loop filter needs them).
 BIDIRECTIONAL_KEYS = frozenset({"emit.offset-syncs.enabled"})
+MAX_FILTERS = 500  # regexes in one topics/groups list
 SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORECASE)
 
 
@@ -221,15 +222,30 @@ def _as_list(value: Any) -> Any:
 
 
 def _check_regexes(value: list[str]) -> list[str]:
+    """Each item is a Java regex (Kafka compiles the list joined with '|') that the guardrails'
+    automata model exactly (infra/jregex.py); Kafka splits the property on commas and trims
+    the whitespace around them."""
     bad = []
     for item in value:
         if "," in item:
-            bad.append(f"{item!r}: one regex per list item (Kafka joins them with commas)")
-            continue
+            bad.append(f"{item!r}: one regex per list item (Kafka splits the list on commas)")
+        elif item != item.strip():
+            bad.append(f"{item!r}: no leading or trailing whitespace (Kafka trims it)")
+        else:
+            try:
+                jregex.parse(item)
+            except jregex.RegexError as exc:
+                bad.append(f"{item!r} is not a valid Java regex ({exc})")
+            except jregex.Unsupported as exc:
+                bad.append(f"{item!r} uses {exc}, which the topology checks cannot model exactly; "
+                           "rewrite it without that construct")
+    if not bad:
         try:
-            re.compile(item)
-        except re.error as exc:
-            bad.append(f"{item!r} is not a valid regex ({exc})")
+            jregex.parse_list(value)
+        except (jregex.RegexError, jregex.Unsupported) as exc:
+            bad.append(f"{value!r}: {exc}")
+    if len(value) > MAX_FILTERS:
+        bad.append(f"{len(value)} filters: at most {MAX_FILTERS} per list")
     if bad:
         raise ValueError("; ".join(bad))
     return value
@@ -337,6 +353,8 @@ class Flow(_Strict):
     replicationPolicy: Policy | None = None  # default, or identity for bidirectional pairs
     bidirectional: bool = False  # also replicate target -> source, prefixless, with the loop filter
     aggregation: bool = False    # identity fan-in: may write the same target topics as other such flows
+    # Deploy even if a topic-filter guardrail cannot decide within its budget (docs/guardrails.md).
+    acknowledgeUndecidedFilters: bool = False
     heartbeats: bool = True
     checkpoints: bool | None = None  # true, or false for bidirectional pairs
     syncGroupOffsets: SyncGroupOffsets = SyncGroupOffsets()
@@ -375,12 +393,12 @@ class Flow(_Strict):
         return self._partner
 
     def source_spec(self, instance: SourceInstance | None, topics: list[str], exclude: list[str],
-                    where: str) -> SourceSpec:
+                    where: str, storage: tuple[str, ...] = ()) -> SourceSpec:
         pick = (lambda attr, default: default if instance is None or getattr(instance, attr) is None
                 else getattr(instance, attr))
         return SourceSpec(
             name=instance.name if instance else None,
-            topics=tuple(topics), topics_exclude=tuple(exclude),
+            topics=tuple(topics), topics_exclude=tuple(exclude) + tuple(t for t in storage if t not in exclude),
             tasks=pick("tasksMax", self.tasksMax.source),
             config={**self.config.source, **(instance.config if instance else {})},
             transforms=tuple(pick("transforms", self.transforms)),
@@ -555,25 +573,40 @@ class Topology(_Strict):
             self._parts[id(flow)] = self._plan_parts(flow)
         return self._parts[id(flow)]
 
+    def storage_topics(self, alias: str) -> tuple[str, ...]:
+        """The storage topics of every Connect cluster the topology runs against Kafka `alias`."""
+        found = []
+        for f in self._directed:
+            if f.target == alias:
+                for part in f.connectClusters or [None]:
+                    n = FlowNames(f.flow_name, f.source, f.target, part.name if part else None)
+                    found += [n.offset_storage_topic, n.config_storage_topic, n.status_storage_topic]
+        return tuple(sorted(found))
+
     def _plan_parts(self, flow: Flow) -> list[PartSpec]:
+        # An identity flow writes a source topic under its own name: one named like a Connect
+        # storage topic on the target would be written into that Connect cluster's state. Those
+        # names (literal, dotless, never prefixed) are excluded; Kafka's default excludes already
+        # drop MirrorMaker 2's own `.internal` topics.
+        storage = self.storage_topics(flow.target) if flow.policy is Policy.identity else ()
         specs = []
         if flow.connectClusters:
             for i, part in sorted(enumerate(flow.connectClusters), key=lambda p: p[1].name):
                 where = f"connectClusters[{i}]"
                 if part.sources:
-                    sources = [flow.source_spec(s, s.topics, s.topicsExclude, f"{where}.sources[{j}]")
+                    sources = [flow.source_spec(s, s.topics, s.topicsExclude, f"{where}.sources[{j}]", storage)
                                for j, s in enumerate(part.sources)]
                 else:
-                    sources = [flow.source_spec(None, part.topics or [], part.topicsExclude, where)]
+                    sources = [flow.source_spec(None, part.topics or [], part.topicsExclude, where, storage)]
                 specs.append(PartSpec(part.name, self.connect_settings(flow, part),
                                       part.resourceQuota or flow.resourceQuota,
                                       tuple(sorted(sources, key=lambda s: s.name or "")), False, where))
         else:
             if flow.sources:
-                sources = [flow.source_spec(s, s.topics, s.topicsExclude, f"sources[{j}]")
+                sources = [flow.source_spec(s, s.topics, s.topicsExclude, f"sources[{j}]", storage)
                            for j, s in enumerate(flow.sources)]
             else:
-                sources = [flow.source_spec(None, flow.topics or [], flow.topicsExclude, "topics")]
+                sources = [flow.source_spec(None, flow.topics or [], flow.topicsExclude, "topics", storage)]
             specs.append(PartSpec(None, self.connect_settings(flow), flow.resourceQuota,
                                   tuple(sorted(sources, key=lambda s: s.name or "")), False, "(flow)"))
         if flow.heartbeats:
@@ -759,6 +792,12 @@ def _unique(where: str, named: list[tuple[str, str]]) -> list[Problem]:
 
 
 def _check_bidirectional(where: str, flow: Flow) -> list[Problem]:
+    if flow.aggregation and not flow.bidirectional and flow.policy is not Policy.identity:
+        # Default-policy flows of two sources never collide (the prefixes differ), and one
+        # source's flows must not write the same topics: nothing is left to aggregate.
+        return [Problem(where, "aggregation", True,
+                        "false (or unset): aggregation declares an identity fan-in (replicationPolicy: "
+                        "identity); this flow uses the default policy")]
     if not flow.bidirectional:
         return []
     problems = []
@@ -873,11 +912,15 @@ def _check_smts(where: str, flow: Flow, spec: SourceSpec) -> list[Problem]:
             problems.append(Problem(where, f"{at}predicates[{i}].config.{required}", None,
                                     f"a value: {p.type.rsplit('.', 1)[-1]} needs `{required}`"))
         if required == "pattern" and required in p.config:
+            # TopicNameMatches compiles it with java.util.regex. No guardrail reasons about it,
+            # so constructs the automata cannot model (lookarounds...) are fine here.
             try:
-                re.compile(str(p.config["pattern"]))
-            except re.error as exc:
+                jregex.parse(str(p.config["pattern"]))
+            except jregex.RegexError as exc:
                 problems.append(Problem(where, f"{at}predicates[{i}].config.pattern", p.config["pattern"],
-                                        f"a valid regex ({exc})"))
+                                        f"a valid Java regex ({exc})"))
+            except jregex.Unsupported:
+                pass
     for conv_name in ("key", "value"):
         conv = getattr(spec.converters, conv_name, None) if spec.converters else None
         if conv:

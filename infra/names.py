@@ -138,15 +138,15 @@ class FlowNames:
 
     @property
     def offset_storage_topic(self) -> str:
-        return f"{self.connect}-offsets-topic"
+        return f"{self.connect}{STORAGE_SUFFIXES[0]}"
 
     @property
     def config_storage_topic(self) -> str:
-        return f"{self.connect}-config-topic"
+        return f"{self.connect}{STORAGE_SUFFIXES[1]}"
 
     @property
     def status_storage_topic(self) -> str:
-        return f"{self.connect}-status-topic"
+        return f"{self.connect}{STORAGE_SUFFIXES[2]}"
 
     # -- MirrorMaker 2 internal topics
     @property
@@ -179,6 +179,22 @@ def bidirectional_flow_name(base: str, source: str, target: str) -> str:
 
 
 DEFAULT_FLOW_BASE = "repl"
+
+
+# Kafka Connect storage topics: `<connect>` + suffix (offsets, configs, status).
+STORAGE_SUFFIXES = ("-offsets-topic", "-config-topic", "-status-topic")
+
+
+def is_storage_topic(name: str) -> bool:
+    return name.endswith(STORAGE_SUFFIXES)
+
+
+def broker_address(server: str) -> tuple[str, int]:
+    """One broker however it is spelled: `Host.Example.:09093` and `host.example:9093` are the
+    same (DNS names are case-insensitive, a trailing dot is the root, the port is a number)."""
+    host, _, port = server.strip().rpartition(":")
+    host = host.lower().rstrip(".")
+    return host, int(port) if port.isdigit() else -1
 
 
 def topic_prefix(source_alias: str, policy_prefixes: bool = True) -> str:

@@ -464,7 +464,10 @@ def check_symmetry(a: FlowPlan, b: FlowPlan) -> None:
 
 def _replication_view(part: PartPlan) -> list:
     connection = ("source.cluster.", "target.cluster.", "producer.override.", "consumer.override.", "admin.override.")
-    view = [o["data"] for o in part.access if o["kind"] == "ConfigMap"
+    # The storage topics an identity flow excludes are those of every Connect cluster on its
+    # target, which other flows of the stack add to: not a property of the pair.
+    view = [{k: ",".join(t for t in v.split(",") if not names.is_storage_topic(t)) if k == "topics.exclude" else v
+             for k, v in o["data"].items()} for o in part.access if o["kind"] == "ConfigMap"
             and o["metadata"]["name"].startswith(part.names.replication_configmap)]
     for c in part.connectors:
         # Which connector of a cluster pair copies the heartbeats is decided across the whole

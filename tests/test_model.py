@@ -50,8 +50,7 @@ def test_all_field_problems_are_reported_together():
                             "expected Input should be 'default' or 'identity'") for p in found)
     assert any("tasksMax.source: got 0; expected Input should be greater than or equal to 1" in p for p in found)
     assert "flows[0] (repl-us-west-us-east): topics: got ['orders(', 'a,b']; expected 'orders(' is not a valid " \
-           "regex (missing ), unterminated subpattern at position 6); 'a,b': one regex per list item " \
-           "(Kafka joins them with commas)" in found
+           "Java regex (Unclosed group); 'a,b': one regex per list item (Kafka splits the list on commas)" in found
 
 
 def test_cross_flow_rules():

@@ -1,0 +1,712 @@
+"""Java's regex dialect as finite automata: the part of `java.util.regex.Pattern` (JDK 17) that
+Kafka topic and group filters use, parsed as Java parses it and decided without backtracking.
+
+MirrorMaker 2 joins a filter list with `|`, compiles it with `Pattern.compile` and tests each
+name with `Matcher.matches()` (Kafka 3.8.0 `MirrorUtils.compilePatternList`,
+`DefaultTopicFilter`). This module reads a pattern with Java's grammar (classes with nested
+unions, `&&` intersections and whole-class negation; `\\0` octal, `\\x`, `\\u`, `\\c` escapes;
+`\\Q...\\E` quoting; `]` first in a class is literal) and builds a Thompson automaton from it.
+Whatever the automaton cannot model exactly is refused by name (`Unsupported`): lookarounds,
+backreferences, inline flags, possessive quantifiers, atomic groups, word boundaries, Unicode
+properties. What Java itself rejects is refused as `RegexError`. tests/test_jregex.py holds the
+automaton to the JDK on thousands of random patterns and names.
+
+Everything here is linear in the pattern and bounded: a pattern length limit, an automaton size
+limit and, for the searches, a budget of explored states (`Budget`). No backtracking engine ever
+runs on a user's pattern. The module has no dependencies, so the audit job can use it too.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from dataclasses import dataclass
+from functools import lru_cache
+
+MAX_PATTERN = 1000          # characters in one filter
+MAX_STATES = 5000           # automaton states of one filter (counted repetitions expand)
+MAX_REPEAT = 1000           # the largest bound of {n,m} we expand
+MAX_DEPTH = 50              # nested groups and classes
+MAX_TOPIC = 249             # Kafka's longest topic name (Topic.MAX_NAME_LENGTH)
+MAX_CODE_POINT = 0x10FFFF
+
+# Kafka's legal topic characters (Topic.LEGAL_CHARS = "[a-zA-Z0-9._-]"), in the order examples
+# prefer them.
+TOPIC_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+# Java's line terminators (Pattern's `.` without DOTALL, and `$`).
+LINE_TERMINATORS = "\n\r\u0085\u2028\u2029"
+
+
+class RegexError(ValueError):
+    """Java would reject the pattern (`PatternSyntaxException`)."""
+
+
+class Unsupported(ValueError):
+    """Java accepts the pattern, but it uses a construct our automata do not model exactly."""
+
+
+class Budget(Exception):
+    """A search explored more states than it may: the answer is unknown."""
+
+
+# ------------------------------------------------------------------ character sets
+# A set of code points: a sorted tuple of disjoint, non-adjacent inclusive (low, high) ranges.
+
+Chars = tuple[tuple[int, int], ...]
+NOTHING: Chars = ()
+EVERYTHING: Chars = ((0, MAX_CODE_POINT),)
+
+
+def _norm(ranges) -> Chars:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return tuple((lo, hi) for lo, hi in out)
+
+
+def union(a: Chars, b: Chars) -> Chars:
+    return _norm(a + b)
+
+
+def negate(a: Chars) -> Chars:
+    out, low = [], 0
+    for lo, hi in a:
+        if lo > low:
+            out.append((low, lo - 1))
+        low = hi + 1
+    if low <= MAX_CODE_POINT:
+        out.append((low, MAX_CODE_POINT))
+    return tuple(out)
+
+
+def intersect(a: Chars, b: Chars) -> Chars:
+    return negate(union(negate(a), negate(b)))
+
+
+def contains(a: Chars, cp: int) -> bool:
+    i = bisect.bisect_right(a, (cp, MAX_CODE_POINT + 1)) - 1
+    return i >= 0 and a[i][0] <= cp <= a[i][1]
+
+
+def _of(text: str) -> Chars:
+    return _norm((ord(c), ord(c)) for c in text)
+
+
+DIGIT = ((48, 57),)
+WORD = _of("_") + ((48, 57), (65, 90), (97, 122))
+WORD = _norm(WORD)
+SPACE = _of(" \t\n\x0b\f\r")
+HSPACE = _norm(_of(" \t\xa0\u1680\u180e\u202f\u205f\u3000") + ((0x2000, 0x200A),))
+VSPACE = _of("\n\x0b\f\r\x85\u2028\u2029")
+DOT = negate(_of(LINE_TERMINATORS))
+CLASS_ESCAPES = {"d": DIGIT, "D": negate(DIGIT), "w": WORD, "W": negate(WORD), "s": SPACE,
+                 "S": negate(SPACE), "h": HSPACE, "H": negate(HSPACE), "v": VSPACE, "V": negate(VSPACE)}
+CONTROL_ESCAPES = {"t": 9, "n": 10, "r": 13, "f": 12, "a": 7, "e": 27}
+# Escapes Java knows and we refuse, with the name users read in the message.
+UNSUPPORTED_ESCAPES = {
+    "b": "a word boundary \\b", "B": "a non-word boundary \\B", "A": "the input anchor \\A",
+    "G": "the match anchor \\G", "z": "the input anchor \\z", "Z": "the input anchor \\Z",
+    "R": "the linebreak matcher \\R", "X": "the grapheme matcher \\X", "N": "a named character \\N{...}",
+    "k": "a named backreference \\k<...>", "p": "a character property \\p{...}",
+    "P": "a character property \\P{...}", "Q": "quoting \\Q...\\E inside a character class",
+}
+
+# ------------------------------------------------------------------ syntax tree
+# ("chars", Chars) | ("cat", [nodes]) | ("alt", [nodes]) | ("rep", node, min, max|None)
+# | ("bol",) | ("eol",)
+
+
+def parse(pattern: str):
+    """The pattern's syntax tree. Raises RegexError (Java rejects it) or Unsupported."""
+    return _parse(pattern)[0]
+
+
+def _parse(pattern: str) -> tuple:
+    if len(pattern) > MAX_PATTERN:
+        raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
+    parser = _Parser(pattern)
+    tree = parser.alternation(0)
+    if parser.i < len(parser.p):
+        raise RegexError("Unmatched closing ')'")  # the only thing that stops a top-level alternation
+    return tree, parser.names
+
+
+def parse_list(patterns) -> list:
+    """Kafka's filter list: each item valid alone, and together as Java compiles the `|`-join."""
+    trees, names = [], set()
+    for pattern in patterns:
+        tree, own = _parse(pattern)
+        for name in own:
+            if name in names:
+                raise RegexError(f"Named capturing group <{name}> is already defined "
+                                 "(Kafka joins the filters with '|')")
+            names.add(name)
+        trees.append(tree)
+    return trees
+
+
+class _Parser:
+    def __init__(self, pattern: str) -> None:
+        self.p = pattern
+        self.i = 0
+        self.was_class = False   # did the last escape stand for a class (\\d, \\w, ...)?
+        self.names: list[str] = []  # named groups, which Java requires to be unique
+
+    def peek(self, k: int = 0) -> str:
+        j = self.i + k
+        return self.p[j] if j < len(self.p) else ""
+
+    def take(self) -> str:
+        if self.i >= len(self.p):
+            raise RegexError("Unexpected end of pattern")
+        c = self.p[self.i]
+        self.i += 1
+        return c
+
+    # -- outside classes
+
+    def alternation(self, depth: int):
+        if depth > MAX_DEPTH:
+            raise Unsupported(f"groups nested more than {MAX_DEPTH} deep")
+        branches = [self.sequence(depth)]
+        while self.peek() == "|":
+            self.i += 1
+            branches.append(self.sequence(depth))
+        return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def sequence(self, depth: int):
+        items: list = []
+        while self.i < len(self.p) and self.peek() not in "|)":
+            atoms = self.atom(depth)
+            if self.peek() and self.peek() in "*+?{":
+                if not atoms:
+                    raise Unsupported("a quantifier after an empty \\Q\\E")
+                if atoms[-1][0] in ("bol", "eol"):
+                    raise Unsupported("a quantifier on an anchor (^ or $)")
+                atoms[-1] = self.quantified(atoms[-1])
+            items.extend(atoms)
+        return items[0] if len(items) == 1 else ("cat", items)
+
+    def atom(self, depth: int) -> list:
+        c = self.take()
+        if c == "(":
+            return [self.group(depth)]
+        if c == "[":
+            return [("chars", self.char_class(depth + 1))]
+        if c == ".":
+            return [("chars", DOT)]
+        if c == "^":
+            return [("bol",)]
+        if c == "$":
+            return [("eol",)]
+        if c in "*+?":
+            raise RegexError(f"Dangling meta character '{c}'")
+        if c == "{":
+            raise Unsupported("a '{' with nothing to repeat (write \\{ for a literal brace)")
+        if c == "\\":
+            if self.peek() == "Q":
+                self.i += 1
+                return self.quoted()
+            return [("chars", self.escape(in_class=False))]
+        return [("chars", ((ord(c), ord(c)),))]
+
+    def quoted(self) -> list:
+        end = self.p.find("\\E", self.i)
+        if end < 0:
+            # Kafka joins the filters with '|': an open quote would swallow the next filters.
+            raise Unsupported("\\Q without its closing \\E")
+        text, self.i = self.p[self.i:end], end + 2
+        return [("chars", ((ord(c), ord(c)),)) for c in text]
+
+    def group(self, depth: int):
+        if self.peek() == "?":
+            self.i += 1
+            kind = self.take()
+            if kind == "<" and self.peek() in ("=", "!"):
+                raise Unsupported(f"a lookbehind (?<{self.peek()}...)")
+            if kind in "=!":
+                raise Unsupported(f"a lookahead (?{kind}...)")
+            if kind == ">":
+                raise Unsupported("an atomic group (?>...)")
+            if kind == "<":
+                start = self.i
+                while self.peek().isascii() and self.peek().isalnum():
+                    self.i += 1
+                name = self.p[start:self.i]
+                if not name or not name[0].isalpha():
+                    raise RegexError("capturing group name does not start with a Latin letter")
+                if self.peek() != ">":
+                    raise RegexError("named capturing group is missing trailing '>'")
+                self.names.append(name)
+                self.i += 1
+            elif kind != ":":
+                raise Unsupported(f"inline flags (?{kind}...)")
+        inner = self.alternation(depth + 1)
+        if self.peek() != ")":
+            raise RegexError("Unclosed group")
+        self.i += 1
+        return inner
+
+    def quantified(self, node):
+        c = self.take()
+        if c == "*":
+            low, high = 0, None
+        elif c == "+":
+            low, high = 1, None
+        elif c == "?":
+            low, high = 0, 1
+        else:
+            low, high = self.counted()
+        if self.peek() == "+":
+            raise Unsupported("a possessive quantifier (*+, ++, ?+, {n}+)")
+        if self.peek() == "?":
+            self.i += 1  # lazy: the same language under matches()
+        if self.peek() and self.peek() in "*+?{":
+            raise Unsupported("a quantifier applied to a quantifier")
+        return ("rep", node, low, high)
+
+    def counted(self) -> tuple[int, int | None]:
+        low = self.number()
+        if low is None:
+            raise RegexError("Illegal repetition")
+        high: int | None = low
+        if self.peek() == ",":
+            self.i += 1
+            high = self.number()
+        if self.peek() != "}":
+            raise RegexError("Unclosed counted closure")
+        self.i += 1
+        if high is not None and high < low:
+            raise RegexError("Illegal repetition range")
+        if low > MAX_REPEAT or (high or 0) > MAX_REPEAT:
+            raise Unsupported(f"a repetition bound above {MAX_REPEAT}")
+        return low, high
+
+    def number(self) -> int | None:
+        start = self.i
+        while self.peek() and self.peek() in "0123456789":
+            self.i += 1
+        # Long digit strings overflow in Java (an error) and are above our bound anyway.
+        return int(self.p[start:self.i][:12]) if self.i > start else None
+
+    # -- escapes
+
+    def escape(self, in_class: bool) -> Chars:
+        if self.i >= len(self.p):
+            raise RegexError("Unexpected internal error")  # Java's words for a trailing backslash
+        c = self.take()
+        if c == "0":
+            return self.single(self.octal())
+        if c in "123456789":
+            raise Unsupported(f"a backreference \\{c}")
+        if c in CLASS_ESCAPES:
+            self.was_class = True
+            return CLASS_ESCAPES[c]
+        if c in CONTROL_ESCAPES:
+            return self.single(CONTROL_ESCAPES[c])
+        if c == "c":
+            if self.i >= len(self.p):
+                raise RegexError("Illegal control escape sequence")
+            return self.single(ord(self.take()) ^ 64)
+        if c == "x":
+            return self.single(self.hexadecimal())
+        if c == "u":
+            return self.single(self.unicode())
+        if c in UNSUPPORTED_ESCAPES and (in_class or c != "Q"):
+            raise Unsupported(UNSUPPORTED_ESCAPES[c])
+        if c.isascii() and c.isalpha():
+            raise RegexError("Illegal/unsupported escape sequence")
+        return self.single(ord(c))
+
+    @staticmethod
+    def single(cp: int) -> Chars:
+        if 0xD800 <= cp <= 0xDFFF:
+            raise Unsupported("a surrogate code unit escape")
+        return ((cp, cp),)
+
+    def octal(self) -> int:
+        digits = ""
+        while len(digits) < 3 and self.peek() and self.peek() in "01234567":
+            if len(digits) == 2 and digits[0] not in "0123":
+                break
+            digits += self.take()
+        if not digits:
+            raise RegexError("Illegal octal escape sequence")
+        return int(digits, 8)
+
+    def hexadecimal(self) -> int:
+        if self.peek() == "{":
+            self.i += 1
+            value, digits = 0, 0
+            while self.peek() and self.peek() in "0123456789abcdefABCDEF":
+                value, digits = value * 16 + int(self.take(), 16), digits + 1
+                if value > MAX_CODE_POINT:
+                    raise RegexError("Hexadecimal codepoint is too big")
+            if not digits:
+                raise RegexError("Illegal hexadecimal escape sequence")
+            if self.peek() != "}":
+                raise RegexError("Unclosed hexadecimal escape sequence")
+            self.i += 1
+            return value
+        digits = self.p[self.i:self.i + 2]
+        if len(digits) < 2 or any(d not in "0123456789abcdefABCDEF" for d in digits):
+            raise RegexError("Illegal hexadecimal escape sequence")
+        self.i += 2
+        return int(digits, 16)
+
+    def unicode(self) -> int:
+        digits = self.p[self.i:self.i + 4]
+        if len(digits) < 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
+            raise RegexError("Illegal Unicode escape sequence")
+        self.i += 4
+        return int(digits, 16)
+
+    # -- classes (Java 9+: nested classes are unions, && intersects, ^ negates the whole class)
+
+    def char_class(self, depth: int) -> Chars:
+        if depth > MAX_DEPTH:
+            raise Unsupported(f"character classes nested more than {MAX_DEPTH} deep")
+        negated = self.peek() == "^"
+        if negated:
+            self.i += 1
+        operands: list[Chars] = []
+        current: Chars = NOTHING
+        items = 0      # items since the last && (or the start)
+        first = True   # a ']' right after '[' or '[^' is a literal
+        while True:
+            if self.i >= len(self.p):
+                raise RegexError("Unclosed character class")
+            c = self.peek()
+            if c == "]" and not first:
+                self.i += 1
+                break
+            if c == "[":
+                self.i += 1
+                current = union(current, self.char_class(depth + 1))
+            elif c == "&" and self.peek(1) == "&":
+                if items == 0 or self.peek(2) in ("&", "]"):
+                    raise Unsupported("'&&' without a class on both sides")
+                self.i += 2
+                operands.append(current)
+                current, items, first = NOTHING, 0, False
+                continue
+            else:
+                current = union(current, self.class_item(first))
+            items += 1
+            first = False
+        if items == 0:
+            raise Unsupported("'&&' without a class on both sides")
+        for operand in operands:
+            current = intersect(current, operand)
+        return negate(current) if negated else current
+
+    def class_item(self, first: bool) -> Chars:
+        """One character, range or escaped class inside [...]."""
+        start_at = self.i
+        low = self.class_char()
+        if isinstance(low, tuple):
+            if self.peek() == "-" and self.peek(1) != "]":
+                raise Unsupported("a '-' after a class escape (write \\- for a literal hyphen)")
+            return low
+        if self.p[start_at] == "-" and not first and self.peek() != "]":
+            raise Unsupported("a '-' that is not part of a range (write \\- for a literal hyphen)")
+        if self.peek() == "-" and self.peek(1) not in ("]", ""):
+            self.i += 1
+            if self.peek() in ("[", "-") or (self.peek() == "&" and self.peek(1) == "&"):
+                raise Unsupported("a '-' before a class or an operator (write \\- for a literal hyphen)")
+            high = self.class_char()
+            if isinstance(high, tuple) or high < low:
+                raise RegexError("Illegal character range")
+            if self.peek() == "-" and self.peek(1) != "]":
+                raise Unsupported("a '-' right after a range (write \\- for a literal hyphen)")
+            return ((low, high),)
+        return ((low, low),)
+
+    def class_char(self) -> int | Chars:
+        c = self.take()
+        if c != "\\":
+            return ord(c)
+        self.was_class = False
+        chars = self.escape(in_class=True)
+        return chars if self.was_class else chars[0][0]
+
+
+# ------------------------------------------------------------------ automata
+
+
+@dataclass(frozen=True)
+class NFA:
+    """Thompson automaton. `edges[s]` = ((chars, target), ...); `empty[s]` = epsilon targets;
+    `bol[s]`/`eol[s]` = targets reachable only at the start / where `$` holds."""
+    edges: tuple
+    empty: tuple
+    bol: tuple
+    eol: tuple
+    start: int
+    accept: int
+
+    def closure(self, states, at_start: bool, at_end: bool) -> frozenset:
+        seen = set(states)
+        stack = list(states)
+        while stack:
+            s = stack.pop()
+            nexts = list(self.empty[s])
+            if at_start:
+                nexts += self.bol[s]
+            if at_end:
+                nexts += self.eol[s]
+            for t in nexts:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return frozenset(seen)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.edges: list[list] = []
+        self.empty: list[list] = []
+        self.bol: list[list] = []
+        self.eol: list[list] = []
+
+    def state(self) -> int:
+        if len(self.edges) >= MAX_STATES:
+            raise Unsupported(f"a pattern whose automaton exceeds {MAX_STATES} states (lower the repetition counts)")
+        for table in (self.edges, self.empty, self.bol, self.eol):
+            table.append([])
+        return len(self.edges) - 1
+
+    def build(self, node, start: int) -> int:
+        """Adds `node` after `start`, returns its end state."""
+        kind = node[0]
+        if kind == "chars":
+            end = self.state()
+            if node[1]:
+                self.edges[start].append((node[1], end))
+            return end
+        if kind == "cat":
+            for item in node[1]:
+                start = self.build(item, start)
+            return start
+        if kind == "alt":
+            end = self.state()
+            for branch in node[1]:
+                s = self.state()
+                self.empty[start].append(s)
+                self.empty[self.build(branch, s)].append(end)
+            return end
+        if kind in ("bol", "eol"):
+            end = self.state()
+            (self.bol if kind == "bol" else self.eol)[start].append(end)
+            return end
+        _, inner, low, high = node
+        for _ in range(low):
+            start = self.build(inner, start)
+        if high is None:
+            loop = self.state()
+            self.empty[start].append(loop)
+            body_end = self.build(inner, loop)
+            self.empty[body_end].append(loop)
+            return loop
+        end = self.state()
+        self.empty[start].append(end)
+        for _ in range(high - low):
+            start = self.build(inner, start)
+            self.empty[start].append(end)
+        return end
+
+
+@lru_cache(maxsize=4096)
+def compile_filter(patterns: tuple[str, ...], prefix: str = "") -> NFA:
+    """The automaton of `prefix` followed by any of the patterns (Kafka's `|`-joined list)."""
+    b = _Builder()
+    start = b.state()
+    s = start
+    for c in prefix:
+        s = b.build(("chars", ((ord(c), ord(c)),)), s)
+    trees = parse_list(patterns)
+    tree = ("alt", trees) if len(trees) != 1 else trees[0]
+    accept = b.build(tree, s)
+    freeze = lambda table: tuple(tuple(x) for x in table)  # noqa: E731
+    return NFA(freeze(b.edges), freeze(b.empty), freeze(b.bol), freeze(b.eol), start, accept)
+
+
+def _dollar_at(text: str, i: int) -> bool:
+    """Java's `$` without MULTILINE (Pattern.Dollar): at the end, or before a final line
+    terminator (a final "\\r\\n" counts as one; no match between its two characters)."""
+    n = len(text)
+    if i == n:
+        return True
+    if i == n - 2:
+        return text[i:] == "\r\n"
+    if i == n - 1:
+        c = text[i]
+        return c in "\r\u0085\u2028\u2029" or (c == "\n" and not (i > 0 and text[i - 1] == "\r"))
+    return False
+
+
+def matches(nfa: NFA, text: str) -> bool:
+    """`Matcher.matches()`: does the whole text match? Linear in len(text) x automaton size."""
+    current = nfa.closure([nfa.start], True, _dollar_at(text, 0))
+    for i, c in enumerate(text):
+        cp = ord(c)
+        moved = {t for s in current for chars, t in nfa.edges[s] if contains(chars, cp)}
+        if not moved:
+            return False
+        current = nfa.closure(moved, False, _dollar_at(text, i + 1))
+    return nfa.accept in current
+
+
+# ------------------------------------------------------------------ languages of topic names
+# A language is a boolean expression over filters: ("nfa", NFA) | ("and", [..]) | ("or", [..])
+# | ("not", x). Searches run the subset construction of every automaton in the expression at
+# once, breadth first over Kafka's topic alphabet, so the first name found is a shortest one.
+
+
+class _Subsets:
+    """The lazily built deterministic automaton of one NFA over topic characters; its states
+    (sets of NFA states) are numbered so that product states are tuples of small integers."""
+
+    def __init__(self, nfa: NFA, classes: list[str]) -> None:
+        self.nfa = nfa
+        self.moves = {c: [tuple(t for chars, t in out if contains(chars, ord(c))) for out in nfa.edges]
+                      for c in classes}
+        self.sets: list[frozenset] = []
+        self.ids: dict[frozenset, int] = {}
+        self.steps: dict[tuple[int, str], int] = {}
+        self.accepting: dict[int, bool] = {}
+        self.start = self._id(nfa.closure([nfa.start], True, False))
+
+    def _id(self, subset: frozenset) -> int:
+        found = self.ids.get(subset)
+        if found is None:
+            found = self.ids[subset] = len(self.sets)
+            self.sets.append(subset)
+        return found
+
+    def accepts(self, state: int) -> bool:
+        """Accepting after at least one character (`^` no longer holds, `$` does)."""
+        found = self.accepting.get(state)
+        if found is None:
+            found = self.accepting[state] = self.nfa.accept in self.nfa.closure(self.sets[state], False, True)
+        return found
+
+    def step(self, state: int, c: str) -> int:
+        key = (state, c)
+        found = self.steps.get(key)
+        if found is None:
+            moves = self.moves[c]
+            moved = [t for s in self.sets[state] for t in moves[s]]
+            found = self.steps[key] = self._id(self.nfa.closure(moved, False, False) if moved else frozenset())
+        return found
+
+
+def _evaluate(expr, bits, index) -> bool:
+    kind = expr[0]
+    if kind == "nfa":
+        return bits[index[id(expr)]]
+    if kind == "and":
+        return all(_evaluate(e, bits, index) for e in expr[1])
+    if kind == "or":
+        return any(_evaluate(e, bits, index) for e in expr[1])
+    return not _evaluate(expr[1], bits, index)
+
+
+def _symbol_classes(nfas: list[NFA]) -> list[str]:
+    """One representative per group of topic characters no automaton tells apart."""
+    sets = sorted({chars for nfa in nfas for out in nfa.edges for chars, _ in out})
+    groups: dict[tuple, str] = {}
+    for c in TOPIC_ALPHABET:
+        signature = tuple(contains(chars, ord(c)) for chars in sets)
+        groups.setdefault(signature, c)
+    return list(groups.values())
+
+
+def find(expr, budget: int) -> tuple[str | None, int]:
+    """A shortest legal topic name in the language (1-249 characters, not "." or ".."), or None
+    when there is none, and the number of states explored. Raises Budget past `budget` states."""
+    index: dict[int, int] = {}
+    nodes: list = []
+
+    def number(e) -> None:
+        if e[0] == "nfa":
+            index[id(e)] = len(nodes)
+            nodes.append(e[1])
+        else:
+            for child in (e[1] if e[0] in ("and", "or") else [e[1]]):
+                number(child)
+    number(expr)
+    classes = _symbol_classes(nodes)
+    machines = [_Subsets(nfa, classes) for nfa in nodes]
+    # The last component spells out "is this a legal topic name so far": 0 empty, 1 ".", 2 "..",
+    # 3 anything else.
+    start = (*(m.start for m in machines), 0)
+    parents: dict = {start: None}
+    queue = deque([(start, 0)])
+    while queue:
+        state, depth = queue.popleft()
+        if state[-1] == 3:
+            bits = [m.accepts(s) for m, s in zip(machines, state)]
+            if _evaluate(expr, bits, index):
+                return _spell(state, parents), len(parents)
+        if depth == MAX_TOPIC:
+            continue
+        for c in classes:
+            legal = 1 if state[-1] == 0 and c == "." else 2 if state[-1] == 1 and c == "." else 3
+            nxt = (*(m.step(s, c) for m, s in zip(machines, state)), legal)
+            if nxt in parents:
+                continue
+            if len(parents) >= budget:
+                raise Budget(f"more than {budget} automaton states")
+            parents[nxt] = (state, c)
+            queue.append((nxt, depth + 1))
+    return None, len(parents)
+
+
+def _spell(state, parents) -> str:
+    out = []
+    while parents[state] is not None:
+        state, c = parents[state]
+        out.append(c)
+    return "".join(reversed(out))
+
+
+def literal_prefix(tree) -> str:
+    """Characters every string the tree matches starts with (a cheap disjointness test)."""
+    return _prefix(tree)[0]
+
+
+def _prefix(tree) -> tuple[str, bool]:
+    """(prefix, complete): `complete` when the prefix is the whole of every match."""
+    kind = tree[0]
+    if kind == "chars":
+        chars = tree[1]
+        if len(chars) == 1 and chars[0][0] == chars[0][1]:
+            return chr(chars[0][0]), True
+        return "", False
+    if kind == "cat":
+        out = ""
+        for item in tree[1]:
+            text, complete = _prefix(item)
+            out += text
+            if not complete:
+                return out, False
+        return out, True
+    if kind == "alt":
+        found = [_prefix(branch) for branch in tree[1]]
+        common = found[0][0]
+        for text, _ in found[1:]:
+            while not text.startswith(common):
+                common = common[:-1]
+        return common, all(c and t == common for t, c in found)
+    if kind in ("bol", "eol"):
+        return "", True  # zero-width: what follows still starts the match
+    _, inner, low, high = tree
+    if low == 0:
+        return "", high == 0
+    text, complete = _prefix(inner)
+    return text, complete and low == high == 1

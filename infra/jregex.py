@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 MAX_PATTERN = 1000          # characters in one filter
 MAX_STATES = 5000           # automaton states of one filter (counted repetitions expand)
@@ -449,7 +449,19 @@ class NFA:
     start: int
     accept: int
 
+    @cached_property
+    def _plain(self) -> tuple[frozenset, ...]:
+        """Each state's closure over plain epsilon edges (neither at the start nor at the end),
+        the only closure a subset construction needs after its first state."""
+        return tuple(self._close([s], False, False) for s in range(len(self.edges)))
+
     def closure(self, states, at_start: bool, at_end: bool) -> frozenset:
+        if not (at_start or at_end):
+            plain = self._plain
+            return frozenset().union(*(plain[s] for s in states))
+        return self._close(states, at_start, at_end)
+
+    def _close(self, states, at_start: bool, at_end: bool) -> frozenset:
         seen = set(states)
         stack = list(states)
         while stack:
@@ -562,102 +574,145 @@ def matches(nfa: NFA, text: str) -> bool:
 
 
 # ------------------------------------------------------------------ languages of topic names
-# A language is a boolean expression over filters: ("nfa", NFA) | ("and", [..]) | ("or", [..])
-# | ("not", x). Searches run the subset construction of every automaton in the expression at
-# once, breadth first over Kafka's topic alphabet, so the first name found is a shortest one.
+# Questions about topic names are answered on minimal deterministic automata over Kafka's topic
+# alphabet: each filter is determinized once, boolean combinations are products, and a search
+# is a breadth-first walk of a product, so the first name found is a shortest one. Every
+# construction counts the states it creates against a budget and raises Budget past it.
 
 
-class _Subsets:
-    """The lazily built deterministic automaton of one NFA over topic characters; its states
-    (sets of NFA states) are numbered so that product states are tuples of small integers."""
-
-    def __init__(self, nfa: NFA, classes: list[str]) -> None:
-        self.nfa = nfa
-        self.moves = {c: [tuple(t for chars, t in out if contains(chars, ord(c))) for out in nfa.edges]
-                      for c in classes}
-        self.sets: list[frozenset] = []
-        self.ids: dict[frozenset, int] = {}
-        self.steps: dict[tuple[int, str], int] = {}
-        self.accepting: dict[int, bool] = {}
-        self.start = self._id(nfa.closure([nfa.start], True, False))
-
-    def _id(self, subset: frozenset) -> int:
-        found = self.ids.get(subset)
-        if found is None:
-            found = self.ids[subset] = len(self.sets)
-            self.sets.append(subset)
-        return found
-
-    def accepts(self, state: int) -> bool:
-        """Accepting after at least one character (`^` no longer holds, `$` does)."""
-        found = self.accepting.get(state)
-        if found is None:
-            found = self.accepting[state] = self.nfa.accept in self.nfa.closure(self.sets[state], False, True)
-        return found
-
-    def step(self, state: int, c: str) -> int:
-        key = (state, c)
-        found = self.steps.get(key)
-        if found is None:
-            moves = self.moves[c]
-            moved = [t for s in self.sets[state] for t in moves[s]]
-            found = self.steps[key] = self._id(self.nfa.closure(moved, False, False) if moved else frozenset())
-        return found
+@dataclass(frozen=True)
+class DFA:
+    """A complete deterministic automaton over TOPIC_ALPHABET. `symbol[c]` is the column of
+    character c (characters no transition tells apart share one); `accepting[s]` tells whether a
+    name of at least one character that ends in s is accepted."""
+    symbol: dict
+    table: tuple
+    accepting: tuple
+    start: int
 
 
-def _evaluate(expr, bits, index) -> bool:
-    kind = expr[0]
-    if kind == "nfa":
-        return bits[index[id(expr)]]
-    if kind == "and":
-        return all(_evaluate(e, bits, index) for e in expr[1])
-    if kind == "or":
-        return any(_evaluate(e, bits, index) for e in expr[1])
-    return not _evaluate(expr[1], bits, index)
-
-
-def _symbol_classes(nfas: list[NFA]) -> list[str]:
-    """One representative per group of topic characters no automaton tells apart."""
-    sets = sorted({chars for nfa in nfas for out in nfa.edges for chars, _ in out})
-    groups: dict[tuple, str] = {}
+def _partition(charsets) -> dict:
+    """Column per topic character: characters in exactly the same sets share a column."""
+    sets = sorted(set(charsets))
+    columns: dict[tuple, int] = {}
+    symbol = {}
     for c in TOPIC_ALPHABET:
         signature = tuple(contains(chars, ord(c)) for chars in sets)
-        groups.setdefault(signature, c)
-    return list(groups.values())
+        symbol[c] = columns.setdefault(signature, len(columns))
+    return symbol
 
 
-def find(expr, budget: int) -> tuple[str | None, int]:
-    """A shortest legal topic name in the language (1-249 characters, not "." or ".."), or None
-    when there is none, and the number of states explored. Raises Budget past `budget` states."""
-    index: dict[int, int] = {}
-    nodes: list = []
+def _representatives(symbol: dict) -> list[str]:
+    """One character per column, in TOPIC_ALPHABET's order of preference."""
+    seen: dict[int, str] = {}
+    for c in TOPIC_ALPHABET:
+        seen.setdefault(symbol[c], c)
+    return list(seen.values())
 
-    def number(e) -> None:
-        if e[0] == "nfa":
-            index[id(e)] = len(nodes)
-            nodes.append(e[1])
-        else:
-            for child in (e[1] if e[0] in ("and", "or") else [e[1]]):
-                number(child)
-    number(expr)
-    classes = _symbol_classes(nodes)
-    machines = [_Subsets(nfa, classes) for nfa in nodes]
+
+def determinize(nfa: NFA, budget: int) -> tuple[DFA, int]:
+    """The minimal DFA of a filter automaton, and the states its construction explored."""
+    symbol = _partition(chars for out in nfa.edges for chars, _ in out)
+    reps = _representatives(symbol)
+    moves = [[tuple(t for chars, t in out if contains(chars, ord(c))) for out in nfa.edges] for c in reps]
+    ids: dict[frozenset, int] = {}
+    sets: list[frozenset] = []
+    table: list[list[int]] = []
+
+    def number(subset: frozenset) -> int:
+        found = ids.get(subset)
+        if found is None:
+            if len(sets) >= budget:
+                raise Budget(f"more than {budget} automaton states")
+            found = ids[subset] = len(sets)
+            sets.append(subset)
+        return found
+    number(nfa.closure([nfa.start], True, False))
+    i = 0
+    while i < len(sets):
+        row = []
+        for column in moves:
+            moved = [t for s in sets[i] for t in column[s]]
+            row.append(number(nfa.closure(moved, False, False) if moved else frozenset()))
+        table.append(row)
+        i += 1
+    accepting = [nfa.accept in nfa.closure(subset, False, True) for subset in sets]
+    return _minimal(symbol, table, accepting, 0), len(sets)
+
+
+def combine(dfas: list[DFA], accept, budget: int) -> tuple[DFA, int]:
+    """The minimal DFA of names whose acceptance by each automaton satisfies `accept(bits)`."""
+    symbol, reps, columns = _joint(dfas)
+    start = tuple(d.start for d in dfas)
+    ids = {start: 0}
+    states = [start]
+    table = []
+    i = 0
+    while i < len(states):
+        state = states[i]
+        row = []
+        for cols in columns:
+            nxt = tuple(d.table[s][col] for d, s, col in zip(dfas, state, cols))
+            found = ids.get(nxt)
+            if found is None:
+                if len(states) >= budget:
+                    raise Budget(f"more than {budget} automaton states")
+                found = ids[nxt] = len(states)
+                states.append(nxt)
+            row.append(found)
+        table.append(row)
+        i += 1
+    accepting = [bool(accept(tuple(d.accepting[s] for d, s in zip(dfas, state)))) for state in states]
+    return _minimal(symbol, table, accepting, 0), len(states)
+
+
+def _joint(dfas: list[DFA]) -> tuple[dict, list[str], list[tuple]]:
+    """The joint columns of several automata: per column, each automaton's own column."""
+    joint: dict[tuple, int] = {}
+    symbol = {}
+    for c in TOPIC_ALPHABET:
+        symbol[c] = joint.setdefault(tuple(d.symbol[c] for d in dfas), len(joint))
+    reps = _representatives(symbol)
+    return symbol, reps, [tuple(d.symbol[c] for d in dfas) for c in reps]
+
+
+def _minimal(symbol: dict, table: list, accepting: list, start: int) -> DFA:
+    """Moore's partition refinement (every state is reachable by construction)."""
+    block = [0] * len(table)
+    count = 0
+    while True:
+        signatures: dict[tuple, int] = {}
+        refined = [signatures.setdefault((accepting[s], block[s], *(block[t] for t in row)), len(signatures))
+                   for s, row in enumerate(table)]
+        if len(signatures) == count:
+            break
+        block, count = refined, len(signatures)
+    rows: dict[int, tuple] = {}
+    accepts: dict[int, bool] = {}
+    for s, row in enumerate(table):
+        rows.setdefault(block[s], tuple(block[t] for t in row))
+        accepts.setdefault(block[s], accepting[s])
+    return DFA(symbol, tuple(rows[b] for b in range(count)), tuple(accepts[b] for b in range(count)), block[start])
+
+
+def shortest(dfas: list[DFA], accept, budget: int) -> tuple[str | None, int]:
+    """A shortest legal topic name (1-249 characters, not "." or "..") whose acceptance by each
+    automaton satisfies `accept(bits)`, or None; and the states explored."""
+    _, reps, columns = _joint(dfas)
     # The last component spells out "is this a legal topic name so far": 0 empty, 1 ".", 2 "..",
     # 3 anything else.
-    start = (*(m.start for m in machines), 0)
+    start = (*(d.start for d in dfas), 0)
     parents: dict = {start: None}
     queue = deque([(start, 0)])
     while queue:
         state, depth = queue.popleft()
-        if state[-1] == 3:
-            bits = [m.accepts(s) for m, s in zip(machines, state)]
-            if _evaluate(expr, bits, index):
-                return _spell(state, parents), len(parents)
+        if state[-1] == 3 and accept(tuple(d.accepting[s] for d, s in zip(dfas, state))):
+            return _spell(state, parents), len(parents)
         if depth == MAX_TOPIC:
             continue
-        for c in classes:
+        for c, cols in zip(reps, columns):
             legal = 1 if state[-1] == 0 and c == "." else 2 if state[-1] == 1 and c == "." else 3
-            nxt = (*(m.step(s, c) for m, s in zip(machines, state)), legal)
+            nxt = (*(d.table[s][col] for d, s, col in zip(dfas, state, cols)), legal)
             if nxt in parents:
                 continue
             if len(parents) >= budget:
@@ -665,6 +720,28 @@ def find(expr, budget: int) -> tuple[str | None, int]:
             parents[nxt] = (state, c)
             queue.append((nxt, depth + 1))
     return None, len(parents)
+
+
+def find(expr, budget: int) -> tuple[str | None, int]:
+    """A shortest legal topic name of a language expression, ("nfa", NFA) | ("and", [..]) |
+    ("or", [..]) | ("not", x), or None; and the states explored. Raises Budget."""
+    spent = [0]
+
+    def build(e) -> DFA:
+        left = budget - spent[0]
+        if e[0] == "nfa":
+            dfa, n = determinize(e[1], left)
+        elif e[0] == "not":
+            inner = build(e[1])
+            return DFA(inner.symbol, inner.table, tuple(not a for a in inner.accepting), inner.start)
+        else:
+            parts = [build(x) for x in e[1]]
+            dfa, n = combine(parts, all if e[0] == "and" else any, budget - spent[0])
+        spent[0] += n
+        return dfa
+    dfa = build(expr)
+    found, n = shortest([dfa], all, budget - spent[0])
+    return found, spent[0] + n
 
 
 def _spell(state, parents) -> str:

@@ -38,6 +38,13 @@ class Allowance:
 
     def __init__(self, total: int = TOTAL_BUDGET) -> None:
         self.left = total
+        self.automata: dict[tuple, object] = {}  # minimal automata (or Undecided) per language
+
+    def cap(self) -> int:
+        """What the next construction may explore."""
+        if self.left <= 0:
+            raise Undecided(f"the topology's filters used up the {TOTAL_BUDGET} automaton states all checks may explore")
+        return min(BUDGET, self.left)
 
 
 @dataclass(frozen=True)
@@ -56,11 +63,16 @@ class Filter:
     def _exclude(self) -> jregex.NFA:
         return jregex.compile_filter(self.exclude + DEFAULT_TOPICS_EXCLUDE, self.prefix)
 
-    def expression(self):
-        return ("and", [("nfa", self._include), ("not", ("nfa", self._exclude))])
-
     def matches(self, topic: str) -> bool:
         return jregex.matches(self._include, topic) and not jregex.matches(self._exclude, topic)
+
+    def automaton(self, allowance: Allowance) -> jregex.DFA:
+        include = _automaton(("nfa", self.include, self.prefix), allowance,
+                             lambda left: jregex.determinize(self._include, left))
+        exclude = _automaton(("nfa", self.exclude, self.prefix), allowance,
+                             lambda left: jregex.determinize(self._exclude, left))
+        return _automaton(("filter", self.include, self.exclude, self.prefix), allowance,
+                          lambda left: jregex.combine([include, exclude], lambda bits: bits[0] and not bits[1], left))
 
     @property
     def guaranteed_prefix(self) -> str:
@@ -73,11 +85,14 @@ class Topics:
     """What a flow (or a set of source connectors) replicates: the union of their filters."""
     filters: tuple[Filter, ...]
 
-    def expression(self):
-        return ("or", [f.expression() for f in self.filters])
-
     def matches(self, topic: str) -> bool:
         return any(f.matches(topic) for f in self.filters)
+
+    def automaton(self, allowance: Allowance) -> jregex.DFA:
+        if len(self.filters) == 1:
+            return self.filters[0].automaton(allowance)
+        parts = [f.automaton(allowance) for f in self.filters]
+        return _automaton(("topics", self.filters), allowance, lambda left: jregex.combine(parts, any, left))
 
     @property
     def guaranteed_prefix(self) -> str:
@@ -99,6 +114,24 @@ def _common(prefixes: list[str]) -> str:
     return common
 
 
+def _automaton(key: tuple, allowance: Allowance, build) -> jregex.DFA:
+    """A language's minimal automaton, built once per validation (it is asked about many times)
+    and charged to the allowance once; a build past the budget stays undecided."""
+    if key not in allowance.automata:
+        cap = allowance.cap()
+        try:
+            dfa, spent = build(cap)
+            allowance.left -= spent
+            allowance.automata[key] = dfa
+        except jregex.Budget:
+            allowance.left -= cap
+            allowance.automata[key] = Undecided(f"more than {cap} automaton states")
+    found = allowance.automata[key]
+    if isinstance(found, Undecided):
+        raise found
+    return found
+
+
 def common_topic(*languages: Filter | Topics, allowance: Allowance | None = None) -> str | None:
     """A shortest topic every language accepts, or None when they share none. Raises Undecided."""
     prefixes = [lang.guaranteed_prefix for lang in languages]
@@ -106,17 +139,11 @@ def common_topic(*languages: Filter | Topics, allowance: Allowance | None = None
         for b in prefixes:
             if not (a.startswith(b) or b.startswith(a)):
                 return None  # no automaton needed: their topics start differently
-    return search(("and", [lang.expression() for lang in languages]), allowance)
-
-
-def search(expression, allowance: Allowance | None = None) -> str | None:
-    """A shortest topic of the language expression (see jregex.find). Raises Undecided."""
     allowance = allowance or Allowance()
-    if allowance.left <= 0:
-        raise Undecided(f"the topology's filters used up the {TOTAL_BUDGET} automaton states all checks may explore")
-    cap = min(BUDGET, allowance.left)
+    automata = [lang.automaton(allowance) for lang in languages]
+    cap = allowance.cap()
     try:
-        found, spent = jregex.find(expression, cap)
+        found, spent = jregex.shortest(automata, all, cap)
     except jregex.Budget:
         allowance.left -= cap
         raise Undecided(f"more than {cap} automaton states") from None

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from enum import Enum
 
-from infra.topics import DEFAULT_TOPICS_EXCLUDE, Filter
+from infra.topics import Filter
 
 TopicPartition = tuple[str, int]
 
@@ -108,10 +108,10 @@ def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, back
 
 
 def selected(topic: str, include: list[str], exclude: list[str], never: list[str]) -> bool:
-    """Whether the connector replicates `topic`: its filter (whole-name matches, as Kafka's
-    `Pattern.matches`) minus the flow's excludes and Kafka's default excludes (the plan keeps
-    those whenever a flow adds its own), minus MirrorMaker 2's own topics of the source cluster."""
-    return topic not in never and Filter(tuple(include), (*exclude, *DEFAULT_TOPICS_EXCLUDE)).matches(topic)
+    """Whether the connector replicates `topic`: its filter read as Java reads it (whole-name
+    matches) minus the flow's excludes and Kafka's default excludes (topics.Filter keeps those, as
+    the plan does), minus MirrorMaker 2's own topics of the source cluster."""
+    return topic not in never and Filter(tuple(include), tuple(exclude)).matches(topic)
 
 
 def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], max_lag: int = 0

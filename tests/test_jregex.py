@@ -186,8 +186,11 @@ def test_the_total_budget_is_shared_by_every_question():
     exploding = topics.Filter(("(a|b)*a(a|b){15}",))
     with pytest.raises(topics.Undecided):
         topics.common_topic(exploding, topics.Filter(("b.*",)), allowance=allowance)
-    with pytest.raises(topics.Undecided) as exc:
+    with pytest.raises(topics.Undecided) as exc:  # the same language again: known undecided, nothing spent
         topics.common_topic(exploding, topics.Filter(("a.*",)), allowance=allowance)
+    assert str(exc.value) == "more than 20000 automaton states" and allowance.left == 5000
+    with pytest.raises(topics.Undecided) as exc:
+        topics.common_topic(topics.Filter(("(a|b)*b(a|b){15}",)), topics.Filter(("a.*",)), allowance=allowance)
     assert str(exc.value) == "more than 5000 automaton states"
     with pytest.raises(topics.Undecided) as exc:
         topics.common_topic(topics.Filter(("x",)), topics.Filter(("x",)), allowance=allowance)

@@ -1,0 +1,76 @@
+"""Benchmark of validation on hostile filters (prints figures; not a test).
+
+    .venv/bin/python benchmarks/guardrails.py
+
+Each case is a topology run through model.parse (schema, field rules, every guardrail), timed
+in the same run as the baseline: the same number of flows with literal-prefix filters, which the
+guardrails decide without automata. Cases:
+  automata      12 flows into one target whose filters share no literal prefix (automata needed)
+  alternation   one flow whose filter lists 490 literal names, beside an overlapping one
+  exploding     an identity loop through `(a|b)*a(a|b){15}` (2^16 deterministic states): the
+                check stops at its budget and the topology is refused
+  many-explode  8 such loops: all share one total budget
+  backtracking  `(a+)+b`-style filters that make backtracking engines exponential
+It prints seconds per case and the ratio to the baseline; docs/performance.md records them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from infra import model  # noqa: E402
+from infra.errors import TopologyError  # noqa: E402
+
+CLUSTER = {"bootstrapServers": "{}.kafka:9092", "security": {"protocol": "PLAINTEXT"}}
+
+
+def topology(flows: list[dict], aliases: int = 10) -> dict:
+    clusters = {f"c{i}": {**CLUSTER, "bootstrapServers": f"c{i}.kafka:9092"} for i in range(aliases)}
+    return {"clusters": clusters, "flows": flows}
+
+
+def identity(source: str, target: str, topics, **more) -> dict:
+    return {"source": source, "target": target, "topics": topics, "replicationPolicy": "identity",
+            "topicsExclude": ".*heartbeats", **more}
+
+
+def cases() -> dict[str, dict]:
+    baseline = [identity(f"c{i}", "c9", f"team{i}\\..*") for i in range(9)]
+    automata = [identity(f"c{i}", "c9", [f"(x|y)*{i}[a-z]+", f"[a-z]*-{i}"]) for i in range(9)]
+    names = [f"orders{i:03d}" for i in range(490)]
+    alternation = [identity("c0", "c1", names), identity("c2", "c1", "orders4.*")]
+    exploding = [identity("c0", "c1", "(a|b)*a(a|b){15}"), identity("c1", "c0", "b.*")]
+    many = [flow for i in range(0, 8) for flow in (identity(f"c{i}", f"c{i + 1}", "(a|b)*a(a|b){15}", name=f"f{i}"),
+                                                  identity(f"c{i + 1}", f"c{i}", f"b{i}.*", name=f"g{i}"))]
+    backtracking = [identity("c0", "c1", "(a+)+b"), identity("c1", "c0", "(a|aa)*c")]
+    return {"baseline": topology(baseline), "automata": topology(automata), "alternation": topology(alternation),
+            "exploding": topology(exploding), "many-explode": topology(many), "backtracking": topology(backtracking)}
+
+
+def timed(data: dict, repeat: int = 3) -> tuple[float, str]:
+    best, verdict = float("inf"), ""
+    for _ in range(repeat):
+        start = time.perf_counter()
+        try:
+            model.parse(data)
+            verdict = "accepted"
+        except TopologyError as exc:
+            verdict = f"refused ({len(exc.problems)} problem(s))"
+        best = min(best, time.perf_counter() - start)
+    return best, verdict
+
+
+def main() -> None:
+    results = {name: timed(data) for name, data in cases().items()}
+    base = results["baseline"][0]
+    print(f"{'case':<14} {'seconds':>8} {'x baseline':>11}  verdict")
+    for name, (seconds, verdict) in results.items():
+        print(f"{name:<14} {seconds:8.3f} {seconds / base:11.1f}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()

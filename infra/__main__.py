@@ -1,28 +1,40 @@
 """Command line: `python -m infra render|schema|validate`.
 
-Input problems are printed all at once and exit with code 2, without a traceback.
+Input problems are printed all at once and exit with code 2, without a traceback. An error of
+the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from pathlib import Path
 
 from infra import PROJECT
-from infra.errors import TopologyError
+from infra.errors import Problem, TopologyError
 
 EXIT_INVALID = 2
+EXIT_INTERNAL = 3
+# Pulumi's stack names; the name also picks Pulumi.<stack>.yaml and stacks/<stack>.yaml.
+STACK_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
+CONFIG_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}$")
 
 
-def _pairs(values: list[str], flag: str) -> dict[str, str]:
-    pairs = {}
-    for item in values:
+def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]:
+    """KEY=VALUE arguments; a malformed secret is reported without its text."""
+    pairs, problems = {}, []
+    for i, item in enumerate(values):
         key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"error: {flag} takes KEY=VALUE, got {item!r}")
+        if not sep or not CONFIG_KEY.match(key):
+            shown = f"argument {i + 1} of {flag} (value not shown)" if secret else item
+            problems.append(Problem(flag, "(argument)", shown, "KEY=VALUE with a config key such as us-west.password"))
+            continue
         pairs[key.removeprefix(f"{PROJECT}:")] = value
+    if problems:
+        raise TopologyError(problems, "the command line")
     return pairs
 
 
@@ -46,42 +58,65 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        if args.command == "schema":
-            from infra.model import json_schema
-            print(json.dumps(json_schema(), indent=2, sort_keys=True))
-        elif args.command == "validate":
-            from infra.model import load, warnings
-            topo = load(args.topology)
-            print(f"{args.topology}: ok ({len(topo.clusters)} clusters, {len(topo.flows)} flows declared, "
-                  f"{len(topo.sorted_flows())} deployed)")
-            for warning in warnings(topo):
-                print(f"warning: {warning}")
-        else:
-            from infra import render
-            config = _stack_config(args.stack)
-            config.update(_pairs(args.set, "--set"))
-            if args.topology:
-                config["topology"] = str(Path(args.topology).resolve())
-            previous = json.loads(args.previous_outputs.read_text()) if args.previous_outputs else None
-            result = render.run(args.stack, config, _pairs(args.secret, "--secret"), args.placeholder_secrets,
-                                previous)
-            written = render.write(result, args.out)
-            print(render.summary(result))
-            print(f"\nWrote {len(written)} objects and outputs.json to {args.out}")
+        return _run(args)
     except TopologyError as exc:
         print(f"error: {exc.report()}", file=sys.stderr)
         return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug of ours, not the user's input: one line, distinct exit code
+        if os.environ.get("INFRA_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (INFRA_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _run(args) -> int:
+    if args.command == "schema":
+        from infra.model import json_schema
+        print(json.dumps(json_schema(), indent=2, sort_keys=True))
+    elif args.command == "validate":
+        from infra.model import load, warnings
+        topo = load(args.topology)
+        print(f"{args.topology}: ok ({len(topo.clusters)} clusters, {len(topo.flows)} flows declared, "
+              f"{len(topo.sorted_flows())} deployed)")
+        for warning in warnings(topo):
+            print(f"warning: {warning}")
+    else:
+        from infra import reading, render
+        if not STACK_NAME.match(args.stack):
+            raise TopologyError([Problem("--stack", "(argument)", args.stack,
+                                         "a Pulumi stack name: letters, digits, '-', '_' and '.'")], "the command line")
+        secrets = _pairs(args.secret, "--secret", secret=True)
+        config = _stack_config(args.stack)
+        config.update(_pairs(args.set, "--set"))
+        if args.topology:
+            config["topology"] = str(Path(args.topology).resolve())
+        previous = None
+        if args.previous_outputs:
+            previous = reading.load_json_file(args.previous_outputs, "stack outputs file")
+            if not isinstance(previous, dict):
+                raise TopologyError([Problem(str(args.previous_outputs), "(json)", type(previous).__name__,
+                                             "an object, as `pulumi stack output --json` prints")], "the command line")
+        render.check_out(args.out)  # before the render, so a bad --out costs nothing
+        result = render.run(args.stack, config, secrets, args.placeholder_secrets, previous)
+        written = render.write(result, args.out)
+        print(render.summary(result))
+        print(f"\nWrote {len(written)} objects and outputs.json to {args.out}")
     return 0
 
 
 def _stack_config(stack: str) -> dict[str, str]:
     """Plain (non-secret) values of Pulumi.<stack>.yaml, as `pulumi config` would give them."""
-    import yaml
+    from infra import reading
     from infra.config import ROOT
     path = ROOT / f"Pulumi.{stack}.yaml"
     if not path.exists():
         return {}
-    values = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
+    document = reading.load_yaml_file(path, "stack settings file") or {}
+    values = (document.get("config") if isinstance(document, dict) else None) or {}
+    if not isinstance(values, dict):
+        raise TopologyError([Problem(str(path), "config", type(values).__name__, "a mapping of config keys")])
     return {k.removeprefix(f"{PROJECT}:"): v for k, v in values.items()
             if k.startswith(f"{PROJECT}:") and isinstance(v, str)}
 

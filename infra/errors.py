@@ -22,12 +22,13 @@ class Problem:
 class TopologyError(Exception):
     """Every problem of a topology or its stack config, for one clear report."""
 
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Problem], subject: str = "the topology"):
         self.problems = list(problems)
+        self.subject = subject  # what the problems are in: the topology, the command line...
         super().__init__(self.report())
 
     def report(self) -> str:
-        lines = [f"the topology has {len(self.problems)} problem(s):"]
+        lines = [f"{self.subject} has {len(self.problems)} problem(s):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
 

@@ -17,7 +17,7 @@ import yaml
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError,
                       field_validator, model_validator)
 
-from infra import guardrails, jregex
+from infra import guardrails, jregex, reading
 from infra.cron import shortest_period_seconds
 from infra.errors import Problem, TopologyError, in_file_order
 from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
@@ -1051,16 +1051,7 @@ def parse(data: Any, source: str = "topology") -> Topology:
 
 
 def load(path: str | Path) -> Topology:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TopologyError([Problem(str(path), "(file)", None, f"a readable topology file ({exc.strerror})")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise TopologyError([Problem(str(path), "(yaml)", None, f"valid YAML: {exc}")]) from None
-    return parse(data, str(path))
+    return parse(reading.load_yaml_file(path, "topology file"), str(path))
 
 
 def json_schema() -> dict:

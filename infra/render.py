@@ -21,6 +21,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from infra import PROJECT, model, names, program, stores
 from infra import config as stack_config
+from infra.errors import Problem, TopologyError
 from infra.audit import plan_audit
 from infra.plan import plan as make_plan
 
@@ -192,21 +193,49 @@ def object_path(obj: dict) -> str:
     return f"{folder}/{obj['kind']}-{meta['name']}.yaml"
 
 
+def _out_problem(out: Path, value, allowed: str) -> TopologyError:
+    return TopologyError([Problem("--out", str(out), value, allowed)], "the command line")
+
+
+def check_out(out: Path) -> None:
+    """Before rendering: `out` is a folder we may replace (empty, absent or a previous render)
+    and can write to."""
+    out = Path(out)
+    try:
+        if out.exists() and not out.is_dir():
+            raise _out_problem(out, "a file", "a folder (absent, empty or a previous render)")
+        if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
+            raise _out_problem(out, "a folder with other files", "an empty folder or a previous render (choose another --out)")
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise _out_problem(out, None, f"a folder this user can write ({exc.strerror})") from None
+
+
 def write(render: Render, out: Path) -> list[str]:
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        if not (out / MARKER).exists():
-            raise SystemExit(f"error: {out} is not empty and is not a previous render; choose another --out")
-        shutil.rmtree(out)  # a previous render: replace it whole, so no stale object survives
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("written by `python -m infra render`; the folder is replaced on each render\n")
-    written = []
-    for obj in sorted(render.masked_objects(), key=object_path):
-        rel = object_path(obj)
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_text(_dump(obj), encoding="utf-8")
-        written.append(rel)
-    (out / "outputs.json").write_text(json.dumps(render.outputs, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    check_out(out)
+    try:
+        if (out / MARKER).exists():
+            shutil.rmtree(out)  # a previous render: replace it whole, so no stale object survives
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MARKER).write_text("written by `python -m infra render`; the folder is replaced on each render\n")
+        written = []
+        root = out.resolve()
+        for obj in sorted(render.masked_objects(), key=object_path):
+            rel = object_path(obj)
+            path = (out / rel).resolve()
+            if root not in path.parents:  # names are checked DNS labels; this guards the folder anyway
+                raise _out_problem(out, rel, "object paths inside the folder")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_dump(obj), encoding="utf-8")
+            written.append(rel)
+        (out / "outputs.json").write_text(json.dumps(render.outputs, indent=2, sort_keys=True) + "\n",
+                                          encoding="utf-8")
+    except OSError as exc:
+        raise _out_problem(out, None, f"a folder this user can write ({exc.strerror})") from None
     return written
 
 

@@ -167,7 +167,7 @@ def _command(audit, n: AuditNames, secret_aliases: list[str]) -> list[str]:
            for a in secret_aliases},
     }
     if audit.imagePullPolicy:
-        conf["spark.kubernetes.container.image.pullPolicy"] = audit.imagePullPolicy
+        conf["spark.kubernetes.container.image.pullPolicy"] = audit.imagePullPolicy.value
     args = ["/opt/spark/bin/spark-submit"]
     for key, value in conf.items():
         args += ["--conf", f"{key}={value}"]
@@ -232,7 +232,7 @@ def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
                             "runAsNonRoot": True},
     }
     if audit.imagePullPolicy:
-        container["imagePullPolicy"] = audit.imagePullPolicy
+        container["imagePullPolicy"] = audit.imagePullPolicy.value
     if audit.executors:
         container["ports"] = [{"name": "driver", "containerPort": names.AUDIT_DRIVER_PORT},
                               {"name": "block-manager", "containerPort": names.AUDIT_BLOCK_MANAGER_PORT}]

@@ -50,6 +50,54 @@ MAX_FILTERS = 500  # regexes in one topics/groups list
 SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORECASE)
 
 
+# Values the platform reads, refused here in the platform's terms rather than at deploy time.
+INT32 = 2**31 - 1  # Kubernetes and Kafka integer fields are 32-bit
+Count = Annotated[int, Field(ge=1, le=INT32)]
+Amount = Annotated[int, Field(ge=0, le=INT32)]
+# A DNS-1123 subdomain (Secret names, among others).
+DnsSubdomain = Annotated[str, Field(min_length=1, max_length=253,
+                                    pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")]
+# An OCI image reference as the container runtime parses it (registry[:port]/path[:tag][@digest]).
+ImageRef = Annotated[str, Field(max_length=512, pattern=(
+    r"^(?:[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]{1,5})?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"))]
+# A JVM / Spark memory size (JavaUtils.byteStringAs): one token, never split into arguments.
+MemorySize = Annotated[str, Field(max_length=12, pattern=r"^[1-9][0-9]{0,8}([kmgtpKMGTP][bB]?|[bB])?$")]
+# A SASL username lands inside a JAAS line `username="..."`: no quote, backslash or control character.
+Username = Annotated[str, Field(min_length=1, max_length=256, pattern=r'^[^"\\\x00-\x1f\x7f]+$')]
+
+
+class PullPolicy(str, Enum):
+    Always = "Always"
+    IfNotPresent = "IfNotPresent"
+    Never = "Never"
+
+
+_SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+             "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
+
+
+def quantity(text: str) -> float:
+    """A Kubernetes resource quantity (`500m`, `4Gi`, `2`) as a number."""
+    match = _QUANTITY.match(text.strip())
+    if not match:
+        raise ValueError(f"{text!r} is not a quantity such as 500m, 2 or 4Gi")
+    return float(match.group(1)) * _SUFFIXES[match.group(2) or ""]
+
+
+def _quantity_value(value: str) -> str:
+    quantity(value)  # ValueError with the expected form
+    return value
+
+
+# A Kubernetes resource quantity (`500m`, `2`, `4Gi`), and a resource name (`cpu`, `memory`,
+# `example.com/gpu`).
+Quantity = Annotated[str, Field(max_length=64), AfterValidator(_quantity_value)]
+ResourceName = Annotated[str, Field(max_length=253, pattern=r"^([a-z0-9.-]+/)?[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")]
+
+
 class _Strict(BaseModel):
     # Unknown keys are errors: a typo must never be silently ignored.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -120,7 +168,7 @@ class ConnectorStates(_Strict):
 
 class Sasl(_Strict):
     mechanism: Mechanism
-    username: Annotated[str, Field(min_length=1)]
+    username: Username
 
 
 class Tls(_Strict):
@@ -176,28 +224,40 @@ class Cluster(_Strict):
         bad = [s for s in value.split(",") if not BOOTSTRAP.match(s.strip())]
         if bad:
             raise ValueError(f"{bad!r} is not a comma-separated list of host:port")
+        ports = [s.strip() for s in value.split(",") if not 1 <= int(s.strip().rpartition(":")[2]) <= 65535]
+        if ports:
+            raise ValueError(f"{ports!r}: a port is 1-65535")
         return ",".join(s.strip() for s in value.split(","))
 
 
 class Resources(_Strict):
-    requests: dict[str, str] | None = None
-    limits: dict[str, str] | None = None
+    requests: dict[ResourceName, Quantity] | None = None
+    limits: dict[ResourceName, Quantity] | None = None
 
 
 class ConnectSettings(_Strict):
-    replicas: Annotated[int, Field(ge=1)] = 3
-    version: str | None = None   # Kafka version of the Connect image; operator default when unset
-    image: str | None = None     # a custom image; operator default when unset
+    replicas: Count = 3
+    version: Annotated[str, Field(max_length=40)] | None = None  # Kafka version of the Connect image
+    image: ImageRef | None = None     # a custom image; operator default when unset
     resources: Resources | None = None
 
 
 class TasksMax(_Strict):
-    source: Annotated[int, Field(ge=1)] = 3
-    checkpoint: Annotated[int, Field(ge=1)] = 3
-    heartbeat: Annotated[int, Field(ge=1)] = 1
+    source: Count = 3
+    checkpoint: Count = 3
+    heartbeat: Count = 1
 
 
-ConfigValue = str | int | bool
+def _no_reference(value):
+    if isinstance(value, str) and "${" in value:
+        raise ValueError("a value without ${...}: config-provider references are the program's own (cluster "
+                         "connections and secrets); in a connector or SMT setting one could read any file or "
+                         "Secret the Connect worker can, and an SMT would stamp it on every record")
+    return value
+
+
+# Connector, SMT, predicate and converter settings: plain values only.
+ConfigValue = Annotated[str | int | bool, AfterValidator(_no_reference)]
 DnsLabel = Annotated[str, Field(min_length=1, max_length=30, pattern=DNS1123_LABEL.pattern)]
 # Kafka splits `transforms`/`predicates` on commas and uses the names inside property keys.
 SmtName = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")]
@@ -213,7 +273,7 @@ class ConnectorConfig(_Strict):
 
 class SyncGroupOffsets(_Strict):
     enabled: bool = True
-    intervalSeconds: Annotated[int, Field(ge=1)] | None = None
+    intervalSeconds: Count | None = None
 
 
 def _as_list(value: Any) -> Any:
@@ -299,7 +359,8 @@ class SourceInstance(_Strict):
 
 class ResourceQuota(_Strict):
     """`spec.hard` of a ResourceQuota for the Connect cluster's namespace, e.g. {requests.cpu: "4"}."""
-    hard: Annotated[dict[str, str | int], Field(min_length=1)]
+    hard: Annotated[dict[Annotated[str, Field(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9./]*[a-z0-9])?$")],
+                         Quantity | Amount], Field(min_length=1)]
 
 
 class ConnectPart(_Strict):
@@ -416,9 +477,9 @@ class Flow(_Strict):
 
 
 class ImagePullSecret(_Strict):
-    name: Annotated[str, Field(min_length=1)]
-    server: Annotated[str, Field(min_length=1)]
-    username: Annotated[str, Field(min_length=1)]
+    name: DnsSubdomain
+    server: Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s]*)?$")]
+    username: Username
     # the password comes from secret config `registry.password`
 
 
@@ -453,47 +514,47 @@ class Operator(_Strict):
 class AuditThresholds(_Strict):
     """When the audit exits 1 (findings). At-least-once delivery duplicates records, so
     duplicates are counted but tolerated unless a limit is set."""
-    maxLag: Annotated[int, Field(ge=0)] = 10000        # records per partition (an upper bound, see spark/offsets.py)
-    maxMissing: Annotated[int, Field(ge=0)] = 0
-    maxUnexpected: Annotated[int, Field(ge=0)] = 0
-    maxDuplicates: Annotated[int, Field(ge=0)] | None = None
-    maxHeartbeatAgeSeconds: Annotated[int, Field(ge=1)] = 300
+    maxLag: Amount = 10000        # records per partition (an upper bound, see spark/offsets.py)
+    maxMissing: Amount = 0
+    maxUnexpected: Amount = 0
+    maxDuplicates: Amount | None = None
+    maxHeartbeatAgeSeconds: Count = 300
 
 
 class AuditWindow(_Strict):
     """The records each run compares: those with timestamps in [now - grace - lookback, now - grace)."""
-    lookbackMinutes: Annotated[int, Field(ge=1)] = 60
-    graceMinutes: Annotated[int, Field(ge=0)] = 10   # past offset.flush.interval.ms and replication lag
-    bucketSeconds: Annotated[int, Field(ge=1)] = 60  # the counting tier's time windows
+    lookbackMinutes: Annotated[int, Field(ge=1, le=60 * 24 * 31)] = 60
+    graceMinutes: Annotated[int, Field(ge=0, le=60 * 24 * 31)] = 10   # past offset.flush.interval.ms and lag
+    bucketSeconds: Annotated[int, Field(ge=1, le=86400)] = 60  # the counting tier's time windows
 
 
 class SparkExecutors(_Strict):
-    instances: Annotated[int, Field(ge=1)] = 2
-    cores: Annotated[int, Field(ge=1)] = 1
-    memory: str = "2g"  # spark.executor.memory
+    instances: Annotated[int, Field(ge=1, le=1000)] = 2
+    cores: Annotated[int, Field(ge=1, le=256)] = 1
+    memory: MemorySize = "2g"  # spark.executor.memory
 
 
 class AuditReports(_Strict):
     """Reports land on a PersistentVolumeClaim the audit creates (or an existing one)."""
     claim: DnsLabel | None = None  # an existing claim; unset: the audit creates `<cronjob>-reports`
-    size: str = "1Gi"
-    storageClassName: str | None = None
+    size: Quantity = "1Gi"
+    storageClassName: DnsSubdomain | None = None
 
 
 class Audit(_Strict):
     """The replication audit CronJob (spark/): off unless this section is present."""
     schedule: str = "17 * * * *"
     namespace: DnsLabel = "replication-audit"
-    image: str = "kafka-replication-audit:0.1.0"
-    imagePullPolicy: str | None = None
-    activeDeadlineSeconds: Annotated[int, Field(ge=60)] | None = None  # default: 80% of the shortest period
+    image: ImageRef = "kafka-replication-audit:0.1.0"
+    imagePullPolicy: PullPolicy | None = None
+    activeDeadlineSeconds: Annotated[int, Field(ge=60, le=INT32)] | None = None  # default: 80% of the shortest period
     window: AuditWindow = AuditWindow()
     thresholds: AuditThresholds = AuditThresholds()
     resources: Resources = Resources(requests={"cpu": "1", "memory": "2Gi"}, limits={"memory": "2Gi"})
-    driverMemory: str = "1g"  # spark.driver.memory, within the pod's memory limit
+    driverMemory: MemorySize = "1g"  # spark.driver.memory, within the pod's memory limit
     executors: SparkExecutors | None = None  # unset: Spark in local mode inside the CronJob's pod
     reports: AuditReports = AuditReports()
-    pushgateway: Annotated[str, Field(pattern=r"^https?://")] | None = None
+    pushgateway: Annotated[str, Field(max_length=2048, pattern=r"^https?://[^\s]+$")] | None = None
 
     @field_validator("schedule")
     @classmethod
@@ -857,19 +918,6 @@ def _check_quota(where: str, label: str, part: PartSpec) -> list[Problem]:
     return problems
 
 
-_SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-             "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
-
-
-def quantity(text: str) -> float:
-    """A Kubernetes resource quantity (`500m`, `4Gi`, `2`) as a number."""
-    match = _QUANTITY.match(text.strip())
-    if not match:
-        raise ValueError(f"{text!r} is not a quantity such as 500m, 2 or 4Gi")
-    return float(match.group(1)) * _SUFFIXES[match.group(2) or ""]
-
-
 def _fmt(value: float) -> str:
     return f"{value:g}"
 
@@ -992,19 +1040,46 @@ def check_transitions(topo: Topology, previous_flows: dict | None) -> list[Probl
 
 
 def _problems_from(exc: ValidationError, data: Any) -> list[Problem]:
-    problems = []
+    """Schema errors in user terms: field paths as written (`sources[0].topics`), without
+    pydantic's internal steps, one problem per field (a union's alternatives are merged)."""
+    merged: dict[tuple[str, str], dict] = {}
     for err in exc.errors():
-        loc = list(err["loc"])
+        loc = [p for p in err["loc"] if not _internal_step(p)]
         where, field = _where(loc, data)
-        value = err.get("input")
-        if err["type"] == "extra_forbidden":
-            problems.append(Problem(where, field, loc[-1], "a known key (unknown keys are errors; see docs/topology.md)"))
-        elif err["type"] == "missing":
+        entry = merged.setdefault((where, field), {"loc": loc, "errors": []})
+        entry["errors"].append(err)
+    problems = []
+    for (where, field), entry in merged.items():
+        errors = entry["errors"]
+        first = errors[0]
+        if first["type"] == "extra_forbidden":
+            problems.append(Problem(where, field, entry["loc"][-1],
+                                    "a known key (unknown keys are errors; see docs/topology.md)"))
+        elif first["type"] == "missing":
             problems.append(Problem(where, field, None, "a value (required)"))
         else:
-            message = err["msg"].removeprefix("Value error, ")
-            problems.append(Problem(where, field, _short(value), message))
+            # Our own checks (ValueError) say what is wrong best; otherwise every alternative.
+            own = [e for e in errors if e["type"] == "value_error"]
+            messages = list(dict.fromkeys(e["msg"].removeprefix("Value error, ") for e in (own or errors)))
+            problems.append(Problem(where, field, _short(first.get("input")), " or ".join(messages)))
     return problems
+
+
+# Steps pydantic adds to an error's location that are not fields users wrote: union members
+# (`str`, `int`, `bool`), validator chains (`function-after[...]`), constrained types.
+_TYPE_STEPS = {"str", "int", "bool", "float", "list", "dict", "none", "constrained-str", "constrained-int",
+               "[key]"}
+
+
+def _internal_step(step) -> bool:
+    return isinstance(step, str) and (step in _TYPE_STEPS or "[" in step or "(" in step)
+
+
+def _path(steps: list) -> str:
+    out = ""
+    for step in steps:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
 
 
 def _where(loc: list, data: Any) -> tuple[str, str]:
@@ -1016,10 +1091,14 @@ def _where(loc: list, data: Any) -> tuple[str, str]:
             name = raw.get("name") or default_flow_name(raw.get("source"), raw.get("target"))
         except (KeyError, IndexError, TypeError, AttributeError):
             pass
-        return f"flows[{loc[1]}] ({name})", ".".join(str(p) for p in loc[2:]) or "(flow)"
+        return f"flows[{loc[1]}] ({name})", _path(loc[2:]) or "(flow)"
     if len(loc) >= 2 and loc[0] == "clusters":
-        return f"clusters.{loc[1]}", ".".join(str(p) for p in loc[2:]) or "(cluster)"
-    return "topology", ".".join(str(p) for p in loc) or "(root)"
+        return f"clusters.{loc[1]}", _path(loc[2:]) or "(cluster)"
+    if len(loc) >= 1 and loc[0] == "audit":
+        return "audit", _path(loc[1:]) or "(audit)"
+    if len(loc) >= 1 and loc[0] == "operator":
+        return "operator", _path(loc[1:]) or "(operator)"
+    return "topology", _path(loc) or "(root)"
 
 
 class _Abbreviated(str):
@@ -1033,6 +1112,44 @@ def _short(value: Any) -> Any:
     return value
 
 
+def _rules_without(exc: ValidationError, data: Any, schema: list[Problem]) -> list[Problem]:
+    """The field, cross-field and cross-flow rules on what remains valid: every field the schema
+    refused is set back to its default, and the rules run if that validates. Their problems
+    about the refused fields themselves are left out (the schema's message says it first)."""
+    import copy
+    salvaged = copy.deepcopy(data)
+    for err in exc.errors():
+        if err["type"] == "missing" or not _drop(salvaged, list(err["loc"])):
+            return []  # a required value is missing, or the error is not at a key: nothing sound to check
+    try:
+        topo = Topology.model_validate(salvaged)
+        found = check(topo) or guardrails.check(topo)[0]
+    except (ValidationError, TopologyError, ValueError):
+        return []
+    refused = {(p.where, p.field) for p in schema}
+    return [p for p in found if (p.where, p.field) not in refused
+            and not any(p.where == w and (p.field.startswith(f + ".") or p.field.startswith(f + "["))
+                        for w, f in refused)]
+
+
+def _drop(data: Any, loc: list) -> bool:
+    """Remove the key at `loc` (its last dict key on the way), so the schema's default applies."""
+    steps = [p for p in loc if not _internal_step(p)]
+    node, parent, key = data, None, None
+    for i, step in enumerate(steps):
+        if isinstance(node, dict) and step in node:
+            parent, key, node = node, step, node[step]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            parent, key, node = node, step, node[step]
+        else:
+            # Gone already (a union reports one error per alternative), or not a key we can drop.
+            return i == len(steps) - 1 and isinstance(node, dict)
+    if isinstance(parent, dict):
+        parent.pop(key, None)
+        return True
+    return False
+
+
 def parse(data: Any, source: str = "topology") -> Topology:
     """Validate raw topology data; raise TopologyError with every problem found."""
     if not isinstance(data, dict):
@@ -1040,7 +1157,8 @@ def parse(data: Any, source: str = "topology") -> Topology:
     try:
         topo = Topology.model_validate(data)
     except ValidationError as exc:
-        raise TopologyError(_problems_from(exc, data)) from None
+        schema = _problems_from(exc, data)
+        raise TopologyError(in_file_order(schema + _rules_without(exc, data, schema))) from None
     problems = check(topo)
     if problems:
         raise TopologyError(problems)

@@ -411,13 +411,17 @@ def loop_filter(aliases: dict) -> tuple[list[Transform], list[Predicate]]:
     mark the others with the source's. Aliases come through the ConfigMaps, as documented."""
     source_alias = aliases["source.cluster.alias"]
     target_alias = aliases["target.cluster.alias"]
+    # Built, not validated: these are the program's own references, which user settings may
+    # not carry (model.ConfigValue).
     transforms = [
-        Transform(name=names.LOOP_FILTER_TRANSFORM, type=SMT_FILTER, predicate=names.LOOP_PREDICATE),
-        Transform(name=names.LOOP_HEADER_TRANSFORM, type=SMT_INSERT_HEADER,
-                  config={"header": names.loop_header(source_alias), "value.literal": "true"}),
+        Transform.model_construct(name=names.LOOP_FILTER_TRANSFORM, type=SMT_FILTER, predicate=names.LOOP_PREDICATE,
+                                  config={}, negate=False),
+        Transform.model_construct(name=names.LOOP_HEADER_TRANSFORM, type=SMT_INSERT_HEADER, predicate=None,
+                                  negate=False,
+                                  config={"header": names.loop_header(source_alias), "value.literal": "true"}),
     ]
-    predicates = [Predicate(name=names.LOOP_PREDICATE, type=PREDICATE_HAS_HEADER_KEY,
-                            config={"name": names.loop_header(target_alias)})]
+    predicates = [Predicate.model_construct(name=names.LOOP_PREDICATE, type=PREDICATE_HAS_HEADER_KEY,
+                                            config={"name": names.loop_header(target_alias)})]
     return transforms, predicates
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -206,10 +207,15 @@ def check_out(out: Path) -> None:
             raise _out_problem(out, "a file", "a folder (absent, empty or a previous render)")
         if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
             raise _out_problem(out, "a folder with other files", "an empty folder or a previous render (choose another --out)")
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
+        # Nothing is created before the render succeeds: the nearest existing folder must let
+        # this user create what is missing (or write into `out`).
+        existing = out
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir():
+            raise _out_problem(out, f"{existing} is a file", "a folder path")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise _out_problem(out, None, f"a folder this user can write ({existing}: Permission denied)")
     except OSError as exc:
         raise _out_problem(out, None, f"a folder this user can write ({exc.strerror})") from None
 

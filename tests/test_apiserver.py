@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import copy
 import os
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -257,6 +258,11 @@ def rbac_matrix(client: Client, objects: list[dict]) -> int:
     rbac = [o for o in objects if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
     for obj in rbac:
         client.create(obj)
+    # The RBAC authorizer reads Roles through an informer cache: wait until it has seen them
+    # (and, on the way out, their deletion), or one render's grants leak into the next's answers.
+    probes = [(service_account_user(ns, f"{connect}-connect"), ns, sorted(reads)[0])
+              for (ns, connect), reads in referenced(objects).items() if reads]
+    _settle(client, probes, True)
     checks = 0
     try:
         stored = {(o["metadata"]["namespace"], {"Secret": "secrets", "ConfigMap": "configmaps"}[o["kind"]],
@@ -299,7 +305,17 @@ def rbac_matrix(client: Client, objects: list[dict]) -> int:
     finally:
         for obj in reversed(rbac):
             client.delete(obj)
+        _settle(client, probes, False)
     return checks
+
+
+def _settle(client: Client, probes: list, allowed: bool, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    for (user, groups), ns, (resource, name) in probes:
+        while client.allowed(user, groups, "get", resource, ns, name) != allowed:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the authorizer did not see the RBAC objects of {ns} within {seconds} s")
+            time.sleep(0.05)
 
 
 def test_rbac_matrix_of_every_render(apiserver, all_renders):

@@ -133,8 +133,10 @@ def test_cli_exits_2_with_every_problem_and_no_traceback(tmp_path):
                            "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("error: the topology has 1 problem(s):")
+    # The unknown key (schema) and the unknown alias (a rule) in one report.
+    assert proc.stderr.startswith("error: the topology has 2 problem(s):")
     assert "flows[0] (repl-us-west-nowhere): colour" in proc.stderr
+    assert "flows[0] (repl-us-west-nowhere): target: got 'nowhere'; expected a cluster alias" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "infra", "validate", str(path)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from infra import render
+from infra.errors import TopologyError
 from tests.conftest import ROOT, SECRETS, doc_topology, render_topology, write_topology
 
 THREE_FLOWS = doc_topology(
@@ -89,7 +90,8 @@ def test_render_refuses_to_overwrite_a_folder_it_did_not_write(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     r = render_topology(tmp_path, doc_topology())
-    with pytest.raises(SystemExit, match="not a previous render"):
+    with pytest.raises(TopologyError, match="got 'a folder with other files'; expected an empty folder or a "
+                                            "previous render"):
         render.write(r, tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 

@@ -50,17 +50,73 @@ class _NotShown:
         return "the secret value (not shown)"
 
 
-def unusable_secrets(keys: list[str], text: Callable[[str], str | None]) -> list[Problem]:
-    """Secret material the Connect worker would refuse, found before anything deploys. Client
-    keys: Kafka's PemStore reads unencrypted PKCS#8 only (a cert-manager key is PKCS#1)."""
+def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets: frozenset[str] = frozenset()
+                     ) -> list[Problem]:
+    """Secret material the Connect worker (or the registry, or Java) would refuse, found before
+    anything deploys; the values themselves are never shown. Passwords are non-empty single
+    lines, and a target's SASL password has no `"` or `\\`: Strimzi writes it into the worker's
+    JAAS line unescaped (the program escapes the JAAS lines it writes itself). Certificates must
+    be PEM X.509; a truststore base64 of a JKS/PKCS12 file that opens with its password; client
+    keys unencrypted PKCS#8 (Kafka's PemStore reads nothing else)."""
+    problems = []
+    present = set(keys)
+    for key in keys:
+        value = text(key)
+        if value is None:
+            continue
+        item = key.rsplit(".", 1)[-1]
+        owner = key.split(".", 1)[0]
+        problem = _material_problem(item, value, lambda other: text(key.rsplit(".", 1)[0] + "." + other)
+                                    if key.rsplit(".", 1)[0] + "." + other in present else None,
+                                    owner in targets)
+        if problem:
+            where = "operator.imagePullSecret" if key == names.REGISTRY_PASSWORD_KEY else f"clusters.{owner}"
+            what = SECRET_ITEMS.get(item, "the registry password")
+            problems.append(Problem(where, f"secret config {PROJECT}:{key}", _NotShown(), f"{what}; this is {problem}"))
+    return problems
+
+
+def _material_problem(item: str, value: str, sibling: Callable[[str], str | None], target: bool) -> str | None:
+    if item in ("password", "truststorePassword"):
+        if not value:
+            return "empty"
+        if any(c in value for c in "\r\n"):
+            return "a value with a line break"
+        if item == "password" and target and any(c in value for c in '"\\'):
+            return ("a password with \" or \\: the cluster is a flow's target, and Strimzi writes its password "
+                    "into the Connect worker's JAAS line unescaped, which breaks the worker")
+        return None
+    if item in ("caCert", "clientCert"):
+        try:
+            stores.parse_certificates(value)
+        except stores.StoreError as exc:
+            return str(exc)
+        return None
+    if item == "truststore":
+        password = sibling("truststorePassword")
+        if password is None:
+            return None  # reported as missing
+        try:
+            stores.truststore_pem(value, password)
+        except stores.StoreError as exc:
+            return str(exc)
+        return None
+    if item == "clientKey":
+        return stores.private_key_problem(value)
+    return None
+
+
+def plain_secrets(keys: list[str], is_plain: Callable[[str], bool]) -> list[Problem]:
+    """Secret items set as plain config: Pulumi keeps those in clear in Pulumi.<stack>.yaml and
+    prints them, and every Output built from them would be plain."""
     problems = []
     for key in keys:
-        value = text(key) if key.endswith(".clientKey") else None
-        problem = stores.private_key_problem(value) if value is not None else None
-        if problem:
-            alias = key.split(".", 1)[0]
-            problems.append(Problem(f"clusters.{alias}", f"secret config {PROJECT}:{key}", _NotShown(),
-                                    f"{SECRET_ITEMS['clientKey']}; this is {problem}"))
+        if is_plain(key):
+            owner = key.split(".", 1)[0]
+            where = "operator.imagePullSecret" if key == names.REGISTRY_PASSWORD_KEY else f"clusters.{owner}"
+            problems.append(Problem(where, f"secret config {PROJECT}:{key}", "a plain (not secret) value",
+                                    f"a secret: pulumi config rm {PROJECT}:{key}, then "
+                                    f"pulumi config set --secret {PROJECT}:{key} ..."))
     return problems
 
 

@@ -52,20 +52,51 @@ SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORE
 
 # Values the platform reads, refused here in the platform's terms rather than at deploy time.
 INT32 = 2**31 - 1  # Kubernetes and Kafka integer fields are 32-bit
-Count = Annotated[int, Field(ge=1, le=INT32)]
-Amount = Annotated[int, Field(ge=0, le=INT32)]
-# A DNS-1123 subdomain (Secret names, among others).
-DnsSubdomain = Annotated[str, Field(min_length=1, max_length=253,
-                                    pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")]
+
+
+def _integer(low: int, high: int):
+    """An integer in [low, high], said in those words (YAML may hand over 1e30 or true)."""
+    def check(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError(f"an integer from {low} to {high}")
+        try:
+            number = int(value) if not isinstance(value, float) or value.is_integer() else None
+        except (ValueError, OverflowError):
+            number = None
+        if number is None or not low <= number <= high:
+            raise ValueError(f"an integer from {low} to {high}")
+        return number
+    return BeforeValidator(check)
+
+
+def _shaped(pattern: str, description: str, longest: int):
+    """A string of a given shape, refused with a description users read (never the regex)."""
+    compiled = re.compile(pattern)
+
+    def check(value):
+        if not isinstance(value, str) or not value or len(value) > longest or not compiled.fullmatch(value):
+            raise ValueError(f"{description} (at most {longest} characters)")
+        return value
+    return BeforeValidator(check)
+
+
+Count = Annotated[int, _integer(1, INT32)]
+Amount = Annotated[int, _integer(0, INT32)]
+DnsSubdomain = Annotated[str, _shaped(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+                                      "a Kubernetes object name: lowercase letters, digits, '-' and '.'", 253)]
 # An OCI image reference as the container runtime parses it (registry[:port]/path[:tag][@digest]).
-ImageRef = Annotated[str, Field(max_length=512, pattern=(
-    r"^(?:[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]{1,5})?/)?"
+ImageRef = Annotated[str, _shaped(
+    r"(?:[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]{1,5})?/)?"
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
-    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"))]
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?",
+    "an image reference such as registry.example.com/team/image:1.0 (lowercase path, optional tag and digest)",
+    512)]
 # A JVM / Spark memory size (JavaUtils.byteStringAs): one token, never split into arguments.
-MemorySize = Annotated[str, Field(max_length=12, pattern=r"^[1-9][0-9]{0,8}([kmgtpKMGTP][bB]?|[bB])?$")]
+MemorySize = Annotated[str, _shaped(r"[1-9][0-9]{0,8}([kmgtpKMGTP][bB]?|[bB])?",
+                                    "a JVM memory size such as 512m or 2g", 12)]
 # A SASL username lands inside a JAAS line `username="..."`: no quote, backslash or control character.
-Username = Annotated[str, Field(min_length=1, max_length=256, pattern=r'^[^"\\\x00-\x1f\x7f]+$')]
+Username = Annotated[str, _shaped(r'[^"\\\x00-\x1f\x7f]+',
+                                  "a username without quotes, backslashes or control characters (line breaks)", 256)]
 
 
 class PullPolicy(str, Enum):
@@ -95,7 +126,8 @@ def _quantity_value(value: str) -> str:
 # A Kubernetes resource quantity (`500m`, `2`, `4Gi`), and a resource name (`cpu`, `memory`,
 # `example.com/gpu`).
 Quantity = Annotated[str, Field(max_length=64), AfterValidator(_quantity_value)]
-ResourceName = Annotated[str, Field(max_length=253, pattern=r"^([a-z0-9.-]+/)?[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")]
+ResourceName = Annotated[str, _shaped(r"([a-z0-9.-]+/)?[a-z0-9]([-a-z0-9._]*[a-z0-9])?",
+                                      "a resource name such as cpu, memory or example.com/gpu", 253)]
 
 
 class _Strict(BaseModel):
@@ -249,6 +281,8 @@ class TasksMax(_Strict):
 
 
 def _no_reference(value):
+    if isinstance(value, float) or not isinstance(value, (str, int, bool)):
+        raise ValueError("a string, an integer or true/false")
     if isinstance(value, str) and "${" in value:
         raise ValueError("a value without ${...}: config-provider references are the program's own (cluster "
                          "connections and secrets); in a connector or SMT setting one could read any file or "
@@ -257,11 +291,15 @@ def _no_reference(value):
 
 
 # Connector, SMT, predicate and converter settings: plain values only.
-ConfigValue = Annotated[str | int | bool, AfterValidator(_no_reference)]
-DnsLabel = Annotated[str, Field(min_length=1, max_length=30, pattern=DNS1123_LABEL.pattern)]
+ConfigValue = Annotated[str | int | bool, BeforeValidator(_no_reference)]
+DnsLabel = Annotated[str, _shaped(DNS1123_LABEL.pattern.strip("^$"),
+                                  "lowercase letters, digits and '-' (DNS-1123), starting and ending alphanumeric", 30)]
 # Kafka splits `transforms`/`predicates` on commas and uses the names inside property keys.
-SmtName = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")]
-ClassName = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z_][\w.$]*$")]
+SmtName = Annotated[str, _shaped(r"[A-Za-z][A-Za-z0-9_-]*", "a name of letters, digits, '_' and '-', starting "
+                                 "with a letter", 60)]
+ClassName = Annotated[str, _shaped(r"[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*",
+                                   "a Java class name such as org.apache.kafka.connect.transforms.InsertField$Value",
+                                   300)]
 
 
 class ConnectorConfig(_Strict):
@@ -349,7 +387,7 @@ class SourceInstance(_Strict):
     name: DnsLabel
     topics: Regexes
     topicsExclude: RegexList = []
-    tasksMax: Annotated[int, Field(ge=1)] | None = None  # the flow's tasksMax.source when unset
+    tasksMax: Count | None = None  # the flow's tasksMax.source when unset
     config: dict[str, ConfigValue] = {}                   # over the flow's config.source
     transforms: list[Transform] | None = None             # the flow's when unset
     predicates: list[Predicate] | None = None
@@ -359,7 +397,8 @@ class SourceInstance(_Strict):
 
 class ResourceQuota(_Strict):
     """`spec.hard` of a ResourceQuota for the Connect cluster's namespace, e.g. {requests.cpu: "4"}."""
-    hard: Annotated[dict[Annotated[str, Field(max_length=253, pattern=r"^[a-z0-9]([-a-z0-9./]*[a-z0-9])?$")],
+    hard: Annotated[dict[Annotated[str, _shaped(r"[a-z0-9]([-a-z0-9./]*[a-z0-9])?",
+                                                "a quota name such as requests.cpu or count/pods", 253)],
                          Quantity | Amount], Field(min_length=1)]
 
 
@@ -478,7 +517,8 @@ class Flow(_Strict):
 
 class ImagePullSecret(_Strict):
     name: DnsSubdomain
-    server: Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s]*)?$")]
+    server: Annotated[str, _shaped(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s]*)?",
+                                   "a registry host such as registry.example.com[:port]", 253)]
     username: Username
     # the password comes from secret config `registry.password`
 
@@ -523,14 +563,14 @@ class AuditThresholds(_Strict):
 
 class AuditWindow(_Strict):
     """The records each run compares: those with timestamps in [now - grace - lookback, now - grace)."""
-    lookbackMinutes: Annotated[int, Field(ge=1, le=60 * 24 * 31)] = 60
-    graceMinutes: Annotated[int, Field(ge=0, le=60 * 24 * 31)] = 10   # past offset.flush.interval.ms and lag
-    bucketSeconds: Annotated[int, Field(ge=1, le=86400)] = 60  # the counting tier's time windows
+    lookbackMinutes: Annotated[int, _integer(1, 60 * 24 * 31)] = 60
+    graceMinutes: Annotated[int, _integer(0, 60 * 24 * 31)] = 10   # past offset.flush.interval.ms and lag
+    bucketSeconds: Annotated[int, _integer(1, 86400)] = 60  # the counting tier's time windows
 
 
 class SparkExecutors(_Strict):
-    instances: Annotated[int, Field(ge=1, le=1000)] = 2
-    cores: Annotated[int, Field(ge=1, le=256)] = 1
+    instances: Annotated[int, _integer(1, 1000)] = 2
+    cores: Annotated[int, _integer(1, 256)] = 1
     memory: MemorySize = "2g"  # spark.executor.memory
 
 
@@ -547,14 +587,14 @@ class Audit(_Strict):
     namespace: DnsLabel = "replication-audit"
     image: ImageRef = "kafka-replication-audit:0.1.0"
     imagePullPolicy: PullPolicy | None = None
-    activeDeadlineSeconds: Annotated[int, Field(ge=60, le=INT32)] | None = None  # default: 80% of the shortest period
+    activeDeadlineSeconds: Annotated[int, _integer(60, INT32)] | None = None  # default: 80% of the shortest period
     window: AuditWindow = AuditWindow()
     thresholds: AuditThresholds = AuditThresholds()
     resources: Resources = Resources(requests={"cpu": "1", "memory": "2Gi"}, limits={"memory": "2Gi"})
     driverMemory: MemorySize = "1g"  # spark.driver.memory, within the pod's memory limit
     executors: SparkExecutors | None = None  # unset: Spark in local mode inside the CronJob's pod
     reports: AuditReports = AuditReports()
-    pushgateway: Annotated[str, Field(max_length=2048, pattern=r"^https?://[^\s]+$")] | None = None
+    pushgateway: Annotated[str, _shaped(r"https?://[^\s]+", "an http(s) URL", 2048)] | None = None
 
     @field_validator("schedule")
     @classmethod
@@ -1059,8 +1099,10 @@ def _problems_from(exc: ValidationError, data: Any) -> list[Problem]:
             problems.append(Problem(where, field, None, "a value (required)"))
         else:
             # Our own checks (ValueError) say what is wrong best; otherwise every alternative.
-            own = [e for e in errors if e["type"] == "value_error"]
-            messages = list(dict.fromkeys(e["msg"].removeprefix("Value error, ") for e in (own or errors)))
+            # A union's first alternative (the one users mean) speaks for our own checks.
+            own = [e for e in errors if e["type"] == "value_error"][:1]
+            messages = list(dict.fromkeys(e["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
+                                          for e in (own or errors)))
             problems.append(Problem(where, field, _short(first.get("input")), " or ".join(messages)))
     return problems
 

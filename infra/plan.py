@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from infra import names
 from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, heartbeat_client,
                               source_connection, target_connection, target_objects)
+from infra.errors import Problem
 from infra.model import (ConnectorState, ExactlyOnce, Flavour, Flow, PartSpec, Policy, Predicate, SourceSpec,
                          StartFrom, Topology, Transform)
 from infra.names import FlowNames
 from infra.releases import V1, Release
 from infra.topics import DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
+
 POLICY_CLASSES = {
     Policy.default: "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
     Policy.identity: "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
@@ -39,6 +41,8 @@ SMT_FILTER = "org.apache.kafka.connect.transforms.Filter"
 SMT_INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
 PREDICATE_HAS_HEADER_KEY = "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"
 AUTH_TYPES = {"PLAIN": "plain", "SCRAM-SHA-256": "scram-sha-256", "SCRAM-SHA-512": "scram-sha-512"}
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 REFERENCE = re.compile(r"\$\{(cfmap|secret):([^/}]+)/([^:}]+):([^}]+)\}")
 
 
@@ -81,6 +85,27 @@ class StackPlan:
     @property
     def objects(self) -> tuple[dict, ...]:
         return tuple(o for f in self.flows for o in f.objects)
+
+    def name_problems(self, more: tuple[dict, ...] = ()) -> list[Problem]:
+        """Every object name we write is a name its kind accepts and unique per namespace and
+        kind (a user-chosen name, such as the image pull Secret's, could take one of ours)."""
+        seen: dict[tuple, str] = {}
+        problems = []
+        for obj in (*self.objects, *more):
+            meta = obj["metadata"]
+            key = (meta.get("namespace"), obj["kind"], meta["name"])
+            label = obj["kind"] in ("Namespace", "Service")
+            if not (DNS_LABEL if label else DNS_SUBDOMAIN).fullmatch(meta["name"]) or len(meta["name"]) > (
+                    63 if label else 253):
+                problems.append(Problem(f"{obj['kind']} {meta['name']!r}", "name", meta["name"],
+                                        "a Kubernetes name (lowercase letters, digits, '-'; at most 63 characters "
+                                        "for namespaces and services)"))
+            if key in seen:
+                problems.append(Problem(f"namespace {key[0]}", f"{obj['kind']} name", meta["name"],
+                                        f"a name of its own: the program also writes {obj['kind']} {meta['name']!r} "
+                                        f"there ({seen[key]})"))
+            seen.setdefault(key, meta.get("labels", {}).get(names.FLOW_LABEL, "the audit"))
+        return problems
 
     def outputs(self) -> dict:
         return {"operatorFlavour": self.flavour.value, "operator": self.release.outputs(),

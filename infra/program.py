@@ -24,13 +24,16 @@ def secret_keys(stack_plan: StackPlan, audit_plan: AuditPlan | None) -> list[str
 
 
 def validate(topo: Topology, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
-             previous_flows: Callable[[], dict | None], secret_text: Callable[[str], str | None] = lambda key: None
-             ) -> None:
+             previous_flows: Callable[[], dict | None], secret_text: Callable[[str], str | None] = lambda key: None,
+             is_plain: Callable[[str], bool] = lambda key: False) -> None:
     """What can still refuse a valid topology's deployment (secret config, transitions), checked
-    before any resource is declared. `secret_text(key)` reads a secret config value, never shown."""
+    before any resource is declared. `secret_text(key)` reads a secret config value, never shown;
+    `is_plain(key)` tells a value set without --secret."""
     keys = secret_keys(stack_plan, audit_plan)
     problems = stack_config.missing_secrets(keys, has_secret)
-    problems += stack_config.unusable_secrets(keys, secret_text)
+    problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
+    problems += stack_config.unusable_secrets(keys, secret_text, frozenset(f.target for f in topo.sorted_flows()))
+    problems += stack_plan.name_problems(audit_plan.objects if audit_plan else ())
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in topo.flows):
         problems += model.check_transitions(topo, previous_flows())
     if problems:
@@ -51,8 +54,10 @@ def main() -> dict:
         topo = model.load(stack_config.topology_path(config, pulumi.get_stack()))
         stack_plan = plan(topo)
         audit_plan = plan_audit(topo, stack_plan)
+        full = lambda key: f"{pulumi.get_project()}:{key}"  # noqa: E731
         validate(topo, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None, previous_flows,
-                 lambda key: pulumi.runtime.get_config(f"{pulumi.get_project()}:{key}"))
+                 lambda key: pulumi.runtime.get_config(full(key)),
+                 lambda key: not pulumi.runtime.is_config_secret(full(key)))
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None

@@ -135,7 +135,7 @@ def placeholder(key: str) -> str:
     value = f"placeholder-{key}"
     alias, _, item = key.rpartition(".")
     if item in ("caCert", "clientCert"):
-        return stores.pem("CERTIFICATE", value.encode())
+        return stores.placeholder_certificate(value)
     if item == "clientKey":
         # The PKCS#8 envelope (SEQUENCE, version 0, an algorithm SEQUENCE) around the text.
         body = b"\x02\x01\x00\x30" + bytes([len(value)]) + value.encode()
@@ -165,7 +165,9 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
                 secrets[key] = placeholder(key)
                 filled.append(key)
     program.validate(topo, stack_plan, audit_plan, lambda k: k in secrets or k in config,
-                     lambda: (previous_outputs or {}).get("flows"), lambda k: secrets.get(k))
+                     lambda: (previous_outputs or {}).get("flows"),
+                     lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
+                     lambda k: k in config and k not in secrets)
 
     mocks = RecordingMocks(previous_outputs)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)

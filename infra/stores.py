@@ -22,6 +22,7 @@ import hashlib
 import re
 import struct
 
+from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
 
 PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----\s*(.*?)\s*-----END \1-----", re.DOTALL)
@@ -89,6 +90,34 @@ def certificates(text: str) -> list[bytes]:
     found = pem_blocks(text, "CERTIFICATE")
     if not found:
         raise StoreError("no PEM certificate (-----BEGIN CERTIFICATE-----)")
+    return found
+
+
+def placeholder_certificate(name: str) -> str:
+    """A self-signed X.509 certificate whose subject is `name`, the same bytes every time: an
+    Ed25519 key derived from the name (Ed25519 signatures are deterministic) and fixed dates.
+    It stands in for a real certificate in offline renders; nothing trusts it."""
+    import datetime
+
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    from cryptography.x509.oid import NameOID
+    key = ed25519.Ed25519PrivateKey.from_private_bytes(hashlib.sha256(name.encode()).digest())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name[:64])])
+    start = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") | 1)
+            .not_valid_before(start).not_valid_after(start.replace(year=2100)).sign(key, None))
+    return cert.public_bytes(Encoding.PEM).decode()
+
+
+def parse_certificates(text: str) -> list[bytes]:
+    """PEM certificates that are X.509 certificates, as Java's CertificateFactory needs."""
+    found = certificates(text)
+    for i, der in enumerate(found):
+        try:
+            x509.load_der_x509_certificate(der)
+        except ValueError:
+            raise StoreError(f"PEM block {i + 1} is not an X.509 certificate") from None
     return found
 
 

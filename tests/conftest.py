@@ -28,7 +28,7 @@ SECRETS = {
     "us-west.truststorePassword": "tsp-US-WEST-71bd",
     "us-west.clientCert": material("us-west").client_cert_pem,
     "us-west.clientKey": material("us-west").client_key_pem,
-    "us-east.password": 'pw-"US-EAST"\\-c3d1',  # quotes and a backslash: JAAS escaping
+    "us-east.password": "pw-US-EAST-c3d1",  # a target's: Strimzi does not escape it (config.unusable_secrets)
     "us-east.caCert": material("us-east").ca_pem,
     "us-east.clientCert": material("us-east").client_cert_pem,
     "us-east.clientKey": material("us-east").client_key_pem,

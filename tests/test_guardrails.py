@@ -307,8 +307,8 @@ def test_flow_and_part_names_are_dns_labels_within_limits():
     t = topo({"source": "a", "target": "b", "name": "a" * 35, "connectClusters": [
         {"name": "Bad_Part", "topics": "x"}, {"name": "longer", "topics": "y"}]})
     assert problems(t) == [
-        "flows[0] (aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa): connectClusters[0].name: got 'Bad_Part'; expected String "
-        "should match pattern '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'"]
+        "flows[0] (aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa): connectClusters[0].name: got 'Bad_Part'; expected lowercase "
+        "letters, digits and '-' (DNS-1123), starting and ending alphanumeric (at most 30 characters)"]
     t["flows"][0]["connectClusters"][0]["name"] = "small"
     assert problems(t) == [
         "flows[0] (aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa): connectClusters[1].name: got 'longer'; expected a shorter "
@@ -343,8 +343,8 @@ def test_tasks_max_at_least_one():
     t = topo({"source": "a", "target": "b", "sources": [{"name": "s", "topics": "y", "tasksMax": 0}],
               "tasksMax": {"checkpoint": 0}})
     assert problems(t) == [
-        "flows[0] (repl-a-b): sources[0].tasksMax: got 0; expected Input should be greater than or equal to 1",
-        "flows[0] (repl-a-b): tasksMax.checkpoint: got 0; expected Input should be greater than or equal to 1"]
+        "flows[0] (repl-a-b): sources[0].tasksMax: got 0; expected an integer from 1 to 2147483647",
+        "flows[0] (repl-a-b): tasksMax.checkpoint: got 0; expected an integer from 1 to 2147483647"]
 
 
 # ------------------------------------------------------------------ bidirectional

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import reading
+from infra import model, reading, render
 from infra.errors import TopologyError
-from tests.conftest import ROOT, doc_topology
+from tests.conftest import ROOT, SECRETS, doc_topology
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -164,3 +164,123 @@ def test_a_topology_problem_still_reads_as_before(tmp_path):
     path = write(tmp_path, yaml.safe_dump(t))
     proc = cli("validate", str(path))
     assert proc.returncode == 2 and "tasksMax.source: got 'lots'" in proc.stderr
+
+
+# ------------------------------------------------------------------ values the platform would refuse
+
+
+def problems_of(t: dict) -> list[str]:
+    with pytest.raises(TopologyError) as exc:
+        model.parse(t)
+    return [str(p) for p in exc.value.problems]
+
+
+FLOW = "flows[0] (repl-us-west-us-east)"
+NO_REFERENCE = ("a value without ${...}: config-provider references are the program's own (cluster connections and "
+                "secrets); in a connector or SMT setting one could read any file or Secret the Connect worker can, "
+                "and an SMT would stamp it on every record")
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda t: t["flows"][0].update(tasksMax={"source": 1e30}),
+     f"{FLOW}: tasksMax.source: got 1e+30; expected an integer from 1 to 2147483647"),
+    (lambda t: t["flows"][0].update(tasksMax={"source": True}),
+     f"{FLOW}: tasksMax.source: got True; expected an integer from 1 to 2147483647"),
+    (lambda t: t["clusters"]["us-west"].update(bootstrapServers="a:99999"),
+     "clusters.us-west: bootstrapServers: got 'a:99999'; expected ['a:99999']: a port is 1-65535"),
+    (lambda t: t["flows"][0].update(connect={"resources": {"requests": {"cpu": "lots"}}}),
+     f"{FLOW}: connect.resources.requests.cpu: got 'lots'; expected 'lots' is not a quantity such as 500m, 2 or 4Gi"),
+    (lambda t: t["clusters"]["us-west"]["security"]["sasl"].update(username="bot\nadmin"),
+     "clusters.us-west: security.sasl.username: got 'bot\\nadmin'; expected a username without quotes, "
+     "backslashes or control characters (line breaks) (at most 256 characters)"),
+    (lambda t: t["operator"]["imagePullSecret"].update(name="../../escape"),
+     "operator: imagePullSecret.name: got '../../escape'; expected a Kubernetes object name: lowercase letters, "
+     "digits, '-' and '.' (at most 253 characters)"),
+    (lambda t: t.update(audit={"driverMemory": "1g --conf spark.x=y"}),
+     "audit: driverMemory: got '1g --conf spark.x=y'; expected a JVM memory size such as 512m or 2g (at most 12 "
+     "characters)"),
+    (lambda t: t.update(audit={"imagePullPolicy": "Sometimes"}),
+     "audit: imagePullPolicy: got 'Sometimes'; expected 'Always', 'IfNotPresent' or 'Never'"),
+    (lambda t: t.update(audit={"image": "Registry/Team Image"}),
+     "audit: image: got 'Registry/Team Image'; expected an image reference such as "
+     "registry.example.com/team/image:1.0 (lowercase path, optional tag and digest) (at most 512 characters)"),
+    (lambda t: t["flows"][0].update(transforms=[{"name": "stamp", "type": "org.apache.kafka.connect.transforms.InsertHeader",
+                                                 "config": {"header": "h", "value.literal":
+                                                            "${file:/tmp/strimzi-connect.properties:sasl.jaas.config}"}}]),
+     f"{FLOW}: transforms[0].config.value.literal: got '${{file:/tmp/strimzi-connect.properties:sasl.jaas.config}}'; "
+     f"expected {NO_REFERENCE}"),
+    (lambda t: t["flows"][0].update(config={"source": {"x.y": "${secret:other-namespace/s:k}"}}),
+     f"{FLOW}: config.source.x.y: got '${{secret:other-namespace/s:k}}'; expected {NO_REFERENCE}"),
+])
+def test_values_the_platform_would_refuse(change, expected):
+    t = doc_topology()
+    change(t)
+    assert problems_of(t) == [expected]
+
+
+SECRET_MESSAGES = {
+    "us-east.password": ("clusters.us-east: secret config kafka-replication:us-east.password: got the secret value "
+                         "(not shown); expected the SASL password; this is a password with \" or \\: the cluster is a "
+                         "flow's target, and Strimzi writes its password into the Connect worker's JAAS line "
+                         "unescaped, which breaks the worker"),
+}
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("us-east.password", 'has"quote', SECRET_MESSAGES["us-east.password"]),
+    ("us-west.password", "two\nlines", "clusters.us-west: secret config kafka-replication:us-west.password: got the "
+     "secret value (not shown); expected the SASL password; this is a value with a line break"),
+    ("us-west.password", "", "clusters.us-west: secret config kafka-replication:us-west.password: got the secret "
+     "value (not shown); expected the SASL password; this is empty"),
+    ("us-west.truststore", "not base64!", "clusters.us-west: secret config kafka-replication:us-west.truststore: got "
+     "the secret value (not shown); expected the truststore file, base64-encoded (TLS trust: jks or pkcs12); this is "
+     "the truststore is not base64 (Only base64 data is allowed)"),
+    ("us-east.caCert", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+     "clusters.us-east: secret config kafka-replication:us-east.caCert: got the secret value (not shown); expected "
+     "the PEM CA certificate (TLS trust: pem); this is PEM block 1 is not an X.509 certificate"),
+])
+def test_secret_material_is_checked_before_anything_deploys(tmp_path, key, value, expected):
+    secrets = {**SECRETS, key: value}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc_topology()))
+    with pytest.raises(TopologyError) as exc:
+        render.run("test", {"topology": str(path)}, secrets)
+    assert [str(p) for p in exc.value.problems] == [expected]
+    assert value not in exc.value.report() or not value
+
+
+def test_a_secret_given_as_plain_config_is_refused(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc_topology()))
+    plain = {"topology": str(path), "us-west.password": SECRETS["us-west.password"]}
+    secrets = {k: v for k, v in SECRETS.items() if k != "us-west.password"}
+    with pytest.raises(TopologyError) as exc:
+        render.run("test", plain, secrets)
+    assert [str(p) for p in exc.value.problems] == [
+        "clusters.us-west: secret config kafka-replication:us-west.password: got 'a plain (not secret) value'; "
+        "expected a secret: pulumi config rm kafka-replication:us-west.password, then pulumi config set --secret "
+        "kafka-replication:us-west.password ..."]
+    assert SECRETS["us-west.password"] not in exc.value.report()
+
+
+def test_schema_and_rule_problems_come_together_in_user_terms():
+    t = doc_topology()
+    t["flows"][0]["config"] = {"source": {"x": 1.5}}     # a union (str, int, bool) refuses it
+    t["flows"][0]["target"] = "nowhere"                  # a rule across fields
+    found = problems_of(t)
+    assert found == [
+        "flows[0] (repl-us-west-nowhere): config.source.x: got 1.5; expected a string, an integer or true/false",
+        "flows[0] (repl-us-west-nowhere): target: got 'nowhere'; expected a cluster alias defined under `clusters`: "
+        "us-east, us-west"]
+
+
+def test_a_chosen_name_cannot_take_one_of_the_programs_objects(tmp_path):
+    t = doc_topology()
+    t["operator"]["imagePullSecret"]["name"] = "source-us-west"  # the flow's source Secret
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t))
+    with pytest.raises(TopologyError) as exc:
+        render.run("test", {"topology": str(path)}, SECRETS)
+    assert [str(p) for p in exc.value.problems] == [
+        "namespace repl-us-west-us-east: Secret name: got 'source-us-west'; expected a name of its own: the program "
+        "also writes Secret 'source-us-west' there (repl-us-west-us-east)"]

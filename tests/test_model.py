@@ -44,11 +44,11 @@ def test_all_field_problems_are_reported_together():
     t["flows"][0]["topics"] = ["orders(", "a,b"]
     found = problems(t)
     assert len(found) == 4, found
-    assert found[0].startswith("clusters.us-west: security.protocol: got 'TLS'; expected Input should be "
+    assert found[0].startswith("clusters.us-west: security.protocol: got 'TLS'; expected "
                                "'PLAINTEXT', 'SSL', 'SASL_PLAINTEXT' or 'SASL_SSL'")
     assert any(p.startswith("flows[0] (repl-us-west-us-east): replicationPolicy: got 'prefixless'; "
-                            "expected Input should be 'default' or 'identity'") for p in found)
-    assert any("tasksMax.source: got 0; expected Input should be greater than or equal to 1" in p for p in found)
+                            "expected 'default' or 'identity'") for p in found)
+    assert any("tasksMax.source: got 0; expected an integer from 1 to 2147483647" in p for p in found)
     assert "flows[0] (repl-us-west-us-east): topics: got ['orders(', 'a,b']; expected 'orders(' is not a valid " \
            "Java regex (Unclosed group); 'a,b': one regex per list item (Kafka splits the list on commas)" in found
 

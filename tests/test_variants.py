@@ -89,8 +89,9 @@ def test_pkcs12_truststore_and_pem_trust(tmp_path):
 
 
 def test_source_pem_trust_has_no_password(tmp_path):
-    o = render(tmp_path, topo({"protocol": "SSL", "tls": {"trust": "pem"}}, {}), {"a.caCert": "CA-A"})
-    assert o[("Secret", "source-a")]["stringData"] == {"ca.crt": "CA-A"}
+    ca = material("a").ca_pem
+    o = render(tmp_path, topo({"protocol": "SSL", "tls": {"trust": "pem"}}, {}), {"a.caCert": ca})
+    assert o[("Secret", "source-a")]["stringData"] == {"ca.crt": ca}
     assert o[("ConfigMap", "source-a")]["data"]["ssl.truststore.type"] == "PEM"
     assert "source.cluster.ssl.truststore.password" not in cfg(o, "source")
     assert o[("KafkaConnect", NS)]["spec"]["template"]["pod"]["volumes"] == [
@@ -142,7 +143,8 @@ def test_identity_policy_outputs(tmp_path):
 def test_strimzi_flavour_uses_v1_spec_fields_and_cluster_objects(tmp_path):
     sasl_ssl = {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "u"}}
     o = render(tmp_path, topo(sasl_ssl, sasl_ssl, flavour="strimzi"),
-               {"b.password": "pb", "b.caCert": "CA-B", "a.caCert": "CA-A", "a.password": "pa"})
+               {"b.password": "pb", "b.caCert": material("b").ca_pem, "a.caCert": material("a").ca_pem,
+                "a.password": "pa"})
     connect = o[("KafkaConnect", NS)]
     assert connect["apiVersion"] == "kafka.strimzi.io/v1"
     spec = connect["spec"]

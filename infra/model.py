@@ -362,6 +362,7 @@ class Transform(_Strict):
     config: dict[str, ConfigValue] = {}
     predicate: SmtName | None = None
     negate: bool = False
+    keepsTopic: bool = False  # the user's statement that a transform unknown to us keeps the topic
 
 
 class Predicate(_Strict):
@@ -717,23 +718,39 @@ class Topology(_Strict):
 
 # ---------------------------------------------------------------- cross-field rules
 
-# SMTs that change a record's topic: the replication policy maps source topics to target topics
-# by name, and offset syncs, checkpoints and loop detection rely on that mapping.
+# SMTs and the record's topic. The replication policy maps source topics to target topics by
+# name, and offset syncs, checkpoints and loop detection rely on that mapping, so a transform
+# must keep the topic. Decided by what a transform does: Kafka's own transforms that only touch
+# keys, values, headers or schemas (and the CSM converters of the documents) keep it; routers
+# (Kafka's, other vendors', and any class named like one) change it; any other class is refused
+# until its user states `keepsTopic: true` (fail closed: we cannot read its code).
+TOPIC_KEEPING_SMTS = frozenset({
+    *(f"org.apache.kafka.connect.transforms.{name}" for name in (
+        "Cast", "DropHeaders", "ExtractField", "Filter", "Flatten", "HeaderFrom", "HoistField", "InsertField",
+        "InsertHeader", "MaskField", "ReplaceField", "SetSchemaMetadata", "TimestampConverter", "ValueToKey")),
+    "com.cloudera.dim.kafka.connect.transforms.ConvertFromBytes",
+    "com.cloudera.dim.kafka.connect.transforms.ConvertToBytes",
+})
 TOPIC_RENAMING_SMTS = frozenset({
     "org.apache.kafka.connect.transforms.RegexRouter",
     "org.apache.kafka.connect.transforms.TimestampRouter",
     "io.confluent.connect.transforms.MessageTimestampRouter",
     "io.confluent.connect.transforms.ExtractTopic",
+    "io.confluent.connect.cloud.transforms.TopicRegexRouter",
+    "io.aiven.kafka.connect.transforms.ExtractTopic",
+    "io.aiven.kafka.connect.transforms.ExtractTopicFromSchemaName",
     "io.debezium.transforms.ByLogicalTableRouter",
     "io.debezium.transforms.outbox.EventRouter",
     "io.debezium.transforms.partitions.PartitionRouting",
 })
+# Simple class names that say a transform routes records: refused as renaming whatever the package.
+ROUTER_NAME = re.compile(r"(Router|Routing|Route|Topic)", re.IGNORECASE)
 # Predicates of Kafka and the property each one needs.
 PREDICATE_REQUIRED = {
     "org.apache.kafka.connect.transforms.predicates.TopicNameMatches": "pattern",
     "org.apache.kafka.connect.transforms.predicates.HasHeaderKey": "name",
 }
-SMT_FIELDS = ("type", "predicate", "negate")
+SMT_FIELDS = ("type", "predicate", "negate", "keepsTopic")
 
 
 def check(topo: Topology) -> list[Problem]:
@@ -982,11 +999,16 @@ def _check_smts(where: str, flow: Flow, spec: SourceSpec) -> list[Problem]:
                                         f"another name: {LOOP_PREDICATE} is the loop filter's predicate"))
     for i, t in enumerate(spec.transforms):
         base = t.type.split("$")[0]
-        if base in TOPIC_RENAMING_SMTS:
+        if base in TOPIC_RENAMING_SMTS or (base not in TOPIC_KEEPING_SMTS and ROUTER_NAME.search(base.rsplit(".", 1)[-1])):
             problems.append(Problem(where, f"{at}transforms[{i}].type", t.type,
                                     "an SMT that keeps the record's topic: topic-renaming transforms break the "
                                     "replication policy (target topic names, offset syncs, checkpoints and loop "
                                     "detection all derive from the source topic name)"))
+        elif base not in TOPIC_KEEPING_SMTS and not t.keepsTopic:
+            problems.append(Problem(where, f"{at}transforms[{i}].type", t.type,
+                                    "a transform known to keep the record's topic (Kafka's own field, header and "
+                                    "schema transforms): the program cannot tell what this class does. If it never "
+                                    "changes the record's topic, say so with `keepsTopic: true` on this transform"))
         if t.predicate and t.predicate not in declared:
             problems.append(Problem(where, f"{at}transforms[{i}].predicate", t.predicate,
                                     f"a predicate declared under predicates: {', '.join(sorted(declared)) or 'none'}"))

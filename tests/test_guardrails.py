@@ -395,6 +395,8 @@ def test_bidirectional_pair_needs_pem_trust_on_both_sides():
     "org.apache.kafka.connect.transforms.RegexRouter",
     "org.apache.kafka.connect.transforms.TimestampRouter",
     "io.confluent.connect.transforms.ExtractTopic$Value",
+    "io.aiven.kafka.connect.transforms.ExtractTopic$Key",
+    "com.example.kafka.CustomTopicRouter",  # named like a router: refused whatever its package
 ])
 def test_topic_renaming_smts_are_refused(smt):
     t = topo({"source": "a", "target": "b", "topics": "x", "transforms": [
@@ -405,6 +407,21 @@ def test_topic_renaming_smts_are_refused(smt):
         "and loop detection all derive from the source topic name)"]
 
 
+def test_a_transform_the_program_does_not_know_needs_the_users_word():
+    unknown = {"name": "Mask", "type": "com.example.kafka.Anonymise$Value", "config": {"fields": "email"}}
+    t = topo({"source": "a", "target": "b", "topics": "x", "transforms": [unknown]})
+    assert problems(t) == [
+        "flows[0] (repl-a-b): transforms[0].type: got 'com.example.kafka.Anonymise$Value'; expected a transform "
+        "known to keep the record's topic (Kafka's own field, header and schema transforms): the program cannot "
+        "tell what this class does. If it never changes the record's topic, say so with `keepsTopic: true` on this "
+        "transform"]
+    accepted(topo({"source": "a", "target": "b", "topics": "x", "transforms": [{**unknown, "keepsTopic": True}]}))
+    # A router stays refused even with the statement.
+    router = {"name": "R", "type": "org.apache.kafka.connect.transforms.RegexRouter", "keepsTopic": True}
+    assert "expected an SMT that keeps the record's topic" in problems(
+        topo({"source": "a", "target": "b", "topics": "x", "transforms": [router]}))[0]
+
+
 def test_set_schema_metadata_is_fine():
     accepted(topo({"source": "a", "target": "b", "topics": "x", "transforms": [
         {"name": "Schema", "type": "org.apache.kafka.connect.transforms.SetSchemaMetadata$Value",
@@ -413,8 +430,9 @@ def test_set_schema_metadata_is_fine():
 
 def test_smt_chain_consistency():
     t = topo({"source": "a", "target": "b", "sources": [{"name": "s", "topics": "x", "transforms": [
-        {"name": "A", "type": "x.A", "predicate": "Missing"},
-        {"name": "A", "type": "x.B", "negate": True, "config": {"type": "x", "ssl.key.password": "p"}}],
+        {"name": "A", "type": "x.A", "predicate": "Missing", "keepsTopic": True},
+        {"name": "A", "type": "x.B", "negate": True, "config": {"type": "x", "ssl.key.password": "p"},
+         "keepsTopic": True}],
         "predicates": [{"name": "P", "type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
                         "config": {"pattern": "a("}},
                        {"name": "Q", "type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"}]}]})

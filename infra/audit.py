@@ -13,8 +13,7 @@ from infra.connection import SecretValue
 from infra.model import Audit, Topology
 from infra.names import AuditNames, secret_key
 from infra.plan import SMT_INSERT_HEADER, StackPlan
-
-VERSION = 1
+from spark.contract import VERSION  # the job checks what we write against the same contract
 # The files of a cluster's credentials directory (`<credentials>/<alias>/<file>`), by secret
 # config item: one home for the Secret keys the audit component writes and the job reads.
 CREDENTIAL_FILES = {"password": "password", "caCert": "ca.crt", "truststore": "truststore",

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from spark import data, report
+from spark import contract, data, report
 from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets, selected
 
 HEARTBEAT_TAIL = 1000  # records read from the end of each heartbeats partition
@@ -134,6 +135,7 @@ def _data_audit(flow, pairs, source, target, marks, target_marks, window: Window
     s_side, t_side = _sides(flow, pairs)
     if s_ranges:
         _windowed(source, target, s_side, t_side, s_ranges, t_ranges, window, windowed, flow["topicPrefix"])
+        _promised(s_ranges, t_ranges, windowed)
     if s_full:
         diffs = data.diff_compacted(data.prepare(source.read(s_full), s_side, window.bucket_ms),
                                     data.prepare(target.read(t_full), t_side, window.bucket_ms), until)
@@ -165,6 +167,19 @@ def _windowed(source, target, s_side, t_side, s_ranges, t_ranges, window, rows, 
                                   missingRanges=d.missing_ranges[:data.MAX_RANGES])
 
 
+def _promised(s_ranges: dict, t_ranges: dict, rows: dict) -> None:
+    """Offsets in the window with no record read: the data is not where the metadata says (a
+    missing file, an unreadable segment). Zero against zero would otherwise look like ok."""
+    for ((topic, p), (s0, s1)), (_t, (t0, t1)) in zip(s_ranges.items(), t_ranges.items()):
+        row = rows[topic][p]
+        for side, start, stop, read in (("source", s0, s1, row["sourceRecords"]),
+                                        ("target", t0, t1, row["targetRecords"])):
+            if stop > start and not read:
+                row["unverifiable"] = (f"the {side}'s offsets {start}-{stop} lie in the window but no record "
+                                       "could be read there")
+                break
+
+
 def _freshness(flow, target, target_topics, now_ms, thresholds) -> dict | None:
     topic = flow["heartbeats"]["target"]
     if not topic:
@@ -192,6 +207,9 @@ def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, flows:
     started = int(time.time() * 1000)
     settings = config["settings"]
     chosen = [f for f in config["flows"] if not flows or f["name"] in flows]
+    if not chosen:
+        raise CouldNotAudit("nothing to audit: " + (f"no flow named {', '.join(sorted(flows))} in the configuration"
+                                                    if flows else "the configuration has no flows"))
     results = []
     for flow in chosen:
         try:
@@ -277,24 +295,87 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+class CouldNotAudit(Exception):
+    """The run cannot produce a verdict (exit 2): bad input, an unwritable output folder, nothing
+    to audit. Never confused with findings (exit 1)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(args)
+    except CouldNotAudit as exc:
+        reason = str(exc)
+    except Exception as exc:  # a crash is "could not audit", never "findings" (1)
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    print(f"audit error: could not audit: {reason}", file=sys.stderr)
+    _error_report(args.out, reason)
+    return report.EXIT["error"]
+
+
+def _error_report(out: Path, reason: str) -> None:
+    """The reason in report.json too, when the folder can be written: dashboards read that."""
+    now = int(time.time() * 1000)
+    try:
+        report.write({"version": 1, "status": "error", "error": reason, "startedAt": now, "finishedAt": now,
+                      "flows": [], "totals": report.totals([])}, out)
+    except OSError:
+        pass
+
+
+def _check_out(out: Path) -> None:
+    existing = out
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise CouldNotAudit(f"the output folder {out} cannot be written ({existing} is not a writable folder)")
+
+
+def read_config(path: Path) -> dict:
+    """The audit configuration, checked against the contract before anything else runs."""
+    try:
+        if not path.is_file():
+            raise CouldNotAudit(f"the audit configuration {path} is not a readable file")
+        with open(path, "rb") as handle:
+            text = handle.read(contract_limit + 1)
+        if len(text) > contract_limit:
+            raise CouldNotAudit(f"the audit configuration {path} is larger than {contract_limit} bytes")
+        config = json.loads(text.decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise CouldNotAudit(f"cannot read the audit configuration {path}: {exc}") from None
+    found = contract.problems(config)
+    if found:
+        raise CouldNotAudit(f"the audit configuration {path} breaks contract version {contract.VERSION}: "
+                            + "; ".join(found[:10]) + (f" (and {len(found) - 10} more)" if len(found) > 10 else ""))
+    return config
+
+
+contract_limit = 16 << 20
+
+
+def _main(args) -> int:
     config_path = args.config or (args.local / "audit.json" if args.local else None)
     if config_path is None:
-        print("error: --config (or --local) is required", file=sys.stderr)
-        return report.EXIT["error"]
-    try:
-        config = json.loads(config_path.read_text())
-    except (OSError, ValueError) as exc:
-        print(f"error: cannot read the audit configuration {config_path}: {exc}", file=sys.stderr)
-        return report.EXIT["error"]
+        raise CouldNotAudit("--config (or --local) is required")
+    _check_out(args.out)
+    config = read_config(config_path)
+    if args.flow:
+        unknown = sorted(set(args.flow) - {f["name"] for f in config["flows"]})
+        if unknown:
+            raise CouldNotAudit(f"no flow named {', '.join(unknown)} in the configuration")
     w = config["settings"]["window"]
     # A sample pins its window and clock (window.json); the command line wins over both.
-    pinned = json.loads((args.local / "window.json").read_text()) if args.local and \
-        (args.local / "window.json").exists() else {}
+    pinned = {}
+    if args.local and (args.local / "window.json").exists():
+        try:
+            pinned = json.loads((args.local / "window.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise CouldNotAudit(f"cannot read {args.local / 'window.json'}: {exc}") from None
     now = args.now_ms or pinned.get("now") or int(time.time() * 1000)
     until = args.until_ms or pinned.get("until") or now - w["graceMinutes"] * 60_000
     start = args.from_ms or pinned.get("from") or until - w["lookbackMinutes"] * 60_000
+    if start >= until:
+        raise CouldNotAudit(f"an empty window: from {start} is not before until {until}")
     window = Window(start, until, w["bucketSeconds"] * 1000)
     from pyspark.sql import SparkSession
     owned = SparkSession.getActiveSession() is None  # an embedding caller keeps its session
@@ -329,7 +410,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _under_spark_submit() -> bool:
-    import os
     return "SPARK_SUBMIT" in os.environ or any(k.startswith("PYSPARK_GATEWAY") for k in os.environ)
 
 

@@ -256,8 +256,16 @@ class ParquetCluster:
 
     def _row_groups(self, topic: str) -> list[_RowGroup]:
         if topic not in self._groups:
-            self._groups[topic] = [g for f in sorted((self.root / topic).glob("*.parquet"))
-                                   for g in _RowGroup.of_file(f)]
+            groups = [g for f in sorted((self.root / topic).glob("*.parquet")) for g in _RowGroup.of_file(f)]
+            # The metadata promises the records of [earliest, end): a partition with none in the
+            # files is a broken dump, which must not pass for an empty, matching partition.
+            meta = self.meta.get(topic, {})
+            for p in range(meta.get("partitions", 0)):
+                earliest, end = meta["earliest"][str(p)], meta["end"][str(p)]
+                if end > earliest and not any(g.partitions[0] <= p <= g.partitions[1] for g in groups):
+                    raise Unverifiable(f"{self.root / topic}: the metadata says partition {p} holds offsets "
+                                       f"{earliest}-{end}, the files hold none of them")
+            self._groups[topic] = groups
         return self._groups[topic]
 
     def _whole(self, topic: str, bounds: dict[int, tuple[int, int]]) -> bool:
@@ -280,6 +288,7 @@ class ParquetCluster:
         frames = []
         for topic in sorted({t for t, _ in ranges}):
             bounds = {p: r for (t, p), r in ranges.items() if t == topic}
+            self._row_groups(topic)  # refuses a dump that lacks promised records
             if not (self.root / topic).is_dir():
                 continue
             frame = self.spark.read.schema(KAFKA_ROW).parquet(str(self.root / topic))

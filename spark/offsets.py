@@ -87,20 +87,45 @@ def audit_partitions(connector: str, committed: dict[TopicPartition, int],
     return rows
 
 
+MAX_PAYLOAD = 64 << 20  # bytes of one offsets answer (a connector of ~100,000 partitions)
+
+
+def _read_within(response, deadline: float, limit: int = MAX_PAYLOAD) -> bytes:
+    """The whole body before `deadline` (monotonic): a server that trickles bytes keeps each
+    socket read under its timeout, so only a total deadline bounds the read."""
+    chunks, size = [], 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the answer did not arrive within its deadline")
+        sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+        if sock is not None:
+            sock.settimeout(max(left, 0.01))
+        chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise ValueError(f"an answer larger than {limit} bytes")
+        chunks.append(chunk)
+
+
 def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, backoff_seconds: float = 2.0,
                           timeout_seconds: float = 10.0) -> dict:
-    """Read a connector's offsets from the Connect REST API, retrying a bounded number of times."""
+    """Read a connector's offsets from the Connect REST API, retrying a bounded number of times;
+    each attempt, connection and body together, ends within `timeout_seconds`."""
     url = f"{rest_url.rstrip('/')}/connectors/{connector}/offsets"
     last = None
     for attempt in range(attempts):
         try:
+            deadline = time.monotonic() + timeout_seconds
             with urllib.request.urlopen(url, timeout=timeout_seconds) as response:
-                return json.load(response)
+                return json.loads(_read_within(response, deadline))
         except urllib.error.HTTPError as exc:
             last = f"HTTP {exc.code}"
             if exc.code == 404:
                 break  # the connector does not exist: retrying will not help
-        except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
+        except (urllib.error.URLError, OSError, ValueError) as exc:  # TimeoutError is an OSError
             last = repr(exc)
         if attempt + 1 < attempts:
             time.sleep(backoff_seconds * (2 ** attempt))

@@ -297,7 +297,8 @@ class _Parser:
 
     def escape(self, in_class: bool) -> Chars:
         if self.i >= len(self.p):
-            raise RegexError("Unexpected internal error")  # Java's words for a trailing backslash
+            # Java says "Unexpected internal error" here, which reads like a crash of ours.
+            raise RegexError("a trailing backslash, which escapes nothing")
         c = self.take()
         if c == "0":
             return self.single(self.octal())

@@ -1106,7 +1106,7 @@ def _problems_from(exc: ValidationError, data: Any) -> list[Problem]:
     pydantic's internal steps, one problem per field (a union's alternatives are merged)."""
     merged: dict[tuple[str, str], dict] = {}
     for err in exc.errors():
-        loc = [p for p in err["loc"] if not _internal_step(p)]
+        loc = _user_loc(list(err["loc"]), data, err["type"] == "extra_forbidden")
         where, field = _where(loc, data)
         entry = merged.setdefault((where, field), {"loc": loc, "errors": []})
         entry["errors"].append(err)
@@ -1129,14 +1129,21 @@ def _problems_from(exc: ValidationError, data: Any) -> list[Problem]:
     return problems
 
 
-# Steps pydantic adds to an error's location that are not fields users wrote: union members
-# (`str`, `int`, `bool`), validator chains (`function-after[...]`), constrained types.
-_TYPE_STEPS = {"str", "int", "bool", "float", "list", "dict", "none", "constrained-str", "constrained-int",
-               "[key]"}
-
-
-def _internal_step(step) -> bool:
-    return isinstance(step, str) and (step in _TYPE_STEPS or "[" in step or "(" in step)
+def _user_loc(loc: list, data: Any, extra: bool = False) -> list:
+    """An error's location as users wrote it: the steps that exist in their document. Pydantic
+    adds steps of its own (union members such as `bool`, validator chains, `[key]`); those are
+    the ones the document does not have. An unknown key (`extra`) is kept as the last step."""
+    out, node = [], data
+    for i, step in enumerate(loc):
+        if isinstance(node, dict) and step in node:
+            out.append(step)
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            out.append(step)
+            node = node[step]
+        elif extra and i == len(loc) - 1:
+            out.append(step)
+    return out
 
 
 def _path(steps: list) -> str:
@@ -1182,9 +1189,13 @@ def _rules_without(exc: ValidationError, data: Any, schema: list[Problem]) -> li
     about the refused fields themselves are left out (the schema's message says it first)."""
     import copy
     salvaged = copy.deepcopy(data)
-    for err in exc.errors():
-        if err["type"] == "missing" or not _drop(salvaged, list(err["loc"])):
-            return []  # a required value is missing, or the error is not at a key: nothing sound to check
+    if any(err["type"] == "missing" for err in exc.errors()):
+        return []  # a required value is missing: nothing sound to check
+    # The fields as users wrote them, each once (a union reports one error per alternative).
+    fields = {tuple(_user_loc(list(err["loc"]), data, err["type"] == "extra_forbidden")) for err in exc.errors()}
+    for steps in sorted(fields, key=len, reverse=True):
+        if not _drop(salvaged, list(steps)):
+            return []
     try:
         topo = Topology.model_validate(salvaged)
         found = check(topo) or guardrails.check(topo)[0]
@@ -1196,20 +1207,19 @@ def _rules_without(exc: ValidationError, data: Any, schema: list[Problem]) -> li
                         for w, f in refused)]
 
 
-def _drop(data: Any, loc: list) -> bool:
-    """Remove the key at `loc` (its last dict key on the way), so the schema's default applies."""
-    steps = [p for p in loc if not _internal_step(p)]
-    node, parent, key = data, None, None
-    for i, step in enumerate(steps):
+def _drop(data: Any, steps: list) -> bool:
+    """Remove the dict key at the end of `steps` (already gone is fine), so the schema's default
+    applies; False when the last step is not a key of a mapping."""
+    node = data
+    for step in steps[:-1]:
         if isinstance(node, dict) and step in node:
-            parent, key, node = node, step, node[step]
+            node = node[step]
         elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
-            parent, key, node = node, step, node[step]
+            node = node[step]
         else:
-            # Gone already (a union reports one error per alternative), or not a key we can drop.
-            return i == len(steps) - 1 and isinstance(node, dict)
-    if isinstance(parent, dict):
-        parent.pop(key, None)
+            return True  # a parent was dropped already
+    if steps and isinstance(node, dict):
+        node.pop(steps[-1], None)
         return True
     return False
 

@@ -90,7 +90,10 @@ def load_yaml(text: str, source: str) -> Any:
                                 f"at most {MAX_NODES}: anchors and aliases may not multiply the document"))
     if problems:
         raise TopologyError(problems)
-    return yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader, on a document checked above
+    try:
+        return yaml.load(text, Loader=LOADER)  # noqa: S506 - a safe loader, on a document checked above
+    except yaml.YAMLError as exc:  # constructor errors (a merge key on a scalar...) come only here
+        raise TopologyError([Problem(source, "(yaml)", None, f"valid YAML: {_one_line(exc)}")]) from None
 
 
 def _measure(text: str, source: str) -> None:

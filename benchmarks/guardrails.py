@@ -11,6 +11,8 @@ guardrails decide without automata. Cases:
                 check stops at its budget and the topology is refused
   many-explode  8 such loops: all share one total budget
   backtracking  `(a+)+b`-style filters that make backtracking engines exponential
+  dense-loops   18 clusters, identity flows from each to every later one and one way back: the
+                paths to follow double per cluster; the loop rule stops at its path budget
 It prints seconds per case and the ratio to the baseline; docs/performance.md records them.
 """
 
@@ -47,8 +49,13 @@ def cases() -> dict[str, dict]:
     many = [flow for i in range(0, 8) for flow in (identity(f"c{i}", f"c{i + 1}", "(a|b)*a(a|b){15}", name=f"f{i}"),
                                                   identity(f"c{i + 1}", f"c{i}", f"b{i}.*", name=f"g{i}"))]
     backtracking = [identity("c0", "c1", "(a+)+b"), identity("c1", "c0", "(a|aa)*c")]
+    n = 18
+    dense = [identity(f"d{i:02d}", f"d{j:02d}", "x.*", aggregation=True, name=f"f{i}-{j}")
+             for i in range(n) for j in range(i + 1, n)] + [identity(f"d{n - 1:02d}", "d00", "y.*", name="back")]
+    dense_clusters = {f"d{i:02d}": {**CLUSTER, "bootstrapServers": f"d{i}.kafka:9092"} for i in range(n)}
     return {"baseline": topology(baseline), "automata": topology(automata), "alternation": topology(alternation),
-            "exploding": topology(exploding), "many-explode": topology(many), "backtracking": topology(backtracking)}
+            "exploding": topology(exploding), "many-explode": topology(many), "backtracking": topology(backtracking),
+            "dense-loops": {"clusters": dense_clusters, "flows": dense}}
 
 
 def timed(data: dict, repeat: int = 3) -> tuple[float, str]:

@@ -40,6 +40,7 @@ class _Context:
     def __init__(self, topo: Topology) -> None:
         self.topo = topo
         self.allowance = topics.Allowance()
+        self.paths = 0  # identity paths the loop rule has followed (bounded by MAX_PATHS)
         self.undecided: list[Problem] = []
         self.warnings: list[str] = []
 
@@ -49,19 +50,22 @@ class _Context:
         try:
             return topics.common_topic(*languages, allowance=self.allowance)
         except topics.Undecided as exc:
-            where = self.topo.where(flow)
-            filters = sorted({p for lang in languages for p in lang.include})
-            if flow.acknowledgeUndecidedFilters:
-                self.warnings.append(f"{where}: {what} was not checked ({exc}; acknowledged by "
-                                     "acknowledgeUndecidedFilters): check it by hand")
-            else:
-                self.undecided.append(Problem(
-                    where, "topics", filters,
-                    f"filters whose {what} can be decided: it needs {exc}. Simplify the filters (literal "
-                    "names or prefixes such as `orders\\..*` rather than nested repetitions such as "
-                    "`(a|b)*a(a|b){15}`), or set `acknowledgeUndecidedFilters: true` on this flow to deploy "
-                    "without this check"))
+            self.undecided_rule(flow, what, str(exc), sorted({p for lang in languages for p in lang.include}))
             return None
+
+    def undecided_rule(self, flow: Flow, what: str, why: str, filters: list[str] | None = None) -> None:
+        """A rule that could not decide: refused, unless the flow acknowledges undecided checks."""
+        where = self.topo.where(flow)
+        if flow.acknowledgeUndecidedFilters:
+            self.warnings.append(f"{where}: {what} was not checked ({why}; acknowledged by "
+                                 "acknowledgeUndecidedFilters): check it by hand")
+        else:
+            self.undecided.append(Problem(
+                where, "topics", filters if filters is not None else list(_flow_topics(self.topo, flow).include),
+                f"filters whose {what} can be decided: it needs {why}. Simplify the filters (literal "
+                "names or prefixes such as `orders\\..*` rather than nested repetitions such as "
+                "`(a|b)*a(a|b){15}`), or set `acknowledgeUndecidedFilters: true` on this flow to deploy "
+                "without this check"))
 
 
 def _filters(topo: Topology, flow: Flow) -> list[tuple[str, topics.Filter]]:
@@ -220,7 +224,13 @@ def _loops(ctx: _Context) -> list[Problem]:
         members = set(component)
         for start in component:
             found: list[tuple[list[Flow], str]] = []
-            _walk(ctx, start, start, [], members, edges, found)
+            try:
+                _walk(ctx, start, start, [], members, edges, found)
+            except _TooManyPaths:
+                flow = next(f for f in topo.sorted_flows() if f.source == start and f.policy.value == IDENTITY)
+                ctx.undecided_rule(flow, f"replication loops among clusters {', '.join(component)}",
+                                   f"more than {MAX_PATHS} identity paths to follow")
+                break
             for cycle, topic in found:
                 if len(cycle) == 2 and cycle[0].partner == cycle[1].flow_name:
                     continue  # a declared bidirectional pair, filtered by its SMT chain
@@ -234,12 +244,22 @@ def _loops(ctx: _Context) -> list[Problem]:
     return problems
 
 
+MAX_PATHS = 5_000  # identity paths followed per topology: the loop rule's own budget
+
+
+class _TooManyPaths(Exception):
+    pass
+
+
 def _walk(ctx: _Context, start: str, node: str, path: list, members: set, edges: dict, found: list,
           limit: int = 20) -> None:
     """Simple cycles through `start` (its smallest cluster) along which a common topic remains."""
     for flow in edges.get(node, []):
         if len(found) >= limit:
             return
+        ctx.paths += 1
+        if ctx.paths > MAX_PATHS:
+            raise _TooManyPaths
         nxt = flow.target
         if nxt != start and (nxt not in members or nxt < start or any(f.source == nxt for f in path)):
             continue

@@ -487,3 +487,21 @@ def test_quantities():
     assert model.quantity("1.5G") == 1.5e9
     with pytest.raises(ValueError):
         model.quantity("4 GB")
+
+
+def test_too_many_identity_paths_refuse_instead_of_running_for_minutes():
+    # A dense web of identity flows (every cluster to every later one, one way back that shares
+    # no topic): no loop, but the paths to follow double with every cluster.
+    n = 16
+    aliases = tuple(f"c{i:02d}" for i in range(n))
+    flows = [{"source": aliases[i], "target": aliases[j], "topics": "x.*", "topicsExclude": ".*heartbeats",
+              "replicationPolicy": "identity", "aggregation": True, "name": f"f{i}-{j}"}
+             for i in range(n) for j in range(i + 1, n)]
+    flows.append({"source": aliases[-1], "target": aliases[0], "topics": "y.*", "topicsExclude": ".*heartbeats",
+                  "replicationPolicy": "identity", "name": "back"})
+    found = problems(topo(*flows, aliases=aliases))
+    assert found == [
+        "flows[0] (f0-1): topics: got ['x.*']; expected filters whose replication loops among clusters "
+        f"{', '.join(aliases)} can be decided: it needs more than 5000 identity paths to follow. Simplify the filters "
+        "(literal names or prefixes such as `orders\\..*` rather than nested repetitions such as `(a|b)*a(a|b){15}`), "
+        "or set `acknowledgeUndecidedFilters: true` on this flow to deploy without this check"]

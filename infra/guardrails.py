@@ -29,8 +29,10 @@ def check(topo: Topology) -> tuple[list[Problem], list[str]]:
     for rule in (_policy_chains, _overlaps_within_flows, _target_collisions, _loops):
         problems += rule(ctx)
     _heartbeat_lookalikes(ctx)
-    # One undecided question may be met by several rules and cycle walks: reported once.
-    undecided = list({str(p): p for p in ctx.undecided}.values())
+    # One undecided question may be met by several rules and cycle walks: reported once (and a
+    # spent budget once per flow).
+    undecided = list({(p.where, p.allowed) if "topic checks" in p.allowed else str(p): p
+                      for p in ctx.undecided}.values())
     return in_file_order(problems + undecided), sorted(set(ctx.warnings))
 
 
@@ -43,6 +45,14 @@ class _Context:
         self.paths = 0  # identity paths the loop rule has followed (bounded by MAX_PATHS)
         self.undecided: list[Problem] = []
         self.warnings: list[str] = []
+        self._topics: dict[tuple[str, bool], topics.Topics] = {}
+
+    def flow_topics(self, flow: Flow, prefixed: bool = False) -> topics.Topics:
+        """A flow's topics (as named in the target when `prefixed`), built once per validation."""
+        key = (flow.flow_name, prefixed)
+        if key not in self._topics:
+            self._topics[key] = _prefixed(self.topo, flow) if prefixed else _flow_topics(self.topo, flow)
+        return self._topics[key]
 
     def common(self, flow: Flow, what: str, *languages: topics.Filter | topics.Topics) -> str | None:
         """A topic every language accepts; None when there is none, or when the question is
@@ -50,6 +60,9 @@ class _Context:
         try:
             return topics.common_topic(*languages, allowance=self.allowance)
         except topics.Undecided as exc:
+            if self.allowance.left <= 0:
+                # Spent: every later question is undecided; said once per flow, not per pair.
+                what = "topic checks"
             self.undecided_rule(flow, what, str(exc), sorted({p for lang in languages for p in lang.include}))
             return None
 
@@ -69,9 +82,11 @@ class _Context:
 
 
 def _filters(topo: Topology, flow: Flow) -> list[tuple[str, topics.Filter]]:
-    """Each source connector's filter, with the field path users wrote it under."""
+    """Each source connector's filter, with the field path users wrote it under. The Connect
+    storage topics identity flows exclude are left out: there may be thousands, and without
+    them a filter only grows, so a rule can only refuse more, never less."""
     return [(f"{part.where}/{spec.where}" if part.name and spec.where != part.where else spec.where,
-             topics.Filter(spec.topics, spec.topics_exclude))
+             topics.Filter(spec.topics, spec.user_exclude))
             for part in topo.parts(flow) for spec in part.sources]
 
 
@@ -122,7 +137,7 @@ def _policy_chains(ctx: _Context) -> list[Problem]:
             if after.policy is flow.policy or after.flow_name == flow.partner:
                 continue
             topic = ctx.common(after, f"policy chain after flow {flow.flow_name}",
-                               _prefixed(topo, flow), _flow_topics(topo, after))
+                               ctx.flow_topics(flow, prefixed=True), ctx.flow_topics(after))
             if topic is not None:
                 problems.append(Problem(topo.where(after), "replicationPolicy", after.policy.value,
                                         f"{flow.policy.value}, the policy of flow {flow.flow_name}, which writes "
@@ -159,15 +174,19 @@ def _target_collisions(ctx: _Context) -> list[Problem]:
     for flow in topo.sorted_flows():
         by_target[flow.target].append(flow)
     for target, flows in sorted(by_target.items()):
+        collided: set[str] = set()
         for a, b in combinations(flows, 2):
+            if b.flow_name in collided:
+                continue  # one collision per flow says what to fix; every pair would be quadratic
             prefixed = [f.policy.value != IDENTITY for f in (a, b)]
             if all(prefixed) and a.source != b.source:
                 continue  # `<alias>.` prefixes of two aliases never collide: aliases have no dots
             if a.aggregation and b.aggregation and a.source != b.source:
                 continue
-            fb = _prefixed(topo, b)
-            topic = ctx.common(b, f"target topics shared with flow {a.flow_name}", _prefixed(topo, a), fb)
+            fb = ctx.flow_topics(b, prefixed=True)
+            topic = ctx.common(b, f"target topics shared with flow {a.flow_name}", ctx.flow_topics(a, prefixed=True), fb)
             if topic is not None:
+                collided.add(b.flow_name)
                 problems.append(Problem(topo.where(b), "topics", fb.include,
                                         f"target topics of its own: flow {a.flow_name} also writes {topic!r} "
                                         f"into cluster {target}. Narrow the filters, or declare both flows "
@@ -189,7 +208,7 @@ def _heartbeat_lookalikes(ctx: _Context) -> None:
         if flow.policy.value != IDENTITY:
             continue
         try:
-            topic = topics.common_topic(_flow_topics(topo, flow), HEARTBEAT_LOOKALIKE, allowance=ctx.allowance)
+            topic = topics.common_topic(ctx.flow_topics(flow), HEARTBEAT_LOOKALIKE, allowance=ctx.allowance)
         except topics.Undecided as exc:
             ctx.warnings.append(f"{topo.where(flow)}: whether this identity flow replicates topics ending in "
                                 f"'heartbeats' was not checked ({exc})")
@@ -268,7 +287,7 @@ def _walk(ctx: _Context, start: str, node: str, path: list, members: set, edges:
         if len(on_path) > 1:  # one flow alone replicates something; paths are what can be empty
             route = " -> ".join([*(f.source for f in on_path), nxt])
             topic = ctx.common(on_path[0], f"identity path {route} (a possible replication loop)",
-                               *(_flow_topics(ctx.topo, f) for f in on_path))
+                               *(ctx.flow_topics(f) for f in on_path))
             if topic is None:
                 continue
         if nxt == start:

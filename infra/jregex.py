@@ -753,6 +753,11 @@ def _spell(state, parents) -> str:
     return "".join(reversed(out))
 
 
+def literal(pattern: str) -> str | None:
+    """The one name a pattern matches when it is a plain name (no metacharacter), else None."""
+    return pattern if pattern and not any(c in ".^$*+?{}[]|()\\" for c in pattern) else None
+
+
 def literal_prefix(tree) -> str:
     """Characters every string the tree matches starts with (a cheap disjointness test)."""
     return _prefix(tree)[0]

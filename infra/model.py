@@ -339,9 +339,9 @@ def _check_regexes(value: list[str]) -> list[str]:
                            "rewrite it without that construct")
     if not bad:
         try:
-            jregex.parse_list(value)
+            jregex.compile_filter(tuple(value))  # the list as Kafka joins it, within our bounds
         except (jregex.RegexError, jregex.Unsupported) as exc:
-            bad.append(f"{value!r}: {exc}")
+            bad.append(f"the list as Kafka joins it: {exc}")
     if len(value) > MAX_FILTERS:
         bad.append(f"{len(value)} filters: at most {MAX_FILTERS} per list")
     if bad:
@@ -418,7 +418,8 @@ class SourceSpec:
     """A MirrorSourceConnector as planned: instance settings over the flow's."""
     name: str | None  # None: the flow's only source connector
     topics: tuple[str, ...]
-    topics_exclude: tuple[str, ...]
+    topics_exclude: tuple[str, ...]  # as rendered: the user's, then the storage topics (identity)
+    user_exclude: tuple[str, ...]    # the user's alone, which the guardrails reason about
     tasks: int
     config: dict
     transforms: tuple[Transform, ...]
@@ -500,6 +501,7 @@ class Flow(_Strict):
         return SourceSpec(
             name=instance.name if instance else None,
             topics=tuple(topics), topics_exclude=tuple(exclude) + tuple(t for t in storage if t not in exclude),
+            user_exclude=tuple(exclude),
             tasks=pick("tasksMax", self.tasksMax.source),
             config={**self.config.source, **(instance.config if instance else {})},
             transforms=tuple(pick("transforms", self.transforms)),
@@ -623,6 +625,7 @@ class Topology(_Strict):
     # parts() per flow object: a declared bidirectional flow and its forward direction share a
     # name, so the cache is keyed by identity (every flow lives as long as the topology).
     _parts: dict[int, list[PartSpec]] = PrivateAttr(default_factory=dict)
+    _storage: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)  # storage_topics per alias
 
     @model_validator(mode="after")
     def _expand(self) -> "Topology":
@@ -677,13 +680,15 @@ class Topology(_Strict):
 
     def storage_topics(self, alias: str) -> tuple[str, ...]:
         """The storage topics of every Connect cluster the topology runs against Kafka `alias`."""
-        found = []
-        for f in self._directed:
-            if f.target == alias:
+        if not self._storage:
+            found: dict[str, list[str]] = {}
+            for f in self._directed:
                 for part in f.connectClusters or [None]:
                     n = FlowNames(f.flow_name, f.source, f.target, part.name if part else None)
-                    found += [n.offset_storage_topic, n.config_storage_topic, n.status_storage_topic]
-        return tuple(sorted(found))
+                    found.setdefault(f.target, []).extend(
+                        (n.offset_storage_topic, n.config_storage_topic, n.status_storage_topic))
+            self._storage.update({a: tuple(sorted(ts)) for a, ts in found.items()})
+        return self._storage.get(alias, ())
 
     def _plan_parts(self, flow: Flow) -> list[PartSpec]:
         # An identity flow writes a source topic under its own name: one named like a Connect

@@ -57,14 +57,26 @@ class Filter:
 
     @cached_property
     def _include(self) -> jregex.NFA:
-        return jregex.compile_filter(self.include, self.prefix)
+        return _compiled(self.include, self.prefix)
 
     @cached_property
     def _exclude(self) -> jregex.NFA:
-        return jregex.compile_filter(self.exclude + DEFAULT_TOPICS_EXCLUDE, self.prefix)
+        return _compiled(self.exclude + DEFAULT_TOPICS_EXCLUDE, self.prefix)
+
+    @cached_property
+    def _literal_excludes(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        """Excludes that are plain names (a set lookup, however many) and the regexes."""
+        names, regexes = set(), []
+        for pattern in self.exclude + DEFAULT_TOPICS_EXCLUDE:
+            literal = jregex.literal(pattern)
+            (names.add(self.prefix + literal) if literal is not None else regexes.append(pattern))
+        return frozenset(names), tuple(regexes)
 
     def matches(self, topic: str) -> bool:
-        return jregex.matches(self._include, topic) and not jregex.matches(self._exclude, topic)
+        """Kafka's verdict on one topic: linear in the name, whatever the filters."""
+        names, regexes = self._literal_excludes
+        return (jregex.matches(jregex.compile_filter(self.include, self.prefix), topic) and topic not in names
+                and not (regexes and jregex.matches(jregex.compile_filter(regexes, self.prefix), topic)))
 
     def automaton(self, allowance: Allowance) -> jregex.DFA:
         include = _automaton(("nfa", self.include, self.prefix), allowance,
@@ -104,6 +116,13 @@ class Topics:
 
     def with_prefix(self, prefix: str) -> Topics:
         return Topics(tuple(Filter(f.include, f.exclude, prefix) for f in self.filters))
+
+
+def _compiled(patterns: tuple[str, ...], prefix: str) -> jregex.NFA:
+    try:
+        return jregex.compile_filter(patterns, prefix)
+    except (jregex.Unsupported, jregex.RegexError) as exc:  # the model refuses these; never a crash here
+        raise Undecided(str(exc)) from None
 
 
 def _common(prefixes: list[str]) -> str:

@@ -247,7 +247,7 @@ class Security(_Strict):
 
 
 class Cluster(_Strict):
-    bootstrapServers: Annotated[str, Field(min_length=1)]
+    bootstrapServers: Annotated[str, Field(min_length=1, max_length=4096)]
     security: Security = Security()
 
     @field_validator("bootstrapServers")

@@ -790,8 +790,15 @@ def check(topo: Topology) -> list[Problem]:
     for flow in topo.sorted_flows():
         where, name = topo.where(flow), flow.flow_name
         if not DNS1123_LABEL.match(name) or len(name) > MAX_FLOW_NAME:
-            problems.append(Problem(where, "name", name,
-                                    f"lowercase letters, digits and '-' (DNS-1123), at most {MAX_FLOW_NAME} characters"))
+            declared = topo.flows[flow._declared]
+            hint = ""
+            if declared.bidirectional:
+                hint = (f"; each direction's name is `<name>-<source>-<target>` ({DEFAULT_FLOW_BASE} without "
+                        "`name`): set a shorter `name`")
+            elif declared.name is None:
+                hint = "; without `name` it is `repl-<source>-<target>`: set a shorter `name`"
+            problems.append(Problem(where, "name", name, "lowercase letters, digits and '-' (DNS-1123), at most "
+                                                         f"{MAX_FLOW_NAME} characters{hint}"))
         if name in seen:
             problems.append(Problem(where, "name", name, f"a name not used by {seen[name]}"))
         seen.setdefault(name, where)

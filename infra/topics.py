@@ -12,6 +12,7 @@ which the guardrails treat as a refusal unless the flow acknowledges it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,6 +27,10 @@ DEFAULT_GROUPS_EXCLUDE = (r"console-consumer-.*", r"connect-.*", r"__.*")
 # `validate` answers within seconds whatever the input (docs/performance.md has the figures).
 BUDGET = 20_000
 TOTAL_BUDGET = 120_000
+# A backstop, not the rule: the state budgets bound the work (validation of the hardest inputs
+# measured takes under 2 s, docs/performance.md), so this only fires on a machine far slower
+# than any we support. States decide; time never makes a check pass.
+SECONDS = 20.0
 
 
 class Undecided(Exception):
@@ -36,14 +41,18 @@ class Allowance:
     """What is left of the budget of one validation: counts states, never time, so the verdict
     on a topology is the same on every machine."""
 
-    def __init__(self, total: int = TOTAL_BUDGET) -> None:
-        self.left = total
+    def __init__(self, total: int = TOTAL_BUDGET, seconds: float = SECONDS) -> None:
+        self.left, self.seconds = total, seconds
+        self.deadline = time.monotonic() + seconds
         self.automata: dict[tuple, object] = {}  # minimal automata (or Undecided) per language
 
     def cap(self) -> int:
         """What the next construction may explore."""
         if self.left <= 0:
             raise Undecided(f"the topology's filters used up the {TOTAL_BUDGET} automaton states all checks may explore")
+        if time.monotonic() > self.deadline:
+            self.left = 0
+            raise Undecided(f"the topology's filter checks ran out of their {self.seconds:g} s")
         return min(BUDGET, self.left)
 
 

@@ -284,3 +284,13 @@ def test_a_chosen_name_cannot_take_one_of_the_programs_objects(tmp_path):
     assert [str(p) for p in exc.value.problems] == [
         "namespace repl-us-west-us-east: Secret name: got 'source-us-west'; expected a name of its own: the program "
         "also writes Secret 'source-us-west' there (repl-us-west-us-east)"]
+
+
+def test_a_derived_name_that_is_too_long_says_how_to_shorten_it():
+    t = doc_topology()
+    alias = "us-west-region-primary-0001abc"
+    t["clusters"][alias] = {"bootstrapServers": "w.kafka:9092"}
+    t["flows"][0]["source"] = alias
+    assert problems_of(t) == [
+        f"flows[0] (repl-{alias}-us-east): name: got 'repl-{alias}-us-east'; expected lowercase letters, digits and "
+        "'-' (DNS-1123), at most 40 characters; without `name` it is `repl-<source>-<target>`: set a shorter `name`"]

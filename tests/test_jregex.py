@@ -207,3 +207,11 @@ def test_examples_are_shortest_legal_topic_names():
     assert topics.common_topic(topics.Filter(("x?",)), topics.Filter((".*",))) == "x"
     assert topics.common_topic(topics.Filter(("x{250}",)), topics.Filter((".*",))) is None
     assert topics.common_topic(topics.Filter(("__.*",)), topics.Filter((".*",))) is None  # Kafka's default excludes
+
+
+def test_the_time_backstop_refuses_rather_than_passes():
+    allowance = topics.Allowance(seconds=0)
+    time.sleep(0.01)
+    with pytest.raises(topics.Undecided) as exc:
+        topics.common_topic(topics.Filter(("x.*",)), topics.Filter(("x1",)), allowance=allowance)
+    assert str(exc.value) == "the topology's filter checks ran out of their 0 s"

@@ -1,28 +1,53 @@
 # The two entry points of README: `make render` and `make test`.
-# Both create the project virtualenv (.venv) on first use.
+# Both create the project virtualenv (.venv) on first use, from the locked versions in
+# requirements/ (`make lock` writes them from pyproject.toml): render installs what the deploy
+# imports, test adds the audit job's libraries and the test tools.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render test audit venv schema apiserver clean
+.PHONY: render test audit venv venv-deploy schema apiserver clean lock
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+
+$(BIN)/.deploy: requirements/deploy.txt pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements/deploy.txt
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
-venv: $(BIN)/.installed
+$(BIN)/.test: requirements/test.txt pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements/test.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@ $(BIN)/.deploy
+
+venv-deploy: $(BIN)/.deploy
+venv: $(BIN)/.test
 
 # Offline render of a stack: every Kubernetes object, outputs.json and a preview summary.
 # No cluster and no Pulumi CLI; missing secret config is filled with visible placeholders.
-render: venv
+render: venv-deploy
 	$(BIN)/python -m infra render --stack $(STACK) --out $(OUT) --placeholder-secrets
 
 test: venv apiserver
 	$(BIN)/python -m pytest
+
+# Re-resolve the locked versions (uv, in its own virtualenv) after changing pyproject.toml.
+UV := .tools/bin/uv
+$(UV):
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet uv==0.13.8
+
+lock: $(UV)
+	mkdir -p requirements
+	for level in deploy audit test; do \
+	  extra=$$( [ $$level = deploy ] && echo "" || echo "--extra $$level" ); \
+	  UV_PYTHON_DOWNLOADS=never $(UV) pip compile --quiet --python-version 3.11 --no-annotate \
+	    --custom-compile-command "make lock" $$extra pyproject.toml -o requirements/$$level.txt; \
+	done
 
 # The real kube-apiserver of the API-server tier (docs/apiserver.md), built once into ~/.cache
 # (root, apt, a few minutes). Without it that tier skips, unless APISERVER_REQUIRED=1 (CI).
@@ -41,4 +66,4 @@ schema: venv
 	$(BIN)/python -m infra schema
 
 clean:
-	rm -rf build .pytest_cache .hypothesis
+	rm -rf build .pytest_cache .hypothesis .tools

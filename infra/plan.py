@@ -15,6 +15,7 @@ from infra import names
 from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, heartbeat_client,
                               source_connection, target_connection, target_objects)
 from infra.errors import Problem
+from infra.outputs import OUTPUTS_VERSION
 from infra.model import (ConnectorState, ExactlyOnce, Flavour, Flow, PartSpec, Policy, Predicate, SourceSpec,
                          StartFrom, Topology, Transform)
 from infra.names import FlowNames
@@ -108,7 +109,7 @@ class StackPlan:
         return problems
 
     def outputs(self) -> dict:
-        return {"operatorFlavour": self.flavour.value, "operator": self.release.outputs(),
+        return {"outputsVersion": OUTPUTS_VERSION, "operatorFlavour": self.flavour.value, "operator": self.release.outputs(),
                 "flows": {f.name: f.outputs for f in self.flows}}
 
     def secret_values(self) -> list[SecretValue]:

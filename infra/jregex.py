@@ -616,27 +616,14 @@ def determinize(nfa: NFA, budget: int) -> tuple[DFA, int]:
     symbol = _partition(chars for out in nfa.edges for chars, _ in out)
     reps = _representatives(symbol)
     moves = [[tuple(t for chars, t in out if contains(chars, ord(c))) for out in nfa.edges] for c in reps]
-    ids: dict[frozenset, int] = {}
-    sets: list[frozenset] = []
-    table: list[list[int]] = []
 
-    def number(subset: frozenset) -> int:
-        found = ids.get(subset)
-        if found is None:
-            if len(sets) >= budget:
-                raise Budget(f"more than {budget} automaton states")
-            found = ids[subset] = len(sets)
-            sets.append(subset)
-        return found
-    number(nfa.closure([nfa.start], True, False))
-    i = 0
-    while i < len(sets):
-        row = []
+    def step(subset: frozenset) -> list[frozenset]:
+        out = []
         for column in moves:
-            moved = [t for s in sets[i] for t in column[s]]
-            row.append(number(nfa.closure(moved, False, False) if moved else frozenset()))
-        table.append(row)
-        i += 1
+            moved = [t for s in subset for t in column[s]]
+            out.append(nfa.closure(moved, False, False) if moved else frozenset())
+        return out
+    sets, table = _explore(nfa.closure([nfa.start], True, False), step, budget)
     accepting = [nfa.accept in nfa.closure(subset, False, True) for subset in sets]
     return _minimal(symbol, table, accepting, 0), len(sets)
 
@@ -644,16 +631,22 @@ def determinize(nfa: NFA, budget: int) -> tuple[DFA, int]:
 def combine(dfas: list[DFA], accept, budget: int) -> tuple[DFA, int]:
     """The minimal DFA of names whose acceptance by each automaton satisfies `accept(bits)`."""
     symbol, reps, columns = _joint(dfas)
-    start = tuple(d.start for d in dfas)
+    states, table = _explore(tuple(d.start for d in dfas), lambda state: [
+        tuple(d.table[s][col] for d, s, col in zip(dfas, state, cols)) for cols in columns], budget)
+    accepting = [bool(accept(tuple(d.accepting[s] for d, s in zip(dfas, state)))) for state in states]
+    return _minimal(symbol, table, accepting, 0), len(states)
+
+
+def _explore(start, step, budget: int) -> tuple[list, list[list[int]]]:
+    """Every state reachable from `start` (numbered in discovery order) and the transition table;
+    `step(state)` gives a state's successor per column. Raises Budget past `budget` states."""
     ids = {start: 0}
     states = [start]
     table = []
     i = 0
     while i < len(states):
-        state = states[i]
         row = []
-        for cols in columns:
-            nxt = tuple(d.table[s][col] for d, s, col in zip(dfas, state, cols))
+        for nxt in step(states[i]):
             found = ids.get(nxt)
             if found is None:
                 if len(states) >= budget:
@@ -663,8 +656,7 @@ def combine(dfas: list[DFA], accept, budget: int) -> tuple[DFA, int]:
             row.append(found)
         table.append(row)
         i += 1
-    accepting = [bool(accept(tuple(d.accepting[s] for d, s in zip(dfas, state)))) for state in states]
-    return _minimal(symbol, table, accepting, 0), len(states)
+    return states, table
 
 
 def _joint(dfas: list[DFA]) -> tuple[dict, list[str], list[tuple]]:

@@ -64,11 +64,9 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
         value = text(key)
         if value is None:
             continue
-        item = key.rsplit(".", 1)[-1]
-        owner = key.split(".", 1)[0]
-        problem = _material_problem(item, value, lambda other: text(key.rsplit(".", 1)[0] + "." + other)
-                                    if key.rsplit(".", 1)[0] + "." + other in present else None,
-                                    owner in targets)
+        owner, _, item = key.partition(".")
+        problem = _material_problem(item, value, lambda other: text(f"{owner}.{other}")
+                                    if f"{owner}.{other}" in present else None, owner in targets)
         if problem:
             where = "operator.imagePullSecret" if key == names.REGISTRY_PASSWORD_KEY else f"clusters.{owner}"
             what = SECRET_ITEMS.get(item, "the registry password")

@@ -29,11 +29,7 @@ def check(topo: Topology) -> tuple[list[Problem], list[str]]:
     for rule in (_policy_chains, _overlaps_within_flows, _target_collisions, _loops):
         problems += rule(ctx)
     _heartbeat_lookalikes(ctx)
-    # One undecided question may be met by several rules and cycle walks: reported once (and a
-    # spent budget once per flow).
-    undecided = list({(p.where, p.allowed) if "topic checks" in p.allowed else str(p): p
-                      for p in ctx.undecided}.values())
-    return in_file_order(problems + undecided), sorted(set(ctx.warnings))
+    return in_file_order(problems + list(ctx.undecided.values())), sorted(set(ctx.warnings))
 
 
 class _Context:
@@ -43,7 +39,9 @@ class _Context:
         self.topo = topo
         self.allowance = topics.Allowance()
         self.paths = 0  # identity paths the loop rule has followed (bounded by MAX_PATHS)
-        self.undecided: list[Problem] = []
+        # One undecided question may be met by several rules and cycle walks: kept once per
+        # flow and question (and a spent budget once per flow).
+        self.undecided: dict[tuple[str, str], Problem] = {}
         self.warnings: list[str] = []
         self._topics: dict[tuple[str, bool], topics.Topics] = {}
 
@@ -73,8 +71,8 @@ class _Context:
             self.warnings.append(f"{where}: {what} was not checked ({why}; acknowledged by "
                                  "acknowledgeUndecidedFilters): check it by hand")
         else:
-            self.undecided.append(Problem(
-                where, "topics", filters if filters is not None else list(_flow_topics(self.topo, flow).include),
+            self.undecided.setdefault((where, what), Problem(
+                where, "topics", filters if filters is not None else self.flow_topics(flow).include,
                 f"filters whose {what} can be decided: it needs {why}. Simplify the filters (literal "
                 "names or prefixes such as `orders\\..*` rather than nested repetitions such as "
                 "`(a|b)*a(a|b){15}`), or set `acknowledgeUndecidedFilters: true` on this flow to deploy "

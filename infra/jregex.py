@@ -715,28 +715,6 @@ def shortest(dfas: list[DFA], accept, budget: int) -> tuple[str | None, int]:
     return None, len(parents)
 
 
-def find(expr, budget: int) -> tuple[str | None, int]:
-    """A shortest legal topic name of a language expression, ("nfa", NFA) | ("and", [..]) |
-    ("or", [..]) | ("not", x), or None; and the states explored. Raises Budget."""
-    spent = [0]
-
-    def build(e) -> DFA:
-        left = budget - spent[0]
-        if e[0] == "nfa":
-            dfa, n = determinize(e[1], left)
-        elif e[0] == "not":
-            inner = build(e[1])
-            return DFA(inner.symbol, inner.table, tuple(not a for a in inner.accepting), inner.start)
-        else:
-            parts = [build(x) for x in e[1]]
-            dfa, n = combine(parts, all if e[0] == "and" else any, budget - spent[0])
-        spent[0] += n
-        return dfa
-    dfa = build(expr)
-    found, n = shortest([dfa], all, budget - spent[0])
-    return found, spent[0] + n
-
-
 def _spell(state, parents) -> str:
     out = []
     while parents[state] is not None:

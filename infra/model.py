@@ -13,7 +13,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError,
                       field_validator, model_validator)
 
@@ -418,8 +417,8 @@ class SourceSpec:
     """A MirrorSourceConnector as planned: instance settings over the flow's."""
     name: str | None  # None: the flow's only source connector
     topics: tuple[str, ...]
-    topics_exclude: tuple[str, ...]  # as rendered: the user's, then the storage topics (identity)
-    user_exclude: tuple[str, ...]    # the user's alone, which the guardrails reason about
+    user_exclude: tuple[str, ...]     # the user's, which the guardrails reason about
+    storage_exclude: tuple[str, ...]  # Connect storage topics on the target (identity flows)
     tasks: int
     config: dict
     transforms: tuple[Transform, ...]
@@ -427,6 +426,11 @@ class SourceSpec:
     converters: Converters | None
     state: ConnectorState
     where: str  # the field path users wrote it under
+
+    @property
+    def topics_exclude(self) -> tuple[str, ...]:
+        """The excludes as rendered into `topics.exclude`: the user's, then the storage topics."""
+        return self.user_exclude + self.storage_exclude
 
 
 @dataclass(frozen=True)
@@ -500,8 +504,8 @@ class Flow(_Strict):
                 else getattr(instance, attr))
         return SourceSpec(
             name=instance.name if instance else None,
-            topics=tuple(topics), topics_exclude=tuple(exclude) + tuple(t for t in storage if t not in exclude),
-            user_exclude=tuple(exclude),
+            topics=tuple(topics), user_exclude=tuple(exclude),
+            storage_exclude=tuple(t for t in storage if t not in exclude),
             tasks=pick("tasksMax", self.tasksMax.source),
             config={**self.config.source, **(instance.config if instance else {})},
             transforms=tuple(pick("transforms", self.transforms)),

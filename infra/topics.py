@@ -38,8 +38,8 @@ class Undecided(Exception):
 
 
 class Allowance:
-    """What is left of the budget of one validation: counts states, never time, so the verdict
-    on a topology is the same on every machine."""
+    """What is left of the budget of one validation: it counts states, so the verdict on a
+    topology is the same on every machine; the time backstop (SECONDS) can only refuse."""
 
     def __init__(self, total: int = TOTAL_BUDGET, seconds: float = SECONDS) -> None:
         self.left, self.seconds = total, seconds
@@ -73,19 +73,19 @@ class Filter:
         return _compiled(self.exclude + DEFAULT_TOPICS_EXCLUDE, self.prefix)
 
     @cached_property
-    def _literal_excludes(self) -> tuple[frozenset[str], tuple[str, ...]]:
-        """Excludes that are plain names (a set lookup, however many) and the regexes."""
+    def _matchers(self) -> tuple[frozenset[str], jregex.NFA]:
+        """For `matches`: excludes that are plain names as a set (a lookup, however many there
+        are, such as the storage topics of a large stack), the others as one automaton."""
         names, regexes = set(), []
         for pattern in self.exclude + DEFAULT_TOPICS_EXCLUDE:
             literal = jregex.literal(pattern)
             (names.add(self.prefix + literal) if literal is not None else regexes.append(pattern))
-        return frozenset(names), tuple(regexes)
+        return frozenset(names), _compiled(tuple(regexes), self.prefix)
 
     def matches(self, topic: str) -> bool:
         """Kafka's verdict on one topic: linear in the name, whatever the filters."""
-        names, regexes = self._literal_excludes
-        return (jregex.matches(jregex.compile_filter(self.include, self.prefix), topic) and topic not in names
-                and not (regexes and jregex.matches(jregex.compile_filter(regexes, self.prefix), topic)))
+        names, excluded = self._matchers
+        return jregex.matches(self._include, topic) and topic not in names and not jregex.matches(excluded, topic)
 
     def automaton(self, allowance: Allowance) -> jregex.DFA:
         include = _automaton(("nfa", self.include, self.prefix), allowance,
@@ -95,7 +95,7 @@ class Filter:
         return _automaton(("filter", self.include, self.exclude, self.prefix), allowance,
                           lambda left: jregex.combine([include, exclude], lambda bits: bits[0] and not bits[1], left))
 
-    @property
+    @cached_property
     def guaranteed_prefix(self) -> str:
         """A prefix every accepted topic has (possibly empty): a cheap disjointness test."""
         return self.prefix + _common([jregex.literal_prefix(jregex.parse(p)) for p in self.include])
@@ -115,7 +115,7 @@ class Topics:
         parts = [f.automaton(allowance) for f in self.filters]
         return _automaton(("topics", self.filters), allowance, lambda left: jregex.combine(parts, any, left))
 
-    @property
+    @cached_property
     def guaranteed_prefix(self) -> str:
         return _common([f.guaranteed_prefix for f in self.filters])
 

@@ -24,6 +24,7 @@ from spark import contract, data, report
 from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets, selected
 
 HEARTBEAT_TAIL = 1000  # records read from the end of each heartbeats partition
+CONFIG_LIMIT = 16 << 20  # bytes of an audit configuration (thousands of flows fit)
 
 
 @dataclass(frozen=True)
@@ -337,9 +338,9 @@ def read_config(path: Path) -> dict:
         if not path.is_file():
             raise CouldNotAudit(f"the audit configuration {path} is not a readable file")
         with open(path, "rb") as handle:
-            text = handle.read(contract_limit + 1)
-        if len(text) > contract_limit:
-            raise CouldNotAudit(f"the audit configuration {path} is larger than {contract_limit} bytes")
+            text = handle.read(CONFIG_LIMIT + 1)
+        if len(text) > CONFIG_LIMIT:
+            raise CouldNotAudit(f"the audit configuration {path} is larger than {CONFIG_LIMIT} bytes")
         config = json.loads(text.decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise CouldNotAudit(f"cannot read the audit configuration {path}: {exc}") from None
@@ -349,8 +350,6 @@ def read_config(path: Path) -> dict:
                             + "; ".join(found[:10]) + (f" (and {len(found) - 10} more)" if len(found) > 10 else ""))
     return config
 
-
-contract_limit = 16 << 20
 
 
 def _main(args) -> int:

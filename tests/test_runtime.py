@@ -14,7 +14,6 @@ import base64
 import hashlib
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import pytest

@@ -37,17 +37,19 @@ test: venv apiserver
 
 # Re-resolve the locked versions (uv, in its own virtualenv) after changing pyproject.toml.
 UV := .tools/bin/uv
+UV_COMPILE := --quiet --python-version 3.11 --no-annotate --custom-compile-command "make lock"
 $(UV):
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet uv==0.13.8
 
+# Three levels: deploy (what `pulumi up` imports), test (everything), and audit: the `audit`
+# extra alone, at the test level's versions, for the audit image (the job needs no deployer library).
 lock: $(UV)
 	mkdir -p requirements
-	for level in deploy audit test; do \
-	  extra=$$( [ $$level = deploy ] && echo "" || echo "--extra $$level" ); \
-	  UV_PYTHON_DOWNLOADS=never $(UV) pip compile --quiet --python-version 3.11 --no-annotate \
-	    --custom-compile-command "make lock" $$extra pyproject.toml -o requirements/$$level.txt; \
-	done
+	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) pyproject.toml -o requirements/deploy.txt
+	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) --extra test pyproject.toml -o requirements/test.txt
+	$(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["audit"], sep="\n")' > .tools/audit.in
+	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) -c requirements/test.txt .tools/audit.in -o requirements/audit.txt
 
 # The real kube-apiserver of the API-server tier (docs/apiserver.md), built once into ~/.cache
 # (root, apt, a few minutes). Without it that tier skips, unless APISERVER_REQUIRED=1 (CI).

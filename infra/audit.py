@@ -13,12 +13,8 @@ from infra.connection import SecretValue
 from infra.model import Audit, Topology
 from infra.names import AuditNames, secret_key
 from infra.plan import SMT_INSERT_HEADER, StackPlan
-from spark.contract import VERSION  # the job checks what we write against the same contract
-# The files of a cluster's credentials directory (`<credentials>/<alias>/<file>`), by secret
-# config item: one home for the Secret keys the audit component writes and the job reads.
-CREDENTIAL_FILES = {"password": "password", "caCert": "ca.crt", "truststore": "truststore",
-                    "truststorePassword": "truststore.password", "clientCert": "client.crt",
-                    "clientKey": "client.key"}
+# The job checks what we write against the same contract, and reads the same credential files.
+from spark.contract import CREDENTIAL_FILES, VERSION
 
 
 def _cluster(topo: Topology, alias: str) -> dict:
@@ -75,7 +71,7 @@ def audit_config(topo: Topology, stack_plan: StackPlan) -> dict:
             # from the other flows are expected there, not findings.
             "aggregation": flow.aggregation,
             "connectors": [{"name": part.names.source_connector(spec.name), "restUrl": rest[part.names.connect],
-                            "topics": list(spec.topics), "topicsExclude": list(spec.topics_exclude),
+                            "topics": list(spec.topics), "topicsExclude": list(spec.kafka_topics_exclude),
                             **_comparison(spec)}
                            for part in flow_plan.parts for spec in part.spec.sources],
             "heartbeats": {"source": internal["source"]["heartbeats"], "target": internal["target"]["heartbeats"]},

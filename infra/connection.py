@@ -16,19 +16,12 @@ from enum import Enum
 from typing import Callable
 
 from infra import names, stores
-from infra.model import Cluster, Mechanism, TargetConnection, Trust
+from infra.model import Cluster, TargetConnection, Trust
 from infra.names import FlowNames, secret_key
 from infra.releases import WorkerFile
+from spark.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
 
-LOGIN_MODULES = {
-    Mechanism.PLAIN: "org.apache.kafka.common.security.plain.PlainLoginModule",
-    Mechanism.SCRAM_SHA_256: "org.apache.kafka.common.security.scram.ScramLoginModule",
-    Mechanism.SCRAM_SHA_512: "org.apache.kafka.common.security.scram.ScramLoginModule",
-}
 TRUSTSTORE_FILES = {Trust.pem: "ca.crt", Trust.jks: "truststore.jks", Trust.pkcs12: "truststore.p12"}
-# Kafka's default truststore type is JKS: the documents set no type for it.
-TRUSTSTORE_TYPES = {Trust.pem: "PEM", Trust.pkcs12: "PKCS12"}
-KEYSTORE_FILE = "keystore.pem"
 
 
 class Store(str, Enum):
@@ -38,18 +31,6 @@ class Store(str, Enum):
 
 
 # ----------------------------------------------------------------- secret values
-
-
-def jaas_config(mechanism: Mechanism, username: str, password: str) -> str:
-    """The `sasl.jaas.config` line; quotes and backslashes are escaped for Kafka's JAAS parser."""
-    def quote(text: str) -> str:
-        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return f"{LOGIN_MODULES[mechanism]} required username={quote(username)} password={quote(password)};"
-
-
-def pem_keystore(key: str, certificate: str) -> str:
-    """A PEM key store file for `ssl.keystore.type=PEM`: private key then certificate chain."""
-    return key.strip() + "\n" + certificate.strip() + "\n"
 
 
 def docker_config_json(server: str, username: str, password: str) -> str:
@@ -132,36 +113,7 @@ class _Builder:
 def _jaas(alias: str, cluster: Cluster) -> SecretValue:
     sasl = cluster.security.sasl
     return SecretValue((secret_key(alias, "password"),),
-                       lambda password: jaas_config(sasl.mechanism, sasl.username, password))
-
-
-@dataclass(frozen=True)
-class ClientProp:
-    """A Java client property and where its value comes from: `item` names a value of the
-    cluster (bootstrap, protocol, mechanism, jaas, truststorePassword) or a file (truststore,
-    keystore: their locations); `constant` is a fixed value."""
-    key: str
-    item: str | None = None
-    constant: str | None = None
-
-
-def java_client_props(mechanism: Mechanism | None, trust: Trust | None, client_certificate: bool
-                      ) -> tuple[ClientProp, ...]:
-    """The Java client's connection property set with store files, as the documents lay it out
-    for the source cluster (step 5). The one description of it: the connectors' references and
-    the audit's Spark Kafka options are both made from it."""
-    props = [ClientProp("bootstrap.servers", "bootstrap"), ClientProp("security.protocol", "protocol")]
-    if mechanism:
-        props += [ClientProp("sasl.mechanism", "mechanism"), ClientProp("sasl.jaas.config", "jaas")]
-    if trust:
-        props.append(ClientProp("ssl.truststore.location", "truststore"))
-        if trust in TRUSTSTORE_TYPES:
-            props.append(ClientProp("ssl.truststore.type", constant=TRUSTSTORE_TYPES[trust]))
-        if trust is not Trust.pem:  # PEM trust files carry no password
-            props.append(ClientProp("ssl.truststore.password", "truststorePassword"))
-        if client_certificate:
-            props += [ClientProp("ssl.keystore.location", "keystore"), ClientProp("ssl.keystore.type", constant="PEM")]
-    return tuple(props)
+                       lambda password: jaas_config(sasl.mechanism.value, sasl.username, password))
 
 
 def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict]:
@@ -204,7 +156,7 @@ def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     files, values = _source_files(alias, cluster, n)
     b = _Builder(n.namespace)
     b.entries += files
-    props = java_client_props(sec_.sasl.mechanism if sec_.sasl else None, tls.trust if tls else None,
+    props = java_client_props(sec_.sasl.mechanism.value if sec_.sasl else None, tls.trust.value if tls else None,
                               bool(tls and tls.clientCertificate))
     for prop in props:
         store, obj, value = (Store.CONFIGMAP, n.source_configmap, prop.constant) if prop.item is None else values[prop.item]

@@ -22,6 +22,7 @@ from infra.errors import Problem, TopologyError, in_file_order
 from infra.names import (DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE,
                          FlowNames, bidirectional_flow_name, default_flow_name)
 from infra.releases import REFUSED, Flavour, Release, find, supported_versions
+from infra.topics import DEFAULT_TOPICS_EXCLUDE
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
@@ -431,6 +432,12 @@ class SourceSpec:
     def topics_exclude(self) -> tuple[str, ...]:
         """The excludes as rendered into `topics.exclude`: the user's, then the storage topics."""
         return self.user_exclude + self.storage_exclude
+
+    @property
+    def kafka_topics_exclude(self) -> tuple[str, ...]:
+        """The excludes the connector runs with. Setting `topics.exclude` replaces Kafka's
+        default excludes, so they are rendered after ours; without it they apply alone."""
+        return self.topics_exclude + DEFAULT_TOPICS_EXCLUDE
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from infra.model import (ConnectorState, ExactlyOnce, Flavour, Flow, PartSpec, P
                          StartFrom, Topology, Transform)
 from infra.names import FlowNames
 from infra.releases import V1, Release
-from infra.topics import DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
+from infra.topics import DEFAULT_GROUPS_EXCLUDE
 
 POLICY_CLASSES = {
     Policy.default: "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
@@ -218,8 +218,7 @@ def replication_entries(flow: Flow, n: FlowNames, part: PartSpec) -> list[Entry]
     for spec in part.sources:
         data = {"topics": ",".join(spec.topics)}
         if spec.topics_exclude:
-            # Setting topics.exclude replaces Kafka's default excludes: they are kept explicitly.
-            data["topics.exclude"] = ",".join(spec.topics_exclude + DEFAULT_TOPICS_EXCLUDE)
+            data["topics.exclude"] = ",".join(spec.kafka_topics_exclude)
         entries += [Entry(Store.CONFIGMAP, topics_configmap(n, spec), k, v) for k, v in data.items()]
     data = {}
     if flow.with_checkpoints:

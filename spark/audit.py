@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spark import contract, data, report
-from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets, selected
+from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets
+from spark.topicfilter import TopicFilters
 
 HEARTBEAT_TAIL = 1000  # records read from the end of each heartbeats partition
 CONFIG_LIMIT = 16 << 20  # bytes of an audit configuration (thousands of flows fit)
@@ -34,12 +35,12 @@ class Window:
     bucket_ms: int
 
 
-def _topic_pairs(flow: dict, source_topics: dict, target_topics: dict) -> list[dict]:
+def _topic_pairs(flow: dict, source_topics: dict, target_topics: dict, filters: TopicFilters) -> list[dict]:
     """Each replicated source topic with its target name and the connector that selects it."""
     pairs = []
     for topic, info in sorted(source_topics.items()):
         for connector in flow["connectors"]:
-            if selected(topic, connector["topics"], connector["topicsExclude"], flow["excludeTopics"]["source"]):
+            if filters.selects(connector, flow["excludeTopics"]["source"], topic):
                 target = flow["topicPrefix"] + topic
                 pairs.append({"source": topic, "target": target, "info": info, "connector": connector,
                               "targetInfo": target_topics.get(target)})
@@ -63,14 +64,15 @@ def _blank(partition: int) -> dict:
             "unverifiable": None, "deferred": None, "findings": []}
 
 
-def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Window, now_ms: int) -> dict:
+def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Window, now_ms: int,
+                   filters: TopicFilters) -> dict:
     out = {"name": flow["name"], "sourceAlias": flow["sourceAlias"], "targetAlias": flow["targetAlias"],
            "replicationPolicy": flow["replicationPolicy"], "status": "ok", "errors": [], "topics": [],
            "freshness": None, "window": {"from": window.start_ms, "until": window.until_ms}}
     try:
         source_topics, target_topics = source.topics(), target.topics()
-        pairs = _topic_pairs(flow, source_topics, target_topics)
-        offsets = offsets_audit(flow, fetch, source.watermarks(source_topics), settings["thresholds"]["maxLag"])
+        pairs = _topic_pairs(flow, source_topics, target_topics, filters)
+        offsets = offsets_audit(flow, fetch, source.watermarks(source_topics), filters, settings["thresholds"]["maxLag"])
         marks = {(r.topic, r.partition): r for r in offsets}
         target_marks = target.watermarks({p["target"]: p["targetInfo"] for p in pairs if p["targetInfo"]})
         out["topics"] = _data_audit(flow, pairs, source, target, marks, target_marks, window)
@@ -203,8 +205,10 @@ def _freshness(flow, target, target_topics, now_ms, thresholds) -> dict | None:
     return result
 
 
-def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, flows: list[str] | None = None) -> dict:
-    """The report for every flow (or the named ones). `clusters`: alias -> cluster reader."""
+def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, filters: TopicFilters,
+        flows: list[str] | None = None) -> dict:
+    """The report for every flow (or the named ones). `clusters`: alias -> cluster reader;
+    `filters` answers which topics each connector replicates (Java's regexes, the driver's JVM)."""
     started = int(time.time() * 1000)
     settings = config["settings"]
     chosen = [f for f in config["flows"] if not flows or f["name"] in flows]
@@ -219,7 +223,7 @@ def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, flows:
             results.append({"name": flow["name"], "status": "error", "errors": [str(exc)], "topics": [],
                             "freshness": None})
             continue
-        results.append(audit_one_flow(flow, source, target, fetch, settings, window, now_ms))
+        results.append(audit_one_flow(flow, source, target, fetch, settings, window, now_ms, filters))
     return {"version": 1, "status": report.run_status(results), "startedAt": started,
             "finishedAt": int(time.time() * 1000), "window": {"from": window.start_ms, "until": window.until_ms},
             "thresholds": settings["thresholds"], "totals": report.totals(results), "flows": results}
@@ -390,7 +394,7 @@ def _main(args) -> int:
                 creds = args.credentials / alias
                 return KafkaCluster(spark, librdkafka_config(cluster, creds), spark_kafka_options(cluster, creds))
             clusters, fetch = _Clusters(make), fetch_connect_offsets
-        result = run(config, clusters, fetch, window, now, args.flow)
+        result = run(config, clusters, fetch, window, now, java_filters(spark), args.flow)
         out = args.out / "runs" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(result["startedAt"] / 1000)) \
             if args.runs else args.out
         path = report.write(result, out, spark)
@@ -406,6 +410,11 @@ def _main(args) -> int:
             print(f"warning: could not push metrics: {exc}", file=sys.stderr)
     print(summary(result, path))
     return report.EXIT[result["status"]]
+
+
+def java_filters(spark) -> TopicFilters:
+    """Topic filters answered by the Spark driver's JVM: Kafka's own regex engine."""
+    return TopicFilters(spark.sparkContext._jvm)
 
 
 def _under_spark_submit() -> bool:

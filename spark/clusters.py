@@ -29,9 +29,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from infra.audit import CREDENTIAL_FILES
-from infra.connection import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
-from infra.model import Mechanism, Trust
+from spark.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
+from spark.contract import CREDENTIAL_FILES
 from spark.offsets import Unverifiable
 
 # Spark's Kafka source with includeHeaders=true: the schema of every record DataFrame here.
@@ -104,16 +103,15 @@ def librdkafka_config(cluster: dict, credentials: Path) -> dict:
 
 def spark_kafka_options(cluster: dict, credentials: Path) -> dict:
     """Options of Spark's Kafka source (the Java client, `kafka.`-prefixed) for the same cluster:
-    the connectors' property set (infra.connection.java_client_props), its values taken from the
-    mounted credential files."""
-    trust = Trust(cluster["trust"]) if cluster["trust"] else None
-    mechanism = Mechanism(cluster["saslMechanism"]) if cluster["saslMechanism"] else None
+    the connectors' property set (spark/clientprops.py), its values taken from the mounted
+    credential files."""
+    trust, mechanism = cluster["trust"], cluster["saslMechanism"]
     values = {
         "bootstrap": lambda: cluster["bootstrapServers"],
         "protocol": lambda: cluster["securityProtocol"],
-        "mechanism": lambda: mechanism.value,
+        "mechanism": lambda: mechanism,
         "jaas": lambda: jaas_config(mechanism, cluster["saslUsername"], _read(credentials, "password")),
-        "truststore": lambda: str(credentials / CREDENTIAL_FILES["caCert" if trust is Trust.pem else "truststore"]),
+        "truststore": lambda: str(credentials / CREDENTIAL_FILES["caCert" if trust == "pem" else "truststore"]),
         "truststorePassword": lambda: _read(credentials, "truststorePassword"),
         "keystore": lambda: str(_pem_keystore(credentials)),
     }

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSION = 1
+# 2: a connector's `topicsExclude` is the list as the connector runs it (Kafka's default
+# excludes included), so the job applies it as it stands.
+VERSION = 2
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 TRUSTS = ("pem", "jks", "pkcs12")
 POLICIES = ("default", "identity")
 INT32 = 2**31 - 1
+# The files of a cluster's credentials directory (`<credentials>/<alias>/<file>`), by secret
+# config item: one home for the Secret keys the audit component writes and the job reads.
+CREDENTIAL_FILES = {"password": "password", "caCert": "ca.crt", "truststore": "truststore",
+                    "truststorePassword": "truststore.password", "clientCert": "client.crt",
+                    "clientKey": "client.key"}
 
 
 class _Checker:

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from enum import Enum
 
-from infra.topics import Filter
+from spark.topicfilter import TopicFilters
 
 TopicPartition = tuple[str, int]
 
@@ -132,15 +132,8 @@ def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, back
     raise Unverifiable(f"{url}: {last} after {attempt + 1} attempt(s)")
 
 
-def selected(topic: str, include: list[str], exclude: list[str], never: list[str]) -> bool:
-    """Whether the connector replicates `topic`: its filter read as Java reads it (whole-name
-    matches) minus the flow's excludes and Kafka's default excludes (topics.Filter keeps those, as
-    the plan does), minus MirrorMaker 2's own topics of the source cluster."""
-    return topic not in never and Filter(tuple(include), tuple(exclude)).matches(topic)
-
-
-def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], max_lag: int = 0
-               ) -> list[PartitionAudit]:
+def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], filters: TopicFilters,
+               max_lag: int = 0) -> list[PartitionAudit]:
     """The offsets audit of one flow of the audit configuration (infra/audit.py).
 
     `fetch(rest_url, connector)` returns the REST offsets payload (raising Unverifiable when it
@@ -149,6 +142,6 @@ def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], 
     for connector in flow["connectors"]:
         committed = parse_connect_offsets(fetch(connector["restUrl"], connector["name"]), flow["sourceAlias"])
         mine = {tp: m for tp, m in marks.items()
-                if selected(tp[0], connector["topics"], connector["topicsExclude"], flow["excludeTopics"]["source"])}
+                if filters.selects(connector, flow["excludeTopics"]["source"], tp[0])}
         rows += audit_partitions(connector["name"], committed, mine, max_lag)
     return rows

@@ -10,6 +10,9 @@ from tests.conftest import DOC_TOPOLOGY
 
 NS = "repl-us-west-us-east"
 
+# The connector runs with Kafka's default excludes when it sets none (contract version 2).
+KAFKA_EXCLUDES = [".*[\\-\\.]internal", ".*\\.replica", "__.*"]
+
 
 def config_of(topology: dict) -> dict:
     topo = model.parse(topology)
@@ -17,7 +20,7 @@ def config_of(topology: dict) -> dict:
 
 
 def test_documented_flow():
-    assert config_of(DOC_TOPOLOGY) == {"version": 1, "clusters": {
+    assert config_of(DOC_TOPOLOGY) == {"version": 2, "clusters": {
         "us-east": {"bootstrapServers": "us-east-kafka-bootstrap.kafka-us-east:9093", "securityProtocol": "SASL_SSL",
                     "saslMechanism": "PLAIN", "saslUsername": "replicator", "trust": "pem",
                     "clientCertificate": False},
@@ -36,7 +39,7 @@ def test_documented_flow():
         "topicPrefix": "us-west.",
         "aggregation": False,
         "connectors": [{"name": f"{NS}-source", "restUrl": f"http://{NS}-connect-api.{NS}.svc:8083",
-                        "topics": ["test.*"], "topicsExclude": [], "compareValue": True, "stripHeaders": []}],
+                        "topics": ["test.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": []}],
         "heartbeats": {"source": "heartbeats", "target": "us-west.heartbeats"},
         "excludeTopics": {"source": ["heartbeats", "mm2-offset-syncs.us-east.internal"],
                           "target": [f"{NS}-config-topic", f"{NS}-offsets-topic", f"{NS}-status-topic",
@@ -49,9 +52,9 @@ def test_split_flow_lists_every_connector_with_its_rest_api():
     (flow,) = config_of(patterns.split())["flows"]
     assert flow["connectors"] == [
         {"name": "workload-high-source", "restUrl": "http://workload-high-connect-api.workload-high.svc:8083",
-         "topics": ["high.*"], "topicsExclude": [], "compareValue": True, "stripHeaders": []},
+         "topics": ["high.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": []},
         {"name": "workload-small-source", "restUrl": "http://workload-small-connect-api.workload-small.svc:8083",
-         "topics": ["low.*"], "topicsExclude": [], "compareValue": True, "stripHeaders": []}]
+         "topics": ["low.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": []}]
     assert "workload-small-status-topic" in flow["excludeTopics"]["target"]
 
 

@@ -30,7 +30,8 @@ def _run(spark, root, fetch=None, flows=None):
     config = json.loads((root / "audit.json").read_text())
     w = config["settings"]["window"]
     return audit.run(config, audit.local_clusters(spark, root), fetch or audit.local_fetch(root),
-                     audit.Window(*sample.WINDOW, w["bucketSeconds"] * 1000), sample.NOW_MS, flows)
+                     audit.Window(*sample.WINDOW, w["bucketSeconds"] * 1000), sample.NOW_MS,
+                     audit.java_filters(spark), flows)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +118,8 @@ def test_a_missing_cluster_dump_is_an_error(spark, sample_dir, tmp_path):
     config = json.loads((sample_dir / "audit.json").read_text())
     w = config["settings"]["window"]
     result = audit.run(config, audit.local_clusters(spark, tmp_path), audit.local_fetch(sample_dir),
-                       audit.Window(*sample.WINDOW, w["bucketSeconds"] * 1000), sample.NOW_MS, ["audit-archive"])
+                       audit.Window(*sample.WINDOW, w["bucketSeconds"] * 1000), sample.NOW_MS,
+                       audit.java_filters(spark), ["audit-archive"])
     assert result["status"] == "error"
     assert "topics.json" in result["flows"][0]["errors"][0]
 

@@ -37,8 +37,8 @@ def test_every_configuration_the_program_writes_keeps_the_contract():
 
 
 @pytest.mark.parametrize("change, expected", [
-    (lambda c: c.update(version=2), "config.version: expected 1 (this job's contract; deploy the job and program "
-                                    "of one release), got 2"),
+    (lambda c: c.update(version=1), "config.version: expected 2 (this job's contract; deploy the job and program "
+                                    "of one release), got 1"),
     (lambda c: c["flows"][0].pop("connectors"), "config.flows[0].connectors: missing"),
     (lambda c: c["flows"][0].update(sourceAlias="nowhere"),
      "config.flows[0].sourceAlias: expected an alias of config.clusters, got 'nowhere'"),
@@ -61,7 +61,7 @@ def test_a_broken_configuration_exits_2_before_spark_with_the_reason_in_the_repo
     path.write_text(json.dumps(config))
     out = tmp_path / "out"
     assert audit.main(["--config", str(path), "--out", str(out)]) == 2
-    reason = (f"the audit configuration {path} breaks contract version 1: config.version: expected 1 (this job's "
+    reason = (f"the audit configuration {path} breaks contract version 2: config.version: expected 2 (this job's "
               "contract; deploy the job and program of one release), got 7")
     assert capsys.readouterr().err == f"audit error: could not audit: {reason}\n"
     assert report_of(out)["status"] == "error" and report_of(out)["error"] == reason

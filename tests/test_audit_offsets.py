@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from spark.audit import java_filters
 from spark.offsets import Status, Unverifiable, audit_partitions, fetch_connect_offsets, parse_connect_offsets
 
 PAYLOAD = {"offsets": [
@@ -112,14 +113,38 @@ def test_fetch_unreachable_api_is_unverifiable():
         fetch_connect_offsets("http://127.0.0.1:9", "c", attempts=2, backoff_seconds=0, timeout_seconds=1)
 
 
+KAFKA_EXCLUDES = [".*[\\-\\.]internal", ".*\\.replica", "__.*"]
 FLOW = {"name": "f", "sourceAlias": "us-west",
         "excludeTopics": {"source": ["heartbeats", "mm2-offset-syncs.us-east.internal"]},
-        "connectors": [{"name": "f-source-a", "restUrl": "http://a", "topics": ["test.*"], "topicsExclude": []},
+        "connectors": [{"name": "f-source-a", "restUrl": "http://a", "topics": ["test.*"],
+                        "topicsExclude": KAFKA_EXCLUDES},
                        {"name": "f-source-b", "restUrl": "http://b", "topics": ["prod\\..*"],
-                        "topicsExclude": ["prod\\.tmp"]}]}
+                        "topicsExclude": ["prod\\.tmp", *KAFKA_EXCLUDES]}]}
 
 
-def test_audit_flow_selects_each_connectors_partitions():
+@pytest.mark.parametrize("topics, exclude, topic, expected", [
+    (["test.*"], [], "test.a", True),
+    (["test"], [], "test.a", False),                       # whole-name matches, not find()
+    ([], [], "anything", False),                           # an empty list matches nothing (Kafka)
+    (["[a-z&&[^b]]+"], [], "abc", False),                  # Java's class intersection: no `b`
+    (["[a-z&&[^b]]+"], [], "acd", True),
+    (["(orders", ")\\.v1"], [], "orders.v1", True),      # joined with `|` before compiling, as Kafka does
+    (["x++x"], [], "xxx", False),                          # possessive: Java only
+    (["\\Qa.b\\E"], [], "a.b", True),
+    (["\\Qa.b\\E"], [], "axb", False),
+    ([".*"], ["__.*", "tmp"], "__consumer_offsets", False),
+    ([".*"], ["__.*", "tmp"], "tmpx", True),
+])
+def test_topics_are_selected_by_javas_regex_engine(spark, topics, exclude, topic, expected):
+    connector = {"topics": topics, "topicsExclude": exclude}
+    assert java_filters(spark).selects(connector, [], topic) is expected
+
+
+def test_the_sources_own_topics_are_never_selected(spark):
+    assert not java_filters(spark).selects({"topics": [".*"], "topicsExclude": []}, ["heartbeats"], "heartbeats")
+
+
+def test_audit_flow_selects_each_connectors_partitions(spark):
     from spark.offsets import audit_flow
     marks = {("test.a", 0): (0, 42), ("test.internal", 0): (0, 5), ("heartbeats", 0): (0, 9),
              ("prod.x", 0): (0, 3), ("prod.tmp", 0): (0, 8), ("other", 0): (0, 1)}
@@ -131,21 +156,21 @@ def test_audit_flow_selects_each_connectors_partitions():
         calls.append((url, name))
         return payloads[name]
 
-    rows = audit_flow(FLOW, fetch, marks)
+    rows = audit_flow(FLOW, fetch, marks, java_filters(spark))
     assert calls == [("http://a", "f-source-a"), ("http://b", "f-source-b")]
     # test.internal: MirrorMaker 2's default exclude; heartbeats: the source's own; prod.tmp: excluded.
     assert [(r.connector, r.topic, r.partition, r.status.value, r.lag) for r in rows] == [
         ("f-source-a", "test.a", 0, "ok", 0), ("f-source-b", "prod.x", 0, "ok", 0)]
 
 
-def test_audit_flow_propagates_what_it_cannot_read():
+def test_audit_flow_propagates_what_it_cannot_read(spark):
     from spark.offsets import audit_flow
 
     def fetch(url, name):
         raise Unverifiable(f"{url}: HTTP 503 after 3 attempt(s)")
 
     with pytest.raises(Unverifiable, match="HTTP 503"):
-        audit_flow(FLOW, fetch, {("test.a", 0): (0, 1)})
+        audit_flow(FLOW, fetch, {("test.a", 0): (0, 1)}, java_filters(spark))
 
 
 # ----------------------------------------------------------------- against librdkafka's mock cluster
@@ -180,7 +205,7 @@ def test_watermarks_from_a_kafka_broker(mock_kafka):
         ("test.a", 0): (0, 42), ("test.a", 1): (0, 30), ("test.a", 2): (0, 12), ("test.a", 3): (0, 0)}
 
 
-def test_offsets_audit_end_to_end_against_broker_and_rest(mock_kafka, connect_api):
+def test_offsets_audit_end_to_end_against_broker_and_rest(mock_kafka, connect_api, spark):
     """The REST stand-in serves PAYLOAD for repl-source (test.a: 41, 9 committed; partition 2 reset)."""
     from spark.clusters import KafkaCluster, TopicInfo
     from spark.offsets import audit_flow
@@ -191,7 +216,7 @@ def test_offsets_audit_end_to_end_against_broker_and_rest(mock_kafka, connect_ap
     marks = cluster.watermarks({t: TopicInfo(n, False) for t, n in cluster.partitions().items()})
     rows = [(r.topic, r.partition, r.committed, r.lag, r.status.value)
             for r in audit_flow(flow, lambda url, c: fetch_connect_offsets(url, c, backoff_seconds=0), marks,
-                                max_lag=5)]
+                                java_filters(spark), max_lag=5)]
     assert rows == [("test.a", 0, 41, 0, "ok"), ("test.a", 1, 9, 20, "lagging"),
                     ("test.a", 2, None, 12, "never-replicated"), ("test.a", 3, None, 0, "ok")]
 

@@ -140,7 +140,7 @@ def test_spark_options_for_mtls_and_a_jks_truststore(tmp_path: Path):
 ], ids=["sasl-jks", "scram-pem", "mtls-pkcs12", "plaintext"])
 def test_audit_and_connectors_use_one_property_set(tmp_path: Path, security):
     """The audit's Spark Kafka options are the connectors' source.cluster.* properties: same keys,
-    same constants (both come from infra.connection.java_client_props)."""
+    same constants (both come from spark.clientprops.java_client_props)."""
     from infra import model
     from infra.audit import audit_config
     from infra.plan import plan

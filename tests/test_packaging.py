@@ -39,9 +39,14 @@ def test_the_deploy_lock_holds_no_audit_or_test_library():
 def test_every_level_locks_every_version_it_declares():
     assert set(declared("audit")) <= set(locked("audit"))
     assert set(d for d in declared("test") if d != "kafka-replication") <= set(locked("test"))
-    for level in ("audit", "test"):  # one version of each shared package everywhere
-        for name, version in locked("deploy").items():
-            assert locked(level)[name] == version, (level, name)
+    for level in ("deploy", "audit"):  # one version of each package everywhere: the test level's
+        for name, version in locked(level).items():
+            assert locked("test")[name] == version, (level, name)
+
+
+def test_the_audit_image_installs_no_deployer_library():
+    assert not set(declared()) & set(locked("audit"))
+    assert set(locked("audit")) == {"pyspark", "py4j", "pyarrow", "confluent-kafka", "prometheus-client"}
 
 
 def test_the_audit_image_runs_the_spark_the_tests_run():
@@ -49,22 +54,64 @@ def test_the_audit_image_runs_the_spark_the_tests_run():
     image_spark = re.search(r"^ARG SPARK_VERSION=(\S+)$", dockerfile, re.MULTILINE).group(1)
     assert locked("test")["pyspark"] == locked("audit")["pyspark"] == image_spark
     assert "requirements/audit.txt" in dockerfile
+    # The image holds the job only: none of the deployer's code, nor a package install of it.
+    copied = re.findall(r"^COPY (\S+)", dockerfile, re.MULTILINE)
+    assert copied == ["requirements/audit.txt", "spark"]
+    assert "pip install --no-cache-dir -r /tmp/audit.txt" in dockerfile
+    assert not re.search(r"pip install .*/opt/kafka-replication\s*$", dockerfile, re.MULTILINE)
 
+
+def _blocking(blocked: list[str], then: str) -> str:
+    """A Python script that runs `then` in an interpreter where the `blocked` packages are as
+    if not installed: importing them fails, and probes (`importlib.util.find_spec`) find nothing."""
+    return f"""
+import sys
+sys.modules.update(dict.fromkeys({blocked!r}))
+{then}
+"""
+
+
+DEPLOYER = ["infra", "components", "pulumi", "pulumi_kubernetes", "pydantic", "yaml"]
+JOB_MODULES = ["spark.audit", "spark.clusters", "spark.data", "spark.offsets", "spark.report", "spark.contract",
+               "spark.clientprops", "spark.topicfilter"]
+
+
+def test_every_module_of_the_job_imports_without_the_deployer():
+    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, "\n".join(f"import {m}" for m in JOB_MODULES))],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shipped = {f"spark.{p.stem}" for p in (ROOT / "spark").glob("*.py")} - {"spark.__init__", "spark.sample"}
+    assert shipped == set(JOB_MODULES)  # a new module of the job is held to this too
+
+
+def test_the_blocking_interpreter_does_block():
+    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, "import spark.sample; spark.sample.simulate()")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "ModuleNotFoundError: import of infra halted" in done.stderr
+
+
+def test_the_job_audits_the_sample_without_the_deployer(tmp_path):
+    """The audit job, on the sample the program's audit configuration describes, gives the same
+    report with the deployer's modules and libraries blocked from import."""
+    from spark import sample
+    sample.write(tmp_path / "sample")
+    then = ("from spark.audit import main\n"
+            f"sys.exit(main(['--local', {str(tmp_path / 'sample')!r}, '--out', sys.argv[1], '--master', 'local[1]']))")
+    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, then), str(tmp_path / "out")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stderr[-2000:]  # 1: findings, the sample's injected faults
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["status"] == "findings"
+    assert sorted(f["name"] for f in report["flows"]) == sorted(
+        json.loads((tmp_path / "sample" / "audit.json").read_text())["flows"][i]["name"]
+        for i in range(len(report["flows"])))
 
 def test_the_offline_render_needs_no_audit_or_test_library(tmp_path):
     """The dev stack renders, byte for byte as with everything installed, in an interpreter where
     importing any audit or test library fails."""
     blocked = [n.replace("-", "_") for n in AUDIT_ONLY + TEST_ONLY] + ["kubernetes_validate"]
-    script = f"""
-import importlib.abc, sys
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in {blocked!r}:
-            raise ImportError('the deploy imported ' + name)
-sys.meta_path.insert(0, Block())
-from infra.__main__ import main
-sys.exit(main(['render', '--stack', 'dev', '--placeholder-secrets', '--out', sys.argv[1]]))
-"""
+    script = _blocking(blocked, "from infra.__main__ import main\n"
+                                "sys.exit(main(['render', '--stack', 'dev', '--placeholder-secrets', '--out', sys.argv[1]]))")
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "deploy")], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.connection import jaas_config
+from spark.clientprops import jaas_config
 from infra.model import Mechanism
 from infra.errors import TopologyError
 from tests.material import material
@@ -68,7 +68,7 @@ def test_sasl_plaintext_login_modules(tmp_path, mechanism, module, auth):
 
 
 def test_jaas_escapes_quotes_and_backslashes():
-    assert jaas_config(Mechanism.PLAIN, 'u"1', 'p\\"w') == (
+    assert jaas_config(Mechanism.PLAIN.value, 'u"1', 'p\\"w') == (
         'org.apache.kafka.common.security.plain.PlainLoginModule required username="u\\"1" password="p\\\\\\"w";')
 
 

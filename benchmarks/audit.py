@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyspark.sql import functions as F  # noqa: E402
 
-from infra import model  # noqa: E402
+from infra import validation  # noqa: E402
 from infra.audit import audit_config  # noqa: E402
 from infra.plan import plan  # noqa: E402
 from spark import audit  # noqa: E402
@@ -97,7 +97,7 @@ def generate(spark, root: Path, n: int) -> dict:
         (root / "kafka" / alias / "topics.json").write_text(json.dumps({topic: {
             "partitions": PARTITIONS, "cleanupPolicy": "delete", "earliest": {str(p): 0 for p in range(PARTITIONS)},
             "end": ends[alias]}}))
-    topo = model.parse(TOPOLOGY)
+    topo = validation.parse(TOPOLOGY)
     config = audit_config(topo, plan(topo))
     (root / "audit.json").write_text(json.dumps(config))
     (root / "connect").mkdir(exist_ok=True)

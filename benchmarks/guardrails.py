@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/guardrails.py
 
-Each case is a topology run through model.parse (schema, field rules, every guardrail), timed
+Each case is a topology run through validation.parse (schema, field rules, every guardrail), timed
 in the same run as the baseline: the same number of flows with literal-prefix filters, which the
 guardrails decide without automata. Cases:
   automata      12 flows into one target whose filters share no literal prefix (automata needed)
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from infra import model  # noqa: E402
+from infra import validation  # noqa: E402
 from infra.errors import TopologyError  # noqa: E402
 
 CLUSTER = {"bootstrapServers": "{}.kafka:9092", "security": {"protocol": "PLAINTEXT"}}
@@ -63,7 +63,7 @@ def timed(data: dict, repeat: int = 3) -> tuple[float, str]:
     for _ in range(repeat):
         start = time.perf_counter()
         try:
-            model.parse(data)
+            validation.parse(data)
             verdict = "accepted"
         except TopologyError as exc:
             verdict = f"refused ({len(exc.problems)} problem(s))"

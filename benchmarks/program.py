@@ -89,11 +89,11 @@ def measure_program(path: str) -> dict:
     import pulumi
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
-    from infra import model, program
+    from infra import program, validation
     from infra.plan import plan
     from infra.render import PROJECT, RecordingMocks, Render, placeholder
 
-    keys = plan(model.load(path)).secret_keys()  # the stack's secret config, set before the run
+    keys = plan(validation.load(path)).secret_keys()  # the stack's secret config, set before the run
     mocks = RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack="bench", preview=False)
     pulumi.runtime.set_all_config({f"{PROJECT}:topology": path, **{f"{PROJECT}:{k}": placeholder(k) for k in keys}},

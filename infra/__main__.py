@@ -73,14 +73,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     if args.command == "schema":
-        from infra.model import json_schema
+        from infra.schema import json_schema
         print(json.dumps(json_schema(), indent=2, sort_keys=True))
     elif args.command == "validate":
-        from infra.model import load, warnings
-        topo = load(args.topology)
-        print(f"{args.topology}: ok ({len(topo.clusters)} clusters, {len(topo.flows)} flows declared, "
-              f"{len(topo.sorted_flows())} deployed)")
-        for warning in warnings(topo):
+        from infra.validation import load
+        model = load(args.topology)
+        print(f"{args.topology}: ok ({len(model.clusters)} clusters, {len(model.topology.flows)} flows declared, "
+              f"{len(model.flows)} deployed)")
+        for warning in model.warnings:
             print(f"warning: {warning}")
     else:
         from infra import reading, render

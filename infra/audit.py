@@ -10,14 +10,15 @@ from dataclasses import dataclass
 
 from infra import names
 from infra.connection import SecretValue
-from infra.model import Audit, Topology
+from infra.resolution import Model
+from infra.schema import Audit
 from infra.names import AuditNames, secret_key
 from infra.plan import SMT_INSERT_HEADER, StackPlan
 # The job checks what we write against the same contract, and reads the same credential files.
 from spark.contract import CREDENTIAL_FILES, VERSION
 
 
-def _cluster(topo: Topology, alias: str) -> dict:
+def _cluster(topo: Model, alias: str) -> dict:
     cluster = topo.clusters[alias]
     sec = cluster.security
     tls = sec.effective_tls
@@ -49,7 +50,7 @@ def settings(audit: Audit | None) -> dict:
             "pushgateway": audit.pushgateway}
 
 
-def audit_config(topo: Topology, stack_plan: StackPlan) -> dict:
+def audit_config(topo: Model, stack_plan: StackPlan) -> dict:
     flows = []
     for flow_plan in stack_plan.flows:
         flow, out = flow_plan.flow, flow_plan.outputs
@@ -81,7 +82,7 @@ def audit_config(topo: Topology, stack_plan: StackPlan) -> dict:
             # Bidirectional pairs: records carrying `dropped` came from the target side and are
             # never replicated back; replicated records carry `added`, stripped before comparing.
             "loopHeaders": ({"added": names.loop_header(flow.source), "dropped": names.loop_header(flow.target)}
-                            if flow.partner else None),
+                            if flow_plan.direction.partner else None),
         })
     return {"version": VERSION,
             "clusters": {alias: _cluster(topo, alias) for alias in audited_aliases(stack_plan)},
@@ -169,7 +170,7 @@ def _command(audit, n: AuditNames, secret_aliases: list[str]) -> list[str]:
     return [*args, AUDIT_MODULE, *job]
 
 
-def plan_audit(topo: Topology, stack_plan: StackPlan) -> AuditPlan | None:
+def plan_audit(topo: Model, stack_plan: StackPlan) -> AuditPlan | None:
     audit = topo.audit
     if audit is None:
         return None

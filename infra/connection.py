@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Callable
 
 from infra import names, stores
-from infra.model import Cluster, TargetConnection, Trust
+from infra.schema import Cluster, TargetConnection, Trust
 from infra.names import FlowNames, secret_key
 from infra.releases import WorkerFile
 from spark.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
@@ -283,7 +283,7 @@ def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetCo
     b = _Builder(n.namespace)
     if mode is TargetConnection.workerFile:
         # Steps 9-10: the worker's own properties file, written by the operator; only where the
-        # release writes it with literal values (model.Operator.target_connection).
+        # release writes it with literal values (schema.Operator.target_connection).
         keys = ["bootstrap.servers", "security.protocol"]
         keys += ["sasl.mechanism", "sasl.jaas.config"] if sec_.sasl else []
         # The store types too: the file's unprefixed keys say PKCS12, Kafka's default is JKS.

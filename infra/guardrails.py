@@ -10,22 +10,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import combinations
-from typing import TYPE_CHECKING
 
 from infra import topics
 from infra.errors import Problem, in_file_order
-from infra.names import FlowNames, broker_address, topic_prefix
-
-if TYPE_CHECKING:
-    from infra.model import Flow, Topology
-
-IDENTITY = "identity"
+from infra.names import broker_address, topic_prefix
+from infra.resolution import Direction, Model
+from infra.schema import Policy
 
 
-def check(topo: Topology) -> tuple[list[Problem], list[str]]:
+def check(model: Model) -> tuple[list[Problem], list[str]]:
     """Problems that refuse the topology, and warnings (undecided checks a flow acknowledged)."""
-    problems = _bootstrap_aliases(topo) + _uniqueness(topo)
-    ctx = _Context(topo)
+    problems = _bootstrap_aliases(model) + _uniqueness(model)
+    ctx = _Context(model)
     for rule in (_policy_chains, _overlaps_within_flows, _target_collisions, _loops):
         problems += rule(ctx)
     _heartbeat_lookalikes(ctx)
@@ -35,8 +31,8 @@ def check(topo: Topology) -> tuple[list[Problem], list[str]]:
 class _Context:
     """The topology, one budget for every automaton question about it, and what was undecided."""
 
-    def __init__(self, topo: Topology) -> None:
-        self.topo = topo
+    def __init__(self, model: Model) -> None:
+        self.model = model
         self.allowance = topics.Allowance()
         self.paths = 0  # identity paths the loop rule has followed (bounded by MAX_PATHS)
         # One undecided question may be met by several rules and cycle walks: kept once per
@@ -45,14 +41,14 @@ class _Context:
         self.warnings: list[str] = []
         self._topics: dict[tuple[str, bool], topics.Topics] = {}
 
-    def flow_topics(self, flow: Flow, prefixed: bool = False) -> topics.Topics:
+    def flow_topics(self, flow: Direction, prefixed: bool = False) -> topics.Topics:
         """A flow's topics (as named in the target when `prefixed`), built once per validation."""
-        key = (flow.flow_name, prefixed)
+        key = (flow.name, prefixed)
         if key not in self._topics:
-            self._topics[key] = _prefixed(self.topo, flow) if prefixed else _flow_topics(self.topo, flow)
+            self._topics[key] = _prefixed(flow) if prefixed else _flow_topics(flow)
         return self._topics[key]
 
-    def common(self, flow: Flow, what: str, *languages: topics.Filter | topics.Topics) -> str | None:
+    def common(self, flow: Direction, what: str, *languages: topics.Filter | topics.Topics) -> str | None:
         """A topic every language accepts; None when there is none, or when the question is
         undecided (then the topology is refused unless `flow` acknowledges undecided checks)."""
         try:
@@ -64,10 +60,10 @@ class _Context:
             self.undecided_rule(flow, what, str(exc), sorted({p for lang in languages for p in lang.include}))
             return None
 
-    def undecided_rule(self, flow: Flow, what: str, why: str, filters: list[str] | None = None) -> None:
+    def undecided_rule(self, flow: Direction, what: str, why: str, filters: list[str] | None = None) -> None:
         """A rule that could not decide: refused, unless the flow acknowledges undecided checks."""
-        where = self.topo.where(flow)
-        if flow.acknowledgeUndecidedFilters:
+        where = flow.where
+        if flow.flow.acknowledgeUndecidedFilters:
             self.warnings.append(f"{where}: {what} was not checked ({why}; acknowledged by "
                                  "acknowledgeUndecidedFilters): check it by hand")
         else:
@@ -79,35 +75,35 @@ class _Context:
                 "without this check"))
 
 
-def _filters(topo: Topology, flow: Flow) -> list[tuple[str, topics.Filter]]:
+def _filters(flow: Direction) -> list[tuple[str, topics.Filter]]:
     """Each source connector's filter, with the field path users wrote it under. The Connect
     storage topics identity flows exclude are left out: there may be thousands, and without
     them a filter only grows, so a rule can only refuse more, never less."""
     return [(f"{part.where}/{spec.where}" if part.name and spec.where != part.where else spec.where,
              topics.Filter(spec.topics, spec.user_exclude))
-            for part in topo.parts(flow) for spec in part.sources]
+            for part in flow.parts for spec in part.sources]
 
 
-def _flow_topics(topo: Topology, flow: Flow) -> topics.Topics:
+def _flow_topics(flow: Direction) -> topics.Topics:
     """Everything a flow replicates: the union of what each source connector keeps."""
-    return topics.Topics(tuple(f for _, f in _filters(topo, flow)))
+    return topics.Topics(tuple(f for _, f in _filters(flow)))
 
 
-def _prefixed(topo: Topology, flow: Flow) -> topics.Topics:
+def _prefixed(flow: Direction) -> topics.Topics:
     """The flow's topics as named in the target cluster."""
-    return _flow_topics(topo, flow).with_prefix(topic_prefix(flow.source, flow.policy.value != IDENTITY))
+    return _flow_topics(flow).with_prefix(topic_prefix(flow.flow.source, flow.flow.policy is not Policy.identity))
 
 
 # ------------------------------------------------------------------ clusters
 
 
-def _bootstrap_aliases(topo: Topology) -> list[Problem]:
+def _bootstrap_aliases(model: Model) -> list[Problem]:
     """One alias per Kafka cluster: two aliases for the same brokers break replication policies
     (topics get the wrong prefix) and loop detection."""
     owner: dict[tuple[str, int], str] = {}
     problems = []
-    for alias in sorted(topo.clusters):
-        for server in topo.clusters[alias].bootstrapServers.split(","):
+    for alias in sorted(model.clusters):
+        for server in model.clusters[alias].bootstrapServers.split(","):
             key = broker_address(server)
             if key in owner and owner[key] != alias:
                 problems.append(Problem(f"clusters.{alias}", "bootstrapServers", server,
@@ -125,21 +121,21 @@ def _policy_chains(ctx: _Context) -> list[Problem]:
     what the first writes: a replicated topic read back under another policy loses (identity
     after default: `a.t` is taken for a local topic) or never had (default after identity) the
     provenance that remote-topic detection, checkpoints and loop detection rely on."""
-    topo = ctx.topo
-    by_source: dict[str, list[Flow]] = defaultdict(list)
-    for flow in topo.sorted_flows():
-        by_source[flow.source].append(flow)
+    model = ctx.model
+    by_source: dict[str, list[Direction]] = defaultdict(list)
+    for flow in model.flows:
+        by_source[flow.flow.source].append(flow)
     problems = []
-    for flow in topo.sorted_flows():
-        for after in by_source.get(flow.target, []):
-            if after.policy is flow.policy or after.flow_name == flow.partner:
+    for flow in model.flows:
+        for after in by_source.get(flow.flow.target, []):
+            if after.flow.policy is flow.flow.policy or after.name == flow.partner:
                 continue
-            topic = ctx.common(after, f"policy chain after flow {flow.flow_name}",
+            topic = ctx.common(after, f"policy chain after flow {flow.name}",
                                ctx.flow_topics(flow, prefixed=True), ctx.flow_topics(after))
             if topic is not None:
-                problems.append(Problem(topo.where(after), "replicationPolicy", after.policy.value,
-                                        f"{flow.policy.value}, the policy of flow {flow.flow_name}, which writes "
-                                        f"topic {topic!r} into {flow.target} where this flow reads it: flows "
+                problems.append(Problem(after.where, "replicationPolicy", after.flow.policy.value,
+                                        f"{flow.flow.policy.value}, the policy of flow {flow.name}, which writes "
+                                        f"topic {topic!r} into {flow.flow.target} where this flow reads it: flows "
                                         "that chain must use one policy (or filters that keep them apart)"))
     return problems
 
@@ -150,13 +146,13 @@ def _policy_chains(ctx: _Context) -> list[Problem]:
 def _overlaps_within_flows(ctx: _Context) -> list[Problem]:
     """A topic is replicated by one MirrorSourceConnector only (the documents): the sources of a
     flow, across its Connect clusters, must be disjoint."""
-    topo = ctx.topo
+    model = ctx.model
     problems = []
-    for flow in topo.sorted_flows():
-        for (wa, a), (wb, b) in combinations(_filters(topo, flow), 2):
+    for flow in model.flows:
+        for (wa, a), (wb, b) in combinations(_filters(flow), 2):
             topic = ctx.common(flow, f"overlap of {wa} and {wb}", a, b)
             if topic is not None:
-                problems.append(Problem(topo.where(flow), wb, list(b.include),
+                problems.append(Problem(flow.where, wb, list(b.include),
                                         f"a topic filter disjoint from {wa} ({list(a.include)}): both match "
                                         f"topic {topic!r}, which would be replicated twice"))
     return problems
@@ -164,29 +160,29 @@ def _overlaps_within_flows(ctx: _Context) -> list[Problem]:
 
 def _target_collisions(ctx: _Context) -> list[Problem]:
     """Two flows must not write the same target topic, unless both are declared `aggregation`
-    (identity fan-in from different sources, which the documents allow; model.check refuses
+    (identity fan-in from different sources, which the documents allow; rules.check refuses
     `aggregation` anywhere else)."""
-    topo = ctx.topo
+    model = ctx.model
     problems = []
-    by_target: dict[str, list[Flow]] = defaultdict(list)
-    for flow in topo.sorted_flows():
-        by_target[flow.target].append(flow)
+    by_target: dict[str, list[Direction]] = defaultdict(list)
+    for flow in model.flows:
+        by_target[flow.flow.target].append(flow)
     for target, flows in sorted(by_target.items()):
         collided: set[str] = set()
         for a, b in combinations(flows, 2):
-            if b.flow_name in collided:
+            if b.name in collided:
                 continue  # one collision per flow says what to fix; every pair would be quadratic
-            prefixed = [f.policy.value != IDENTITY for f in (a, b)]
-            if all(prefixed) and a.source != b.source:
+            prefixed = [f.flow.policy is not Policy.identity for f in (a, b)]
+            if all(prefixed) and a.flow.source != b.flow.source:
                 continue  # `<alias>.` prefixes of two aliases never collide: aliases have no dots
-            if a.aggregation and b.aggregation and a.source != b.source:
+            if a.flow.aggregation and b.flow.aggregation and a.flow.source != b.flow.source:
                 continue
             fb = ctx.flow_topics(b, prefixed=True)
-            topic = ctx.common(b, f"target topics shared with flow {a.flow_name}", ctx.flow_topics(a, prefixed=True), fb)
+            topic = ctx.common(b, f"target topics shared with flow {a.name}", ctx.flow_topics(a, prefixed=True), fb)
             if topic is not None:
-                collided.add(b.flow_name)
-                problems.append(Problem(topo.where(b), "topics", fb.include,
-                                        f"target topics of its own: flow {a.flow_name} also writes {topic!r} "
+                collided.add(b.name)
+                problems.append(Problem(b.where, "topics", fb.include,
+                                        f"target topics of its own: flow {a.name} also writes {topic!r} "
                                         f"into cluster {target}. Narrow the filters, or declare both flows "
                                         "`aggregation: true` (identity fan-in) if merging is intended"))
     return problems
@@ -201,21 +197,21 @@ def _heartbeat_lookalikes(ctx: _Context) -> None:
     """Identity flows keep topic names, except for names ending in `heartbeats`, which Kafka's
     IdentityReplicationPolicy.formatRemoteTopic prefixes like the default policy (Kafka 3.8.0
     and later): `device-heartbeats` lands in the target as `<source>.device-heartbeats`."""
-    topo = ctx.topo
-    for flow in topo.sorted_flows():
-        if flow.policy.value != IDENTITY:
+    model = ctx.model
+    for flow in model.flows:
+        if flow.flow.policy is not Policy.identity:
             continue
         try:
             topic = topics.common_topic(ctx.flow_topics(flow), HEARTBEAT_LOOKALIKE, allowance=ctx.allowance)
         except topics.Undecided as exc:
-            ctx.warnings.append(f"{topo.where(flow)}: whether this identity flow replicates topics ending in "
+            ctx.warnings.append(f"{flow.where}: whether this identity flow replicates topics ending in "
                                 f"'heartbeats' was not checked ({exc})")
             continue
         if topic is not None:
             ctx.warnings.append(
-                f"{topo.where(flow)}: topics such as {topic!r} match this identity flow and end in 'heartbeats': "
-                f"IdentityReplicationPolicy takes them for heartbeat topics and writes them to {flow.target} as "
-                f"'{flow.source}.{topic}', not under their own name. Exclude them (topicsExclude: "
+                f"{flow.where}: topics such as {topic!r} match this identity flow and end in 'heartbeats': "
+                f"IdentityReplicationPolicy takes them for heartbeat topics and writes them to {flow.flow.target} as "
+                f"'{flow.flow.source}.{topic}', not under their own name. Exclude them (topicsExclude: "
                 "'.*heartbeats'; MirrorMaker 2 replicates its own heartbeats topics whatever the filter) or "
                 "rename them")
 
@@ -231,30 +227,30 @@ def _loops(ctx: _Context) -> list[Problem]:
     Cycles are searched within strongly connected components of the identity flows only, and a
     path is followed only while some topic is accepted by every flow on it, so flows whose
     filters are disjoint are never combined."""
-    topo = ctx.topo
-    edges: dict[str, list[Flow]] = defaultdict(list)
-    for flow in topo.sorted_flows():
-        if flow.policy.value == IDENTITY:
-            edges[flow.source].append(flow)
+    model = ctx.model
+    edges: dict[str, list[Direction]] = defaultdict(list)
+    for flow in model.flows:
+        if flow.flow.policy is Policy.identity:
+            edges[flow.flow.source].append(flow)
     problems = []
     for component in _strongly_connected(edges):
         members = set(component)
         for start in component:
-            found: list[tuple[list[Flow], str]] = []
+            found: list[tuple[list[Direction], str]] = []
             try:
                 _walk(ctx, start, start, [], members, edges, found)
             except _TooManyPaths:
-                flow = next(f for f in topo.sorted_flows() if f.source == start and f.policy.value == IDENTITY)
+                flow = next(f for f in model.flows if f.flow.source == start and f.flow.policy is Policy.identity)
                 ctx.undecided_rule(flow, f"replication loops among clusters {', '.join(component)}",
                                    f"more than {MAX_PATHS} identity paths to follow")
                 break
             for cycle, topic in found:
-                if len(cycle) == 2 and cycle[0].partner == cycle[1].flow_name:
+                if len(cycle) == 2 and cycle[0].partner == cycle[1].name:
                     continue  # a declared bidirectional pair, filtered by its SMT chain
-                names = " -> ".join(f.flow_name for f in cycle)
-                route = " -> ".join([*(f.source for f in cycle), cycle[0].source])
+                names = " -> ".join(f.name for f in cycle)
+                route = " -> ".join([*(f.flow.source for f in cycle), cycle[0].flow.source])
                 problems.append(Problem(
-                    topo.where(cycle[0]), "replicationPolicy", IDENTITY,
+                    cycle[0].where, "replicationPolicy", Policy.identity.value,
                     f"no cycle of identity flows that replicate the same topics: {route} ({names}) would "
                     f"replicate topic {topic!r} forever. Declare a bidirectional pair (one flow with "
                     "`bidirectional: true`, which adds the loop filter) or use the default policy"))
@@ -277,13 +273,13 @@ def _walk(ctx: _Context, start: str, node: str, path: list, members: set, edges:
         ctx.paths += 1
         if ctx.paths > MAX_PATHS:
             raise _TooManyPaths
-        nxt = flow.target
-        if nxt != start and (nxt not in members or nxt < start or any(f.source == nxt for f in path)):
+        nxt = flow.flow.target
+        if nxt != start and (nxt not in members or nxt < start or any(f.flow.source == nxt for f in path)):
             continue
         on_path = [*path, flow]
         topic = ""
         if len(on_path) > 1:  # one flow alone replicates something; paths are what can be empty
-            route = " -> ".join([*(f.source for f in on_path), nxt])
+            route = " -> ".join([*(f.flow.source for f in on_path), nxt])
             topic = ctx.common(on_path[0], f"identity path {route} (a possible replication loop)",
                                *(ctx.flow_topics(f) for f in on_path))
             if topic is None:
@@ -294,14 +290,14 @@ def _walk(ctx: _Context, start: str, node: str, path: list, members: set, edges:
             _walk(ctx, start, nxt, on_path, members, edges, found, limit)
 
 
-def _strongly_connected(edges: dict[str, list[Flow]]) -> list[list[str]]:
+def _strongly_connected(edges: dict[str, list[Direction]]) -> list[list[str]]:
     """Tarjan's algorithm (iterative), components of more than one cluster only."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
     found = []
-    nodes = sorted(set(edges) | {f.target for fs in edges.values() for f in fs})
+    nodes = sorted(set(edges) | {f.flow.target for fs in edges.values() for f in fs})
     counter = 0
     for root in nodes:
         if root in index:
@@ -315,7 +311,7 @@ def _strongly_connected(edges: dict[str, list[Flow]]) -> list[list[str]]:
             node, it = work[-1]
             advanced = False
             for flow in it:
-                nxt = flow.target
+                nxt = flow.flow.target
                 if nxt not in index:
                     index[nxt] = low[nxt] = counter
                     counter += 1
@@ -347,17 +343,17 @@ def _strongly_connected(edges: dict[str, list[Flow]]) -> list[list[str]]:
 # ------------------------------------------------------------------ names
 
 
-def _uniqueness(topo: Topology) -> list[Problem]:
+def _uniqueness(model: Model) -> list[Problem]:
     """Per target Kafka cluster: Connect group ids, the three storage topics and connector
     names are unique (two Connect clusters sharing them would share their state); namespaces
     are unique in the Kubernetes cluster."""
     problems = []
     namespaces: dict[str, str] = {}
     per_target: dict[tuple[str, str, str], str] = {}
-    for flow in topo.sorted_flows():
-        where = topo.where(flow)
-        for part in topo.parts(flow):
-            n = FlowNames(flow.flow_name, flow.source, flow.target, part.name)
+    for flow in model.flows:
+        where = flow.where
+        for part in flow.parts:
+            n = flow.names(part)
             if n.namespace in namespaces and namespaces[n.namespace] != where:
                 problems.append(Problem(where, "name", n.namespace,
                                         f"a name whose namespace is not also used by {namespaces[n.namespace]}"))
@@ -367,10 +363,10 @@ def _uniqueness(topo: Topology) -> list[Problem]:
                      *(("connector", n.source_connector(s.name)) for s in part.sources),
                      ("connector", n.checkpoint_connector), ("connector", n.heartbeat_connector)]
             for what, value in owned:
-                key = (flow.target, what, value)
+                key = (flow.flow.target, what, value)
                 if key in per_target and per_target[key] != where:
-                    problems.append(Problem(where, "name", flow.flow_name,
-                                            f"names that do not collide on cluster {flow.target}: {what} {value!r} "
+                    problems.append(Problem(where, "name", flow.name,
+                                            f"names that do not collide on cluster {flow.flow.target}: {what} {value!r} "
                                             f"is also used by {per_target[key]}"))
                 per_target.setdefault(key, where)
     return problems

@@ -16,8 +16,8 @@ from infra.connection import (Connection, Entry, SecretValue, Store, docker_conf
                               source_connection, target_connection, target_objects)
 from infra.errors import Problem
 from infra.outputs import OUTPUTS_VERSION
-from infra.model import (ConnectorState, ExactlyOnce, Flavour, Flow, PartSpec, Policy, Predicate, SourceSpec,
-                         StartFrom, Topology, Transform)
+from infra.resolution import Direction, Model, PartSpec, SourceSpec
+from infra.schema import ConnectorState, ExactlyOnce, Flavour, Flow, Policy, Predicate, StartFrom, Transform
 from infra.names import FlowNames
 from infra.releases import V1, Release
 from infra.topics import DEFAULT_GROUPS_EXCLUDE
@@ -64,10 +64,17 @@ class PartPlan:
 
 @dataclass(frozen=True)
 class FlowPlan:
-    flow: Flow
-    name: str
+    direction: Direction
     parts: tuple[PartPlan, ...]
     outputs: dict
+
+    @property
+    def name(self) -> str:
+        return self.direction.name
+
+    @property
+    def flow(self) -> Flow:
+        return self.direction.flow
 
     @property
     def objects(self) -> tuple[dict, ...]:
@@ -124,28 +131,29 @@ class StackPlan:
         return sorted({k for v in self.secret_values() for k in v.config_keys})
 
 
-def plan(topo: Topology) -> StackPlan:
-    heartbeat_copiers = heartbeat_replicators(topo)
-    flows = {f.flow_name: plan_flow(topo, f, heartbeat_copiers) for f in topo.sorted_flows()}
+def plan(model: Model) -> StackPlan:
+    heartbeat_copiers = heartbeat_replicators(model)
+    flows = {d.name: plan_flow(model, d, heartbeat_copiers) for d in model.flows}
     for flow_plan in flows.values():
-        if flow_plan.flow.partner and flow_plan.name < flow_plan.flow.partner:
-            check_symmetry(flow_plan, flows[flow_plan.flow.partner])
-    return StackPlan(topo.operator.release, tuple(flows.values()))
+        partner = flow_plan.direction.partner
+        if partner and flow_plan.name < partner:
+            check_symmetry(flow_plan, flows[partner])
+    return StackPlan(model.operator.release, tuple(flows.values()))
 
 
-def heartbeat_replicators(topo: Topology) -> dict[tuple[str, str], str]:
+def heartbeat_replicators(model: Model) -> dict[tuple[str, str], str]:
     """The one source connector per (source, target) cluster pair that replicates the source's
     heartbeats topics. MirrorSourceConnector copies them whatever its topic filter says
     (`shouldReplicateTopic`), so every connector of a pair would write each heartbeat again;
     from Kafka 4.0 the others switch it off (`heartbeats.replication.enabled`). The first
     running connector by name is chosen, so the choice is stable whatever the file's order."""
     chosen: dict[tuple[str, str], tuple] = {}
-    for flow in topo.sorted_flows():
-        for part in topo.parts(flow):
-            n = FlowNames(flow.flow_name, flow.source, flow.target, part.name)
+    for d in model.flows:
+        for part in d.parts:
+            n = d.names(part)
             for spec in part.sources:
                 rank = (spec.state is not ConnectorState.running, n.source_connector(spec.name))
-                pair = (flow.source, flow.target)
+                pair = (d.flow.source, d.flow.target)
                 chosen[pair] = min(chosen.get(pair, rank), rank)
     return {pair: rank[1] for pair, rank in chosen.items()}
 
@@ -153,13 +161,14 @@ def heartbeat_replicators(topo: Topology) -> dict[tuple[str, str], str]:
 # ----------------------------------------------------------------- per flow
 
 
-def plan_flow(topo: Topology, flow: Flow, heartbeat_copiers: dict[tuple[str, str], str]) -> FlowPlan:
-    parts = tuple(plan_part(topo, flow, spec, heartbeat_copiers) for spec in topo.parts(flow))
-    return FlowPlan(flow, flow.flow_name, parts, flow_outputs(topo.operator.release, flow, parts))
+def plan_flow(model: Model, d: Direction, heartbeat_copiers: dict[tuple[str, str], str]) -> FlowPlan:
+    parts = tuple(plan_part(model, d, spec, heartbeat_copiers) for spec in d.parts)
+    return FlowPlan(d, parts, flow_outputs(model.operator.release, d, parts))
 
 
-def plan_part(topo: Topology, flow: Flow, part: PartSpec, heartbeat_copiers: dict[tuple[str, str], str]) -> PartPlan:
-    n = FlowNames(flow.flow_name, flow.source, flow.target, part.name)
+def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dict[tuple[str, str], str]) -> PartPlan:
+    topo, flow = model, d.flow
+    n = d.names(part)
     source, target = topo.clusters[flow.source], topo.clusters[flow.target]
     source_conn = source_connection(flow.source, source, n)
     target_conn = target_connection(flow.target, target, n, topo.operator.target_connection)
@@ -173,7 +182,7 @@ def plan_part(topo: Topology, flow: Flow, part: PartSpec, heartbeat_copiers: dic
         *target_conn.entries,
         *replication_entries(flow, n, part),
     ]
-    connectors = connector_manifests(topo, flow, n, part, source_conn, target_conn, heartbeat_conn,
+    connectors = connector_manifests(model, d, n, part, source_conn, target_conn, heartbeat_conn,
                                      heartbeat_copiers[(flow.source, flow.target)])
     access = [*stored_objects(entries, n, flow)]
     pull = topo.operator.imagePullSecret
@@ -274,7 +283,7 @@ def resource_quota(flow: Flow, n: FlowNames, part: PartSpec) -> dict:
                      spec={"hard": {k: str(v) for k, v in sorted(part.quota.hard.items())}})
 
 
-def kafka_connect(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry]) -> dict:
+def kafka_connect(topo: Model, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry]) -> dict:
     """Step 7: a Connect cluster dedicated to the flow, depending on the TARGET Kafka."""
     release = topo.operator.release
     settings = part.connect
@@ -315,7 +324,7 @@ def kafka_connect(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec, entr
                      annotations={names.USE_CONNECTOR_RESOURCES: "true"}, spec=spec)
 
 
-def connect_template(topo: Topology, n: FlowNames, entries: list[Entry]) -> dict:
+def connect_template(topo: Model, n: FlowNames, entries: list[Entry]) -> dict:
     pod: dict = {}
     pull = topo.operator.imagePullSecret
     if pull:
@@ -338,8 +347,9 @@ def connect_template(topo: Topology, n: FlowNames, entries: list[Entry]) -> dict
 # ----------------------------------------------------------------- connectors
 
 
-def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec, source: Connection,
+def connector_manifests(topo: Model, d: Direction, n: FlowNames, part: PartSpec, source: Connection,
                         target: Connection, heartbeat: Connection | None, heartbeat_copier: str) -> list[dict]:
+    flow = d.flow
     release = topo.operator.release
     ns = n.namespace
     repl = n.replication_configmap
@@ -374,7 +384,7 @@ def connector_manifests(topo: Topology, flow: Flow, n: FlowNames, part: PartSpec
             # Records of aborted transactions must not be replicated as if committed.
             source_config["source.consumer.isolation.level"] = "read_committed"
         chain = list(spec.transforms), list(spec.predicates)
-        if flow.partner:
+        if d.partner:
             # Bidirectional prefixless pair: no checkpoints, so no offset syncs; and the loop
             # filter first, so records that came from the target are dropped before any transform.
             if release.emit_offset_syncs_key:
@@ -437,7 +447,7 @@ def loop_filter(aliases: dict) -> tuple[list[Transform], list[Predicate]]:
     source_alias = aliases["source.cluster.alias"]
     target_alias = aliases["target.cluster.alias"]
     # Built, not validated: these are the program's own references, which user settings may
-    # not carry (model.ConfigValue).
+    # not carry (schema.ConfigValue).
     transforms = [
         Transform.model_construct(name=names.LOOP_FILTER_TRANSFORM, type=SMT_FILTER, predicate=names.LOOP_PREDICATE,
                                   config={}, negate=False),
@@ -470,7 +480,7 @@ def smt_config(transforms: list[Transform], predicates: list[Predicate]) -> dict
     return config
 
 
-def connector(topo: Topology, flow: Flow, n: FlowNames, name: str, kind: str, tasks: int, config: dict,
+def connector(topo: Model, flow: Flow, n: FlowNames, name: str, kind: str, tasks: int, config: dict,
               state: ConnectorState) -> dict:
     spec = {"class": CONNECTOR_CLASSES[kind], "tasksMax": tasks, "config": config}
     if state is not ConnectorState.running:  # absent means running
@@ -555,8 +565,9 @@ def role_binding(flow: Flow, n: FlowNames) -> dict:
 # ----------------------------------------------------------------- outputs
 
 
-def flow_outputs(release: Release, flow: Flow, parts: tuple[PartPlan, ...]) -> dict:
+def flow_outputs(release: Release, d: Direction, parts: tuple[PartPlan, ...]) -> dict:
     """The per-flow stack output contract (docs/outputs.md)."""
+    flow = d.flow
     prefixes = flow.policy is Policy.default
     first = parts[0].names
 
@@ -598,14 +609,14 @@ def flow_outputs(release: Release, flow: Flow, parts: tuple[PartPlan, ...]) -> d
         # With several source connectors: every include; each one's excludes are in connectClusters.
         "topics": list(dict.fromkeys(t for s in specs for t in s.topics)),
         "topicsExclude": list(single.topics_exclude) if single else [],
-        "bidirectional": ({"partner": flow.partner, "loopHeader": names.loop_header(flow.source),
-                           "filteredHeader": names.loop_header(flow.target)} if flow.partner else None),
+        "bidirectional": ({"partner": d.partner, "loopHeader": names.loop_header(flow.source),
+                           "filteredHeader": names.loop_header(flow.target)} if d.partner else None),
         "exactlyOnce": flow.exactlyOnce.value,
         "startFrom": flow.startFrom.value,
         "internalTopics": {
             "source": {
                 # Bidirectional pairs switch offset syncs off where Kafka has the key (3.9+).
-                "offsetSyncs": None if flow.partner and release.emit_offset_syncs_key else first.offset_syncs_topic,
+                "offsetSyncs": None if d.partner and release.emit_offset_syncs_key else first.offset_syncs_topic,
                 "heartbeats": names.HEARTBEATS_TOPIC if flow.heartbeats else None,
             },
             "target": {

@@ -1,4 +1,4 @@
-"""The Pulumi program: topology -> model -> plan -> components -> stack outputs."""
+"""The Pulumi program: topology -> validated model -> plan -> components -> stack outputs."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components import ReplicationAudit, ReplicationFlow
 from infra import config as stack_config
-from infra import model
+from infra import rules, validation
 from infra.audit import AuditPlan, plan_audit
 from infra.errors import TopologyError
-from infra.model import ExactlyOnce, Topology
 from infra.plan import StackPlan, plan
+from infra.resolution import Model
+from infra.schema import ExactlyOnce
 
 PREVIOUS_OUTPUTS = "previous-outputs"
 
@@ -23,7 +24,7 @@ def secret_keys(stack_plan: StackPlan, audit_plan: AuditPlan | None) -> list[str
     return sorted(set(stack_plan.secret_keys()) | set(audit_plan.secret_keys() if audit_plan else []))
 
 
-def validate(topo: Topology, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
+def validate(model: Model, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
              previous_flows: Callable[[], dict | None], secret_text: Callable[[str], str | None] = lambda key: None,
              is_plain: Callable[[str], bool] = lambda key: False) -> None:
     """What can still refuse a valid topology's deployment (secret config, transitions), checked
@@ -32,10 +33,10 @@ def validate(topo: Topology, stack_plan: StackPlan, audit_plan: AuditPlan | None
     keys = secret_keys(stack_plan, audit_plan)
     problems = stack_config.missing_secrets(keys, has_secret)
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
-    problems += stack_config.unusable_secrets(keys, secret_text, frozenset(f.target for f in topo.sorted_flows()))
+    problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows))
     problems += stack_plan.name_problems(audit_plan.objects if audit_plan else ())
-    if any(f.exactlyOnce is ExactlyOnce.enabled for f in topo.flows):
-        problems += model.check_transitions(topo, previous_flows())
+    if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
+        problems += rules.check_transitions(model, previous_flows())
     if problems:
         raise TopologyError(problems)
 
@@ -51,17 +52,17 @@ def previous_flows() -> dict | None:
 def main() -> dict:
     config = pulumi.Config()
     try:
-        topo = model.load(stack_config.topology_path(config, pulumi.get_stack()))
-        stack_plan = plan(topo)
-        audit_plan = plan_audit(topo, stack_plan)
+        model = validation.load(stack_config.topology_path(config, pulumi.get_stack()))
+        stack_plan = plan(model)
+        audit_plan = plan_audit(model, stack_plan)
         full = lambda key: f"{pulumi.get_project()}:{key}"  # noqa: E731
-        validate(topo, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None, previous_flows,
+        validate(model, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None, previous_flows,
                  lambda key: pulumi.runtime.get_config(full(key)),
                  lambda key: not pulumi.runtime.is_config_secret(full(key)))
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None
-    for warning in model.warnings(topo):
+    for warning in model.warnings:
         pulumi.log.warn(warning)
     secrets = stack_config.secret_resolver(config)
     flows = [ReplicationFlow(flow_plan, secrets) for flow_plan in stack_plan.flows]

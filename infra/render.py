@@ -20,7 +20,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, model, names, program, stores
+from infra import PROJECT, names, program, stores, validation
 from infra import config as stack_config
 from infra.errors import Problem, TopologyError
 from infra.audit import plan_audit
@@ -155,16 +155,16 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     """
     config, secrets = dict(config or {}), dict(secrets or {})
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
-    topo = model.load(path)
-    stack_plan = make_plan(topo)
-    audit_plan = plan_audit(topo, stack_plan)
+    model = validation.load(path)
+    stack_plan = make_plan(model)
+    audit_plan = plan_audit(model, stack_plan)
     filled = []
     if placeholder_secrets:
         for key in program.secret_keys(stack_plan, audit_plan):
             if key not in secrets and key not in config:
                 secrets[key] = placeholder(key)
                 filled.append(key)
-    program.validate(topo, stack_plan, audit_plan, lambda k: k in secrets or k in config,
+    program.validate(model, stack_plan, audit_plan, lambda k: k in secrets or k in config,
                      lambda: (previous_outputs or {}).get("flows"),
                      lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
                      lambda k: k in config and k not in secrets)
@@ -180,7 +180,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
         return pulumi.Output.from_input(outputs).apply(lambda resolved: result.update(resolved))
 
     _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(body()).future())))
-    return Render(stack, mocks.resources, result, filled, model.warnings(topo))
+    return Render(stack, mocks.resources, result, filled, list(model.warnings))
 
 
 # ----------------------------------------------------------------- files and summary

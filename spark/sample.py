@@ -99,10 +99,10 @@ def in_window(r: Record) -> bool:
 
 
 def simulate():
-    from infra import model
+    from infra import validation
     from infra.audit import audit_config
     from infra.plan import plan
-    topo = model.parse(SAMPLE_TOPOLOGY)
+    topo = validation.parse(SAMPLE_TOPOLOGY)
     config = audit_config(topo, plan(topo))
     flows = {f["name"]: f for f in config["flows"]}
     clusters = defaultdict(Cluster)

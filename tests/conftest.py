@@ -12,7 +12,8 @@ import yaml
 from hypothesis import event
 from hypothesis import strategies as st
 
-from infra import model, releases, render
+from infra import releases, render, validation
+from infra.resolution import Model
 from infra.errors import TopologyError
 from infra.render import Render
 from tests.material import material
@@ -116,10 +117,10 @@ def sometimes(valid, invalid):
     return st.integers(0, 15).flatmap(lambda i: invalid if i == 0 else valid)
 
 
-def parse_or_reject(data: dict) -> model.Topology | None:
+def parse_or_reject(data: dict) -> Model | None:
     """The topology, or None after checking that the refusal names every problem fully."""
     try:
-        topo = model.parse(data)
+        topo = validation.parse(data)
     except TopologyError as exc:
         assert exc.problems and all(p.where and p.field and p.allowed for p in exc.problems)
         event("rejected")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infra import model
+from infra import validation
 from infra.audit import audit_config
 from infra.plan import plan
 from tests import patterns
@@ -15,7 +15,7 @@ KAFKA_EXCLUDES = [".*[\\-\\.]internal", ".*\\.replica", "__.*"]
 
 
 def config_of(topology: dict) -> dict:
-    topo = model.parse(topology)
+    topo = validation.parse(topology)
     return audit_config(topo, plan(topo))
 
 

@@ -17,7 +17,7 @@ from infra.plan import plan
 from spark import audit, contract, sample
 from spark.offsets import Unverifiable, fetch_connect_offsets
 from tests.conftest import doc_topology
-from infra import model
+from infra import validation
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def report_of(folder):
 
 
 def test_every_configuration_the_program_writes_keeps_the_contract():
-    topo = model.parse(doc_topology())
+    topo = validation.parse(doc_topology())
     assert contract.problems(audit_config(topo, plan(topo))) == []
 
 
@@ -48,7 +48,7 @@ def test_every_configuration_the_program_writes_keeps_the_contract():
      "config.flows[0].connectors[0].restUrl: expected an http(s) URL, got 'file:///etc/passwd'"),
 ])
 def test_the_contract_refuses_broken_configurations(change, expected):
-    topo = model.parse(doc_topology())
+    topo = validation.parse(doc_topology())
     config = audit_config(topo, plan(topo))
     change(config)
     assert contract.problems(config) == [expected]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from infra import model, render
+from infra import render, validation
 from infra.audit import audit_config, spark_role_rules
 from infra.errors import TopologyError
 from infra.plan import plan
@@ -80,7 +80,7 @@ def test_credentials_only_in_secrets(local):
     assert objs[("Secret", "kafka-replication-audit-us-east")]["stringData"] == {
         "ca.crt": SECRETS["us-east.caCert"], "password": SECRETS["us-east.password"]}
     config = objs[("ConfigMap", "kafka-replication-audit")]["data"]["audit.json"]
-    topo = model.parse(doc_topology(audit={"image": "reg/audit:1"}))
+    topo = validation.parse(doc_topology(audit={"image": "reg/audit:1"}))
     assert json.loads(config) == audit_config(topo, plan(topo))
     for value in SECRETS.values():
         assert value not in config
@@ -181,7 +181,7 @@ def test_existing_claim_is_used_not_created(tmp_path):
 
 def test_audit_section_problems_reported_together():
     with pytest.raises(TopologyError) as err:
-        model.parse(doc_topology(audit={"schedule": "*/30 * * * *", "activeDeadlineSeconds": 1800,
+        validation.parse(doc_topology(audit={"schedule": "*/30 * * * *", "activeDeadlineSeconds": 1800,
                                         "namespace": "repl-us-west-us-east", "reports": {"size": "lots"}}))
     # The schema refuses the size; the rules across fields still run on the rest, in one report.
     assert [str(p) for p in err.value.problems] == [
@@ -198,7 +198,7 @@ def test_audit_section_problems_reported_together():
 ])
 def test_bad_schedules(schedule, message):
     with pytest.raises(TopologyError, match=message):
-        model.parse(doc_topology(audit={"schedule": schedule}))
+        validation.parse(doc_topology(audit={"schedule": schedule}))
 
 
 def test_audit_secrets_are_required_config(tmp_path):

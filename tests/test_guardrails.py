@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from infra import model
+from infra import schema, validation
+from infra.resolution import Model
 from infra.errors import TopologyError
 from tests import patterns
 from tests.conftest import doc_topology
@@ -22,14 +23,14 @@ def topo(*flows: dict, aliases=("a", "b", "c")) -> dict:
 
 def problems(t: dict) -> list[str]:
     with pytest.raises(TopologyError) as exc:
-        model.parse(t)
+        validation.parse(t)
     return [str(p) for p in exc.value.problems]
 
 
-def accepted(t: dict) -> model.Topology:
+def accepted(t: dict) -> Model:
     """Accepted, and every rule decided (no warning)."""
-    topology = model.parse(t)
-    assert model.warnings(topology) == []
+    topology = validation.parse(t)
+    assert list(topology.warnings) == []
     return topology
 
 
@@ -105,7 +106,7 @@ def test_default_policy_cycles_are_fine():
 def test_declared_bidirectional_pair_is_not_a_loop():
     topology = accepted(topo({"source": "a", "target": "b", "bidirectional": True, "topics": ".*",
                                    "topicsExclude": ".*heartbeats"}))
-    assert [f.flow_name for f in topology.sorted_flows()] == ["repl-a-b", "repl-b-a"]
+    assert [d.name for d in topology.flows] == ["repl-a-b", "repl-b-a"]
 
 
 def test_bidirectional_pair_plus_another_identity_flow_is_a_loop():
@@ -212,7 +213,7 @@ def test_an_acknowledged_undecided_rule_is_a_warning():
               "acknowledgeUndecidedFilters": True},
              {"source": "b", "target": "a", "topics": "b.*", "replicationPolicy": "identity",
               "topicsExclude": ".*heartbeats"})
-    assert model.warnings(model.parse(t)) == [
+    assert list(validation.parse(t).warnings) == [
         "flows[0] (repl-a-b): identity path a -> b -> a (a possible replication loop) was not checked (more than "
         "20000 automaton states; acknowledged by acknowledgeUndecidedFilters): check it by hand",
         "flows[0] (repl-a-b): whether this identity flow replicates topics ending in 'heartbeats' was not checked "
@@ -232,11 +233,11 @@ def test_java_dialect_decides_loops_python_would_miss():
 
 
 def test_identity_flows_that_match_topics_ending_in_heartbeats_are_warned_about():
-    t = model.parse(topo({"source": "a", "target": "b", "topics": ["device-.*", "orders"],
+    t = validation.parse(topo({"source": "a", "target": "b", "topics": ["device-.*", "orders"],
                           "replicationPolicy": "identity"},
                          {"source": "a", "target": "c", "topics": "device-.*", "replicationPolicy": "identity",
                           "topicsExclude": ".*heartbeats"}))
-    assert model.warnings(t) == [
+    assert list(t.warnings) == [
         "flows[0] (repl-a-b): topics such as 'device-heartbeats' match this identity flow and end in 'heartbeats': "
         "IdentityReplicationPolicy takes them for heartbeat topics and writes them to b as 'a.device-heartbeats', "
         "not under their own name. Exclude them (topicsExclude: '.*heartbeats'; MirrorMaker 2 replicates its own heartbeats topics whatever the "
@@ -281,10 +282,10 @@ def test_per_source_excludes_count_across_flows():
 
 
 def test_identity_flows_never_write_a_connect_storage_topic_of_their_target():
-    t = model.parse(topo({"source": "a", "target": "b", "topics": "x.*", "replicationPolicy": "identity"},
+    t = validation.parse(topo({"source": "a", "target": "b", "topics": "x.*", "replicationPolicy": "identity"},
                          {"source": "c", "target": "b", "name": "other", "topics": "t"}))
-    flow = next(f for f in t.sorted_flows() if f.flow_name == "repl-a-b")
-    assert t.parts(flow)[0].sources[0].topics_exclude == (
+    flow = next(d for d in t.flows if d.name == "repl-a-b")
+    assert flow.parts[0].sources[0].topics_exclude == (
         "other-config-topic", "other-offsets-topic", "other-status-topic",
         "repl-a-b-config-topic", "repl-a-b-offsets-topic", "repl-a-b-status-topic")
 
@@ -483,10 +484,10 @@ def test_quota_the_connect_pods_cannot_satisfy():
 
 
 def test_quantities():
-    assert model.quantity("500m") == 0.5 and model.quantity("4Gi") == 4 * 2**30 and model.quantity("2") == 2
-    assert model.quantity("1.5G") == 1.5e9
+    assert schema.quantity("500m") == 0.5 and schema.quantity("4Gi") == 4 * 2**30 and schema.quantity("2") == 2
+    assert schema.quantity("1.5G") == 1.5e9
     with pytest.raises(ValueError):
-        model.quantity("4 GB")
+        schema.quantity("4 GB")
 
 
 def test_too_many_identity_paths_refuse_instead_of_running_for_minutes():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import model, reading, render
+from infra import reading, render, validation
 from infra.errors import TopologyError
 from tests.conftest import ROOT, SECRETS, doc_topology
 
@@ -171,7 +171,7 @@ def test_a_topology_problem_still_reads_as_before(tmp_path):
 
 def problems_of(t: dict) -> list[str]:
     with pytest.raises(TopologyError) as exc:
-        model.parse(t)
+        validation.parse(t)
     return [str(p) for p in exc.value.problems]
 
 

@@ -8,20 +8,20 @@ import sys
 
 import pytest
 
-from infra import model, render
+from infra import render, validation
 from infra.errors import TopologyError
 from tests.conftest import ROOT, doc_topology, write_topology
 
 
 def problems(data) -> list[str]:
     with pytest.raises(TopologyError) as exc:
-        model.parse(data)
+        validation.parse(data)
     return [str(p) for p in exc.value.problems]
 
 
 def test_the_documented_topology_is_valid():
-    topo = model.parse(doc_topology())
-    (flow,) = topo.flows
+    topo = validation.parse(doc_topology())
+    (flow,) = topo.topology.flows
     assert flow.flow_name == "repl-us-west-us-east"
     assert flow.groups == ["test.*"] and flow.topics == ["test.*"]
 

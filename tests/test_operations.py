@@ -103,7 +103,7 @@ def test_cli_refuses_the_one_step_rollout(tmp_path):
 
 
 def test_consumer_settings_owned_by_the_flow_cannot_be_overridden():
-    from infra import model
+    from infra import validation
     t = flow_topology(config={"source": {"source.consumer.isolation.level": "read_uncommitted"}})
     with pytest.raises(TopologyError, match="config.source.source.consumer.isolation.level"):
-        model.parse(t)
+        validation.parse(t)

@@ -11,7 +11,7 @@ import pytest
 from pulumi.runtime.sync_await import _sync_await
 
 import pulumi
-from infra import model, outputs
+from infra import outputs, validation
 from infra.audit import plan_audit
 from infra.plan import plan
 from tests.conftest import ROOT
@@ -21,7 +21,7 @@ SCHEMA = json.loads((ROOT / "docs" / "outputs.schema.json").read_text())
 
 
 def stack_outputs(data: dict) -> dict:
-    topo = model.parse(data)
+    topo = validation.parse(data)
     stack_plan = plan(topo)
     out = stack_plan.outputs()
     audit = plan_audit(topo, stack_plan)

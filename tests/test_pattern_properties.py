@@ -16,7 +16,7 @@ import re
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from infra import model, names
+from infra import names, schema
 from infra.plan import CONNECTOR_CLASSES
 from tests.conftest import RELEASES, sometimes
 from tests.test_references import plan_random
@@ -116,7 +116,7 @@ def test_random_pattern_topologies_plan_with_invariants_or_fail_with_messages(da
     target_topics: dict[str, list] = {}
     for flow_plan in stack.flows:
         flow = flow_plan.flow
-        prefix = names.topic_prefix(flow.source, flow.policy is model.Policy.default)
+        prefix = names.topic_prefix(flow.source, flow.policy is schema.Policy.default)
         specs = [s for p in flow_plan.parts for s in p.spec.sources]
         # Oracle: no topic of the universe is replicated by two source connectors of a flow.
         for topic in UNIVERSE:
@@ -138,16 +138,16 @@ def test_random_pattern_topologies_plan_with_invariants_or_fail_with_messages(da
                     refs = {s["config"]["topics"] for s in part.connectors
                             if s["spec"]["class"] == CONNECTOR_CLASSES["source"] for s in [s["spec"]]}
                     assert set(cfg["topics"].split(",")) == refs
-                if c["spec"]["class"] == CONNECTOR_CLASSES["source"] and flow.partner:
+                if c["spec"]["class"] == CONNECTOR_CLASSES["source"] and flow_plan.direction.partner:
                     # Only where Kafka has the key (3.9+); 3.8 would ignore it.
                     assert cfg.get("emit.offset-syncs.enabled") is (
                         False if topo.operator.release.emit_offset_syncs_key else None)
                     assert cfg["transforms"].startswith("FilterReplicatedFromTarget,InsertHeader")
         assert heartbeat_connectors == (1 if flow.heartbeats else 0)
-        event("planned flow: " + ("bidirectional" if flow.partner else "split" if len(flow_plan.parts) > 1
+        event("planned flow: " + ("bidirectional" if flow_plan.direction.partner else "split" if len(flow_plan.parts) > 1
                                   else "several sources" if len(specs) > 1 else "one source"))
-        if flow.partner:
-            assert not flow.with_checkpoints and flow.policy is model.Policy.identity
+        if flow_plan.direction.partner:
+            assert not flow.with_checkpoints and flow.policy is schema.Policy.identity
     # Kafka 4.0+: exactly one source connector per cluster pair copies the heartbeats topics;
     # before 4.0 the key does not exist and is never written.
     copiers: dict[tuple[str, str], int] = {}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from infra import model
+from infra import validation
 from infra.plan import check_symmetry, plan
 from tests import patterns
 from tests.conftest import by_kind_name, render_topology
@@ -221,16 +223,14 @@ def _swap(text, mapping):
 
 
 def test_symmetry_check_catches_an_asymmetric_pair():
-    topo = model.parse(patterns.bidirectional())
+    topo = validation.parse(patterns.bidirectional())
     stack = plan(topo)
     a, b = stack.flows
     check_symmetry(a, b)
     broken_part = b.parts[0]
     connectors = list(broken_part.connectors)
     connectors[0] = {**connectors[0], "spec": {**connectors[0]["spec"], "tasksMax": 9}}
-    broken = type(b)(b.flow, b.name, (type(broken_part)(broken_part.spec, broken_part.names, broken_part.namespace,
-                                                        broken_part.access, broken_part.connect,
-                                                        tuple(connectors)),), b.outputs)
+    broken = dataclasses.replace(b, parts=(dataclasses.replace(broken_part, connectors=tuple(connectors)),))
     with pytest.raises(AssertionError, match="not symmetric"):
         check_symmetry(a, broken)
 

@@ -8,7 +8,7 @@ import pulumi
 import pytest
 import yaml
 
-from infra import model, program
+from infra import program, validation
 from infra.render import RecordingMocks
 from tests.conftest import ROOT, doc_topology, render_topology, write_topology
 
@@ -58,8 +58,8 @@ def test_documented_example_topology_is_valid_and_renders(tmp_path):
     example = re.search(r"## A complete example\n\n```yaml\n(.*?)```", text, re.S).group(1)
     path = tmp_path / "example.yaml"
     path.write_text(example)
-    topo = model.load(path)
-    assert [f.flow_name for f in topo.flows] == ["repl-us-west-us-east"]
+    topo = validation.load(path)
+    assert [d.name for d in topo.flows] == ["repl-us-west-us-east"]
     r = render_topology(tmp_path, yaml.safe_load(example), secrets={})
     assert r.outputs["flows"][NS]["connectors"]["source"] == [f"{NS}-source"]
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from infra import names, render
-from infra.model import Topology
+from infra.resolution import Model
 from infra.plan import StackPlan, plan
 from tests.conftest import parse_or_reject, render_topology
 from tests.test_schemas import STACKS, variant_topologies
@@ -21,7 +21,7 @@ WORKER_FILE_KEYS = {"bootstrap.servers", "security.protocol", "sasl.mechanism", 
                     "ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type"}
 
 
-def plan_random(data: dict) -> tuple[Topology, StackPlan] | None:
+def plan_random(data: dict) -> tuple[Model, StackPlan] | None:
     """A generated topology planned, with what every plan must keep (no object twice, every
     reference resolved), or None when it was refused with complete messages."""
     topo = parse_or_reject(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra import model
+from infra import validation
 from infra.errors import TopologyError
 from infra.releases import SUPPORTED, Flavour, find
 from tests.conftest import doc_topology, on_release, render_topology
@@ -13,13 +13,13 @@ from tests import patterns
 
 def problems(data: dict) -> list[str]:
     with pytest.raises(TopologyError) as exc:
-        model.parse(data)
+        validation.parse(data)
     return [str(p) for p in exc.value.problems]
 
 
 def test_defaults_keep_todays_stacks():
-    assert model.parse(doc_topology()).operator.release is find(Flavour.csm, "1.2")
-    assert model.parse(on_release(doc_topology(), "strimzi")).operator.release is find(Flavour.strimzi, "1.2.0")
+    assert validation.parse(doc_topology()).operator.release is find(Flavour.csm, "1.2")
+    assert validation.parse(on_release(doc_topology(), "strimzi")).operator.release is find(Flavour.strimzi, "1.2.0")
 
 
 @pytest.mark.parametrize("flavour,version,allowed", [
@@ -77,4 +77,4 @@ def test_an_ssl_source_without_a_certificate_is_refused_beside_an_mtls_target():
         "tls.clientCertificate): the heartbeat connector produces into a over SSL with the Connect worker's producer, "
         "which carries b's client key store (mTLS) and would authenticate to a as b's client"]
     t["flows"][0]["heartbeats"] = False
-    model.parse(t)
+    validation.parse(t)

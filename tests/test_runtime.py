@@ -22,7 +22,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from infra import model, releases, render, stores
+from infra import releases, render, stores, validation
+from infra.resolution import Model
 from infra.releases import Flavour, WorkerFile
 from tests.conftest import ROOT, RELEASES, on_release, write_topology
 from tests.material import material
@@ -51,7 +52,7 @@ def renders() -> dict[str, dict]:
     return out
 
 
-def secrets_for(topo: model.Topology) -> dict[str, str]:
+def secrets_for(topo: Model) -> dict[str, str]:
     secrets = {"registry.password": "reg-pw"}
     for alias, cluster in topo.clusters.items():
         m = material(alias)
@@ -68,7 +69,7 @@ def fingerprint(pem: str) -> str:
     return hashlib.sha256(stores.certificates(pem)[0]).hexdigest()
 
 
-def cluster_of(topo: model.Topology, alias: str, secrets: dict) -> runtime.Cluster:
+def cluster_of(topo: Model, alias: str, secrets: dict) -> runtime.Cluster:
     c = topo.clusters[alias]
     sec = c.security
     tls = sec.effective_tls
@@ -117,7 +118,7 @@ def cases(name: str, data: dict, out: Path, release: releases.Release | None = N
     """Write every client case of one render; returns {case: what it is}. `release` evaluates
     the render under another release's worker (the render's own by default);
     `heartbeat_override(config)` rewrites heartbeat configs before evaluation."""
-    topo = model.parse(data)
+    topo = validation.parse(data)
     secrets = secrets_for(topo)
     result = render.run("runtime", {"topology": str(write_topology(tmp or out, data, f"{name}.yaml"))}, secrets)
     release = release or topo.operator.release

@@ -1,0 +1,432 @@
+"""Rules across the fields of one topology document: each cluster, each flow and its Connect
+clusters and connectors, the operator release and the audit. They read the resolved model
+(infra/resolution.py) and return every problem at once; the rules across flows are
+infra/guardrails.py, and infra/validation.py runs both.
+"""
+
+from __future__ import annotations
+
+import re
+
+from infra import jregex
+from infra.errors import Problem, in_file_order
+from infra.names import DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE
+from infra.releases import REFUSED, Flavour, find, supported_versions
+from infra.resolution import Model, PartSpec, SourceSpec
+from infra.schema import (DNS1123_LABEL, Audit, ExactlyOnce, Flow, Policy, Protocol, StartFrom, TargetConnection,
+                          Topology, Trust, quantity)
+
+# A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
+# group id and internal topics; Strimzi derives longer names from it (`<name>-connect-api`,
+# pod names with a hash), so it stays well under the 63 characters of a label.
+MAX_FLOW_NAME = 40
+# Aliases end up in topic names (`<alias>.<topic>`) and in Kubernetes object names.
+MAX_ALIAS = 30
+# Connector properties the program owns: set by the plan, never by `config` overrides.
+# Under these prefixes only the connection keys are owned (compression, batch sizes... are free).
+MANAGED_PREFIXES = ("source.cluster.", "target.cluster.", "producer.override.")
+CONNECTION_KEYS = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.")
+MANAGED_KEYS = frozenset({
+    "connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
+    "replication.policy.class", "source.cluster.alias", "target.cluster.alias",
+    "source.consumer.auto.offset.reset", "source.consumer.isolation.level",  # startFrom, exactlyOnce
+})
+# Set by the typed fields, not as raw properties.
+SMT_PREFIXES = ("transforms.", "predicates.")
+CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
+# Set by the program in bidirectional pairs (the loop filter needs them).
+BIDIRECTIONAL_KEYS = frozenset({"emit.offset-syncs.enabled"})
+SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORECASE)
+
+
+# SMTs and the record's topic. The replication policy maps source topics to target topics by
+# name, and offset syncs, checkpoints and loop detection rely on that mapping, so a transform
+# must keep the topic. Decided by what a transform does: Kafka's own transforms that only touch
+# keys, values, headers or schemas (and the CSM converters of the documents) keep it; routers
+# (Kafka's, other vendors', and any class named like one) change it; any other class is refused
+# until its user states `keepsTopic: true` (fail closed: we cannot read its code).
+TOPIC_KEEPING_SMTS = frozenset({
+    *(f"org.apache.kafka.connect.transforms.{name}" for name in (
+        "Cast", "DropHeaders", "ExtractField", "Filter", "Flatten", "HeaderFrom", "HoistField", "InsertField",
+        "InsertHeader", "MaskField", "ReplaceField", "SetSchemaMetadata", "TimestampConverter", "ValueToKey")),
+    "com.cloudera.dim.kafka.connect.transforms.ConvertFromBytes",
+    "com.cloudera.dim.kafka.connect.transforms.ConvertToBytes",
+})
+TOPIC_RENAMING_SMTS = frozenset({
+    "org.apache.kafka.connect.transforms.RegexRouter",
+    "org.apache.kafka.connect.transforms.TimestampRouter",
+    "io.confluent.connect.transforms.MessageTimestampRouter",
+    "io.confluent.connect.transforms.ExtractTopic",
+    "io.confluent.connect.cloud.transforms.TopicRegexRouter",
+    "io.aiven.kafka.connect.transforms.ExtractTopic",
+    "io.aiven.kafka.connect.transforms.ExtractTopicFromSchemaName",
+    "io.debezium.transforms.ByLogicalTableRouter",
+    "io.debezium.transforms.outbox.EventRouter",
+    "io.debezium.transforms.partitions.PartitionRouting",
+})
+# Simple class names that say a transform routes records: refused as renaming whatever the package.
+ROUTER_NAME = re.compile(r"(Router|Routing|Route|Topic)", re.IGNORECASE)
+# Predicates of Kafka and the property each one needs.
+PREDICATE_REQUIRED = {
+    "org.apache.kafka.connect.transforms.predicates.TopicNameMatches": "pattern",
+    "org.apache.kafka.connect.transforms.predicates.HasHeaderKey": "name",
+}
+SMT_FIELDS = ("type", "predicate", "negate", "keepsTopic")
+
+
+def check(model: Model) -> list[Problem]:
+    """Rules across the fields of each cluster and flow; pydantic has already checked each field.
+    The rules across flows are in infra/guardrails.py."""
+    topo = model.topology
+    problems: list[Problem] = _check_operator(topo)
+    for alias in sorted(topo.clusters):
+        if not DNS1123_LABEL.match(alias) or len(alias) > MAX_ALIAS:
+            problems.append(Problem(f"clusters.{alias}", "alias", alias,
+                                    f"lowercase letters, digits and '-' (DNS-1123), at most {MAX_ALIAS} characters"))
+    for index, flow in enumerate(topo.flows):
+        where = f"flows[{index}] ({flow.flow_name})"
+        for role in ("source", "target"):
+            alias = getattr(flow, role)
+            if alias not in topo.clusters:
+                problems.append(Problem(where, role, alias,
+                                        f"a cluster alias defined under `clusters`: {', '.join(sorted(topo.clusters))}"))
+        if flow.source == flow.target:
+            problems.append(Problem(where, "target", flow.target, "a cluster other than the source"))
+        problems += _check_shape(where, flow)
+        problems += _check_bidirectional(where, flow)
+        for alias in sorted({flow.source, flow.target}) if flow.bidirectional else [flow.target]:
+            target = topo.clusters.get(alias) if flow.source != flow.target else None
+            target_tls = target.security.effective_tls if target else None
+            if target_tls and target_tls.trust is not Trust.pem:
+                problems.append(Problem(f"clusters.{alias}", "security.tls.trust", target_tls.trust.value,
+                                        f"pem: the cluster is the target of flow {flow.flow_name}, and Strimzi's "
+                                        "KafkaConnect trusts PEM certificates only (spec.tls.trustedCertificates)"))
+        problems.extend(_check_overrides(where, flow))
+        problems += _check_heartbeat_identity(topo, where, flow)
+    seen: dict[str, str] = {}
+    for d in model.flows:
+        where, name = d.where, d.name
+        if not DNS1123_LABEL.match(name) or len(name) > MAX_FLOW_NAME:
+            declared = topo.flows[d.declared]
+            hint = ""
+            if declared.bidirectional:
+                hint = (f"; each direction's name is `<name>-<source>-<target>` ({DEFAULT_FLOW_BASE} without "
+                        "`name`): set a shorter `name`")
+            elif declared.name is None:
+                hint = "; without `name` it is `repl-<source>-<target>`: set a shorter `name`"
+            problems.append(Problem(where, "name", name, "lowercase letters, digits and '-' (DNS-1123), at most "
+                                                         f"{MAX_FLOW_NAME} characters{hint}"))
+        if name in seen:
+            problems.append(Problem(where, "name", name, f"a name not used by {seen[name]}"))
+        seen.setdefault(name, where)
+        for part in d.parts:
+            problems += _check_part(where, d.flow, part)
+    # Both directions of a pair share their SMTs: checked once, on the declaration (its first
+    # direction's source connectors, which carry the declaration's settings).
+    checked: set[int] = set()
+    for d in sorted(model.flows, key=lambda d: (d.declared, d.flow.source != topo.flows[d.declared].source)):
+        if d.declared in checked:
+            continue
+        checked.add(d.declared)
+        declared = topo.flows[d.declared]
+        for part in d.parts:
+            for spec in part.sources:
+                problems += _check_smts(f"flows[{d.declared}] ({declared.flow_name})", declared, spec)
+    if topo.audit:
+        problems += _check_audit(model, topo.audit)
+    return in_file_order(problems)
+
+
+def _check_operator(topo: Topology) -> list[Problem]:
+    """The operator release exists in infra/releases.py, and what depends on it fits it."""
+    operator = topo.operator
+    release = find(operator.flavour, operator.version)
+    if release is None:
+        flavour, version = operator.flavour, operator.version
+        supported = ", ".join(supported_versions(flavour))
+        if (flavour, version) in REFUSED:
+            allowed = f"a supported {flavour.value} release ({supported}): {REFUSED[(flavour, version)]}"
+        else:
+            other = next((f for f in Flavour if f is not flavour and find(f, version)), None)
+            hint = f"; {version} is a {other.value} release: set flavour: {other.value}" if other else ""
+            allowed = f"a supported {flavour.value} release: {supported}{hint}"
+        return [Problem("operator", "version", version, allowed)]
+    problems = []
+    places = [("operator", "connect.version", operator.connect.version)]
+    for index, flow in enumerate(topo.flows):
+        where = f"flows[{index}] ({flow.flow_name})"
+        places.append((where, "connect.version", flow.connect.version))
+        places += [(where, f"connectClusters[{i}].connect.version", part.connect.version)
+                   for i, part in enumerate(flow.connectClusters or [])]
+    for where, field, version in places:
+        if version is not None and version not in release.connect_versions:
+            problems.append(Problem(where, field, version,
+                                    f"a Kafka Connect version {release.name} runs: "
+                                    f"{', '.join(release.connect_versions)} (unset: {release.default_connect_version})"))
+    if operator.targetConnection is TargetConnection.workerFile and not release.worker_file.readable_by_connectors:
+        problems.append(Problem("operator", "targetConnection", operator.targetConnection.value,
+                                f"clusterObjects (or unset): {release.name} (Strimzi {release.strimzi}) writes the "
+                                "worker file with ${strimzi...:...} references and no store keys, and Kafka "
+                                "resolves a config variable only once, so ${file:...} would hand connectors "
+                                "unusable values"))
+    return problems
+
+
+def _check_heartbeat_identity(topo: Topology, where: str, flow: Flow) -> list[Problem]:
+    """The heartbeat connector's producer inherits the worker's producer.* keys (for the TARGET)
+    and can only override them (Kafka Worker.baseProducerConfigs). A worker with an mTLS target
+    keeps its client key store in every release's worker file; producing to a source that
+    authenticates clients by certificate (protocol SSL) without a certificate of its own would
+    present the TARGET's identity to the source."""
+    source, target = topo.clusters.get(flow.source), topo.clusters.get(flow.target)
+    if not (flow.heartbeats and source and target) or source.security.protocol is not Protocol.SSL:
+        return []
+    source_tls, target_tls = source.security.effective_tls, target.security.effective_tls
+    if target_tls and target_tls.clientCertificate and not source_tls.clientCertificate:
+        return [Problem(where, "heartbeats", True,
+                        f"false, or a client certificate for {flow.source} (clusters.{flow.source}.security.tls."
+                        f"clientCertificate): the heartbeat connector produces into {flow.source} over SSL with "
+                        f"the Connect worker's producer, which carries {flow.target}'s client key store (mTLS) "
+                        f"and would authenticate to {flow.source} as {flow.target}'s client")]
+    return []
+
+
+def _check_audit(model: Model, audit: Audit) -> list[Problem]:
+    problems = []
+    period = audit.period_seconds
+    if audit.deadline_seconds >= period:
+        problems.append(Problem("audit", "activeDeadlineSeconds", audit.activeDeadlineSeconds,
+                                f"less than the schedule's shortest period ({period} s): a run must end before "
+                                "the next one is due"))
+    if audit.namespace in {d.names(p).namespace for d in model.flows for p in d.parts}:
+        problems.append(Problem("audit", "namespace", audit.namespace, "a namespace no flow uses"))
+    for field, text in (("reports.size", audit.reports.size),
+                        *((f"resources.{k}.{r}", v) for k, d in audit.resources.model_dump(exclude_none=True).items()
+                          for r, v in d.items())):
+        try:
+            quantity(text)
+        except ValueError as exc:
+            problems.append(Problem("audit", field, text, str(exc)))
+    return problems
+
+
+def _check_shape(where: str, flow: Flow) -> list[Problem]:
+    problems = []
+    given = [f for f in ("topics", "sources", "connectClusters") if getattr(flow, f) is not None]
+    if len(given) != 1:
+        problems.append(Problem(where, " / ".join(given) or "topics", None if not given else ", ".join(given),
+                                "exactly one of `topics` (one MirrorSourceConnector), `sources` (several) or "
+                                "`connectClusters` (the flow split over several Connect clusters)"))
+    if flow.topicsExclude and flow.topics is None:
+        problems.append(Problem(where, "topicsExclude", flow.topicsExclude,
+                                "topicsExclude next to the `topics` it narrows (in `sources[]` or `connectClusters[]`)"))
+    # Instance names name ConfigMaps and connectors: unique in the flow, across its Connect clusters.
+    problems += _unique(where, [(f"{path}.name", s.name) for path, s in flow.instances()])
+    for i, part in enumerate(flow.connectClusters or []):
+        if (part.topics is None) == (part.sources is None):
+            problems.append(Problem(where, f"connectClusters[{i}]", part.name,
+                                    "exactly one of `topics` or `sources` in each Connect cluster"))
+        if part.topicsExclude and part.topics is None:
+            problems.append(Problem(where, f"connectClusters[{i}].topicsExclude", part.topicsExclude,
+                                    "topicsExclude next to the `topics` it narrows"))
+    problems += _unique(where, [(f"connectClusters[{i}].name", p.name) for i, p in enumerate(flow.connectClusters or [])])
+    return problems
+
+
+def _unique(where: str, named: list[tuple[str, str]]) -> list[Problem]:
+    """(field, name) pairs: every repeated name is a problem at its field."""
+    seen, problems = set(), []
+    for field, name in named:
+        if name in seen:
+            problems.append(Problem(where, field, name, "a name not used by another entry of the list"))
+        seen.add(name)
+    return problems
+
+
+def _check_bidirectional(where: str, flow: Flow) -> list[Problem]:
+    if flow.aggregation and not flow.bidirectional and flow.policy is not Policy.identity:
+        # Default-policy flows of two sources never collide (the prefixes differ), and one
+        # source's flows must not write the same topics: nothing is left to aggregate.
+        return [Problem(where, "aggregation", True,
+                        "false (or unset): aggregation declares an identity fan-in (replicationPolicy: "
+                        "identity); this flow uses the default policy")]
+    if not flow.bidirectional:
+        return []
+    problems = []
+    if flow.replicationPolicy is Policy.default:
+        problems.append(Problem(where, "replicationPolicy", "default",
+                                "identity (or unset) for a bidirectional pair; prefixed replication both ways is "
+                                "two ordinary flows, whose DefaultReplicationPolicy detects loops by itself"))
+    if flow.checkpoints:
+        problems.append(Problem(where, "checkpoints", True,
+                                "false (or unset): checkpointing and group offset sync do not work in a "
+                                "bidirectional prefixless setup (the documents)"))
+    if flow.aggregation:
+        problems.append(Problem(where, "aggregation", True, "false: a bidirectional pair is not a fan-in"))
+    return problems
+
+
+def _check_part(where: str, flow: Flow, part: PartSpec) -> list[Problem]:
+    problems = []
+    label = part.where if part.name else "(flow)"
+    if part.name:
+        connect = f"{flow.flow_name}-{part.name}"
+        if len(connect) > MAX_FLOW_NAME:
+            problems.append(Problem(where, f"{part.where}.name", part.name,
+                                    f"a shorter name: the Connect cluster and namespace `{connect}` "
+                                    f"must be at most {MAX_FLOW_NAME} characters"))
+    if part.quota:
+        problems += _check_quota(where, label, part)
+    return problems
+
+
+def _check_quota(where: str, label: str, part: PartSpec) -> list[Problem]:
+    """A quota that the Connect pods cannot satisfy makes Strimzi's pods fail admission, long
+    after `pulumi up` reported success: catch it here."""
+    problems = []
+    field = "resourceQuota.hard" if label == "(flow)" else f"{label}.resourceQuota.hard"
+    resources = part.connect.resources
+    for key, hard in sorted(part.quota.hard.items()):
+        kind, _, resource = key.partition(".")
+        if kind not in ("requests", "limits") or resource not in ("cpu", "memory"):
+            continue
+        declared = getattr(resources, kind, None) if resources else None
+        if not declared or resource not in declared:
+            problems.append(Problem(where, f"{field}.{key}", hard,
+                                    f"connect.resources.{kind}.{resource} set as well: with this quota, pods "
+                                    f"without a {resource} {kind[:-1]} are refused by the API server"))
+            continue
+        try:
+            need = part.connect.replicas * quantity(str(declared[resource]))
+            have = quantity(str(hard))
+        except ValueError as exc:
+            problems.append(Problem(where, f"{field}.{key}", hard, f"a Kubernetes quantity ({exc})"))
+            continue
+        if need > have:
+            problems.append(Problem(where, f"{field}.{key}", hard,
+                                    f"at least {part.connect.replicas} replicas x {declared[resource]} = "
+                                    f"{_fmt(need)} (connect.replicas x connect.resources.{kind}.{resource})"))
+    return problems
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _check_smts(where: str, flow: Flow, spec: SourceSpec) -> list[Problem]:
+    problems = []
+    at = "" if spec.where in ("topics", "(flow)") or spec.name is None else f"{spec.where}."
+    names_ = [t.name for t in spec.transforms]
+    problems += _unique(where, [(f"{at}transforms[{i}].name", n) for i, n in enumerate(names_)])
+    problems += _unique(where, [(f"{at}predicates[{i}].name", p.name) for i, p in enumerate(spec.predicates)])
+    declared = {p.name for p in spec.predicates}
+    if flow.bidirectional:
+        reserved = {LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM}
+        for i, t in enumerate(spec.transforms):
+            if t.name in reserved:
+                problems.append(Problem(where, f"{at}transforms[{i}].name", t.name,
+                                        f"another name: {', '.join(sorted(reserved))} are the loop filter's "
+                                        "transforms in a bidirectional pair"))
+        for i, p in enumerate(spec.predicates):
+            if p.name == LOOP_PREDICATE:
+                problems.append(Problem(where, f"{at}predicates[{i}].name", p.name,
+                                        f"another name: {LOOP_PREDICATE} is the loop filter's predicate"))
+    for i, t in enumerate(spec.transforms):
+        base = t.type.split("$")[0]
+        if base in TOPIC_RENAMING_SMTS or (base not in TOPIC_KEEPING_SMTS and ROUTER_NAME.search(base.rsplit(".", 1)[-1])):
+            problems.append(Problem(where, f"{at}transforms[{i}].type", t.type,
+                                    "an SMT that keeps the record's topic: topic-renaming transforms break the "
+                                    "replication policy (target topic names, offset syncs, checkpoints and loop "
+                                    "detection all derive from the source topic name)"))
+        elif base not in TOPIC_KEEPING_SMTS and not t.keepsTopic:
+            problems.append(Problem(where, f"{at}transforms[{i}].type", t.type,
+                                    "a transform known to keep the record's topic (Kafka's own field, header and "
+                                    "schema transforms): the program cannot tell what this class does. If it never "
+                                    "changes the record's topic, say so with `keepsTopic: true` on this transform"))
+        if t.predicate and t.predicate not in declared:
+            problems.append(Problem(where, f"{at}transforms[{i}].predicate", t.predicate,
+                                    f"a predicate declared under predicates: {', '.join(sorted(declared)) or 'none'}"))
+        if t.negate and not t.predicate:
+            problems.append(Problem(where, f"{at}transforms[{i}].negate", True, "a `predicate` to negate"))
+        problems += _check_smt_config(where, f"{at}transforms[{i}].config", t.config)
+    for i, p in enumerate(spec.predicates):
+        problems += _check_smt_config(where, f"{at}predicates[{i}].config", p.config)
+        required = PREDICATE_REQUIRED.get(p.type)
+        if required and required not in p.config:
+            problems.append(Problem(where, f"{at}predicates[{i}].config.{required}", None,
+                                    f"a value: {p.type.rsplit('.', 1)[-1]} needs `{required}`"))
+        if required == "pattern" and required in p.config:
+            # TopicNameMatches compiles it with java.util.regex. No guardrail reasons about it,
+            # so constructs the automata cannot model (lookarounds...) are fine here.
+            try:
+                jregex.parse(str(p.config["pattern"]))
+            except jregex.RegexError as exc:
+                problems.append(Problem(where, f"{at}predicates[{i}].config.pattern", p.config["pattern"],
+                                        f"a valid Java regex ({exc})"))
+            except jregex.Unsupported:
+                pass
+    for conv_name in ("key", "value"):
+        conv = getattr(spec.converters, conv_name, None) if spec.converters else None
+        if conv:
+            problems += _check_smt_config(where, f"{at}converters.{conv_name}.config", conv.config)
+    return problems
+
+
+def _check_smt_config(where: str, field: str, config: dict) -> list[Problem]:
+    problems = []
+    for key in sorted(config):
+        if key in SMT_FIELDS:
+            problems.append(Problem(where, f"{field}.{key}", key, f"the `{key}` field beside `config`"))
+        elif SECRET_LIKE.search(key):
+            problems.append(Problem(where, f"{field}.{key}", key, "no secrets in connector config"))
+    return problems
+
+
+def _check_overrides(where: str, flow: Flow) -> list[Problem]:
+    problems = []
+    overrides = [(f"config.{c}", getattr(flow.config, c)) for c in ("source", "checkpoint", "heartbeat")]
+    overrides += [(f"{path}.config", inst.config) for path, inst in flow.instances()]
+    for prefix, config in overrides:
+        for key in sorted(config):
+            field = f"{prefix}.{key}"
+            owned_connection = any(key.startswith(p) and key[len(p):].startswith(CONNECTION_KEYS)
+                                   for p in MANAGED_PREFIXES)
+            if key in MANAGED_KEYS or owned_connection or (flow.bidirectional and key in BIDIRECTIONAL_KEYS):
+                problems.append(Problem(where, field, key, "a property the program does not set itself "
+                                        "(topics, groups, policy and cluster connections come from the flow)"))
+            elif key.startswith(SMT_PREFIXES) or key in ("transforms", "predicates"):
+                problems.append(Problem(where, field, key, "the typed `transforms` and `predicates` lists "
+                                        "(docs/topology.md#single-message-transforms)"))
+            elif key.startswith(CONVERTER_PREFIXES):
+                problems.append(Problem(where, field, key, "the typed `converters` field"))
+            elif SECRET_LIKE.search(key):
+                problems.append(Problem(where, field, key, "no secrets in connector config: they come from "
+                                        "Pulumi secret config (docs/topology.md#secrets)"))
+    return problems
+
+
+def warnings(model: Model) -> list[str]:
+    """Valid but risky choices, shown by `pulumi preview` and the offline render."""
+    found = []
+    for d in model.flows:
+        if d.flow.startFrom is StartFrom.latest:
+            found.append(f"flow {d.name}: startFrom latest replicates new partitions from their end "
+                         "offset: records written before the connector first reads them are never replicated "
+                         "(at-least-once no longer holds)")
+    return found
+
+
+def check_transitions(model: Model, previous_flows: dict | None) -> list[Problem]:
+    """Changes that must not be made in one step, judged against the stack's previous outputs."""
+    problems = []
+    for d in model.flows:
+        flow = d.flow
+        before = (previous_flows or {}).get(d.name) or {}
+        if flow.exactlyOnce is ExactlyOnce.enabled and before.get("exactlyOnce") == ExactlyOnce.disabled.value:
+            watch = " and ".join(f"kubectl get pods -n {d.names(p).namespace} --watch" for p in d.parts)
+            problems.append(Problem(
+                d.where, "exactlyOnce", flow.exactlyOnce.value,
+                "preparing first: this flow's running Connect cluster has exactly-once disabled. Deploy "
+                "exactlyOnce: preparing, wait until the Connect pods' rolling restart has finished "
+                f"({watch}), then deploy exactlyOnce: enabled"))
+    return problems

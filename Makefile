@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render test audit venv venv-deploy schema apiserver clean lock
+.PHONY: render test audit venv venv-deploy schema provider-schema apiserver clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,11 @@ audit: venv
 
 schema: venv
 	$(BIN)/python -m infra schema
+
+# The component provider's Pulumi package schema (components/schema.json), from the code.
+provider-schema: venv-deploy
+	$(BIN)/python -c 'import json; from components.replication import provider_schema; \
+	  print(json.dumps(provider_schema(), indent=2, sort_keys=True))' > components/schema.json
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .tools

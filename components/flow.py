@@ -1,6 +1,6 @@
-"""The components of one replication flow.
+"""The components of one flow as deployed (one direction of a bidirectional pair).
 
-    ReplicationFlow                 kafka-replication:flow:ReplicationFlow
+    FlowDirection                   kafka-replication:flow:ReplicationFlow
       per Connect cluster of the flow (one unless the flow is split; named <connect>, which is
       the flow name for an unsplit flow):
       Namespace
@@ -8,7 +8,9 @@
       ConnectCluster <connect>/connect        (ResourceQuota, KafkaConnect, Role, RoleBinding)
       MirrorConnectors <connect>/connectors   (KafkaConnectors)
 
-Type tokens and names are part of every URN: change them only with `aliases`.
+Type tokens and names are part of every URN: change them only with `aliases`. (The token of
+FlowDirection is the one its URNs have carried since the first release.) These are the inner
+components of ReplicationTopology and ReplicationFlow (components/replication.py).
 """
 
 from __future__ import annotations
@@ -63,8 +65,8 @@ class MirrorConnectors(pulumi.ComponentResource):
         self.register_outputs({"connectors": [o["metadata"]["name"] for o in objects]})
 
 
-class ReplicationFlow(pulumi.ComponentResource):
-    """Everything one replication flow deploys, in its own namespace."""
+class FlowDirection(pulumi.ComponentResource):
+    """Everything one flow as deployed creates, in its own namespace(s)."""
 
     def __init__(self, plan: FlowPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
         super().__init__(names.component_type("flow", "ReplicationFlow"), plan.name, None, opts)

@@ -24,6 +24,10 @@ def component_type(module: str, name: str) -> str:
     return f"{PACKAGE}:{module}:{name}"
 
 
+# The program's one ReplicationTopology (a URN: change only with `aliases`).
+TOPOLOGY_COMPONENT = "replication"
+
+
 def default_flow_name(source: str, target: str) -> str:
     return f"repl-{source}-{target}"
 

@@ -7,12 +7,12 @@ from typing import Callable
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
-from components import ReplicationAudit, ReplicationFlow
+from components.replication import ReplicationTopology, prepare
 from infra import config as stack_config
-from infra import rules, validation
-from infra.audit import AuditPlan, plan_audit
+from infra import names, reading, rules
+from infra.audit import AuditPlan
 from infra.errors import TopologyError
-from infra.plan import StackPlan, plan
+from infra.plan import StackPlan
 from infra.resolution import Model
 from infra.schema import ExactlyOnce
 
@@ -52,9 +52,9 @@ def previous_flows() -> dict | None:
 def main() -> dict:
     config = pulumi.Config()
     try:
-        model = validation.load(stack_config.topology_path(config, pulumi.get_stack()))
-        stack_plan = plan(model)
-        audit_plan = plan_audit(model, stack_plan)
+        path = stack_config.topology_path(config, pulumi.get_stack())
+        document = reading.load_yaml_file(path, "topology file")
+        model, stack_plan, audit_plan = prepare(document, str(path))
         full = lambda key: f"{pulumi.get_project()}:{key}"  # noqa: E731
         validate(model, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None, previous_flows,
                  lambda key: pulumi.runtime.get_config(full(key)),
@@ -62,15 +62,11 @@ def main() -> dict:
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None
-    for warning in model.warnings:
-        pulumi.log.warn(warning)
-    secrets = stack_config.secret_resolver(config)
-    flows = [ReplicationFlow(flow_plan, secrets) for flow_plan in stack_plan.flows]
-    outputs = stack_plan.outputs()
+    secrets = {key: config.require_secret(key) for key in secret_keys(stack_plan, audit_plan)}
+    topology = ReplicationTopology(names.TOPOLOGY_COMPONENT, {"topology": document, "secrets": secrets})
+    outputs = {key: topology.outputs.apply(lambda o, key=key: o[key]) for key in stack_plan.outputs()}
     if audit_plan:
-        # The REST NetworkPolicies live in the flows' namespaces: created after them.
-        ReplicationAudit(audit_plan, secrets, pulumi.ResourceOptions(depends_on=flows))
-        outputs["audit"] = audit_plan.outputs
+        outputs["audit"] = topology.outputs.apply(lambda o: o["audit"])
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs

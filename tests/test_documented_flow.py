@@ -223,7 +223,8 @@ def test_exactly_the_documented_objects(doc_render):
 def test_components_parent_every_object(doc_render):
     types = sorted(r.type for r in doc_render.resources if r.type.startswith("kafka-replication:"))
     assert types == ["kafka-replication:flow:ClusterAccess", "kafka-replication:flow:ConnectCluster",
-                     "kafka-replication:flow:MirrorConnectors", "kafka-replication:flow:ReplicationFlow"]
+                     "kafka-replication:flow:MirrorConnectors", "kafka-replication:flow:ReplicationFlow",
+                     "kafka-replication:index:ReplicationTopology"]
 
 
 def test_stack_outputs_contract(doc_render):

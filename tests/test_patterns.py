@@ -169,7 +169,7 @@ def test_split_flow_outputs(tmp_path):
 
 def test_split_flow_urns_nest_under_the_flow(tmp_path):
     r = render_topology(tmp_path, patterns.split())
-    names = sorted(res.name for res in r.resources if res.type.startswith("kafka-replication:"))
+    names = sorted(res.name for res in r.resources if res.type.startswith("kafka-replication:flow:"))
     assert names == ["workload", "workload-high/access", "workload-high/connect", "workload-high/connectors",
                      "workload-small/access", "workload-small/connect", "workload-small/connectors"]
 

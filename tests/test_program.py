@@ -18,6 +18,7 @@ NS = "repl-us-west-us-east"
 def test_resource_names_and_types_are_stable(doc_render):
     """Changing any of these replaces live objects: do it only with `aliases`."""
     assert sorted((r.type, r.name) for r in doc_render.resources) == sorted([
+        ("kafka-replication:index:ReplicationTopology", "replication"),
         ("kafka-replication:flow:ReplicationFlow", NS),
         ("kafka-replication:flow:ClusterAccess", f"{NS}/access"),
         ("kafka-replication:flow:ConnectCluster", f"{NS}/connect"),

@@ -81,8 +81,8 @@ def test_summary_counts_objects_per_flow_and_kind(tmp_path):
     assert "  flow repl-us-west-us-east  (namespace repl-us-west-us-east): + 14 objects" in text
     assert "      + Secret                 4" in text
     assert "      + KafkaConnector         3" in text
-    assert "Resources: + 18 to create (14 Kubernetes objects; components: 1 flow:ClusterAccess, " \
-           "1 flow:ConnectCluster, 1 flow:MirrorConnectors, 1 flow:ReplicationFlow)" in text
+    assert "Resources: + 19 to create (14 Kubernetes objects; components: 1 flow:ClusterAccess, " \
+           "1 flow:ConnectCluster, 1 flow:MirrorConnectors, 1 flow:ReplicationFlow, 1 index:ReplicationTopology)" in text
     assert "Placeholder" not in text
 
 

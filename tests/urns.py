@@ -1,7 +1,12 @@
-"""The URNs a program run registers, with the aliases each resource declares, resolved as the
-Pulumi engine resolves them (pkg/resource/deploy: an alias spec names the type, name or parent it
-had; a child inherits one alias per alias of its parent, its own name and type under the
-parent's old URN)."""
+"""The URNs a program run registers, as the Pulumi engine makes them, with the aliases each
+resource declares resolved as the engine resolves them.
+
+Pulumi's mock monitor shortens URNs (only the parent's last type, the stack's type included), so
+the URNs here are computed from each registration's parent, type and name by the engine's rule
+(resource.NewURN: `urn:pulumi:<stack>::<project>::<parent's qualified type>$<type>::<name>`, no
+parent type under the stack). An alias spec names the type, name or parent a resource had; a
+child inherits one alias per alias of its parent: its own type and name under the parent's old
+URN (pkg/resource/deploy, inheritedChildAlias)."""
 
 from __future__ import annotations
 
@@ -14,11 +19,21 @@ ROOT = "pulumi:pulumi:Stack"
 
 @dataclass
 class Registered:
-    urn: str
+    urn: str      # the engine's URN
     type: str
     name: str
-    parent: str
+    parent: str   # the parent's engine URN ("" for the stack itself)
     aliases: list = field(default_factory=list)  # alias_pb2.Alias messages
+
+
+def qualified_type(urn: str) -> str:
+    return urn.split("::")[2]
+
+
+def make_urn(prefix: str, parent: str | None, typ: str, name: str) -> str:
+    parent_type = qualified_type(parent) if parent else ""
+    qualified = f"{parent_type}${typ}" if parent_type and parent_type != ROOT else typ
+    return f"{prefix}::{qualified}::{name}"
 
 
 class Recorder:
@@ -27,12 +42,16 @@ class Recorder:
     def __enter__(self) -> "Recorder":
         self.registered: list[Registered] = []
         self._original = mocks.MockMonitor.RegisterResource
+        engine_urn: dict[str, str] = {}  # the mock's URN -> the engine's
         recorder = self
 
         def register(monitor, request):
             response = recorder._original(monitor, request)
-            recorder.registered.append(Registered(response.urn, request.type, request.name, request.parent,
-                                                  list(request.aliases)))
+            prefix = "::".join(response.urn.split("::")[:2])
+            parent = engine_urn.get(request.parent, "") if request.parent else ""
+            urn = make_urn(prefix, parent or None, request.type, request.name)
+            engine_urn[response.urn] = urn
+            recorder.registered.append(Registered(urn, request.type, request.name, parent, list(request.aliases)))
             return response
         mocks.MockMonitor.RegisterResource = register
         return self
@@ -44,8 +63,8 @@ class Recorder:
         return sorted(r.urn for r in self.registered if r.type != ROOT)
 
     def alias_urns(self) -> dict[str, set[str]]:
-        """Every resource's URN -> the URNs it also answers to (its aliases, and those inherited
-        from its ancestors' aliases)."""
+        """Every resource's URN -> the other URNs it answers to (its aliases, and those
+        inherited from its ancestors' aliases)."""
         by_urn = {r.urn: r for r in self.registered}
         memo: dict[str, set[str]] = {}
 
@@ -54,10 +73,8 @@ class Recorder:
                 return memo[urn]
             r = by_urn[urn]
             prefix = "::".join(urn.split("::")[:2])
-            found: set[str] = set()
-            parent_olds = olds(r.parent) if r.parent and r.parent in by_urn else set()
-            for old_parent in parent_olds:  # inherited: this resource under each old parent URN
-                found.add(_urn(prefix, old_parent, r.type, r.name))
+            parent_olds = olds(r.parent) if r.parent in by_urn else set()
+            found = {make_urn(prefix, old_parent, r.type, r.name) for old_parent in parent_olds}
             for alias in r.aliases:
                 if alias.urn:
                     found.add(alias.urn)
@@ -65,21 +82,13 @@ class Recorder:
                 spec = alias.spec
                 typ, name = spec.type or r.type, spec.name or r.name
                 if spec.noParent:
-                    parents = [None]
+                    parents: list[str | None] = [None]
                 elif spec.parentUrn:
                     parents = [spec.parentUrn]
                 else:
-                    parents = [r.parent, *parent_olds]
-                found |= {_urn(prefix, p, typ, name) for p in parents}
+                    parents = [r.parent or None, *parent_olds]
+                found |= {make_urn(prefix, p, typ, name) for p in parents}
             memo[urn] = found - {urn}
             return memo[urn]
 
         return {r.urn: olds(r.urn) for r in self.registered if r.type != ROOT}
-
-
-def _urn(prefix: str, parent: str | None, typ: str, name: str) -> str:
-    """urn:pulumi:<stack>::<project>::<parent types>$<type>::<name>, as resource.NewURN makes it:
-    a resource under the stack (or none) has no parent type."""
-    parent_type = parent.split("::")[3] if parent else ""
-    qualified = f"{parent_type}${typ}" if parent_type and parent_type != ROOT else typ
-    return f"{prefix}::{qualified}::{name}"

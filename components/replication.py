@@ -1,0 +1,175 @@
+"""The public components: Pulumi's (name, args, opts) with typed Args and Output properties,
+usable from another Python program without a topology file, and from TypeScript, Go, C# or YAML
+through the component provider (components/__main__.py; its schema is components/schema.json).
+
+    ReplicationTopology   kafka-replication:index:ReplicationTopology
+      every flow of a topology, checked together (the rules across flows need all of them), and
+      the replication audit when the topology has an `audit` section
+    ReplicationFlow       kafka-replication:index:ReplicationFlow
+      one flow between two clusters, with its own checks (a bidirectional flow is two directions)
+
+Both validate their arguments before creating anything: a bad topology raises one error that
+lists every problem (field paths as in docs/topology.md). Inside, each flow as deployed is a
+FlowDirection (components/flow.py) and the audit a ReplicationAudit (components/audit.py).
+"""
+
+# No `from __future__ import annotations`: Pulumi's analyzer reads these annotations as types.
+from typing import Any, Mapping, NotRequired, Optional, TypedDict
+
+import pulumi
+
+from components.audit import ReplicationAudit
+from components.flow import FlowDirection
+from infra import config as stack_config
+from infra import names, validation
+from infra.audit import AuditPlan, plan_audit
+from infra.connection import SecretValue
+from infra.errors import Problem, TopologyError
+from infra.plan import StackPlan, plan
+from infra.resolution import Model
+
+
+
+class ReplicationTopologyArgs(TypedDict):
+    topology: pulumi.Input[dict[str, Any]]
+    """The topology: the fields of a stacks/<stack>.yaml document (operator, clusters, flows,
+    audit), as docs/topology.md describes them. It decides which resources exist, so it must be
+    known when the program runs (not the Output of another resource)."""
+    secrets: pulumi.Input[dict[str, pulumi.Input[str]]]
+    """Secret material by item, as the stack's secret config names it without the project
+    prefix (`<alias>.password`, `<alias>.caCert`, `registry.password`...; docs/topology.md#secrets).
+    Values may be secret Outputs; they stay secret."""
+
+
+class ReplicationFlowArgs(TypedDict):
+    clusters: pulumi.Input[dict[str, Any]]
+    """The flow's two Kafka clusters by alias, each as under `clusters` in a topology."""
+    flow: pulumi.Input[dict[str, Any]]
+    """The flow, as one item of `flows` in a topology (source, target, topics, ...)."""
+    operator: NotRequired[pulumi.Input[dict[str, Any]]]
+    """The operator section of a topology (flavour, version, connect defaults); its defaults
+    when unset."""
+    secrets: pulumi.Input[dict[str, pulumi.Input[str]]]
+    """Secret material by item, as for ReplicationTopology."""
+
+
+class ReplicationTopology(pulumi.ComponentResource):
+    """Every replication flow of a topology and its audit, checked together before anything is
+    created: each flow's rules and the rules across flows (docs/guardrails.md)."""
+
+    flows: pulumi.Output[dict[str, Any]]
+    """Per flow as deployed: the outputs contract of docs/outputs.md (`flows`)."""
+    outputs: pulumi.Output[dict[str, Any]]
+    """The whole outputs contract of docs/outputs.md (outputsVersion, operator, flows, audit)."""
+
+    def __init__(self, name: str, args: ReplicationTopologyArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(names.component_type("index", "ReplicationTopology"), name, None, opts)
+        topology = _known(args.get("topology"), "topology")
+        # A stack that ran this program before the component existed had its flows and audit
+        # under the stack itself: the alias keeps their URNs (tests/test_components.py).
+        deployed = _deploy(self, topology, args.get("secrets") or {}, f"ReplicationTopology {name}",
+                           [pulumi.Alias(parent=None)])
+        self.outputs = pulumi.Output.from_input(deployed)
+        self.flows = pulumi.Output.from_input(deployed["flows"])
+        self.register_outputs({"flows": self.flows, "outputs": self.outputs})
+
+
+class ReplicationFlow(pulumi.ComponentResource):
+    """One replication flow between two Kafka clusters (both directions of a bidirectional
+    pair), checked on its own before anything is created."""
+
+    flows: pulumi.Output[dict[str, Any]]
+    """Per flow as deployed (two for a bidirectional pair): the `flows` contract of docs/outputs.md."""
+
+    def __init__(self, name: str, args: ReplicationFlowArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(names.component_type("index", "ReplicationFlow"), name, None, opts)
+        document: dict[str, Any] = {"clusters": _known(args.get("clusters"), "clusters"),
+                                    "flows": [_known(args.get("flow"), "flow")]}
+        operator = args.get("operator")
+        if operator is not None:
+            document["operator"] = _known(operator, "operator")
+        deployed = _deploy(self, document, args.get("secrets") or {}, f"ReplicationFlow {name}", [])
+        self.flows = pulumi.Output.from_input(deployed["flows"])
+        self.register_outputs({"flows": self.flows})
+
+
+def _known(value: Any, field: str) -> Any:
+    """A value that shapes the resource graph must be plain data, not an Output."""
+    if isinstance(value, pulumi.Output):
+        raise TopologyError([Problem("args", field, "an Output",
+                                     "a value known when the program runs: it decides which resources exist")],
+                            "the component arguments")
+    return value
+
+
+def prepare(document: Any, source: str) -> tuple[Model, StackPlan, AuditPlan | None]:
+    """The validated model and the plans of a topology document (TopologyError: every problem)."""
+    model = validation.parse(document, source)
+    stack_plan = plan(model)
+    return model, stack_plan, plan_audit(model, stack_plan)
+
+
+def _deploy(parent: pulumi.ComponentResource, document: Any, secrets: Mapping[str, Any], source: str,
+            aliases: list[pulumi.Alias]) -> dict[str, Any]:
+    try:
+        model, stack_plan, audit_plan = prepare(document, source)
+    except TopologyError as exc:
+        raise TopologyError(exc.problems, source) from None
+    keys = sorted(set(stack_plan.secret_keys()) | set(audit_plan.secret_keys() if audit_plan else []))
+    problems = stack_config.missing_secrets(keys, lambda key: key in secrets)
+    # Material given as plain text is checked now; secret Outputs when they resolve (below).
+    plain = {k: v for k, v in secrets.items() if isinstance(v, str)}
+    problems += stack_config.unusable_secrets([k for k in keys if k in plain], plain.get,
+                                              frozenset(d.flow.target for d in model.flows))
+    problems += stack_plan.name_problems(audit_plan.objects if audit_plan else ())
+    if problems:
+        raise TopologyError(problems, source)
+    for warning in model.warnings:
+        pulumi.log.warn(warning, parent)
+    resolve = mapping_resolver(secrets, frozenset(d.flow.target for d in model.flows))
+    moved = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
+    flows = [FlowDirection(flow_plan, resolve, moved) for flow_plan in stack_plan.flows]
+    outputs = stack_plan.outputs()
+    if audit_plan:
+        # The REST NetworkPolicies live in the flows' namespaces: created after them.
+        ReplicationAudit(audit_plan, resolve, pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(
+            depends_on=flows)))
+        outputs["audit"] = audit_plan.outputs
+    return outputs
+
+
+def mapping_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()):
+    """Planned SecretValues built from a mapping of secret items: every value is a secret
+    Output. Items given as Outputs are checked like secret config when they resolve."""
+    def item(key: str) -> pulumi.Output:
+        value = secrets[key]
+        if isinstance(value, str):
+            return pulumi.Output.secret(value)
+
+        def checked(text: str) -> str:
+            problems = stack_config.unusable_secrets([key], {key: text}.get, targets)
+            if problems:
+                raise TopologyError(problems, "the secret arguments")
+            return text
+        return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
+
+    def resolve(value: SecretValue) -> pulumi.Output:
+        inputs = [item(key) for key in value.config_keys]
+        return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
+    return resolve
+
+
+# The components the provider serves, and the version its schema carries (pyproject.toml's).
+PUBLIC = (ReplicationTopology, ReplicationFlow)
+VERSION = "0.1.0"
+
+
+def provider_schema() -> dict[str, Any]:
+    """The Pulumi package schema the component provider serves, inferred from the Args and
+    Output annotations above by Pulumi's analyzer."""
+    import json
+
+    from pulumi.provider.experimental.component import ComponentProvider
+    provider = ComponentProvider(list(PUBLIC), names.PACKAGE, version=VERSION)
+    return json.loads(provider.schema or "{}")
+

@@ -1,0 +1,194 @@
+"""The public components: usable without a topology file, typed for Pulumi's component provider
+(schema generated and checked), refusing bad arguments before creating anything, and keeping the
+URNs of every resource deployed before they existed (aliases, resolved as the engine does)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pulumi
+import pytest
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from components import ReplicationFlow, ReplicationTopology
+from components.replication import provider_schema
+from infra import render
+from infra.errors import TopologyError
+from infra.render import RecordingMocks
+from tests.conftest import ROOT, SECRETS, doc_topology, render_topology
+from tests.material import material
+from tests.urns import Recorder, Registered, make_urn
+
+
+def run(body, config: dict[str, str] | None = None, project: str = "kafka-replication") -> tuple[RecordingMocks, dict]:
+    """`body()` as a program under Pulumi's mocks: the recorded resources and what it returned,
+    resolved."""
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project=project, stack="test", preview=False)
+    pulumi.runtime.set_all_config(config or {}, secret_keys=list(config or {}))
+    result: dict = {}
+
+    def program():
+        value = body()
+        return pulumi.Output.from_input(value).apply(lambda resolved: result.update(value=resolved))
+
+    _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(program()).future())))
+    return mocks, result.get("value")
+
+
+def kube(mocks: RecordingMocks) -> dict[tuple[str, str], dict]:
+    return {(r.type.split(":")[-1], r.name): r.inputs for r in mocks.resources if r.is_kubernetes}
+
+
+# ----------------------------------------------------------------- URNs
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_urn_deployed_before_the_components_is_kept(stack):
+    """Each resource of today's program answers to exactly one URN the stack had before the
+    public components existed (tests/data/urns-<stack>.txt): its own, or an alias."""
+    before = set((ROOT / "tests" / "data" / f"urns-{stack}.txt").read_text().split())
+    with Recorder() as rec:
+        render.run(stack, placeholder_secrets=True)
+    aliases = rec.alias_urns()
+    kept: dict[str, str] = {}
+    new = []
+    for urn, olds in sorted(aliases.items()):
+        matches = ({urn} | olds) & before
+        assert len(matches) <= 1, (urn, matches)
+        if matches:
+            old = matches.pop()
+            assert old not in kept, (old, urn, kept.get(old))
+            kept[old] = urn
+        else:
+            new.append(urn)
+    assert set(kept) == before
+    assert new == [f"urn:pulumi:{stack}::kafka-replication::kafka-replication:index:ReplicationTopology::replication"]
+    # The URNs did move (under the ReplicationTopology): the aliases are what keeps them.
+    assert not set(aliases) & before
+
+
+def test_alias_resolution_follows_the_engine():
+    """A parent's alias carries its children: the child answers to its URN under the old parent."""
+    stack = "urn:pulumi:s::p::pulumi:pulumi:Stack::p-s"
+    top = "urn:pulumi:s::p::x:index:Top::t"
+    mid = "urn:pulumi:s::p::x:index:Top$x:m:Mid::m"
+    leaf = "urn:pulumi:s::p::x:index:Top$x:m:Mid$k:v:Leaf::l"
+    from pulumi.runtime.proto import alias_pb2
+    rec = Recorder()
+    rec.registered = [
+        Registered(stack, "pulumi:pulumi:Stack", "p-s", ""),
+        Registered(top, "x:index:Top", "t", stack),
+        Registered(mid, "x:m:Mid", "m", top, [alias_pb2.Alias(spec=alias_pb2.Alias.Spec(noParent=True))]),
+        Registered(leaf, "k:v:Leaf", "l", mid),
+    ]
+    assert rec.alias_urns() == {top: set(), mid: {"urn:pulumi:s::p::x:m:Mid::m"},
+                                leaf: {"urn:pulumi:s::p::x:m:Mid$k:v:Leaf::l"}}
+    assert make_urn("urn:pulumi:s::p", stack, "a:b:C", "n") == "urn:pulumi:s::p::a:b:C::n"
+
+
+# ----------------------------------------------------------------- without a topology file
+
+
+def example():
+    spec = importlib.util.spec_from_file_location("single_flow", ROOT / "docs" / "examples" / "single-flow" /
+                                                  "__main__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXAMPLE_SECRETS = {"kafka-replication-example:us-west.password": "s3cret",
+                   "kafka-replication-example:us-west.caCert": material("us-west").ca_pem,
+                   "kafka-replication-example:us-east.caCert": material("us-east").ca_pem}
+
+
+def test_the_example_program_deploys_one_flow_without_a_topology_file():
+    module = example()
+    mocks, flows = run(lambda: module.main().flows, EXAMPLE_SECRETS, project="orders-replication")
+    objects = kube(mocks)
+    assert sorted(k for k in objects if k[0] in ("Namespace", "KafkaConnect", "KafkaConnector")) == [
+        ("KafkaConnect", "orders/orders"), ("KafkaConnector", "orders/orders-checkpoint"),
+        ("KafkaConnector", "orders/orders-heartbeat"), ("KafkaConnector", "orders/orders-source"),
+        ("Namespace", "orders")]
+    connect = objects[("KafkaConnect", "orders/orders")]
+    assert connect["apiVersion"] == "kafka.strimzi.io/v1beta2"  # Strimzi 0.48.0, as the example asks
+    assert connect["spec"]["bootstrapServers"] == "us-east-kafka-bootstrap.kafka-us-east:9093"
+    source = objects[("KafkaConnector", "orders/orders-source")]["spec"]["config"]
+    assert source["topics"] == "${cfmap:orders/replication:topics}"
+    assert flows["orders"]["connectClusters"][0]["restUrl"] == "http://orders-connect-api.orders.svc:8083"
+    types = {r.type for r in mocks.resources if not r.is_kubernetes}
+    assert types == {"kafka-replication:index:ReplicationFlow", "kafka-replication:flow:ReplicationFlow",
+                     "kafka-replication:flow:ClusterAccess", "kafka-replication:flow:ConnectCluster",
+                     "kafka-replication:flow:MirrorConnectors"}
+    # Secret material stays secret: the SASL password is only in the source Secret, marked secret.
+    secret = next(r for r in mocks.resources if r.name == "orders/source-us-west" and r.type.endswith("Secret"))
+    assert secret.secret_paths and "s3cret" not in json.dumps([r.inputs for r in mocks.resources
+                                                               if r is not secret])
+
+
+def test_a_topology_from_code_renders_what_the_file_renders(tmp_path):
+    """ReplicationTopology given the documented topology as data creates the same objects as the
+    program given it as a file."""
+    mocks, outputs = run(lambda: ReplicationTopology("replication", {"topology": doc_topology(),
+                                                                     "secrets": dict(SECRETS)}).outputs)
+    by_file = render_topology(tmp_path, doc_topology())
+    assert sorted(kube(mocks)) == sorted((r.type.split(":")[-1], r.name) for r in by_file.resources
+                                         if r.is_kubernetes)
+    assert outputs["flows"] == by_file.outputs["flows"]
+
+
+def test_bad_arguments_are_refused_before_anything_is_created():
+    flow = {"source": "us-west", "target": "nowhere", "topics": "("}
+    with pytest.raises(TopologyError) as exc:
+        run(lambda: ReplicationFlow("bad", {"clusters": example().CLUSTERS, "flow": flow, "secrets": {}}).flows)
+    assert exc.value.report().splitlines() == [
+        "ReplicationFlow bad has 2 problem(s):",
+        "  - flows[0] (repl-us-west-nowhere): topics: got '('; expected '(' is not a valid Java regex (Unclosed group)",
+        "  - flows[0] (repl-us-west-nowhere): target: got 'nowhere'; expected a cluster alias defined under "
+        "`clusters`: us-east, us-west",
+    ]
+
+
+def test_a_topology_that_is_an_output_is_refused():
+    with pytest.raises(TopologyError) as exc:
+        run(lambda: ReplicationTopology("t", {"topology": pulumi.Output.from_input(doc_topology()),
+                                              "secrets": {}}).flows)
+    assert "topology: got 'an Output'; expected a value known when the program runs" in exc.value.report()
+
+
+def test_missing_secret_items_are_named():
+    with pytest.raises(TopologyError) as exc:
+        run(lambda: ReplicationFlow("orders", {"clusters": example().CLUSTERS, "flow": example().FLOW,
+                                               "secrets": {"us-west.password": "pw"}}).flows)
+    report = exc.value.report()
+    assert "us-west.caCert" in report and "us-east.caCert" in report and "us-west.password" not in report
+
+
+# ----------------------------------------------------------------- the provider
+
+
+def test_the_provider_schema_is_generated_from_the_code_and_checked_in():
+    """`make provider-schema` writes it; a change of the components' Args or Outputs must show in
+    components/schema.json (and so in every consumer's generated SDK)."""
+    checked_in = json.loads((ROOT / "components" / "schema.json").read_text())
+    assert provider_schema() == checked_in
+    resources = checked_in["resources"]
+    assert sorted(resources) == ["kafka-replication:index:ReplicationFlow",
+                                 "kafka-replication:index:ReplicationTopology"]
+    flow = resources["kafka-replication:index:ReplicationFlow"]
+    assert (flow["isComponent"], flow["requiredInputs"], flow["required"]) == (
+        True, ["clusters", "flow", "secrets"], ["flows"])
+    assert sorted(flow["inputProperties"]) == ["clusters", "flow", "operator", "secrets"]
+    topology = resources["kafka-replication:index:ReplicationTopology"]
+    assert (topology["requiredInputs"], sorted(topology["properties"])) == (["secrets", "topology"],
+                                                                             ["flows", "outputs"])
+
+
+def test_the_schema_check_sees_a_changed_component(monkeypatch):
+    from components import replication
+    monkeypatch.setitem(replication.ReplicationFlowArgs.__annotations__, "extra", pulumi.Input[str])
+    assert "extra" in provider_schema()["resources"]["kafka-replication:index:ReplicationFlow"]["inputProperties"]
+    assert provider_schema() != json.loads((ROOT / "components" / "schema.json").read_text())

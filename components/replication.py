@@ -21,13 +21,8 @@ import pulumi
 from components.audit import ReplicationAudit
 from components.flow import FlowDirection
 from infra import config as stack_config
-from infra import names, validation
-from infra.audit import AuditPlan, plan_audit
-from infra.connection import SecretValue
+from infra import deployment, names
 from infra.errors import Problem, TopologyError
-from infra.plan import StackPlan, plan
-from infra.resolution import Model
-
 
 
 class ReplicationTopologyArgs(TypedDict):
@@ -102,31 +97,18 @@ def _known(value: Any, field: str) -> Any:
     return value
 
 
-def prepare(document: Any, source: str) -> tuple[Model, StackPlan, AuditPlan | None]:
-    """The validated model and the plans of a topology document (TopologyError: every problem)."""
-    model = validation.parse(document, source)
-    stack_plan = plan(model)
-    return model, stack_plan, plan_audit(model, stack_plan)
-
-
 def _deploy(parent: pulumi.ComponentResource, document: Any, secrets: Mapping[str, Any], source: str,
             aliases: list[pulumi.Alias]) -> dict[str, Any]:
     try:
-        model, stack_plan, audit_plan = prepare(document, source)
+        model, stack_plan, audit_plan = deployment.prepare(document, source)
+        # Material given as text is checked now; secret Outputs when they resolve (secret_resolver).
+        deployment.check(model, stack_plan, audit_plan, lambda key: key in secrets,
+                         secret_text=lambda key: secrets[key] if isinstance(secrets.get(key), str) else None)
     except TopologyError as exc:
         raise TopologyError(exc.problems, source) from None
-    keys = sorted(set(stack_plan.secret_keys()) | set(audit_plan.secret_keys() if audit_plan else []))
-    problems = stack_config.missing_secrets(keys, lambda key: key in secrets)
-    # Material given as plain text is checked now; secret Outputs when they resolve (below).
-    plain = {k: v for k, v in secrets.items() if isinstance(v, str)}
-    problems += stack_config.unusable_secrets([k for k in keys if k in plain], plain.get,
-                                              frozenset(d.flow.target for d in model.flows))
-    problems += stack_plan.name_problems(audit_plan.objects if audit_plan else ())
-    if problems:
-        raise TopologyError(problems, source)
     for warning in model.warnings:
         pulumi.log.warn(warning, parent)
-    resolve = mapping_resolver(secrets, frozenset(d.flow.target for d in model.flows))
+    resolve = stack_config.secret_resolver(secrets, frozenset(d.flow.target for d in model.flows))
     moved = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
     flows = [FlowDirection(flow_plan, resolve, moved) for flow_plan in stack_plan.flows]
     outputs = stack_plan.outputs()
@@ -136,27 +118,6 @@ def _deploy(parent: pulumi.ComponentResource, document: Any, secrets: Mapping[st
             depends_on=flows)))
         outputs["audit"] = audit_plan.outputs
     return outputs
-
-
-def mapping_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()):
-    """Planned SecretValues built from a mapping of secret items: every value is a secret
-    Output. Items given as Outputs are checked like secret config when they resolve."""
-    def item(key: str) -> pulumi.Output:
-        value = secrets[key]
-        if isinstance(value, str):
-            return pulumi.Output.secret(value)
-
-        def checked(text: str) -> str:
-            problems = stack_config.unusable_secrets([key], {key: text}.get, targets)
-            if problems:
-                raise TopologyError(problems, "the secret arguments")
-            return text
-        return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
-
-    def resolve(value: SecretValue) -> pulumi.Output:
-        inputs = [item(key) for key in value.config_keys]
-        return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
-    return resolve
 
 
 # The components the provider serves, and the version its schema carries (pyproject.toml's).

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 import pulumi
 
 from infra import PROJECT, names, stores
 from infra.connection import SecretValue
-from infra.errors import Problem
+from infra.errors import Problem, TopologyError
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPOLOGY_KEY = "topology"
@@ -118,8 +118,24 @@ def plain_secrets(keys: list[str], is_plain: Callable[[str], bool]) -> list[Prob
     return problems
 
 
-def secret_resolver(config: pulumi.Config) -> Callable[[SecretValue], pulumi.Output]:
+def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()
+                    ) -> Callable[[SecretValue], pulumi.Output]:
+    """Planned SecretValues built from secret items (text, or Outputs such as secret config):
+    every value is a secret Output. An item given as an Output is checked like text
+    (`unusable_secrets`) when it resolves, failing the update before anything holds it."""
+    def item(key: str) -> pulumi.Output:
+        value = secrets[key]
+        if isinstance(value, str):
+            return pulumi.Output.secret(value)
+
+        def checked(text: str) -> str:
+            problems = unusable_secrets([key], {key: text}.get, targets)
+            if problems:
+                raise TopologyError(problems, "the secret arguments")
+            return text
+        return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
+
     def resolve(value: SecretValue) -> pulumi.Output:
-        inputs = [config.require_secret(key) for key in value.config_keys]
+        inputs = [item(key) for key in value.config_keys]
         return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
     return resolve

@@ -13,6 +13,7 @@ import shutil
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 import pulumi
 import yaml
@@ -20,11 +21,9 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, names, program, stores, validation
+from infra import PROJECT, deployment, names, program, reading, stores
 from infra import config as stack_config
 from infra.errors import Problem, TopologyError
-from infra.audit import plan_audit
-from infra.plan import plan as make_plan
 
 MASK = "[secret]"
 MARKER = ".kafka-replication-render"
@@ -155,32 +154,36 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     """
     config, secrets = dict(config or {}), dict(secrets or {})
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
-    model = validation.load(path)
-    stack_plan = make_plan(model)
-    audit_plan = plan_audit(model, stack_plan)
+    model, stack_plan, audit_plan = deployment.prepare(reading.load_yaml_file(path, "topology file"), str(path))
     filled = []
     if placeholder_secrets:
-        for key in program.secret_keys(stack_plan, audit_plan):
+        for key in deployment.secret_keys(stack_plan, audit_plan):
             if key not in secrets and key not in config:
                 secrets[key] = placeholder(key)
                 filled.append(key)
-    program.validate(model, stack_plan, audit_plan, lambda k: k in secrets or k in config,
+    deployment.check(model, stack_plan, audit_plan, lambda k: k in secrets or k in config,
                      lambda: (previous_outputs or {}).get("flows"),
                      lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
                      lambda k: k in config and k not in secrets)
 
     mocks = RecordingMocks(previous_outputs)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False)
     all_config = {f"{PROJECT}:{k}": v for k, v in {**config, **secrets}.items()}
-    pulumi.runtime.set_all_config(all_config, secret_keys=[f"{PROJECT}:{k}" for k in secrets])
+    result = under_mocks(program.main, mocks, PROJECT, stack, all_config, [f"{PROJECT}:{k}" for k in secrets])
+    return Render(stack, mocks.resources, result, filled, list(model.warnings))
+
+
+def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: str, stack: str,
+                config: dict[str, str], secret_keys: list[str]) -> Any:
+    """Run `body` as a Pulumi program on the mock engine; what it returns, resolved."""
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False)
+    pulumi.runtime.set_all_config(config, secret_keys=secret_keys)
     result: dict = {}
 
-    def body():
-        outputs = program.main()
-        return pulumi.Output.from_input(outputs).apply(lambda resolved: result.update(resolved))
+    def program():
+        return pulumi.Output.from_input(body()).apply(lambda resolved: result.update(value=resolved))
 
-    _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(body()).future())))
-    return Render(stack, mocks.resources, result, filled, list(model.warnings))
+    _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(program()).future())))
+    return result.get("value")
 
 
 # ----------------------------------------------------------------- files and summary

@@ -6,36 +6,25 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from typing import Any
 
 import pulumi
 import pytest
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
 
 from components import ReplicationFlow, ReplicationTopology
 from components.replication import provider_schema
 from infra import render
 from infra.errors import TopologyError
-from infra.render import RecordingMocks
+from infra.render import RecordingMocks, under_mocks
 from tests.conftest import ROOT, SECRETS, doc_topology, render_topology
 from tests.material import material
 from tests.urns import Recorder, Registered, make_urn
 
 
-def run(body, config: dict[str, str] | None = None, project: str = "kafka-replication") -> tuple[RecordingMocks, dict]:
-    """`body()` as a program under Pulumi's mocks: the recorded resources and what it returned,
-    resolved."""
+def run(body, config: dict[str, str] | None = None, project: str = "kafka-replication") -> tuple[RecordingMocks, Any]:
+    """`body()` as a program under Pulumi's mocks: the recorded resources and what it returned."""
     mocks = RecordingMocks()
-    pulumi.runtime.set_mocks(mocks, project=project, stack="test", preview=False)
-    pulumi.runtime.set_all_config(config or {}, secret_keys=list(config or {}))
-    result: dict = {}
-
-    def program():
-        value = body()
-        return pulumi.Output.from_input(value).apply(lambda resolved: result.update(value=resolved))
-
-    _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(program()).future())))
-    return mocks, result.get("value")
+    return mocks, under_mocks(body, mocks, project, "test", config or {}, list(config or {}))
 
 
 def kube(mocks: RecordingMocks) -> dict[tuple[str, str], dict]:
@@ -192,3 +181,16 @@ def test_the_schema_check_sees_a_changed_component(monkeypatch):
     monkeypatch.setitem(replication.ReplicationFlowArgs.__annotations__, "extra", pulumi.Input[str])
     assert "extra" in provider_schema()["resources"]["kafka-replication:index:ReplicationFlow"]["inputProperties"]
     assert provider_schema() != json.loads((ROOT / "components" / "schema.json").read_text())
+
+
+def test_secret_material_given_as_an_output_is_checked_when_it_resolves():
+    module = example()
+    secrets = {"us-west.password": pulumi.Output.secret("pw"),
+               "us-west.caCert": pulumi.Output.secret("not a certificate"),
+               "us-east.caCert": material("us-east").ca_pem}
+    with pytest.raises(TopologyError) as exc:
+        run(lambda: ReplicationFlow("orders", {"clusters": module.CLUSTERS, "flow": module.FLOW,
+                                               "secrets": secrets}).flows)
+    report = exc.value.report()
+    assert report.startswith("the secret arguments has 1 problem(s):")
+    assert "us-west.caCert" in report and "not a certificate" not in report

@@ -1,0 +1,44 @@
+"""From a topology document to what a deployment needs, and what can still refuse it: the one
+home for both, used by the program, the public components and the offline render."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from infra import config as stack_config
+from infra import rules, validation
+from infra.audit import AuditPlan, plan_audit
+from infra.errors import TopologyError
+from infra.plan import StackPlan, plan
+from infra.resolution import Model
+from infra.schema import ExactlyOnce
+
+
+def prepare(document: Any, source: str) -> tuple[Model, StackPlan, AuditPlan | None]:
+    """The validated model and the plans of a topology document (TopologyError: every problem)."""
+    model = validation.parse(document, source)
+    stack_plan = plan(model)
+    return model, stack_plan, plan_audit(model, stack_plan)
+
+
+def secret_keys(stack_plan: StackPlan, audit_plan: AuditPlan | None) -> list[str]:
+    """Every secret item the deployment needs: the flows' and the audit's."""
+    return sorted(set(stack_plan.secret_keys()) | set(audit_plan.secret_keys() if audit_plan else []))
+
+
+def check(model: Model, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
+          previous_flows: Callable[[], dict | None] = lambda: None,
+          secret_text: Callable[[str], str | None] = lambda key: None,
+          is_plain: Callable[[str], bool] = lambda key: False, subject: str = "the topology") -> None:
+    """What can still refuse a valid topology's deployment (secret items, names, transitions),
+    checked before any resource is declared. `secret_text(key)` reads a secret value (None when
+    it cannot be read yet), never shown; `is_plain(key)` tells a value set without --secret."""
+    keys = secret_keys(stack_plan, audit_plan)
+    problems = stack_config.missing_secrets(keys, has_secret)
+    problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
+    problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows))
+    problems += stack_plan.name_problems(audit_plan.objects if audit_plan else ())
+    if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
+        problems += rules.check_transitions(model, previous_flows())
+    if problems:
+        raise TopologyError(problems, subject)

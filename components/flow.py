@@ -83,7 +83,7 @@ class FlowDirection(pulumi.ComponentResource):
             # pods; the Role must exist before the config providers first ask.
             connect = ConnectCluster(f"{name}/connect", part.connect, ns, secrets,
                                      pulumi.ResourceOptions(parent=self, depends_on=[access]))
-            connectors = MirrorConnectors(f"{name}/connectors", part.connectors, ns, connect.cluster_name,
+            connectors = MirrorConnectors(f"{name}/connectors", part.connector_manifests, ns, connect.cluster_name,
                                           secrets, pulumi.ResourceOptions(parent=self, depends_on=[connect]))
             self.parts.append((namespace, access, connect, connectors))
         self.outputs = plan.outputs

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Union
 
 from infra import names
 from infra.connection import SecretValue
 from infra.resolution import Model
 from infra.schema import Audit
 from infra.names import AuditNames, secret_key
-from infra.plan import SMT_INSERT_HEADER, StackPlan
+from infra.connectors import SMT_INSERT_HEADER
+from infra.manifests import (JSON, ConfigMap, CronJob, Namespace, NetworkPolicy, ObjectMeta, PersistentVolumeClaim,
+                             PolicyRule, Role, RoleBinding, Secret, ServiceAccount, meta, secret_values)
+from infra.plan import StackPlan
 # The job checks what we write against the same contract, and reads the same credential files.
 from spark.contract import CREDENTIAL_FILES, VERSION
 
@@ -50,39 +54,36 @@ def settings(audit: Audit | None) -> dict:
             "pushgateway": audit.pushgateway}
 
 
-def audit_config(topo: Model, stack_plan: StackPlan) -> dict:
+def audit_config(topo: Model, stack_plan: StackPlan) -> JSON:
     flows = []
     for flow_plan in stack_plan.flows:
-        flow, out = flow_plan.flow, flow_plan.outputs
-        internal = out["internalTopics"]
+        flow, internal = flow_plan.flow, flow_plan.internal_topics
         # Topics the data audit leaves out on the target side: MirrorMaker 2's and Connect's own.
-        target_internal = sorted({t for t in (internal["target"]["checkpoints"], internal["target"]["heartbeats"],
-                                              *(c[k] for c in out["connectClusters"] for k in
-                                                ("connectConfigStorage", "connectOffsetStorage",
-                                                 "connectStatusStorage")))
-                                  if t})
-        rest = {c["name"]: c["restUrl"] for c in out["connectClusters"]}
+        storage = {t for part in flow_plan.parts for t in (part.names.config_storage_topic,
+                                                          part.names.offset_storage_topic,
+                                                          part.names.status_storage_topic)}
+        target_internal = sorted({t for t in (internal.target_checkpoints, internal.target_heartbeats) if t} | storage)
+        loop = flow_plan.loop_headers
         flows.append({
             "name": flow_plan.name,
             "sourceAlias": flow.source,
             "targetAlias": flow.target,
-            "replicationPolicy": out["replicationPolicy"],
-            "topicPrefix": out["topicPrefix"],
+            "replicationPolicy": flow.policy.value,
+            "topicPrefix": flow_plan.topic_prefix,
             # Several flows may write one target topic only when they say so: then records
             # from the other flows are expected there, not findings.
             "aggregation": flow.aggregation,
-            "connectors": [{"name": part.names.source_connector(spec.name), "restUrl": rest[part.names.connect],
+            "connectors": [{"name": part.names.source_connector(spec.name), "restUrl": part.names.rest_url,
                             "topics": list(spec.topics), "topicsExclude": list(spec.kafka_topics_exclude),
                             **_comparison(spec)}
                            for part in flow_plan.parts for spec in part.spec.sources],
-            "heartbeats": {"source": internal["source"]["heartbeats"], "target": internal["target"]["heartbeats"]},
-            "excludeTopics": {"source": sorted(t for t in (internal["source"]["offsetSyncs"],
-                                                           internal["source"]["heartbeats"]) if t),
+            "heartbeats": {"source": internal.source_heartbeats, "target": internal.target_heartbeats},
+            "excludeTopics": {"source": sorted(t for t in (internal.source_offset_syncs, internal.source_heartbeats)
+                                               if t),
                               "target": target_internal},
             # Bidirectional pairs: records carrying `dropped` came from the target side and are
             # never replicated back; replicated records carry `added`, stripped before comparing.
-            "loopHeaders": ({"added": names.loop_header(flow.source), "dropped": names.loop_header(flow.target)}
-                            if flow_plan.direction.partner else None),
+            "loopHeaders": {"added": loop[0], "dropped": loop[1]} if loop else None,
         })
     return {"version": VERSION,
             "clusters": {alias: _cluster(topo, alias) for alias in audited_aliases(stack_plan)},
@@ -97,30 +98,25 @@ AUDIT_MODULE = "/opt/kafka-replication/spark/audit.py"  # where spark/Dockerfile
 BINARY_ITEMS = {"truststore"}  # base64 in secret config, so in a Secret's `data`
 
 
+AuditObject = Union[ServiceAccount, Role, RoleBinding, ConfigMap, Secret, PersistentVolumeClaim, CronJob]
+
+
 @dataclass(frozen=True)
 class AuditPlan:
-    namespace: dict
-    objects: tuple[dict, ...]          # in the audit namespace, in creation order
-    rest_policies: tuple[dict, ...]    # in the flows' namespaces
-    outputs: dict
+    namespace: Namespace
+    objects: tuple[AuditObject, ...]            # in the audit namespace, in creation order
+    rest_policies: tuple[NetworkPolicy, ...]    # in the flows' namespaces
+    outputs: JSON
 
     def secret_keys(self) -> list[str]:
-        return sorted({k for o in self.objects for section in ("data", "stringData")
-                       for v in o.get(section, {}).values() if isinstance(v, SecretValue) for k in v.config_keys})
+        return sorted({k for o in self.objects for v in secret_values(o) for k in v.config_keys})
 
 
-def _meta(name: str, namespace: str | None, labels: dict | None = None) -> dict:
-    meta = {"name": name, "labels": {**names.PART_OF, **names.AUDIT_SELECTOR, **(labels or {})}}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta
+def _meta(name: str, namespace: str | None) -> ObjectMeta:
+    return meta(name, namespace, {**names.PART_OF, **names.AUDIT_SELECTOR})
 
 
-def _obj(api_version: str, kind: str, name: str, namespace: str | None, **body) -> dict:
-    return {"apiVersion": api_version, "kind": kind, "metadata": _meta(name, namespace), **body}
-
-
-def spark_role_rules() -> list[dict]:
+def spark_role_rules() -> list[PolicyRule]:
     """What Spark's driver does on Kubernetes in client mode, and nothing more: it creates,
     watches and deletes its executor pods (by label: deletecollection) and the ConfigMap of
     their Spark configuration. No services (client mode has no driver service), no secrets (the
@@ -133,14 +129,14 @@ def spark_role_rules() -> list[dict]:
     ]
 
 
-def _command(audit, n: AuditNames, secret_aliases: list[str]) -> list[str]:
+def _command(audit: Audit, n: AuditNames, secret_aliases: list[str]) -> list[str]:
     job = ["--config", f"{names.AUDIT_CONFIG_DIR}/{names.AUDIT_CONFIG_FILE}", "--out", names.AUDIT_REPORTS_DIR,
            "--runs", "--credentials", names.AUDIT_CREDENTIALS_DIR, *(["--push"] if audit.pushgateway else [])]
     if audit.executors is None:
         # Local mode: driver and executors are threads of this pod; no Kubernetes API access.
         return ["python", "-m", "spark.audit", "--master", "local[*]", *job]
     ex = audit.executors
-    conf = {
+    conf: dict[str, str] = {
         "spark.master": SPARK_KUBERNETES,
         "spark.submit.deployMode": "client",
         # Executors connect back to this pod by IP: client mode needs no driver service.
@@ -179,49 +175,56 @@ def plan_audit(topo: Model, stack_plan: StackPlan) -> AuditPlan | None:
     aliases = audited_aliases(stack_plan)
     # Clusters reached with credentials (PLAINTEXT ones have none: no Secret, nothing to mount).
     secret_aliases = [a for a in aliases if topo.clusters[a].security.secret_items]
-    objects = [_obj("v1", "ServiceAccount", n.service_account, ns,
-                    automountServiceAccountToken=audit.executors is not None)]
+    objects: list[AuditObject] = [{"apiVersion": "v1", "kind": "ServiceAccount",
+                                   "metadata": _meta(n.service_account, ns),
+                                   "automountServiceAccountToken": audit.executors is not None}]
     if audit.executors:
-        objects.append(_obj("rbac.authorization.k8s.io/v1", "Role", n.role, ns, rules=spark_role_rules()))
-        objects.append(_obj("rbac.authorization.k8s.io/v1", "RoleBinding", n.role_binding, ns,
-                            subjects=[{"kind": "ServiceAccount", "name": n.service_account, "namespace": ns}],
-                            roleRef={"kind": "Role", "name": n.role, "apiGroup": "rbac.authorization.k8s.io"}))
+        objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(n.role, ns),
+                        "rules": spark_role_rules()})
+        objects.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                        "metadata": _meta(n.role_binding, ns),
+                        "subjects": [{"kind": "ServiceAccount", "name": n.service_account, "namespace": ns}],
+                        "roleRef": {"kind": "Role", "name": n.role, "apiGroup": "rbac.authorization.k8s.io"}})
     config = audit_config(topo, stack_plan)
-    objects.append(_obj("v1", "ConfigMap", n.configmap, ns,
-                        data={names.AUDIT_CONFIG_FILE: json.dumps(config, indent=2, sort_keys=True) + "\n"}))
-    volumes = [{"name": "config", "configMap": {"name": n.configmap}}]
-    mounts = [{"name": "config", "mountPath": names.AUDIT_CONFIG_DIR, "readOnly": True}]
+    objects.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(n.configmap, ns),
+                    "data": {names.AUDIT_CONFIG_FILE: json.dumps(config, indent=2, sort_keys=True) + "\n"}})
+    volumes: list[JSON] = [{"name": "config", "configMap": {"name": n.configmap}}]
+    mounts: list[JSON] = [{"name": "config", "mountPath": names.AUDIT_CONFIG_DIR, "readOnly": True}]
     for alias in secret_aliases:
         items = topo.clusters[alias].security.secret_items
-        secret = {"type": "Opaque"}
-        for section, chosen in (("data", [i for i in items if i in BINARY_ITEMS]),
-                                ("stringData", [i for i in items if i not in BINARY_ITEMS])):
-            if chosen:
-                secret[section] = {CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=i in BINARY_ITEMS)
-                                   for i in sorted(chosen)}
-        objects.append(_obj("v1", "Secret", n.credentials_secret(alias), ns, **secret))
+        secret: Secret = {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(n.credentials_secret(alias), ns),
+                          "type": "Opaque"}
+        binary = {CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=True)
+                  for i in sorted(items) if i in BINARY_ITEMS}
+        text = {CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),))
+                for i in sorted(items) if i not in BINARY_ITEMS}
+        if binary:
+            secret["data"] = dict(binary)
+        if text:
+            secret["stringData"] = dict(text)
+        objects.append(secret)
         volumes.append({"name": f"kafka-{alias}", "secret": {"secretName": n.credentials_secret(alias),
                                                              "defaultMode": 0o440}})
         mounts.append({"name": f"kafka-{alias}", "mountPath": n.credentials_dir(alias), "readOnly": True})
     claim = audit.reports.claim or n.reports_claim_default
     if not audit.reports.claim:
-        spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": audit.reports.size}}}
+        spec: JSON = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": audit.reports.size}}}
         if audit.reports.storageClassName:
             spec["storageClassName"] = audit.reports.storageClassName
-        objects.append(_obj("v1", "PersistentVolumeClaim", claim, ns, spec=spec))
+        objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(claim, ns), "spec": spec})
     volumes += [{"name": "reports", "persistentVolumeClaim": {"claimName": claim}},
                 {"name": "scratch", "emptyDir": {}}]
     mounts += [{"name": "reports", "mountPath": names.AUDIT_REPORTS_DIR},
                {"name": "scratch", "mountPath": "/tmp"}]
     period = audit.period_seconds
-    env = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+    env: list[JSON] = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
            {"name": "SPARK_LOCAL_DIRS", "value": "/tmp"},
            {"name": "PYTHONUNBUFFERED", "value": "1"}]
     if audit.executors is None:
         # `python -m` starts the JVM through PySpark: the driver's heap is set here.
         env.append({"name": "PYSPARK_SUBMIT_ARGS", "value": f"--driver-memory {audit.driverMemory} pyspark-shell"})
-    container = {
+    container: JSON = {
         "name": "audit", "image": audit.image, "command": _command(audit, n, secret_aliases), "env": env,
         "resources": audit.resources.model_dump(exclude_none=True), "volumeMounts": mounts,
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
@@ -232,11 +235,11 @@ def plan_audit(topo: Model, stack_plan: StackPlan) -> AuditPlan | None:
     if audit.executors:
         container["ports"] = [{"name": "driver", "containerPort": names.AUDIT_DRIVER_PORT},
                               {"name": "block-manager", "containerPort": names.AUDIT_BLOCK_MANAGER_PORT}]
-    pod = {"serviceAccountName": n.service_account, "restartPolicy": "Never",
+    pod: JSON = {"serviceAccountName": n.service_account, "restartPolicy": "Never",
            "automountServiceAccountToken": audit.executors is not None,
            "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
            "containers": [container], "volumes": volumes}
-    objects.append(_obj("batch/v1", "CronJob", n.cronjob, ns, spec={
+    objects.append({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": _meta(n.cronjob, ns), "spec": {
         "schedule": audit.schedule,
         # A run still going when the next is due: skip the next, never run two at once.
         "concurrencyPolicy": "Forbid",
@@ -252,24 +255,27 @@ def plan_audit(topo: Model, stack_plan: StackPlan) -> AuditPlan | None:
             "ttlSecondsAfterFinished": max(period * 3, 86400),
             "template": {"metadata": {"labels": {**names.PART_OF, **names.AUDIT_SELECTOR}}, "spec": pod},
         }},
-    }))
-    policies = tuple(
-        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-         "metadata": {"name": n.rest_policy(c["name"]), "namespace": c["namespace"],
-                      "labels": {**names.PART_OF, names.FLOW_LABEL: f.name}},
-         # Strimzi's own policy admits only the operator (and Connect pods) to the REST API;
-         # policies add up, so this one admits the audit's pods to port 8083 as well.
-         "spec": {"podSelector": {"matchLabels": {names.CLUSTER_LABEL: c["name"], "strimzi.io/kind": "KafkaConnect"}},
-                  "policyTypes": ["Ingress"],
-                  "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
-                                         "podSelector": {"matchLabels": dict(names.AUDIT_SELECTOR)}}],
-                               "ports": [{"protocol": "TCP", "port": names.CONNECT_REST_PORT}]}]}}
-        for f in stack_plan.flows for c in f.outputs["connectClusters"])
+    }})
+    policies = tuple(rest_policy(n, flow_plan.name, part.names.connect, part.names.namespace)
+                     for flow_plan in stack_plan.flows for part in flow_plan.parts)
     outputs = {"namespace": ns, "cronJob": n.cronjob, "schedule": audit.schedule,
                "activeDeadlineSeconds": audit.deadline_seconds, "serviceAccount": n.service_account,
                "configMap": n.configmap, "mode": "executors" if audit.executors else "local",
                "reports": {"persistentVolumeClaim": claim, "path": names.AUDIT_REPORTS_DIR,
                            "latest": f"{names.AUDIT_REPORTS_DIR}/latest/report.json",
                            "pushgateway": audit.pushgateway}}
-    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None)}
+    namespace: Namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None)}
     return AuditPlan(namespace, tuple(objects), policies, outputs)
+
+
+def rest_policy(n: AuditNames, flow: str, connect: str, namespace: str) -> NetworkPolicy:
+    """Strimzi's own policy admits only the operator (and Connect pods) to the REST API; policies
+    add up, so this one admits the audit's pods to port 8083 as well."""
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": meta(n.rest_policy(connect), namespace, names.flow_labels(flow)),
+            "spec": {"podSelector": {"matchLabels": {names.CLUSTER_LABEL: connect, "strimzi.io/kind": "KafkaConnect"}},
+                     "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name":
+                                                                                   n.namespace}},
+                                            "podSelector": {"matchLabels": dict(names.AUDIT_SELECTOR)}}],
+                                  "ports": [{"protocol": "TCP", "port": names.CONNECT_REST_PORT}]}]}}

@@ -16,6 +16,11 @@ USE_CONNECTOR_RESOURCES = "strimzi.io/use-connector-resources"
 CLUSTER_LABEL = "strimzi.io/cluster"
 FLOW_LABEL = "kafka-replication.io/flow"
 PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}
+
+
+def flow_labels(flow: str) -> dict[str, str]:
+    """The labels of every object of a flow."""
+    return {**PART_OF, FLOW_LABEL: flow}
 # Pulumi type tokens of our components.
 PACKAGE = "kafka-replication"
 

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from infra import names, schema
-from infra.plan import CONNECTOR_CLASSES
 from tests.conftest import RELEASES, sometimes
 from tests.test_references import plan_random
 
@@ -30,6 +29,9 @@ EXCLUDES = ["a\\..*", "ab.*", "b"]
 UNIVERSE = ["".join(p) for n in range(5) for p in itertools.product("ab.", repeat=n)]
 RENAMING = "org.apache.kafka.connect.transforms.RegexRouter"
 INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
+SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+CHECKPOINT = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
+HEARTBEAT = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
 
 
 def filters():
@@ -125,20 +127,22 @@ def test_random_pattern_topologies_plan_with_invariants_or_fail_with_messages(da
             (flow, {prefix + t for t in UNIVERSE if any(accepts(s.topics, s.topics_exclude, t) for s in specs)}))
         heartbeat_connectors = 0
         for part in flow_plan.parts:
-            kinds = [c["spec"]["class"] for c in part.connectors]
-            assert kinds.count(CONNECTOR_CLASSES["source"]) == len(part.spec.sources) >= 1
-            heartbeat_connectors += kinds.count(CONNECTOR_CLASSES["heartbeat"])
-            assert kinds.count(CONNECTOR_CLASSES["checkpoint"]) == (1 if flow.with_checkpoints else 0)
-            for c in part.connectors:
+            kinds = [c["spec"]["class"] for c in part.connector_manifests]
+            # The planned kind and the class the worker runs agree.
+            assert kinds == [c.kind.connector_class for c in part.connectors]
+            assert kinds.count(SOURCE) == len(part.spec.sources) >= 1
+            heartbeat_connectors += kinds.count(HEARTBEAT)
+            assert kinds.count(CHECKPOINT) == (1 if flow.with_checkpoints else 0)
+            for c in part.connector_manifests:
                 cfg = c["spec"]["config"]
                 assert c["spec"]["tasksMax"] >= 1
                 assert RENAMING not in cfg.values()
-                if c["spec"]["class"] == CONNECTOR_CLASSES["checkpoint"]:
+                if c["spec"]["class"] == CHECKPOINT:
                     # The checkpoint connector covers exactly the union of the sources' topics.
-                    refs = {s["config"]["topics"] for s in part.connectors
-                            if s["spec"]["class"] == CONNECTOR_CLASSES["source"] for s in [s["spec"]]}
+                    refs = {s["config"]["topics"] for s in part.connector_manifests
+                            if s["spec"]["class"] == SOURCE for s in [s["spec"]]}
                     assert set(cfg["topics"].split(",")) == refs
-                if c["spec"]["class"] == CONNECTOR_CLASSES["source"] and flow_plan.direction.partner:
+                if c["spec"]["class"] == SOURCE and flow_plan.direction.partner:
                     # Only where Kafka has the key (3.9+); 3.8 would ignore it.
                     assert cfg.get("emit.offset-syncs.enabled") is (
                         False if topo.operator.release.emit_offset_syncs_key else None)
@@ -153,8 +157,8 @@ def test_random_pattern_topologies_plan_with_invariants_or_fail_with_messages(da
     copiers: dict[tuple[str, str], int] = {}
     for flow_plan in stack.flows:
         for part in flow_plan.parts:
-            for c in part.connectors:
-                if c["spec"]["class"] == CONNECTOR_CLASSES["source"]:
+            for c in part.connector_manifests:
+                if c["spec"]["class"] == SOURCE:
                     key = c["spec"]["config"].get("heartbeats.replication.enabled")
                     pair = (flow_plan.flow.source, flow_plan.flow.target)
                     copiers[pair] = copiers.get(pair, 0) + (key is None)

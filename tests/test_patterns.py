@@ -229,7 +229,8 @@ def test_symmetry_check_catches_an_asymmetric_pair():
     check_symmetry(a, b)
     broken_part = b.parts[0]
     connectors = list(broken_part.connectors)
-    connectors[0] = {**connectors[0], "spec": {**connectors[0]["spec"], "tasksMax": 9}}
+    first = connectors[0]
+    connectors[0] = dataclasses.replace(first, manifest={**first.manifest, "spec": {**first.manifest["spec"], "tasksMax": 9}})
     broken = dataclasses.replace(b, parts=(dataclasses.replace(broken_part, connectors=tuple(connectors)),))
     with pytest.raises(AssertionError, match="not symmetric"):
         check_symmetry(a, broken)

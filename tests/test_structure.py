@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 
 # Each layer may import only the layers before it (and the shared leaves: names, errors, releases,
 # topics, jregex, cron, reading, stores, config, outputs, connection).
-LAYERS = ["schema", "resolution", "rules", "guardrails", "validation", "plan", "audit", "deployment", "program",
+LAYERS = ["schema", "resolution", "rules", "guardrails", "validation", "connectors", "plan", "audit", "deployment", "program",
           "render"]
 
 

@@ -1,0 +1,240 @@
+"""The MirrorMaker 2 connectors of one Connect cluster: one kind each, one generator each.
+
+Every connection value is a config-provider reference (infra/references.py) to a key the flow's
+ConfigMaps and Secrets hold (infra/connection.py), so a connector config holds no secret and
+names no key nobody created.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from infra import names, references
+from infra.connection import Connection
+from infra.manifests import ConfigValue, KafkaConnector, KafkaConnectorSpec, meta
+from infra.names import FlowNames
+from infra.releases import Release
+from infra.resolution import Direction, PartSpec, SourceSpec
+from infra.schema import ConnectorState, ExactlyOnce, Flow, Predicate, StartFrom, Transform
+
+BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
+SMT_FILTER = "org.apache.kafka.connect.transforms.Filter"
+SMT_INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
+PREDICATE_HAS_HEADER_KEY = "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"
+
+Config = dict[str, ConfigValue]
+
+
+class ConnectorKind(str, Enum):
+    source = "source"
+    checkpoint = "checkpoint"
+    heartbeat = "heartbeat"
+
+    @property
+    def connector_class(self) -> str:
+        return CONNECTOR_CLASSES[self]
+
+
+CONNECTOR_CLASSES = {
+    ConnectorKind.source: "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+    ConnectorKind.checkpoint: "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+    ConnectorKind.heartbeat: "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+}
+
+
+@dataclass(frozen=True)
+class ConnectorPlan:
+    kind: ConnectorKind
+    manifest: KafkaConnector
+
+    @property
+    def name(self) -> str:
+        return self.manifest["metadata"]["name"]
+
+    @property
+    def config(self) -> Config:
+        return self.manifest["spec"]["config"]
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the connectors of one Connect cluster share: the references to the replication
+    policy and the cluster aliases, and both cluster connections (steps 9-10)."""
+
+    release: Release
+    direction: Direction
+    n: FlowNames
+    source: Connection
+    target: Connection
+
+    @property
+    def flow(self) -> Flow:
+        return self.direction.flow
+
+    def cfmap(self, obj: str, key: str) -> str:
+        return references.cfmap(self.n.namespace, obj, key)
+
+    @property
+    def converters(self) -> Config:
+        return {"key.converter": BYTE_ARRAY, "value.converter": BYTE_ARRAY}
+
+    @property
+    def policy(self) -> Config:
+        return {"replication.policy.class": self.cfmap(self.n.replication_configmap, "replication.policy.class")}
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        return {"source.cluster.alias": self.cfmap(self.n.source_configmap, "alias"),
+                "target.cluster.alias": self.cfmap(self.n.target_configmap, "alias")}
+
+    @property
+    def both_clusters(self) -> Config:
+        # Source and checkpoint connectors reach both clusters in the same way.
+        aliases = self.aliases
+        return {"source.cluster.alias": aliases["source.cluster.alias"], **self.source.properties("source.cluster."),
+                "target.cluster.alias": aliases["target.cluster.alias"], **self.target.properties("target.cluster.")}
+
+    def connector(self, kind: ConnectorKind, name: str, tasks: int, config: Config,
+                  state: ConnectorState) -> ConnectorPlan:
+        spec: KafkaConnectorSpec = {"class": kind.connector_class, "tasksMax": tasks, "config": config}
+        if state is not ConnectorState.running:  # absent means running
+            spec["state"] = state.value
+        labels = {**names.flow_labels(self.flow.flow_name), names.CLUSTER_LABEL: self.n.connect}
+        return ConnectorPlan(kind, {"apiVersion": self.release.api_version, "kind": "KafkaConnector",
+                                    "metadata": meta(name, self.n.namespace, labels), "spec": spec})
+
+
+def topics_configmap(n: FlowNames, spec: SourceSpec) -> str:
+    """The ConfigMap of a source connector's topic filter (its own with several sources)."""
+    return n.instance_configmap(spec.name) if spec.name else n.replication_configmap
+
+
+def connectors(w: Wiring, part: PartSpec, heartbeat: Connection | None,
+               heartbeat_copier: str) -> tuple[ConnectorPlan, ...]:
+    """The connectors of one Connect cluster, sources first (in the order of the flow)."""
+    planned = [source_connector(w, spec, heartbeat_copier) for spec in part.sources]
+    if w.flow.with_checkpoints:
+        planned.append(checkpoint_connector(w, part))
+    if heartbeat is not None:
+        planned.append(heartbeat_connector(w, heartbeat))
+    return tuple(planned)
+
+
+def source_connector(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> ConnectorPlan:
+    flow, n, release = w.flow, w.n, w.release
+    topics: Config = {"topics": w.cfmap(topics_configmap(n, spec), "topics")}
+    if spec.topics_exclude:
+        topics["topics.exclude"] = w.cfmap(topics_configmap(n, spec), "topics.exclude")
+    # Remote topics with the target brokers' default replication factor, not MirrorMaker
+    # 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT); `config` may set it.
+    config: Config = {**source_converters(spec), "refresh.topics.interval.seconds": 10,
+                      "replication.factor": -1, **topics, **w.policy, **w.both_clusters}
+    name = n.source_connector(spec.name)
+    if release.heartbeats_replication_key and name != heartbeat_copier:
+        config["heartbeats.replication.enabled"] = False
+    if flow.startFrom is StartFrom.latest:
+        config["source.consumer.auto.offset.reset"] = "latest"
+    if flow.exactlyOnce is not ExactlyOnce.disabled:
+        # Records of aborted transactions must not be replicated as if committed.
+        config["source.consumer.isolation.level"] = "read_committed"
+    transforms, predicates = list(spec.transforms), list(spec.predicates)
+    if w.direction.partner:
+        # Bidirectional prefixless pair: no checkpoints, so no offset syncs; and the loop
+        # filter first, so records that came from the target are dropped before any transform.
+        if release.emit_offset_syncs_key:
+            config["emit.offset-syncs.enabled"] = False
+        loop_transforms, loop_predicates = loop_filter(w.aliases)
+        transforms, predicates = loop_transforms + transforms, loop_predicates + predicates
+    config.update(smt_config(transforms, predicates))
+    return w.connector(ConnectorKind.source, name, spec.tasks, {**config, **spec.config}, spec.state)
+
+
+def checkpoint_connector(w: Wiring, part: PartSpec) -> ConnectorPlan:
+    # The checkpoint connector covers every source connector's topics (the documents join the
+    # instances' ConfigMap keys with commas). With several sources their excludes are not
+    # joined: groups are only checkpointed for topics that have offset syncs, which excluded
+    # topics never get.
+    flow, n = w.flow, w.n
+    repl = n.replication_configmap
+    topics: Config = {"topics": ",".join(w.cfmap(topics_configmap(n, spec), "topics") for spec in part.sources)}
+    if len(part.sources) == 1 and part.sources[0].topics_exclude:
+        topics["topics.exclude"] = w.cfmap(topics_configmap(n, part.sources[0]), "topics.exclude")
+    groups: Config = {"groups": w.cfmap(repl, "groups")}
+    if flow.groupsExclude:
+        groups["groups.exclude"] = w.cfmap(repl, "groups.exclude")
+    sync: Config = {"sync.group.offsets.enabled": flow.syncGroupOffsets.enabled}
+    if flow.syncGroupOffsets.intervalSeconds:
+        sync["sync.group.offsets.interval.seconds"] = flow.syncGroupOffsets.intervalSeconds
+    config = {**w.converters, "refresh.groups.interval.seconds": 10, **sync, **topics, **groups,
+              **w.policy, **w.both_clusters, **flow.config.checkpoint}
+    return w.connector(ConnectorKind.checkpoint, n.checkpoint_connector, flow.tasksMax.checkpoint, config,
+                       flow.state.checkpoint)
+
+
+def heartbeat_connector(w: Wiring, heartbeat: Connection) -> ConnectorPlan:
+    # Step 11: heartbeats are produced into the SOURCE cluster, so the source connection stands
+    # in for the "target" (MirrorMaker 2's own admin client) and, in the worker's
+    # representation, for the Connect framework's producer (docs/heartbeats.md). With
+    # exactly-once the framework also gives the task an offsets consumer and an admin client,
+    # built from the worker's keys as well, for the producer's cluster.
+    flow = w.flow
+    clients = ["producer"] + (["consumer", "admin"] if flow.exactlyOnce is not ExactlyOnce.disabled else [])
+    config: Config = {
+        **w.converters, **w.policy, **w.aliases, **w.source.properties("target.cluster."),
+        **{k: v for c in clients for k, v in heartbeat.properties(f"{c}.override.").items()},
+        **flow.config.heartbeat,
+    }
+    return w.connector(ConnectorKind.heartbeat, w.n.heartbeat_connector, flow.tasksMax.heartbeat, config,
+                       flow.state.heartbeat)
+
+
+def source_converters(spec: SourceSpec) -> Config:
+    """MirrorSourceConnector hands records over as bytes: ByteArrayConverter unless the SMT
+    chain produces structured values (the documents' JsonConverter example)."""
+    config: Config = {}
+    for side in ("key", "value"):
+        converter = getattr(spec.converters, side, None) if spec.converters else None
+        config[f"{side}.converter"] = converter.type if converter else BYTE_ARRAY
+        for key, value in (converter.config if converter else {}).items():
+            config[f"{side}.converter.{key}"] = value
+    return config
+
+
+def loop_filter(aliases: dict[str, str]) -> tuple[list[Transform], list[Predicate]]:
+    """The documents' loop filter: drop records that carry the target's replicated-from header,
+    mark the others with the source's. Aliases come through the ConfigMaps, as documented."""
+    source_alias = aliases["source.cluster.alias"]
+    target_alias = aliases["target.cluster.alias"]
+    # Built, not validated: these are the program's own references, which user settings may
+    # not carry (schema.ConfigValue).
+    transforms = [
+        Transform.model_construct(name=names.LOOP_FILTER_TRANSFORM, type=SMT_FILTER, predicate=names.LOOP_PREDICATE,
+                                  config={}, negate=False),
+        Transform.model_construct(name=names.LOOP_HEADER_TRANSFORM, type=SMT_INSERT_HEADER, predicate=None,
+                                  negate=False,
+                                  config={"header": names.loop_header(source_alias), "value.literal": "true"}),
+    ]
+    predicates = [Predicate.model_construct(name=names.LOOP_PREDICATE, type=PREDICATE_HAS_HEADER_KEY,
+                                            config={"name": names.loop_header(target_alias)})]
+    return transforms, predicates
+
+
+def smt_config(transforms: list[Transform], predicates: list[Predicate]) -> Config:
+    """A typed SMT chain as Kafka Connect properties (`transforms.<name>.*`, `predicates.<name>.*`)."""
+    config: Config = {}
+    if transforms:
+        config["transforms"] = ",".join(t.name for t in transforms)
+    for t in transforms:
+        config[f"transforms.{t.name}.type"] = t.type
+        config.update({f"transforms.{t.name}.{k}": v for k, v in t.config.items()})
+        if t.predicate:
+            config[f"transforms.{t.name}.predicate"] = t.predicate
+        if t.negate:
+            config[f"transforms.{t.name}.negate"] = True
+    if predicates:
+        config["predicates"] = ",".join(p.name for p in predicates)
+    for p in predicates:
+        config[f"predicates.{p.name}.type"] = p.type
+        config.update({f"predicates.{p.name}.{k}": v for k, v in p.config.items()})
+    return config

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable
 
-from infra import names, stores
+from infra import names, references, stores
 from infra.schema import Cluster, TargetConnection, Trust
 from infra.names import FlowNames, secret_key
 from infra.releases import WorkerFile
@@ -25,9 +25,14 @@ TRUSTSTORE_FILES = {Trust.pem: "ca.crt", Trust.jks: "truststore.jks", Trust.pkcs
 
 
 class Store(str, Enum):
-    CONFIGMAP = "cfmap"
-    SECRET = "secret"
-    WORKER_FILE = "file"
+    """Where a value lives, named after the config provider that reads it."""
+    CONFIGMAP = references.Provider.CONFIGMAP.value
+    SECRET = references.Provider.SECRET.value
+    WORKER_FILE = references.Provider.FILE.value
+
+    @property
+    def provider(self) -> references.Provider:
+        return references.Provider(self.value)
 
 
 # ----------------------------------------------------------------- secret values
@@ -78,8 +83,8 @@ class Prop:
 
     def reference(self, namespace: str) -> str:
         if self.store is Store.WORKER_FILE:
-            return f"${{file:{self.obj}:{self.store_key}}}"
-        return f"${{{self.store.value}:{namespace}/{self.obj}:{self.store_key}}}"
+            return references.file(self.obj, self.store_key)
+        return references.kubernetes(self.store.provider, namespace, self.obj, self.store_key)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from infra import jregex
+from infra import jregex, references
 from infra.cron import shortest_period_seconds
 from infra.names import default_flow_name
 from infra.releases import Flavour, Release, find
@@ -253,10 +253,10 @@ class TasksMax(_Strict):
     heartbeat: Count = 1
 
 
-def _no_reference(value):
+def _no_reference(value: Any) -> str | int | bool:
     if isinstance(value, float) or not isinstance(value, (str, int, bool)):
         raise ValueError("a string, an integer or true/false")
-    if isinstance(value, str) and "${" in value:
+    if isinstance(value, str) and references.MARKER in value:
         raise ValueError("a value without ${...}: config-provider references are the program's own (cluster "
                          "connections and secrets); in a connector or SMT setting one could read any file or "
                          "Secret the Connect worker can, and an SMT would stamp it on every record")

@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render test audit venv venv-deploy schema provider-schema apiserver clean lock
+.PHONY: render test typecheck audit venv venv-deploy schema provider-schema apiserver clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ render: venv-deploy
 
 test: venv apiserver
 	$(BIN)/python -m pytest
+
+# mypy --strict on infra/ and components/ ([tool.mypy] in pyproject.toml); `make test` runs it
+# too (tests/test_typing.py).
+typecheck: venv
+	$(BIN)/python -m mypy
 
 # Re-resolve the locked versions (uv, in its own virtualenv) after changing pyproject.toml.
 UV := .tools/bin/uv

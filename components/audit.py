@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pulumi
 
-from components.kube import SecretResolver, create
+from components.kube import SecretResolver, create, name_of
 from infra import names
 from infra.audit import AuditPlan
 
@@ -21,12 +21,12 @@ AUDIT_COMPONENT = "audit"
 
 
 class ReplicationAudit(pulumi.ComponentResource):
-    def __init__(self, plan: AuditPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, plan: AuditPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(names.component_type("audit", "ReplicationAudit"), AUDIT_COMPONENT, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         namespace = create(plan.namespace, child, secrets)
-        ns = namespace.metadata["name"]
-        created = {}
+        ns = name_of(namespace)
+        created: dict[tuple[str, str], pulumi.CustomResource] = {}
         for obj in plan.objects:
             # The CronJob's first run needs everything it mounts and the RBAC it uses.
             after = list(created.values()) if obj["kind"] == "CronJob" else []

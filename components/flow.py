@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import pulumi
 
-from components.kube import SecretResolver, create
+from components.kube import SecretResolver, create, name_of
 from infra import names
-from infra.plan import FlowPlan
+from infra.manifests import Manifest
+from infra.plan import ConnectObject, FlowPlan, Stored
 
 
 class ClusterAccess(pulumi.ComponentResource):
     """The ConfigMaps and Secrets through which the flow reaches its two clusters (steps 3-6)."""
 
-    def __init__(self, name: str, objects: tuple[dict, ...], namespace: pulumi.Input[str],
-                 secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, objects: tuple[Stored, ...], namespace: pulumi.Input[str],
+                 secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(names.component_type("flow", "ClusterAccess"), name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.resources = [create(o, child, secrets, namespace) for o in objects]
@@ -36,25 +37,26 @@ class ClusterAccess(pulumi.ComponentResource):
 class ConnectCluster(pulumi.ComponentResource):
     """The dedicated KafkaConnect, its namespace quota and the RBAC of its config providers (steps 7-8)."""
 
-    def __init__(self, name: str, objects: tuple[dict, ...], namespace: pulumi.Input[str],
-                 secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, objects: tuple[ConnectObject, ...], namespace: pulumi.Input[str],
+                 secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(names.component_type("flow", "ConnectCluster"), name, None, opts)
-        created = {}
+        created: dict[str, pulumi.CustomResource] = {}
         for o in objects:
             # A quota admits pods created after it: the Connect pods must not slip in before.
             after = [created["ResourceQuota"]] if "ResourceQuota" in created else []
             created[o["kind"]] = create(o, pulumi.ResourceOptions(parent=self, depends_on=after),
                                         secrets, namespace)
         self.kafka_connect = created["KafkaConnect"]
-        self.cluster_name: pulumi.Output[str] = self.kafka_connect.metadata["name"]
+        self.cluster_name = name_of(self.kafka_connect)
         self.register_outputs({"connectCluster": self.cluster_name})
 
 
 class MirrorConnectors(pulumi.ComponentResource):
     """The MirrorSource/Checkpoint/Heartbeat KafkaConnectors (steps 9-11)."""
 
-    def __init__(self, name: str, objects: tuple[dict, ...], namespace: pulumi.Input[str],
-                 cluster: pulumi.Input[str], secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, objects: tuple[Manifest, ...], namespace: pulumi.Input[str],
+                 cluster: pulumi.Input[str], secrets: SecretResolver,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(names.component_type("flow", "MirrorConnectors"), name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         # The strimzi.io/cluster label comes from the KafkaConnect's Output: connectors are
@@ -68,16 +70,16 @@ class MirrorConnectors(pulumi.ComponentResource):
 class FlowDirection(pulumi.ComponentResource):
     """Everything one flow as deployed creates, in its own namespace(s)."""
 
-    def __init__(self, plan: FlowPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, plan: FlowPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(names.component_type("flow", "ReplicationFlow"), plan.name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.parts = []
+        self.parts: list[tuple[pulumi.CustomResource, ClusterAccess, ConnectCluster, MirrorConnectors]] = []
         for part in plan.parts:
             # An unsplit flow's Connect cluster is named after the flow: its URNs are those of
             # flows before splitting existed.
             name = part.names.connect
             namespace = create(part.namespace, child, secrets)
-            ns = namespace.metadata["name"]
+            ns = name_of(namespace)
             access = ClusterAccess(f"{name}/access", part.access, ns, secrets, child)
             # Strimzi reads the target Secrets and mounts the source Secret when it creates the
             # pods; the Role must exist before the config providers first ask.

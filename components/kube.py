@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from infra import names
 from infra.connection import SecretValue
+from infra.manifests import Manifest
 
 # Resolves a planned SecretValue to a secret Output (see infra/config.py).
-SecretResolver = Callable[[SecretValue], pulumi.Output]
+SecretResolver = Callable[[SecretValue], pulumi.Output[str]]
 
 
 def _resolve(value: Any, secrets: SecretResolver) -> Any:
@@ -24,17 +25,29 @@ def _resolve(value: Any, secrets: SecretResolver) -> Any:
     return value
 
 
-def create(manifest: dict, opts: pulumi.ResourceOptions, secrets: SecretResolver,
-           namespace: pulumi.Input[str] | None = None, metadata: dict | None = None) -> pulumi.CustomResource:
+def name_of(resource: pulumi.CustomResource) -> pulumi.Output[str]:
+    """A created object's name, as an Output: passing it on orders creation by data dependency."""
+    # pulumi_kubernetes is read as untyped (pyproject.toml, mypy): its `metadata` is not declared.
+    return cast("pulumi.Output[str]", getattr(resource, "metadata")["name"])
+
+
+def create(manifest: Manifest, opts: pulumi.ResourceOptions, secrets: SecretResolver,
+           namespace: pulumi.Input[str] | None = None,
+           metadata: dict[str, Any] | None = None) -> pulumi.CustomResource:
     """Create the resource for `manifest`. `namespace`/`metadata` replace planned metadata values
     with Outputs of other resources, so that Pulumi orders creation by data dependency."""
-    body = _resolve(manifest, secrets)
+    body: dict[str, Any] = _resolve(manifest, secrets)
     meta = dict(body["metadata"])
     if namespace is not None and "namespace" in meta:
         meta["namespace"] = namespace
     meta.update(metadata or {})
-    kind, planned = manifest["kind"], manifest["metadata"]
+    planned = manifest["metadata"]
     name = names.resource_name(planned.get("namespace"), planned["name"])
+    resource: pulumi.CustomResource = _construct(manifest["kind"], name, body, meta, opts)
+    return resource
+
+
+def _construct(kind: str, name: str, body: dict[str, Any], meta: dict[str, Any], opts: pulumi.ResourceOptions) -> Any:
     if kind == "Namespace":
         return k8s.core.v1.Namespace(name, metadata=meta, opts=opts)
     if kind == "ConfigMap":

@@ -62,7 +62,7 @@ class ReplicationTopology(pulumi.ComponentResource):
         topology = _known(args.get("topology"), "topology")
         # A stack that ran this program before the component existed had its flows and audit
         # under the stack itself: the alias keeps their URNs (tests/test_components.py).
-        deployed = _deploy(self, topology, args.get("secrets") or {}, f"ReplicationTopology {name}",
+        deployed = _deploy(self, topology, _known(args.get("secrets") or {}, "secrets"), f"ReplicationTopology {name}",
                            [pulumi.Alias(parent=None)])
         self.outputs = pulumi.Output.from_input(deployed)
         self.flows = pulumi.Output.from_input(deployed["flows"])
@@ -83,7 +83,7 @@ class ReplicationFlow(pulumi.ComponentResource):
         operator = args.get("operator")
         if operator is not None:
             document["operator"] = _known(operator, "operator")
-        deployed = _deploy(self, document, args.get("secrets") or {}, f"ReplicationFlow {name}", [])
+        deployed = _deploy(self, document, _known(args.get("secrets") or {}, "secrets"), f"ReplicationFlow {name}", [])
         self.flows = pulumi.Output.from_input(deployed["flows"])
         self.register_outputs({"flows": self.flows})
 
@@ -132,5 +132,6 @@ def provider_schema() -> dict[str, Any]:
 
     from pulumi.provider.experimental.component import ComponentProvider
     provider = ComponentProvider(list(PUBLIC), names.PACKAGE, version=VERSION)
-    return json.loads(provider.schema or "{}")
+    schema: dict[str, Any] = json.loads(provider.schema or "{}")
+    return schema
 

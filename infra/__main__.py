@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     if args.command == "schema":
         from infra.schema import json_schema
         print(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -11,7 +11,7 @@ from typing import Union
 
 from infra import names
 from infra.connection import SecretValue
-from infra.resolution import Model
+from infra.resolution import Model, SourceSpec
 from infra.schema import Audit
 from infra.names import AuditNames, secret_key
 from infra.connectors import SMT_INSERT_HEADER
@@ -22,7 +22,7 @@ from infra.plan import StackPlan
 from spark.contract import CREDENTIAL_FILES, VERSION
 
 
-def _cluster(topo: Model, alias: str) -> dict:
+def _cluster(topo: Model, alias: str) -> JSON:
     cluster = topo.clusters[alias]
     sec = cluster.security
     tls = sec.effective_tls
@@ -34,7 +34,7 @@ def _cluster(topo: Model, alias: str) -> dict:
             "clientCertificate": bool(tls and tls.clientCertificate)}
 
 
-def _comparison(spec) -> dict:
+def _comparison(spec: SourceSpec) -> JSON:
     """How the data audit compares one connector's records. Header SMTs add headers the source
     never had (stripped before comparing); any other SMT or converter may rewrite values, so
     those connectors are compared on key, headers and timestamp only."""
@@ -48,7 +48,7 @@ def audited_aliases(stack_plan: StackPlan) -> list[str]:
     return sorted({a for f in stack_plan.flows for a in (f.flow.source, f.flow.target)})
 
 
-def settings(audit: Audit | None) -> dict:
+def settings(audit: Audit | None) -> JSON:
     audit = audit or Audit()
     return {"window": audit.window.model_dump(), "thresholds": audit.thresholds.model_dump(),
             "pushgateway": audit.pushgateway}

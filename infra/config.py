@@ -119,11 +119,11 @@ def plain_secrets(keys: list[str], is_plain: Callable[[str], bool]) -> list[Prob
 
 
 def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()
-                    ) -> Callable[[SecretValue], pulumi.Output]:
+                    ) -> Callable[[SecretValue], pulumi.Output[str]]:
     """Planned SecretValues built from secret items (text, or Outputs such as secret config):
     every value is a secret Output. An item given as an Output is checked like text
     (`unusable_secrets`) when it resolves, failing the update before anything holds it."""
-    def item(key: str) -> pulumi.Output:
+    def item(key: str) -> pulumi.Output[str]:
         value = secrets[key]
         if isinstance(value, str):
             return pulumi.Output.secret(value)
@@ -135,7 +135,7 @@ def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozen
             return text
         return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
 
-    def resolve(value: SecretValue) -> pulumi.Output:
+    def resolve(value: SecretValue) -> pulumi.Output[str]:
         inputs = [item(key) for key in value.config_keys]
         return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
     return resolve

@@ -103,12 +103,13 @@ class _Builder:
         self.props: list[Prop] = []
         self.entries: list[Entry] = []
 
-    def add(self, key: str, store: Store, obj: str, value: str | SecretValue | None, store_key: str | None = None):
+    def add(self, key: str, store: Store, obj: str, value: str | SecretValue | None,
+            store_key: str | None = None) -> None:
         self.props.append(Prop(key, store, obj, store_key or key))
         if value is not None:
             self.entries.append(Entry(store, obj, store_key or key, value))
 
-    def file(self, obj: str, key: str, value: SecretValue):
+    def file(self, obj: str, key: str, value: SecretValue) -> None:
         self.entries.append(_file(obj, key, value))
 
     def build(self) -> Connection:
@@ -117,11 +118,15 @@ class _Builder:
 
 def _jaas(alias: str, cluster: Cluster) -> SecretValue:
     sasl = cluster.security.sasl
+    assert sasl is not None, "a JAAS line is only written for a SASL cluster"
     return SecretValue((secret_key(alias, "password"),),
                        lambda password: jaas_config(sasl.mechanism.value, sasl.username, password))
 
 
-def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict]:
+Located = tuple[Store, str, "str | SecretValue | None"]
+
+
+def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict[str, Located]]:
     """The source's store files (mounted from the source Secret) and, per item of
     `java_client_props`, where its value lives: (store, object, value)."""
     cm, sec = n.source_configmap, n.source_secret
@@ -131,20 +136,20 @@ def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entr
     store_file = TRUSTSTORE_FILES[trust] if trust else None
     files = []
     if trust is Trust.pem:
-        files.append(_file(sec, store_file, SecretValue((secret_key(alias, "caCert"),))))
+        files.append(_file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "caCert"),))))
     elif trust:
-        files.append(_file(sec, store_file, SecretValue((secret_key(alias, "truststore"),), binary=True)))
+        files.append(_file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "truststore"),), binary=True)))
     if tls and tls.clientCertificate:
         files.append(_file(sec, KEYSTORE_FILE, SecretValue(
             (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore)))
-    values = {
+    values: dict[str, Located] = {
         "bootstrap": (Store.CONFIGMAP, cm, cluster.bootstrapServers),
         "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value),
         "mechanism": (Store.CONFIGMAP, cm, sec_.sasl.mechanism.value if sec_.sasl else None),
         "jaas": (Store.SECRET, sec, _jaas(alias, cluster) if sec_.sasl else None),
-        "truststore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{store_file}"),
+        "truststore": (Store.CONFIGMAP, cm, n.source_file(store_file) if store_file else None),
         "truststorePassword": (Store.SECRET, sec, SecretValue((secret_key(alias, "truststorePassword"),))),
-        "keystore": (Store.CONFIGMAP, cm, f"{n.source_mount}/{KEYSTORE_FILE}"),
+        "keystore": (Store.CONFIGMAP, cm, n.source_file(KEYSTORE_FILE)),
     }
     return files, values
 
@@ -228,13 +233,13 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
     elif worker_trust and tls.trust is Trust.pem:  # literalStores: a password-protected store
         b.file(sec, CA_TRUSTSTORE_FILE, SecretValue((secret_key(alias, "caCert"),), stores.ca_truststore_jks,
                                                     binary=True))
-        setting("ssl.truststore.location", f"{n.source_mount}/{CA_TRUSTSTORE_FILE}")
+        setting("ssl.truststore.location", n.source_file(CA_TRUSTSTORE_FILE))
         b.add("ssl.truststore.password", Store.SECRET, sec,
               SecretValue((secret_key(alias, "caCert"),), stores.derived_password), store_key=CA_TRUSTSTORE_PASSWORD)
         setting("ssl.truststore.type", "JKS")
     else:
         b.entries.append(by_name[TRUSTSTORE_FILES[tls.trust]])
-        setting("ssl.truststore.location", values["truststore"][2])
+        setting("ssl.truststore.location", n.source_file(TRUSTSTORE_FILES[tls.trust]))
         if tls.trust is Trust.pem:
             setting("ssl.truststore.type", "PEM")
         else:
@@ -252,13 +257,13 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
         b.add("ssl.keystore.key", Store.SECRET, sec, None, store_key=KEYSTORE_FILE)
     elif worker_key:
         b.file(sec, CLIENT_KEYSTORE_FILE, SecretValue(keys, stores.client_keystore_jks, binary=True))
-        setting("ssl.keystore.location", f"{n.source_mount}/{CLIENT_KEYSTORE_FILE}")
+        setting("ssl.keystore.location", n.source_file(CLIENT_KEYSTORE_FILE))
         b.add("ssl.keystore.password", Store.SECRET, sec, SecretValue(keys, stores.derived_password),
               store_key=CLIENT_KEYSTORE_PASSWORD)
         setting("ssl.keystore.type", "JKS")
     else:
         b.entries.append(by_name[KEYSTORE_FILE])
-        setting("ssl.keystore.location", values["keystore"][2])
+        setting("ssl.keystore.location", n.source_file(KEYSTORE_FILE))
         setting("ssl.keystore.type", "PEM")
     return b.build()
 

@@ -52,7 +52,7 @@ def _field(text: str, index: int) -> tuple[set[int], bool]:
     return values, not text.startswith(("*", "?"))
 
 
-def parse(schedule: str) -> tuple:
+def parse(schedule: str) -> tuple[set[int], set[int], set[int], set[int], set[int], bool]:
     """(minutes, hours, days of month, months, days of week, whether a day matches either day
     field); raises ValueError with a message naming the field at fault."""
     text = MACROS.get(schedule.strip(), schedule.strip())
@@ -71,7 +71,8 @@ def shortest_period_seconds(schedule: str) -> int:
     minutes, hours, dom, months, dow, either = parse(schedule)
     times = sorted(h * 60 + m for h in hours for m in minutes)
     day = dt.date(2024, 1, 1)  # a leap year first
-    previous, shortest = None, None
+    previous: int | None = None
+    shortest: int | None = None
     for _ in range(4 * 366 + 7):
         # Cron's rule: when both day fields are restricted, a day matches either of them.
         by_dom, by_dow = day.day in dom, day.isoweekday() % 7 in dow

@@ -3,7 +3,7 @@ home for both, used by the program, the public components and the offline render
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from infra import config as stack_config
 from infra import rules, validation
@@ -27,7 +27,7 @@ def secret_keys(stack_plan: StackPlan, audit_plan: AuditPlan | None) -> list[str
 
 
 def check(model: Model, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
-          previous_flows: Callable[[], dict | None] = lambda: None,
+          previous_flows: Callable[[], Mapping[str, Any] | None] = lambda: None,
           secret_text: Callable[[str], str | None] = lambda key: None,
           is_plain: Callable[[str], bool] = lambda key: False, subject: str = "the topology") -> None:
     """What can still refuse a valid topology's deployment (secret items, names, transitions),

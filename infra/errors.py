@@ -36,7 +36,7 @@ class TopologyError(Exception):
 def in_file_order(problems: list[Problem]) -> list[Problem]:
     """Report order: clusters and the topology first, then flows in file order, then the audit
     (stable within each)."""
-    def place(problem: Problem) -> tuple:
+    def place(problem: Problem) -> tuple[int, int]:
         match = re.match(r"flows\[(\d+)\]", problem.where)
         return (1, int(match.group(1))) if match else (2, 0) if problem.where == "audit" else (0, 0)
     return sorted(problems, key=place)

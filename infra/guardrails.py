@@ -264,7 +264,8 @@ class _TooManyPaths(Exception):
     pass
 
 
-def _walk(ctx: _Context, start: str, node: str, path: list, members: set, edges: dict, found: list,
+def _walk(ctx: _Context, start: str, node: str, path: list[Direction], members: set[str],
+          edges: dict[str, list[Direction]], found: list[tuple[list[Direction], str]],
           limit: int = 20) -> None:
     """Simple cycles through `start` (its smallest cluster) along which a common topic remains."""
     for flow in edges.get(node, []):
@@ -280,10 +281,11 @@ def _walk(ctx: _Context, start: str, node: str, path: list, members: set, edges:
         topic = ""
         if len(on_path) > 1:  # one flow alone replicates something; paths are what can be empty
             route = " -> ".join([*(f.flow.source for f in on_path), nxt])
-            topic = ctx.common(on_path[0], f"identity path {route} (a possible replication loop)",
-                               *(ctx.flow_topics(f) for f in on_path))
-            if topic is None:
+            common = ctx.common(on_path[0], f"identity path {route} (a possible replication loop)",
+                                *(ctx.flow_topics(f) for f in on_path))
+            if common is None:
                 continue
+            topic = common
         if nxt == start:
             found.append((on_path, topic))
         else:

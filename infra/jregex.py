@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any, TypeVar
 
 MAX_PATTERN = 1000          # characters in one filter
 MAX_STATES = 5000           # automaton states of one filter (counted repetitions expand)
@@ -58,7 +60,7 @@ NOTHING: Chars = ()
 EVERYTHING: Chars = ((0, MAX_CODE_POINT),)
 
 
-def _norm(ranges) -> Chars:
+def _norm(ranges: Iterable[tuple[int, int]]) -> Chars:
     out: list[list[int]] = []
     for lo, hi in sorted(ranges):
         if out and lo <= out[-1][1] + 1:
@@ -73,7 +75,8 @@ def union(a: Chars, b: Chars) -> Chars:
 
 
 def negate(a: Chars) -> Chars:
-    out, low = [], 0
+    out: list[tuple[int, int]] = []
+    low = 0
     for lo, hi in a:
         if lo > low:
             out.append((low, lo - 1))
@@ -118,14 +121,15 @@ UNSUPPORTED_ESCAPES = {
 # ------------------------------------------------------------------ syntax tree
 # ("chars", Chars) | ("cat", [nodes]) | ("alt", [nodes]) | ("rep", node, min, max|None)
 # | ("bol",) | ("eol",)
+Node = tuple[Any, ...]
 
 
-def parse(pattern: str):
+def parse(pattern: str) -> Node:
     """The pattern's syntax tree. Raises RegexError (Java rejects it) or Unsupported."""
     return _parse(pattern)[0]
 
 
-def _parse(pattern: str) -> tuple:
+def _parse(pattern: str) -> tuple[Node, list[str]]:
     if len(pattern) > MAX_PATTERN:
         raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
     parser = _Parser(pattern)
@@ -135,9 +139,10 @@ def _parse(pattern: str) -> tuple:
     return tree, parser.names
 
 
-def parse_list(patterns) -> list:
+def parse_list(patterns: Iterable[str]) -> list[Node]:
     """Kafka's filter list: each item valid alone, and together as Java compiles the `|`-join."""
-    trees, names = [], set()
+    trees: list[Node] = []
+    names: set[str] = set()
     for pattern in patterns:
         tree, own = _parse(pattern)
         for name in own:
@@ -169,7 +174,7 @@ class _Parser:
 
     # -- outside classes
 
-    def alternation(self, depth: int):
+    def alternation(self, depth: int) -> Node:
         if depth > MAX_DEPTH:
             raise Unsupported(f"groups nested more than {MAX_DEPTH} deep")
         branches = [self.sequence(depth)]
@@ -178,8 +183,8 @@ class _Parser:
             branches.append(self.sequence(depth))
         return branches[0] if len(branches) == 1 else ("alt", branches)
 
-    def sequence(self, depth: int):
-        items: list = []
+    def sequence(self, depth: int) -> Node:
+        items: list[Node] = []
         while self.i < len(self.p) and self.peek() not in "|)":
             atoms = self.atom(depth)
             if self.peek() and self.peek() in "*+?{":
@@ -191,7 +196,7 @@ class _Parser:
             items.extend(atoms)
         return items[0] if len(items) == 1 else ("cat", items)
 
-    def atom(self, depth: int) -> list:
+    def atom(self, depth: int) -> list[Node]:
         c = self.take()
         if c == "(":
             return [self.group(depth)]
@@ -214,7 +219,7 @@ class _Parser:
             return [("chars", self.escape(in_class=False))]
         return [("chars", ((ord(c), ord(c)),))]
 
-    def quoted(self) -> list:
+    def quoted(self) -> list[Node]:
         end = self.p.find("\\E", self.i)
         if end < 0:
             # Kafka joins the filters with '|': an open quote would swallow the next filters.
@@ -222,7 +227,7 @@ class _Parser:
         text, self.i = self.p[self.i:end], end + 2
         return [("chars", ((ord(c), ord(c)),)) for c in text]
 
-    def group(self, depth: int):
+    def group(self, depth: int) -> Node:
         if self.peek() == "?":
             self.i += 1
             kind = self.take()
@@ -251,7 +256,7 @@ class _Parser:
         self.i += 1
         return inner
 
-    def quantified(self, node):
+    def quantified(self, node: Node) -> Node:
         c = self.take()
         if c == "*":
             low, high = 0, None
@@ -353,11 +358,11 @@ class _Parser:
                 raise RegexError("Unclosed hexadecimal escape sequence")
             self.i += 1
             return value
-        digits = self.p[self.i:self.i + 2]
-        if len(digits) < 2 or any(d not in "0123456789abcdefABCDEF" for d in digits):
+        pair = self.p[self.i:self.i + 2]
+        if len(pair) < 2 or any(d not in "0123456789abcdefABCDEF" for d in pair):
             raise RegexError("Illegal hexadecimal escape sequence")
         self.i += 2
-        return int(digits, 16)
+        return int(pair, 16)
 
     def unicode(self) -> int:
         digits = self.p[self.i:self.i + 4]
@@ -443,26 +448,26 @@ class _Parser:
 class NFA:
     """Thompson automaton. `edges[s]` = ((chars, target), ...); `empty[s]` = epsilon targets;
     `bol[s]`/`eol[s]` = targets reachable only at the start / where `$` holds."""
-    edges: tuple
-    empty: tuple
-    bol: tuple
-    eol: tuple
+    edges: tuple[tuple[tuple[Chars, int], ...], ...]
+    empty: tuple[tuple[int, ...], ...]
+    bol: tuple[tuple[int, ...], ...]
+    eol: tuple[tuple[int, ...], ...]
     start: int
     accept: int
 
     @cached_property
-    def _plain(self) -> tuple[frozenset, ...]:
+    def _plain(self) -> tuple[frozenset[int], ...]:
         """Each state's closure over plain epsilon edges (neither at the start nor at the end),
         the only closure a subset construction needs after its first state."""
         return tuple(self._close([s], False, False) for s in range(len(self.edges)))
 
-    def closure(self, states, at_start: bool, at_end: bool) -> frozenset:
+    def closure(self, states: Iterable[int], at_start: bool, at_end: bool) -> frozenset[int]:
         if not (at_start or at_end):
             plain = self._plain
-            return frozenset().union(*(plain[s] for s in states))
+            return frozenset[int]().union(*(plain[s] for s in states))
         return self._close(states, at_start, at_end)
 
-    def _close(self, states, at_start: bool, at_end: bool) -> frozenset:
+    def _close(self, states: Iterable[int], at_start: bool, at_end: bool) -> frozenset[int]:
         seen = set(states)
         stack = list(states)
         while stack:
@@ -481,19 +486,20 @@ class NFA:
 
 class _Builder:
     def __init__(self) -> None:
-        self.edges: list[list] = []
-        self.empty: list[list] = []
-        self.bol: list[list] = []
-        self.eol: list[list] = []
+        self.edges: list[list[tuple[Chars, int]]] = []
+        self.empty: list[list[int]] = []
+        self.bol: list[list[int]] = []
+        self.eol: list[list[int]] = []
 
     def state(self) -> int:
         if len(self.edges) >= MAX_STATES:
             raise Unsupported(f"a pattern whose automaton exceeds {MAX_STATES} states (lower the repetition counts)")
-        for table in (self.edges, self.empty, self.bol, self.eol):
+        self.edges.append([])
+        for table in (self.empty, self.bol, self.eol):
             table.append([])
         return len(self.edges) - 1
 
-    def build(self, node, start: int) -> int:
+    def build(self, node: Node, start: int) -> int:
         """Adds `node` after `start`, returns its end state."""
         kind = node[0]
         if kind == "chars":
@@ -544,8 +550,8 @@ def compile_filter(patterns: tuple[str, ...], prefix: str = "") -> NFA:
     trees = parse_list(patterns)
     tree = ("alt", trees) if len(trees) != 1 else trees[0]
     accept = b.build(tree, s)
-    freeze = lambda table: tuple(tuple(x) for x in table)  # noqa: E731
-    return NFA(freeze(b.edges), freeze(b.empty), freeze(b.bol), freeze(b.eol), start, accept)
+    return NFA(tuple(tuple(x) for x in b.edges), tuple(tuple(x) for x in b.empty), tuple(tuple(x) for x in b.bol),
+               tuple(tuple(x) for x in b.eol), start, accept)
 
 
 def _dollar_at(text: str, i: int) -> bool:
@@ -581,29 +587,36 @@ def matches(nfa: NFA, text: str) -> bool:
 # construction counts the states it creates against a budget and raises Budget past it.
 
 
+S = TypeVar("S", bound=Hashable)
+# A verdict over each automaton's acceptance of a name (any, all, include-and-not-exclude...).
+Accept = Callable[[tuple[bool, ...]], object]
+# Breadth-first search: each state's parent state and the character that led to it.
+Parents = dict[tuple[int, ...], "tuple[tuple[int, ...], str] | None"]
+
+
 @dataclass(frozen=True)
 class DFA:
     """A complete deterministic automaton over TOPIC_ALPHABET. `symbol[c]` is the column of
     character c (characters no transition tells apart share one); `accepting[s]` tells whether a
     name of at least one character that ends in s is accepted."""
-    symbol: dict
-    table: tuple
-    accepting: tuple
+    symbol: dict[str, int]
+    table: tuple[tuple[int, ...], ...]
+    accepting: tuple[bool, ...]
     start: int
 
 
-def _partition(charsets) -> dict:
+def _partition(charsets: Iterable[Chars]) -> dict[str, int]:
     """Column per topic character: characters in exactly the same sets share a column."""
     sets = sorted(set(charsets))
-    columns: dict[tuple, int] = {}
-    symbol = {}
+    columns: dict[tuple[bool, ...], int] = {}
+    symbol: dict[str, int] = {}
     for c in TOPIC_ALPHABET:
         signature = tuple(contains(chars, ord(c)) for chars in sets)
         symbol[c] = columns.setdefault(signature, len(columns))
     return symbol
 
 
-def _representatives(symbol: dict) -> list[str]:
+def _representatives(symbol: dict[str, int]) -> list[str]:
     """One character per column, in TOPIC_ALPHABET's order of preference."""
     seen: dict[int, str] = {}
     for c in TOPIC_ALPHABET:
@@ -617,8 +630,8 @@ def determinize(nfa: NFA, budget: int) -> tuple[DFA, int]:
     reps = _representatives(symbol)
     moves = [[tuple(t for chars, t in out if contains(chars, ord(c))) for out in nfa.edges] for c in reps]
 
-    def step(subset: frozenset) -> list[frozenset]:
-        out = []
+    def step(subset: frozenset[int]) -> list[frozenset[int]]:
+        out: list[frozenset[int]] = []
         for column in moves:
             moved = [t for s in subset for t in column[s]]
             out.append(nfa.closure(moved, False, False) if moved else frozenset())
@@ -628,24 +641,25 @@ def determinize(nfa: NFA, budget: int) -> tuple[DFA, int]:
     return _minimal(symbol, table, accepting, 0), len(sets)
 
 
-def combine(dfas: list[DFA], accept, budget: int) -> tuple[DFA, int]:
+def combine(dfas: list[DFA], accept: Accept, budget: int) -> tuple[DFA, int]:
     """The minimal DFA of names whose acceptance by each automaton satisfies `accept(bits)`."""
     symbol, reps, columns = _joint(dfas)
-    states, table = _explore(tuple(d.start for d in dfas), lambda state: [
-        tuple(d.table[s][col] for d, s, col in zip(dfas, state, cols)) for cols in columns], budget)
+    def step(state: tuple[int, ...]) -> list[tuple[int, ...]]:
+        return [tuple(d.table[s][col] for d, s, col in zip(dfas, state, cols)) for cols in columns]
+    states, table = _explore(tuple(d.start for d in dfas), step, budget)
     accepting = [bool(accept(tuple(d.accepting[s] for d, s in zip(dfas, state)))) for state in states]
     return _minimal(symbol, table, accepting, 0), len(states)
 
 
-def _explore(start, step, budget: int) -> tuple[list, list[list[int]]]:
+def _explore(start: S, step: Callable[[S], Iterable[S]], budget: int) -> tuple[list[S], list[list[int]]]:
     """Every state reachable from `start` (numbered in discovery order) and the transition table;
     `step(state)` gives a state's successor per column. Raises Budget past `budget` states."""
     ids = {start: 0}
     states = [start]
-    table = []
+    table: list[list[int]] = []
     i = 0
     while i < len(states):
-        row = []
+        row: list[int] = []
         for nxt in step(states[i]):
             found = ids.get(nxt)
             if found is None:
@@ -659,28 +673,28 @@ def _explore(start, step, budget: int) -> tuple[list, list[list[int]]]:
     return states, table
 
 
-def _joint(dfas: list[DFA]) -> tuple[dict, list[str], list[tuple]]:
+def _joint(dfas: list[DFA]) -> tuple[dict[str, int], list[str], list[tuple[int, ...]]]:
     """The joint columns of several automata: per column, each automaton's own column."""
-    joint: dict[tuple, int] = {}
-    symbol = {}
+    joint: dict[tuple[int, ...], int] = {}
+    symbol: dict[str, int] = {}
     for c in TOPIC_ALPHABET:
         symbol[c] = joint.setdefault(tuple(d.symbol[c] for d in dfas), len(joint))
     reps = _representatives(symbol)
     return symbol, reps, [tuple(d.symbol[c] for d in dfas) for c in reps]
 
 
-def _minimal(symbol: dict, table: list, accepting: list, start: int) -> DFA:
+def _minimal(symbol: dict[str, int], table: list[list[int]], accepting: list[bool], start: int) -> DFA:
     """Moore's partition refinement (every state is reachable by construction)."""
     block = [0] * len(table)
     count = 0
     while True:
-        signatures: dict[tuple, int] = {}
+        signatures: dict[tuple[int, ...], int] = {}
         refined = [signatures.setdefault((accepting[s], block[s], *(block[t] for t in row)), len(signatures))
                    for s, row in enumerate(table)]
         if len(signatures) == count:
             break
         block, count = refined, len(signatures)
-    rows: dict[int, tuple] = {}
+    rows: dict[int, tuple[int, ...]] = {}
     accepts: dict[int, bool] = {}
     for s, row in enumerate(table):
         rows.setdefault(block[s], tuple(block[t] for t in row))
@@ -688,14 +702,14 @@ def _minimal(symbol: dict, table: list, accepting: list, start: int) -> DFA:
     return DFA(symbol, tuple(rows[b] for b in range(count)), tuple(accepts[b] for b in range(count)), block[start])
 
 
-def shortest(dfas: list[DFA], accept, budget: int) -> tuple[str | None, int]:
+def shortest(dfas: list[DFA], accept: Accept, budget: int) -> tuple[str | None, int]:
     """A shortest legal topic name (1-249 characters, not "." or "..") whose acceptance by each
     automaton satisfies `accept(bits)`, or None; and the states explored."""
     _, reps, columns = _joint(dfas)
     # The last component spells out "is this a legal topic name so far": 0 empty, 1 ".", 2 "..",
     # 3 anything else.
     start = (*(d.start for d in dfas), 0)
-    parents: dict = {start: None}
+    parents: Parents = {start: None}
     queue = deque([(start, 0)])
     while queue:
         state, depth = queue.popleft()
@@ -715,11 +729,13 @@ def shortest(dfas: list[DFA], accept, budget: int) -> tuple[str | None, int]:
     return None, len(parents)
 
 
-def _spell(state, parents) -> str:
-    out = []
-    while parents[state] is not None:
-        state, c = parents[state]
+def _spell(state: tuple[int, ...], parents: Parents) -> str:
+    out: list[str] = []
+    step = parents[state]
+    while step is not None:
+        state, c = step
         out.append(c)
+        step = parents[state]
     return "".join(reversed(out))
 
 
@@ -728,12 +744,12 @@ def literal(pattern: str) -> str | None:
     return pattern if pattern and not any(c in ".^$*+?{}[]|()\\" for c in pattern) else None
 
 
-def literal_prefix(tree) -> str:
+def literal_prefix(tree: Node) -> str:
     """Characters every string the tree matches starts with (a cheap disjointness test)."""
     return _prefix(tree)[0]
 
 
-def _prefix(tree) -> tuple[str, bool]:
+def _prefix(tree: Node) -> tuple[str, bool]:
     """(prefix, complete): `complete` when the prefix is the whole of every match."""
     kind = tree[0]
     if kind == "chars":

@@ -91,6 +91,10 @@ class FlowNames:
     def source_mount(self) -> str:
         return f"/mnt/{self.source_volume}"
 
+    def source_file(self, file: str) -> str:
+        """Where a file of the source Secret is mounted in the Connect pods."""
+        return f"{self.source_mount}/{file}"
+
     @property
     def target_configmap(self) -> str:
         return f"target-{self.target}"

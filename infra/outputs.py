@@ -63,7 +63,7 @@ class StackOutputs:
     audit_namespace: str | None
 
 
-def _get(values: Mapping, key: str, where: str, kind: type | tuple = str) -> Any:
+def _get(values: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
     if not isinstance(values, Mapping) or key not in values:
         raise ContractError(f"{where}.{key}: missing")
     value = values[key]
@@ -107,7 +107,7 @@ def read(values: Mapping[str, Any]) -> StackOutputs:
                         audit_namespace=_get(audit, "namespace", "outputs.audit") if audit else None)
 
 
-def from_stack_reference(ref) -> Any:
+def from_stack_reference(ref: Any) -> Any:
     """`pulumi.Output[StackOutputs]` of a StackReference to a kafka-replication stack."""
     import pulumi
     keys = ("outputsVersion", "operatorFlavour", "operator", "flows", "audit")

@@ -24,9 +24,9 @@ from infra.manifests import (JSON, Authentication, ConfigMap, ConfigValue, Kafka
 from infra.manifests import secret_values as manifest_secret_values
 from infra.names import FlowNames
 from infra.outputs import OUTPUTS_VERSION
-from infra.releases import V1, Release
+from infra.releases import V1, Flavour, Release
 from infra.resolution import Direction, Model, PartSpec
-from infra.schema import ConnectorState, ExactlyOnce, Flavour, Flow, Policy
+from infra.schema import ConnectorState, ExactlyOnce, Flow, Policy
 from infra.topics import DEFAULT_GROUPS_EXCLUDE
 
 POLICY_CLASSES = {
@@ -290,8 +290,9 @@ def stored_objects(entries: list[Entry], n: FlowNames, flow: Flow) -> list[Store
             objects.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(obj, n, flow), "data": data})
             continue
         secret: Secret = {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(obj, n, flow), "type": "Opaque"}
-        binary = {k: e.value for k, e in sorted(keys.items()) if isinstance(e.value, SecretValue) and e.value.binary}
-        text = {k: e.value for k, e in sorted(keys.items()) if k not in binary}
+        binary: dict[str, str | SecretValue] = {k: e.value for k, e in sorted(keys.items())
+                                               if isinstance(e.value, SecretValue) and e.value.binary}
+        text: dict[str, str | SecretValue] = {k: e.value for k, e in sorted(keys.items()) if k not in binary}
         if binary:
             secret["data"] = binary
         if text:
@@ -333,8 +334,10 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
     config: dict[str, ConfigValue] = {}
     if v1:
         # kafka.strimzi.io/v1 makes these spec fields and forbids them in spec.config.
-        spec.update(groupId=n.group_id, offsetStorageTopic=n.offset_storage_topic,
-                    configStorageTopic=n.config_storage_topic, statusStorageTopic=n.status_storage_topic)
+        spec["groupId"] = n.group_id
+        spec["offsetStorageTopic"] = n.offset_storage_topic
+        spec["configStorageTopic"] = n.config_storage_topic
+        spec["statusStorageTopic"] = n.status_storage_topic
     else:
         config.update({"group.id": n.group_id, "offset.storage.topic": n.offset_storage_topic,
                        "config.storage.topic": n.config_storage_topic, "status.storage.topic": n.status_storage_topic})

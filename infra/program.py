@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
@@ -13,7 +15,7 @@ from infra.errors import TopologyError
 PREVIOUS_OUTPUTS = "previous-outputs"
 
 
-def previous_flows() -> dict | None:
+def previous_flows() -> dict[str, Any] | None:
     """The `flows` output of this stack's last deployment (None before the first)."""
     name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
     ref = pulumi.StackReference(PREVIOUS_OUTPUTS, stack_name=name)
@@ -21,24 +23,29 @@ def previous_flows() -> dict | None:
     return _sync_await(ref.get_output_details("flows")).value
 
 
-def main() -> dict:
+def main() -> dict[str, Any]:
     config = pulumi.Config()
     try:
         path = stack_config.topology_path(config, pulumi.get_stack())
         document = reading.load_yaml_file(path, "topology file")
         model, stack_plan, audit_plan = deployment.prepare(document, str(path))
-        full = lambda key: f"{pulumi.get_project()}:{key}"  # noqa: E731
+        def full(key: str) -> str:
+            return f"{pulumi.get_project()}:{key}"
         deployment.check(model, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None,
                          previous_flows, lambda key: pulumi.runtime.get_config(full(key)),
                          lambda key: not pulumi.runtime.is_config_secret(full(key)))
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None
-    secrets = {key: config.require_secret(key) for key in deployment.secret_keys(stack_plan, audit_plan)}
+    secrets: dict[str, pulumi.Input[str]] = {key: config.require_secret(key) for key in deployment.secret_keys(stack_plan, audit_plan)}
     topology = ReplicationTopology(names.TOPOLOGY_COMPONENT, {"topology": document, "secrets": secrets})
-    outputs = {key: topology.outputs.apply(lambda o, key=key: o[key]) for key in stack_plan.outputs()}
+    outputs = {key: _field(topology.outputs, key) for key in stack_plan.outputs()}
     if audit_plan:
-        outputs["audit"] = topology.outputs.apply(lambda o: o["audit"])
+        outputs["audit"] = _field(topology.outputs, "audit")
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs
+
+
+def _field(outputs: pulumi.Output[dict[str, Any]], key: str) -> pulumi.Output[Any]:
+    return outputs.apply(lambda o: o[key])

@@ -115,7 +115,7 @@ def _measure(text: str, source: str) -> None:
                                          f"a smaller document (at most {MAX_NODES} nodes)")])
 
 
-def _check(node, source: str, problems: list[Problem], seen: set[int]) -> None:
+def _check(node: yaml.Node, source: str, problems: list[Problem], seen: set[int]) -> None:
     """Duplicate keys and YAML 1.1 booleans, visiting each node once (aliases share nodes)."""
     stack = [node]
     while stack:
@@ -143,13 +143,13 @@ def _check(node, source: str, problems: list[Problem], seen: set[int]) -> None:
                                     f"{current.value} as a boolean"))
 
 
-def _children(node) -> list:
+def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
-def _expanded(node, memo: dict[int, int]) -> int | None:
+def _expanded(node: yaml.Node, memo: dict[int, int]) -> int | None:
     """Nodes once aliases are expanded, computed on the shared graph (never expanded); a
     recursive alias (a node inside itself) would be infinite: None."""
     ACTIVE = -1

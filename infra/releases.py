@@ -109,7 +109,7 @@ class Release:
     def name(self) -> str:
         return f"{self.flavour.value} {self.version}"
 
-    def outputs(self) -> dict:
+    def outputs(self) -> dict[str, str]:
         return {"flavour": self.flavour.value, "version": self.version, "strimziVersion": self.strimzi,
                 "kafkaVersion": self.kafka}
 

@@ -34,7 +34,7 @@ COMPONENT_PREFIX = f"{PROJECT}:"
 class Recorded:
     type: str
     name: str
-    inputs: dict
+    inputs: dict[str, Any]
     secret_paths: list[str] = field(default_factory=list)
 
     @property
@@ -45,11 +45,11 @@ class Recorded:
 class RecordingMocks(pulumi.runtime.Mocks):
     """Records every resource's inputs; returns them as its state, as a real create would."""
 
-    def __init__(self, previous_outputs: dict | None = None) -> None:
+    def __init__(self, previous_outputs: dict[str, Any] | None = None) -> None:
         self.resources: list[Recorded] = []
         self.previous_outputs = previous_outputs or {}
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         if args.typ == "pulumi:pulumi:StackReference":
             # The stack's previous outputs, as the engine would read them.
             return f"{args.name}-id", {**args.inputs, "outputs": self.previous_outputs}
@@ -58,11 +58,11 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.resources.append(Recorded(args.typ, args.name, inputs, paths))
         return f"{args.name}-id", inputs
 
-    def call(self, args: pulumi.runtime.MockCallArgs):
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
         return {}, None
 
 
-def _unwrap(value, path: str, secret_paths: list[str]):
+def _unwrap(value: Any, path: str, secret_paths: list[str]) -> Any:
     """Strip Pulumi's secret wrappers, noting where they were."""
     if rpc.is_rpc_secret(value):
         secret_paths.append(path)
@@ -81,23 +81,23 @@ def _unwrap(value, path: str, secret_paths: list[str]):
 class Render:
     stack: str
     resources: list[Recorded]
-    outputs: dict
+    outputs: dict[str, Any]
     placeholders: list[str]
     warnings: list[str] = field(default_factory=list)
 
-    def objects(self) -> list[dict]:
+    def objects(self) -> list[dict[str, Any]]:
         """The Kubernetes objects in clear (tests only: secret values are present here)."""
         return [_object(r) for r in self.resources if r.is_kubernetes]
 
-    def masked_objects(self) -> list[dict]:
+    def masked_objects(self) -> list[dict[str, Any]]:
         return [_mask(r) for r in self.resources if r.is_kubernetes]
 
 
-def _object(r: Recorded) -> dict:
+def _object(r: Recorded) -> dict[str, Any]:
     return {k: v for k, v in r.inputs.items() if v is not None and not k.startswith("__")}
 
 
-def _mask(r: Recorded) -> dict:
+def _mask(r: Recorded) -> dict[str, Any]:
     obj = _object(r)
     if obj.get("kind") == "Secret":
         for section in ("data", "stringData"):
@@ -108,14 +108,14 @@ def _mask(r: Recorded) -> dict:
     return obj
 
 
-def _masked(value):
+def _masked(value: Any) -> Any:
     # A secret map keeps its keys visible, as `pulumi preview` shows a Secret's data keys.
     return {k: MASK for k in value} if isinstance(value, dict) else MASK
 
 
-def _set_path(obj: dict, path: str) -> None:
+def _set_path(obj: dict[str, Any], path: str) -> None:
     parts = [p for p in path.replace("[", ".[").split(".") if p]
-    node = obj
+    node: Any = obj
     for part in parts[:-1]:
         node = node[int(part[1:-1])] if part.startswith("[") else node.get(part)
         if node is None:
@@ -146,7 +146,7 @@ def placeholder(key: str) -> str:
 
 
 def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str] | None = None,
-        placeholder_secrets: bool = False, previous_outputs: dict | None = None) -> Render:
+        placeholder_secrets: bool = False, previous_outputs: dict[str, Any] | None = None) -> Render:
     """Run the program for `stack` under mocks. Keys are config keys without the project prefix;
     `previous_outputs` stands for the stack's last deployment (an outputs.json).
 
@@ -177,9 +177,9 @@ def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: s
     """Run `body` as a Pulumi program on the mock engine; what it returns, resolved."""
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False)
     pulumi.runtime.set_all_config(config, secret_keys=secret_keys)
-    result: dict = {}
+    result: dict[str, Any] = {}
 
-    def program():
+    def program() -> pulumi.Output[Any]:
         return pulumi.Output.from_input(body()).apply(lambda resolved: result.update(value=resolved))
 
     _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(program()).future())))
@@ -189,17 +189,17 @@ def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: s
 # ----------------------------------------------------------------- files and summary
 
 
-def _dump(obj) -> str:
+def _dump(obj: Any) -> str:
     return yaml.safe_dump(obj, sort_keys=True, default_flow_style=False, width=4096, allow_unicode=True)
 
 
-def object_path(obj: dict) -> str:
+def object_path(obj: dict[str, Any]) -> str:
     meta = obj["metadata"]
     folder = meta.get("namespace") or meta["name"]
     return f"{folder}/{obj['kind']}-{meta['name']}.yaml"
 
 
-def _out_problem(out: Path, value, allowed: str) -> TopologyError:
+def _out_problem(out: Path, value: object, allowed: str) -> TopologyError:
     return TopologyError([Problem("--out", str(out), value, allowed)], "the command line")
 
 
@@ -251,7 +251,7 @@ def write(render: Render, out: Path) -> list[str]:
 
 
 def summary(render: Render) -> str:
-    per_flow: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    per_flow: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for obj in render.masked_objects():
         meta = obj["metadata"]
         # Objects are grouped per namespace: one per flow, or per Connect cluster of a split flow.

@@ -103,7 +103,7 @@ def resolve(topology: Topology) -> Model:
     directed = sorted(_directions(topology), key=lambda d: d[0].flow_name)
     found: dict[str, list[str]] = {}
     for flow, _, _ in directed:
-        for part in flow.connectClusters or [None]:
+        for part in (*flow.connectClusters,) if flow.connectClusters else (None,):
             n = FlowNames(flow.flow_name, flow.source, flow.target, part.name if part else None)
             found.setdefault(flow.target, []).extend(
                 (n.offset_storage_topic, n.config_storage_topic, n.status_storage_topic))

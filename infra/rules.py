@@ -7,13 +7,15 @@ infra/guardrails.py, and infra/validation.py runs both.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from infra import jregex
 from infra.errors import Problem, in_file_order
 from infra.names import DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE
 from infra.releases import REFUSED, Flavour, find, supported_versions
 from infra.resolution import Model, PartSpec, SourceSpec
-from infra.schema import (DNS1123_LABEL, Audit, ExactlyOnce, Flow, Policy, Protocol, StartFrom, TargetConnection,
+from infra.schema import (ResourceQuota, DNS1123_LABEL, Audit, ExactlyOnce, Flow, Policy, Protocol, StartFrom, TargetConnection,
                           Topology, Trust, quantity)
 
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
@@ -144,8 +146,9 @@ def _check_operator(topo: Topology) -> list[Problem]:
     if release is None:
         flavour, version = operator.flavour, operator.version
         supported = ", ".join(supported_versions(flavour))
-        if (flavour, version) in REFUSED:
-            allowed = f"a supported {flavour.value} release ({supported}): {REFUSED[(flavour, version)]}"
+        refused = REFUSED.get((flavour, version)) if version else None
+        if refused:
+            allowed = f"a supported {flavour.value} release ({supported}): {refused}"
         else:
             other = next((f for f in Flavour if f is not flavour and find(f, version)), None)
             hint = f"; {version} is a {other.value} release: set flavour: {other.value}" if other else ""
@@ -182,7 +185,7 @@ def _check_heartbeat_identity(topo: Topology, where: str, flow: Flow) -> list[Pr
     if not (flow.heartbeats and source and target) or source.security.protocol is not Protocol.SSL:
         return []
     source_tls, target_tls = source.security.effective_tls, target.security.effective_tls
-    if target_tls and target_tls.clientCertificate and not source_tls.clientCertificate:
+    if target_tls and target_tls.clientCertificate and not (source_tls and source_tls.clientCertificate):
         return [Problem(where, "heartbeats", True,
                         f"false, or a client certificate for {flow.source} (clusters.{flow.source}.security.tls."
                         f"clientCertificate): the heartbeat connector produces into {flow.source} over SSL with "
@@ -276,17 +279,17 @@ def _check_part(where: str, flow: Flow, part: PartSpec) -> list[Problem]:
                                     f"a shorter name: the Connect cluster and namespace `{connect}` "
                                     f"must be at most {MAX_FLOW_NAME} characters"))
     if part.quota:
-        problems += _check_quota(where, label, part)
+        problems += _check_quota(where, label, part, part.quota)
     return problems
 
 
-def _check_quota(where: str, label: str, part: PartSpec) -> list[Problem]:
+def _check_quota(where: str, label: str, part: PartSpec, quota: ResourceQuota) -> list[Problem]:
     """A quota that the Connect pods cannot satisfy makes Strimzi's pods fail admission, long
     after `pulumi up` reported success: catch it here."""
     problems = []
     field = "resourceQuota.hard" if label == "(flow)" else f"{label}.resourceQuota.hard"
     resources = part.connect.resources
-    for key, hard in sorted(part.quota.hard.items()):
+    for key, hard in sorted(quota.hard.items()):
         kind, _, resource = key.partition(".")
         if kind not in ("requests", "limits") or resource not in ("cpu", "memory"):
             continue
@@ -372,7 +375,7 @@ def _check_smts(where: str, flow: Flow, spec: SourceSpec) -> list[Problem]:
     return problems
 
 
-def _check_smt_config(where: str, field: str, config: dict) -> list[Problem]:
+def _check_smt_config(where: str, field: str, config: Mapping[str, object]) -> list[Problem]:
     problems = []
     for key in sorted(config):
         if key in SMT_FIELDS:
@@ -416,7 +419,7 @@ def warnings(model: Model) -> list[str]:
     return found
 
 
-def check_transitions(model: Model, previous_flows: dict | None) -> list[Problem]:
+def check_transitions(model: Model, previous_flows: Mapping[str, Any] | None) -> list[Problem]:
     """Changes that must not be made in one step, judged against the stack's previous outputs."""
     problems = []
     for d in model.flows:

@@ -27,9 +27,9 @@ MAX_FILTERS = 500  # regexes in one topics/groups list
 INT32 = 2**31 - 1  # Kubernetes and Kafka integer fields are 32-bit
 
 
-def _integer(low: int, high: int):
+def _integer(low: int, high: int) -> BeforeValidator:
     """An integer in [low, high], said in those words (YAML may hand over 1e30 or true)."""
-    def check(value):
+    def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise ValueError(f"an integer from {low} to {high}")
         try:
@@ -42,11 +42,11 @@ def _integer(low: int, high: int):
     return BeforeValidator(check)
 
 
-def _shaped(pattern: str, description: str, longest: int):
+def _shaped(pattern: str, description: str, longest: int) -> BeforeValidator:
     """A string of a given shape, refused with a description users read (never the regex)."""
     compiled = re.compile(pattern)
 
-    def check(value):
+    def check(value: Any) -> str:
         if not isinstance(value, str) or not value or len(value) > longest or not compiled.fullmatch(value):
             raise ValueError(f"{description} (at most {longest} characters)")
         return value

@@ -21,6 +21,7 @@ import base64
 import hashlib
 import re
 import struct
+from collections.abc import Sequence
 
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
@@ -164,7 +165,7 @@ def _protect_key(pkcs8: bytes, password: str) -> bytes:
     return _der(0x30, info)  # EncryptedPrivateKeyInfo
 
 
-def jks(password: str, trusted: list[bytes] = (), key: tuple[bytes, list[bytes]] | None = None) -> bytes:
+def jks(password: str, trusted: Sequence[bytes] = (), key: tuple[bytes, list[bytes]] | None = None) -> bytes:
     """A JKS store: `trusted` certificates (DER) as trusted entries `ca-0`, `ca-1`...; `key`, a
     PKCS#8 private key with its certificate chain, as the private key entry `client`. Entry
     dates are the epoch, so the bytes depend on the material only."""

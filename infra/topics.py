@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Callable
 
 from infra import jregex
 
@@ -44,7 +45,7 @@ class Allowance:
     def __init__(self, total: int = TOTAL_BUDGET, seconds: float = SECONDS) -> None:
         self.left, self.seconds = total, seconds
         self.deadline = time.monotonic() + seconds
-        self.automata: dict[tuple, object] = {}  # minimal automata (or Undecided) per language
+        self.automata: dict[tuple[object, ...], jregex.DFA | Undecided] = {}  # minimal automata (or Undecided) per language
 
     def cap(self) -> int:
         """What the next construction may explore."""
@@ -142,7 +143,8 @@ def _common(prefixes: list[str]) -> str:
     return common
 
 
-def _automaton(key: tuple, allowance: Allowance, build) -> jregex.DFA:
+def _automaton(key: tuple[object, ...], allowance: Allowance,
+               build: Callable[[int], tuple[jregex.DFA, int]]) -> jregex.DFA:
     """A language's minimal automaton, built once per validation (it is asked about many times)
     and charged to the allowance once; a build past the budget stays undecided."""
     if key not in allowance.automata:

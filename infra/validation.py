@@ -24,7 +24,7 @@ from infra.schema import Topology
 def _problems_from(exc: ValidationError, data: Any) -> list[Problem]:
     """Schema errors in user terms: field paths as written (`sources[0].topics`), without
     pydantic's internal steps, one problem per field (a union's alternatives are merged)."""
-    merged: dict[tuple[str, str], dict] = {}
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
     for err in exc.errors():
         loc = _user_loc(list(err["loc"]), data, err["type"] == "extra_forbidden")
         where, field = _where(loc, data)
@@ -49,11 +49,12 @@ def _problems_from(exc: ValidationError, data: Any) -> list[Problem]:
     return problems
 
 
-def _user_loc(loc: list, data: Any, extra: bool = False) -> list:
+def _user_loc(loc: list[Any], data: Any, extra: bool = False) -> list[Any]:
     """An error's location as users wrote it: the steps that exist in their document. Pydantic
     adds steps of its own (union members such as `bool`, validator chains, `[key]`); those are
     the ones the document does not have. An unknown key (`extra`) is kept as the last step."""
-    out, node = [], data
+    out: list[Any] = []
+    node = data
     for i, step in enumerate(loc):
         if isinstance(node, dict) and step in node:
             out.append(step)
@@ -66,14 +67,14 @@ def _user_loc(loc: list, data: Any, extra: bool = False) -> list:
     return out
 
 
-def _path(steps: list) -> str:
+def _path(steps: list[Any]) -> str:
     out = ""
     for step in steps:
         out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
     return out
 
 
-def _where(loc: list, data: Any) -> tuple[str, str]:
+def _where(loc: list[Any], data: Any) -> tuple[str, str]:
     """Name the flow or cluster an error belongs to, and the field path within it."""
     if len(loc) >= 2 and loc[0] == "flows" and isinstance(loc[1], int):
         name = "?"
@@ -126,7 +127,7 @@ def _rules_without(exc: ValidationError, data: Any, schema: list[Problem]) -> li
                         for w, f in refused)]
 
 
-def _drop(data: Any, steps: list) -> bool:
+def _drop(data: Any, steps: list[Any]) -> bool:
     """Remove the dict key at the end of `steps` (already gone is fine), so the schema's default
     applies; False when the last step is not a key of a mapping."""
     node = data

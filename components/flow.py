@@ -15,6 +15,8 @@ components of ReplicationTopology and ReplicationFlow (components/replication.py
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pulumi
 
 from components.kube import SecretResolver, create, name_of
@@ -70,23 +72,29 @@ class MirrorConnectors(pulumi.ComponentResource):
 class FlowDirection(pulumi.ComponentResource):
     """Everything one flow as deployed creates, in its own namespace(s)."""
 
-    def __init__(self, plan: FlowPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, plan: FlowPlan, secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None,
+                 providers: Mapping[str, pulumi.ProviderResource] | None = None) -> None:
         super().__init__(names.component_type("flow", "ReplicationFlow"), plan.name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         self.parts: list[tuple[pulumi.CustomResource, ClusterAccess, ConnectCluster, MirrorConnectors]] = []
         for part in plan.parts:
+            # Each Connect cluster goes to its own Kubernetes cluster's provider (a split flow may
+            # span several); without a `kubernetes` section, to the ambient one, as always.
+            provider = (providers or {})[part.kubernetes] if part.kubernetes else None
+            child = pulumi.ResourceOptions(parent=self, provider=provider)
+            inherited = pulumi.ResourceOptions(parent=self, providers=[provider] if provider else None)
             # An unsplit flow's Connect cluster is named after the flow: its URNs are those of
             # flows before splitting existed.
             name = part.names.connect
             namespace = create(part.namespace, child, secrets)
             ns = name_of(namespace)
-            access = ClusterAccess(f"{name}/access", part.access, ns, secrets, child)
+            access = ClusterAccess(f"{name}/access", part.access, ns, secrets, inherited)
             # Strimzi reads the target Secrets and mounts the source Secret when it creates the
             # pods; the Role must exist before the config providers first ask.
             connect = ConnectCluster(f"{name}/connect", part.connect, ns, secrets,
-                                     pulumi.ResourceOptions(parent=self, depends_on=[access]))
+                                     pulumi.ResourceOptions.merge(inherited, pulumi.ResourceOptions(depends_on=[access])))
             connectors = MirrorConnectors(f"{name}/connectors", part.connector_manifests, ns, connect.cluster_name,
-                                          secrets, pulumi.ResourceOptions(parent=self, depends_on=[connect]))
+                                          secrets, pulumi.ResourceOptions.merge(
+                                              inherited, pulumi.ResourceOptions(depends_on=[connect])))
             self.parts.append((namespace, access, connect, connectors))
         self.outputs = plan.outputs
         self.register_outputs(plan.outputs)

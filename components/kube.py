@@ -33,16 +33,17 @@ def name_of(resource: pulumi.CustomResource) -> pulumi.Output[str]:
 
 def create(manifest: Manifest, opts: pulumi.ResourceOptions, secrets: SecretResolver,
            namespace: pulumi.Input[str] | None = None,
-           metadata: dict[str, Any] | None = None) -> pulumi.CustomResource:
+           metadata: dict[str, Any] | None = None, kubernetes: str | None = None) -> pulumi.CustomResource:
     """Create the resource for `manifest`. `namespace`/`metadata` replace planned metadata values
-    with Outputs of other resources, so that Pulumi orders creation by data dependency."""
+    with Outputs of other resources, so that Pulumi orders creation by data dependency.
+    `kubernetes` prefixes the logical name where the same object goes to several clusters."""
     body: dict[str, Any] = _resolve(manifest, secrets)
     meta = dict(body["metadata"])
     if namespace is not None and "namespace" in meta:
         meta["namespace"] = namespace
     meta.update(metadata or {})
     planned = manifest["metadata"]
-    name = names.resource_name(planned.get("namespace"), planned["name"])
+    name = names.resource_name(planned.get("namespace"), planned["name"], kubernetes)
     resource: pulumi.CustomResource = _construct(manifest["kind"], name, body, meta, opts)
     return resource
 

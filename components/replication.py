@@ -17,12 +17,14 @@ FlowDirection (components/flow.py) and the audit a ReplicationAudit (components/
 from typing import Any, Mapping, NotRequired, Optional, TypedDict
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from components.audit import ReplicationAudit
 from components.flow import FlowDirection
 from infra import config as stack_config
 from infra import deployment, names
 from infra.errors import Problem, TopologyError
+from infra.schema import KubernetesCluster
 
 
 class ReplicationTopologyArgs(TypedDict):
@@ -100,24 +102,44 @@ def _known(value: Any, field: str) -> Any:
 def _deploy(parent: pulumi.ComponentResource, document: Any, secrets: Mapping[str, Any], source: str,
             aliases: list[pulumi.Alias]) -> dict[str, Any]:
     try:
-        model, stack_plan, audit_plan = deployment.prepare(document, source)
+        model, stack_plan, audits = deployment.prepare(document, source)
         # Material given as text is checked now; secret Outputs when they resolve (secret_resolver).
-        deployment.check(model, stack_plan, audit_plan, lambda key: key in secrets,
+        deployment.check(model, stack_plan, audits, lambda key: key in secrets,
                          secret_text=lambda key: secrets[key] if isinstance(secrets.get(key), str) else None)
     except TopologyError as exc:
         raise TopologyError(exc.problems, source) from None
     for warning in model.warnings:
         pulumi.log.warn(warning, parent)
     resolve = stack_config.secret_resolver(secrets, frozenset(d.flow.target for d in model.flows))
+    providers = kubernetes_providers(parent, model.topology.kubernetes or {}, secrets)
     moved = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
-    flows = [FlowDirection(flow_plan, resolve, moved) for flow_plan in stack_plan.flows]
+    flows = [FlowDirection(flow_plan, resolve, moved, providers) for flow_plan in stack_plan.flows]
     outputs = stack_plan.outputs()
-    if audit_plan:
+    for audit_plan in audits:
         # The REST NetworkPolicies live in the flows' namespaces: created after them.
         ReplicationAudit(audit_plan, resolve, pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(
-            depends_on=flows)))
-        outputs["audit"] = audit_plan.outputs
+            depends_on=flows)), providers.get(audit_plan.kubernetes or ""))
+        if audit_plan.kubernetes:
+            outputs.setdefault("audits", {})[audit_plan.kubernetes] = audit_plan.outputs
+        else:
+            outputs["audit"] = audit_plan.outputs
     return outputs
+
+
+def kubernetes_providers(parent: pulumi.ComponentResource, clusters: Mapping[str, KubernetesCluster],
+                         secrets: Mapping[str, Any]) -> dict[str, pulumi.ProviderResource]:
+    """One explicit provider per Kubernetes cluster of the topology: a kubeconfig context, or
+    a whole kubeconfig from secret config. With the section, every resource gets one of these
+    (tests/test_kubernetes.py checks each), so nothing falls back to the ambient context."""
+    providers: dict[str, pulumi.ProviderResource] = {}
+    for name, cluster in sorted(clusters.items()):
+        opts = pulumi.ResourceOptions(parent=parent)
+        if cluster.kubeconfig is not None:
+            kubeconfig = pulumi.Output.secret(secrets[names.kubeconfig_key(name)])
+            providers[name] = k8s.Provider(names.provider_name(name), kubeconfig=kubeconfig, opts=opts)
+        else:
+            providers[name] = k8s.Provider(names.provider_name(name), context=cluster.context, opts=opts)
+    return providers
 
 
 # The components the provider serves, and the version its schema carries (pyproject.toml's).

@@ -16,7 +16,7 @@ from infra.schema import Audit
 from infra.names import AuditNames, secret_key
 from infra.connectors import SMT_INSERT_HEADER
 from infra.manifests import (JSON, ConfigMap, CronJob, Namespace, NetworkPolicy, ObjectMeta, PersistentVolumeClaim,
-                             PolicyRule, Role, RoleBinding, Secret, ServiceAccount, meta, secret_values)
+                             Manifest, PolicyRule, Role, RoleBinding, Secret, ServiceAccount, meta, secret_values)
 from infra.plan import StackPlan
 # The job checks what we write against the same contract, and reads the same credential files.
 from spark.contract import CREDENTIAL_FILES, VERSION
@@ -107,9 +107,26 @@ class AuditPlan:
     objects: tuple[AuditObject, ...]            # in the audit namespace, in creation order
     rest_policies: tuple[NetworkPolicy, ...]    # in the flows' namespaces
     outputs: JSON
+    # The Kubernetes cluster it runs in, beside the Connect REST APIs it reads; None: the
+    # ambient context (no `kubernetes` section).
+    kubernetes: str | None = None
 
     def secret_keys(self) -> list[str]:
         return sorted({k for o in self.objects for v in secret_values(o) for k in v.config_keys})
+
+    def placed(self) -> list[tuple[str | None, Manifest]]:
+        return [(self.kubernetes, o) for o in (self.namespace, *self.objects, *self.rest_policies)]
+
+
+def plan_audits(topo: Model, stack_plan: StackPlan) -> tuple[AuditPlan, ...]:
+    """The audit of every Kubernetes cluster hosting flows, auditing those flows (their Connect
+    REST APIs are reachable only there); one audit without a `kubernetes` section; none
+    without an `audit` section."""
+    clusters = stack_plan.kubernetes_clusters
+    if not clusters:
+        single = plan_audit(topo, stack_plan)
+        return (single,) if single else ()
+    return tuple(a for k in clusters for a in [plan_audit(topo, stack_plan.in_cluster(k), k)] if a)
 
 
 def _meta(name: str, namespace: str | None) -> ObjectMeta:
@@ -166,7 +183,7 @@ def _command(audit: Audit, n: AuditNames, secret_aliases: list[str]) -> list[str
     return [*args, AUDIT_MODULE, *job]
 
 
-def plan_audit(topo: Model, stack_plan: StackPlan) -> AuditPlan | None:
+def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None) -> AuditPlan | None:
     audit = topo.audit
     if audit is None:
         return None
@@ -264,8 +281,10 @@ def plan_audit(topo: Model, stack_plan: StackPlan) -> AuditPlan | None:
                "reports": {"persistentVolumeClaim": claim, "path": names.AUDIT_REPORTS_DIR,
                            "latest": f"{names.AUDIT_REPORTS_DIR}/latest/report.json",
                            "pushgateway": audit.pushgateway}}
+    if kubernetes:
+        outputs = {"kubernetesCluster": kubernetes, **outputs}
     namespace: Namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None)}
-    return AuditPlan(namespace, tuple(objects), policies, outputs)
+    return AuditPlan(namespace, tuple(objects), policies, outputs, kubernetes)
 
 
 def rest_policy(n: AuditNames, flow: str, connect: str, namespace: str) -> NetworkPolicy:

@@ -6,38 +6,41 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from infra import config as stack_config
-from infra import rules, validation
-from infra.audit import AuditPlan, plan_audit
+from infra import names, rules, validation
+from infra.audit import AuditPlan, plan_audits
 from infra.errors import TopologyError
 from infra.plan import StackPlan, plan
 from infra.resolution import Model
 from infra.schema import ExactlyOnce
 
 
-def prepare(document: Any, source: str) -> tuple[Model, StackPlan, AuditPlan | None]:
-    """The validated model and the plans of a topology document (TopologyError: every problem)."""
+def prepare(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
+    """The validated model and the plans of a topology document (TopologyError: every problem):
+    the flows', and the audit's (one per Kubernetes cluster hosting flows, none without `audit`)."""
     model = validation.parse(document, source)
     stack_plan = plan(model)
-    return model, stack_plan, plan_audit(model, stack_plan)
+    return model, stack_plan, plan_audits(model, stack_plan)
 
 
-def secret_keys(stack_plan: StackPlan, audit_plan: AuditPlan | None) -> list[str]:
-    """Every secret item the deployment needs: the flows' and the audit's."""
-    return sorted(set(stack_plan.secret_keys()) | set(audit_plan.secret_keys() if audit_plan else []))
+def secret_keys(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[str]:
+    """Every secret item the deployment needs: the flows', the audits' and the kubeconfigs."""
+    kubeconfigs = {names.kubeconfig_key(k) for k, c in (model.topology.kubernetes or {}).items()
+                   if c.kubeconfig is not None}
+    return sorted(set(stack_plan.secret_keys()) | {k for a in audits for k in a.secret_keys()} | kubeconfigs)
 
 
-def check(model: Model, stack_plan: StackPlan, audit_plan: AuditPlan | None, has_secret: Callable[[str], bool],
+def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], has_secret: Callable[[str], bool],
           previous_flows: Callable[[], Mapping[str, Any] | None] = lambda: None,
           secret_text: Callable[[str], str | None] = lambda key: None,
           is_plain: Callable[[str], bool] = lambda key: False, subject: str = "the topology") -> None:
     """What can still refuse a valid topology's deployment (secret items, names, transitions),
     checked before any resource is declared. `secret_text(key)` reads a secret value (None when
     it cannot be read yet), never shown; `is_plain(key)` tells a value set without --secret."""
-    keys = secret_keys(stack_plan, audit_plan)
+    keys = secret_keys(model, stack_plan, audits)
     problems = stack_config.missing_secrets(keys, has_secret)
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows))
-    problems += stack_plan.name_problems(audit_plan.objects if audit_plan else ())
+    problems += stack_plan.name_problems(p for a in audits for p in a.placed())
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())
     if problems:

@@ -37,9 +37,20 @@ def default_flow_name(source: str, target: str) -> str:
     return f"repl-{source}-{target}"
 
 
-def resource_name(namespace: str | None, name: str) -> str:
-    """Pulumi logical name of a Kubernetes object (kubectl-style `namespace/name`)."""
-    return f"{namespace}/{name}" if namespace else name
+def resource_name(namespace: str | None, name: str, kubernetes: str | None = None) -> str:
+    """Pulumi logical name of a Kubernetes object (kubectl-style `namespace/name`), under its
+    Kubernetes cluster's name where the topology names them (the audit's objects repeat in each)."""
+    local = f"{namespace}/{name}" if namespace else name
+    return f"{kubernetes}/{local}" if kubernetes else local
+
+
+def kubeconfig_key(kubernetes: str) -> str:
+    """The secret config key holding a Kubernetes cluster's kubeconfig (`kubeconfig: secretConfig`)."""
+    return f"kubernetes.{kubernetes}.kubeconfig"
+
+
+def provider_name(kubernetes: str) -> str:
+    return f"kubernetes-{kubernetes}"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Union
 
@@ -50,6 +51,11 @@ class PartPlan:
     access: tuple[Stored, ...]              # ConfigMaps and Secrets: clusters, replication, registry
     connect: tuple[ConnectObject, ...]      # ResourceQuota, KafkaConnect, Role, RoleBinding
     connectors: tuple[ConnectorPlan, ...]   # KafkaConnectors
+
+    @property
+    def kubernetes(self) -> str | None:
+        """The Kubernetes cluster it deploys to; None: the ambient context (no `kubernetes` section)."""
+        return self.spec.kubernetes
 
     @property
     def connector_manifests(self) -> tuple[Manifest, ...]:
@@ -139,22 +145,42 @@ class StackPlan:
     def objects(self) -> tuple[Manifest, ...]:
         return tuple(o for f in self.flows for o in f.objects)
 
-    def name_problems(self, more: tuple[Manifest, ...] = ()) -> list[Problem]:
-        """Every object name we write is a name its kind accepts and unique per namespace and
-        kind (a user-chosen name, such as the image pull Secret's, could take one of ours)."""
-        seen: dict[tuple[str | None, str, str], str] = {}
+    def placed(self) -> list[tuple[str | None, Manifest]]:
+        """Every object with the Kubernetes cluster it goes to."""
+        return [(p.kubernetes, o) for f in self.flows for p in f.parts for o in p.objects]
+
+    @property
+    def kubernetes_clusters(self) -> tuple[str, ...]:
+        """The Kubernetes clusters hosting flows (none without a `kubernetes` section)."""
+        return tuple(sorted({p.kubernetes for f in self.flows for p in f.parts if p.kubernetes}))
+
+    def in_cluster(self, kubernetes: str | None) -> StackPlan:
+        """The flows (and of a split flow, the Connect clusters) deployed to one Kubernetes cluster."""
+        flows = []
+        for f in self.flows:
+            parts = tuple(p for p in f.parts if p.kubernetes == kubernetes)
+            if parts:
+                flows.append(f if parts == f.parts else replace(f, parts=parts))
+        return StackPlan(self.release, tuple(flows))
+
+    def name_problems(self, more: Iterable[tuple[str | None, Manifest]] = ()) -> list[Problem]:
+        """Every object name we write is a name its kind accepts and unique per Kubernetes
+        cluster, namespace and kind (a user-chosen name, such as the image pull Secret's, could
+        take one of ours)."""
+        seen: dict[tuple[str | None, str | None, str, str], str] = {}
         problems = []
-        for obj in (*self.objects, *more):
+        for cluster, obj in (*self.placed(), *more):
             meta_ = obj["metadata"]
             name = meta_["name"]
-            key = (meta_.get("namespace"), obj["kind"], name)
+            key = (cluster, meta_.get("namespace"), obj["kind"], name)
             label = obj["kind"] in ("Namespace", "Service")
             if not (DNS_LABEL if label else DNS_SUBDOMAIN).fullmatch(name) or len(name) > (63 if label else 253):
                 problems.append(Problem(f"{obj['kind']} {name!r}", "name", name,
                                         "a Kubernetes name (lowercase letters, digits, '-'; at most 63 characters "
                                         "for namespaces and services)"))
             if key in seen:
-                problems.append(Problem(f"namespace {key[0]}", f"{obj['kind']} name", name,
+                place = f"namespace {key[1]}" + (f" of Kubernetes cluster {cluster}" if cluster else "")
+                problems.append(Problem(place, f"{obj['kind']} name", name,
                                         f"a name of its own: the program also writes {obj['kind']} {name!r} "
                                         f"there ({seen[key]})"))
             seen.setdefault(key, meta_["labels"].get(names.FLOW_LABEL, "the audit"))
@@ -482,9 +508,12 @@ def flow_outputs(fp: FlowPlan) -> JSON:
     flow, parts, first = fp.flow, fp.parts, fp.parts[0].names
     internal = fp.internal_topics
     clusters = []
+    # Only with a `kubernetes` section: outputs of stacks without one keep their bytes.
+    placed = parts[0].kubernetes is not None
     for part in parts:
         n = part.names
         clusters.append({
+            **({"kubernetesCluster": part.kubernetes} if placed else {}),
             "name": n.connect, "namespace": n.namespace, "serviceAccount": n.service_account,
             "restService": n.rest_service, "restUrl": n.rest_url,
             "connectors": _by_kind((part,)),
@@ -497,6 +526,8 @@ def flow_outputs(fp: FlowPlan) -> JSON:
     single = specs[0] if len(specs) == 1 else None
     loop = fp.loop_headers
     return {
+        # Where the flow's first Connect cluster runs (each one's in connectClusters).
+        **({"kubernetesCluster": parts[0].kubernetes} if placed else {}),
         # The first Connect cluster: the only one unless the flow is split (see connectClusters).
         "namespace": first.namespace,
         "sourceAlias": flow.source,

@@ -10,6 +10,7 @@ from pulumi.runtime.sync_await import _sync_await
 from components.replication import ReplicationTopology
 from infra import config as stack_config
 from infra import deployment, names, reading
+from infra.audit import AuditPlan
 from infra.errors import TopologyError
 
 PREVIOUS_OUTPUTS = "previous-outputs"
@@ -28,20 +29,20 @@ def main() -> dict[str, Any]:
     try:
         path = stack_config.topology_path(config, pulumi.get_stack())
         document = reading.load_yaml_file(path, "topology file")
-        model, stack_plan, audit_plan = deployment.prepare(document, str(path))
+        model, stack_plan, audits = deployment.prepare(document, str(path))
         def full(key: str) -> str:
             return f"{pulumi.get_project()}:{key}"
-        deployment.check(model, stack_plan, audit_plan, lambda key: config.get_secret(key) is not None,
+        deployment.check(model, stack_plan, audits, lambda key: config.get_secret(key) is not None,
                          previous_flows, lambda key: pulumi.runtime.get_config(full(key)),
                          lambda key: not pulumi.runtime.is_config_secret(full(key)))
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None
-    secrets: dict[str, pulumi.Input[str]] = {key: config.require_secret(key) for key in deployment.secret_keys(stack_plan, audit_plan)}
+    secrets: dict[str, pulumi.Input[str]] = {key: config.require_secret(key) for key in deployment.secret_keys(model, stack_plan, audits)}
     topology = ReplicationTopology(names.TOPOLOGY_COMPONENT, {"topology": document, "secrets": secrets})
     outputs = {key: _field(topology.outputs, key) for key in stack_plan.outputs()}
-    if audit_plan:
-        outputs["audit"] = _field(topology.outputs, "audit")
+    for key in _output_keys(audits):
+        outputs[key] = _field(topology.outputs, key)
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs
@@ -49,3 +50,11 @@ def main() -> dict[str, Any]:
 
 def _field(outputs: pulumi.Output[dict[str, Any]], key: str) -> pulumi.Output[Any]:
     return outputs.apply(lambda o: o[key])
+
+
+def _output_keys(audits: tuple[AuditPlan, ...]) -> list[str]:
+    """`audit` for the one audit of a stack without a `kubernetes` section; `audits` (per
+    Kubernetes cluster) with one."""
+    if not audits:
+        return []
+    return ["audits"] if audits[0].kubernetes else ["audit"]

@@ -28,6 +28,7 @@ from infra.errors import Problem, TopologyError
 MASK = "[secret]"
 MARKER = ".kafka-replication-render"
 COMPONENT_PREFIX = f"{PROJECT}:"
+PROVIDER_TYPE = "pulumi:providers:kubernetes"
 
 
 @dataclass
@@ -36,10 +37,19 @@ class Recorded:
     name: str
     inputs: dict[str, Any]
     secret_paths: list[str] = field(default_factory=list)
+    provider: str = ""  # the provider reference the engine was given ("" for the default)
 
     @property
     def is_kubernetes(self) -> bool:
         return self.type.startswith("kubernetes:")
+
+    @property
+    def kubernetes(self) -> str | None:
+        """The Kubernetes cluster of the explicit provider it was given (None: the default)."""
+        parts = self.provider.split("::")
+        if len(parts) < 4 or parts[2].split("$")[-1] != PROVIDER_TYPE:
+            return None
+        return parts[3].removeprefix(names.provider_name(""))
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -55,7 +65,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
             return f"{args.name}-id", {**args.inputs, "outputs": self.previous_outputs}
         paths: list[str] = []
         inputs = _unwrap(args.inputs, "", paths)
-        self.resources.append(Recorded(args.typ, args.name, inputs, paths))
+        self.resources.append(Recorded(args.typ, args.name, inputs, paths, args.provider or ""))
         return f"{args.name}-id", inputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
@@ -91,6 +101,10 @@ class Render:
 
     def masked_objects(self) -> list[dict[str, Any]]:
         return [_mask(r) for r in self.resources if r.is_kubernetes]
+
+    def placed_objects(self) -> list[tuple[str | None, dict[str, Any]]]:
+        """Masked objects with the Kubernetes cluster their provider deploys them to."""
+        return [(r.kubernetes, _mask(r)) for r in self.resources if r.is_kubernetes]
 
 
 def _object(r: Recorded) -> dict[str, Any]:
@@ -154,14 +168,14 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     """
     config, secrets = dict(config or {}), dict(secrets or {})
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
-    model, stack_plan, audit_plan = deployment.prepare(reading.load_yaml_file(path, "topology file"), str(path))
+    model, stack_plan, audits = deployment.prepare(reading.load_yaml_file(path, "topology file"), str(path))
     filled = []
     if placeholder_secrets:
-        for key in deployment.secret_keys(stack_plan, audit_plan):
+        for key in deployment.secret_keys(model, stack_plan, audits):
             if key not in secrets and key not in config:
                 secrets[key] = placeholder(key)
                 filled.append(key)
-    deployment.check(model, stack_plan, audit_plan, lambda k: k in secrets or k in config,
+    deployment.check(model, stack_plan, audits, lambda k: k in secrets or k in config,
                      lambda: (previous_outputs or {}).get("flows"),
                      lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
                      lambda k: k in config and k not in secrets)
@@ -193,10 +207,12 @@ def _dump(obj: Any) -> str:
     return yaml.safe_dump(obj, sort_keys=True, default_flow_style=False, width=4096, allow_unicode=True)
 
 
-def object_path(obj: dict[str, Any]) -> str:
+def object_path(obj: dict[str, Any], kubernetes: str | None = None) -> str:
+    """`<namespace>/<Kind>-<name>.yaml`, under `<kubernetes cluster>/` where the topology names them."""
     meta = obj["metadata"]
     folder = meta.get("namespace") or meta["name"]
-    return f"{folder}/{obj['kind']}-{meta['name']}.yaml"
+    local = f"{folder}/{obj['kind']}-{meta['name']}.yaml"
+    return f"{kubernetes}/{local}" if kubernetes else local
 
 
 def _out_problem(out: Path, value: object, allowed: str) -> TopologyError:
@@ -235,8 +251,8 @@ def write(render: Render, out: Path) -> list[str]:
         (out / MARKER).write_text("written by `python -m infra render`; the folder is replaced on each render\n")
         written = []
         root = out.resolve()
-        for obj in sorted(render.masked_objects(), key=object_path):
-            rel = object_path(obj)
+        for kubernetes, obj in sorted(render.placed_objects(), key=lambda p: object_path(p[1], p[0])):
+            rel = object_path(obj, kubernetes)
             path = (out / rel).resolve()
             if root not in path.parents:  # names are checked DNS labels; this guards the folder anyway
                 raise _out_problem(out, rel, "object paths inside the folder")
@@ -251,26 +267,34 @@ def write(render: Render, out: Path) -> list[str]:
 
 
 def summary(render: Render) -> str:
-    per_flow: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for obj in render.masked_objects():
+    per_flow: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for kubernetes, obj in render.placed_objects():
         meta = obj["metadata"]
         # Objects are grouped per namespace: one per flow, or per Connect cluster of a split flow.
         owner = meta["labels"].get(names.FLOW_LABEL)
         audit = names.AUDIT_SELECTOR.items() <= meta["labels"].items()
         owner = f"flow {owner}" if owner else "audit" if audit else "?"
-        per_flow[(owner, meta.get("namespace") or meta["name"])][obj["kind"]] += 1
+        per_flow[(kubernetes or "", owner, meta.get("namespace") or meta["name"])][obj["kind"]] += 1
     components = Counter(r.type.removeprefix(COMPONENT_PREFIX) for r in render.resources
                          if r.type.startswith(COMPONENT_PREFIX))
+    providers = sorted(r.name for r in render.resources if r.type == PROVIDER_TYPE)
     lines = [f"Offline preview of stack '{render.stack}' (Pulumi mock engine: no cluster, no Pulumi CLI)", ""]
-    for flow, namespace in sorted(per_flow):
-        kinds = per_flow[(flow, namespace)]
+    current = None
+    for kubernetes, flow, namespace in sorted(per_flow):
+        if kubernetes and kubernetes != current:
+            current = kubernetes
+            count = sum(sum(c.values()) for k, c in per_flow.items() if k[0] == kubernetes)
+            lines.append(f"Kubernetes cluster {kubernetes} (provider {names.provider_name(kubernetes)}): "
+                         f"+ {count} objects")
+        kinds = per_flow[(kubernetes, flow, namespace)]
         lines.append(f"  {flow}  (namespace {namespace}): + {sum(kinds.values())} objects")
         for kind in sorted(kinds):
             lines.append(f"      + {kind:<22} {kinds[kind]}")
     total_k8s = sum(sum(c.values()) for c in per_flow.values())
     comp = ", ".join(f"{n} {t}" for t, n in sorted(components.items()))
-    lines += ["", f"Resources: + {total_k8s + sum(components.values())} to create "
-                  f"({total_k8s} Kubernetes objects; components: {comp})"]
+    explicit = f"; {len(providers)} Kubernetes providers" if providers else ""
+    lines += ["", f"Resources: + {total_k8s + sum(components.values()) + len(providers)} to create "
+                  f"({total_k8s} Kubernetes objects; components: {comp}{explicit})"]
     if render.warnings:
         lines += [""] + [f"warning: {w}" for w in render.warnings]
     if render.placeholders:

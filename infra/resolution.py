@@ -53,6 +53,9 @@ class PartSpec:
     sources: tuple[SourceSpec, ...]
     heartbeat: bool  # the flow's heartbeat connector runs here
     where: str
+    # The Kubernetes cluster it deploys to (a name under `kubernetes`); None without that section
+    # (the ambient context) or where the topology does not say (a rule refuses that).
+    kubernetes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,16 @@ def _where(topology: Topology, flow: Flow, index: int) -> str:
     return f"flows[{index}] ({shown})"
 
 
+def kubernetes_of(topology: Topology, flow: Flow, part: ConnectPart | None) -> str | None:
+    """Where a Connect cluster deploys: its own choice, else its flow's, else beside its TARGET
+    Kafka (the documents' rule: a flow's Connect cluster depends on the target)."""
+    if topology.kubernetes is None:
+        return None
+    target = topology.clusters.get(flow.target)
+    return (part.kubernetes if part and part.kubernetes else None) or flow.kubernetes or (
+        target.kubernetes if target else None)
+
+
 def connect_settings(topology: Topology, flow: Flow, part: ConnectPart | None = None) -> ConnectSettings:
     """Connect settings: operator defaults < flow < Connect cluster part (explicit values win)."""
     merged = topology.operator.connect.model_dump(exclude_unset=True)
@@ -183,7 +196,8 @@ def _parts(topology: Topology, flow: Flow, storage_by_alias: dict[str, tuple[str
                 sources = [_source_spec(flow, None, part.topics or [], part.topicsExclude, where, storage)]
             specs.append(PartSpec(part.name, connect_settings(topology, flow, part),
                                   part.resourceQuota or flow.resourceQuota,
-                                  tuple(sorted(sources, key=lambda s: s.name or "")), False, where))
+                                  tuple(sorted(sources, key=lambda s: s.name or "")), False, where,
+                                  kubernetes_of(topology, flow, part)))
     else:
         if flow.sources:
             sources = [_source_spec(flow, s, s.topics, s.topicsExclude, f"sources[{j}]", storage)
@@ -191,7 +205,8 @@ def _parts(topology: Topology, flow: Flow, storage_by_alias: dict[str, tuple[str
         else:
             sources = [_source_spec(flow, None, flow.topics or [], flow.topicsExclude, "topics", storage)]
         specs.append(PartSpec(None, connect_settings(topology, flow), flow.resourceQuota,
-                              tuple(sorted(sources, key=lambda s: s.name or "")), False, "(flow)"))
+                              tuple(sorted(sources, key=lambda s: s.name or "")), False, "(flow)",
+                              kubernetes_of(topology, flow, None)))
     if flow.heartbeats:
         specs[0] = replace(specs[0], heartbeat=True)
     return tuple(specs)

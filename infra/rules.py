@@ -136,7 +136,88 @@ def check(model: Model) -> list[Problem]:
                 problems += _check_smts(f"flows[{d.declared}] ({declared.flow_name})", declared, spec)
     if topo.audit:
         problems += _check_audit(model, topo.audit)
+    problems += _check_kubernetes(model)
     return in_file_order(problems)
+
+
+# ----------------------------------------------------------------- Kubernetes clusters
+
+
+def service_address(host: str) -> str | None:
+    """Why a bootstrap host resolves only inside a Kubernetes cluster (its cluster DNS and
+    search path), or None. An absolute name (a final dot) is never searched; IP addresses are
+    taken as reachable, since nothing in the address says otherwise."""
+    if host.replace(".", "").isdigit() or ":" in host or host.startswith("["):
+        return None
+    name = host.lower()
+    if name.endswith(".") and not name.rstrip(".").endswith((".svc.cluster.local", ".cluster.local")):
+        return None
+    labels = name.rstrip(".").split(".")
+    if name.rstrip(".").endswith(".cluster.local") or labels[-1] == "svc" or "svc" in labels[2:]:
+        return "a Kubernetes Service name (cluster DNS)"
+    if len(labels) == 1:
+        return "a single-label name, resolved through the pod's DNS search path (a Service of its namespace)"
+    if len(labels) == 2:
+        return ("a two-label name, read as the Service `<name>.<namespace>` (write it with a final dot, "
+                f"`{name}.`, if it is a public DNS name)")
+    return None
+
+
+def _check_kubernetes(model: Model) -> list[Problem]:
+    """The `kubernetes` section: every name used is declared; every Connect cluster knows where
+    it deploys; and no Connect cluster is given a Kafka address that resolves only inside
+    another Kubernetes cluster (the connectors would never connect)."""
+    topo = model.topology
+    declared = topo.kubernetes
+    problems: list[Problem] = []
+    uses = [(f"clusters.{alias}", "kubernetes", c.kubernetes) for alias, c in sorted(topo.clusters.items())]
+    for index, flow in enumerate(topo.flows):
+        where = f"flows[{index}] ({flow.flow_name})"
+        uses.append((where, "kubernetes", flow.kubernetes))
+        uses += [(where, f"connectClusters[{i}].kubernetes", p.kubernetes)
+                 for i, p in enumerate(flow.connectClusters or [])]
+        if flow.bidirectional and flow.kubernetes:
+            problems.append(Problem(where, "kubernetes", flow.kubernetes,
+                                    "no value on a bidirectional flow: each direction deploys beside its own target "
+                                    "Kafka (clusters.<alias>.kubernetes)"))
+    for where, field, name in uses:
+        if name is None:
+            continue
+        if declared is None:
+            problems.append(Problem(where, field, name, "a Kubernetes cluster declared under `kubernetes` (the "
+                                                        "topology has no `kubernetes` section)"))
+        elif name not in declared:
+            problems.append(Problem(where, field, name, f"a Kubernetes cluster declared under `kubernetes`: "
+                                                        f"{', '.join(sorted(declared))}"))
+    if declared is None or problems:
+        return problems
+    for d in model.flows:
+        flow = d.flow
+        for part in d.parts:
+            field = f"{part.where}.kubernetes" if part.name else "kubernetes"
+            if part.kubernetes is None:
+                problems.append(Problem(d.where, field, None,
+                                        f"the Kubernetes cluster it deploys to: its target clusters.{flow.target} "
+                                        "says none (set clusters.<alias>.kubernetes, or the flow's `kubernetes`)"))
+                continue
+            for alias in (flow.source, flow.target):
+                cluster = topo.clusters.get(alias)
+                if cluster is None:
+                    continue
+                for server in cluster.bootstrapServers.split(","):
+                    host = server.strip().rpartition(":")[0]
+                    reason = service_address(host)
+                    if reason is None or cluster.kubernetes == part.kubernetes:
+                        continue
+                    home = (f"inside Kubernetes cluster {cluster.kubernetes} only" if cluster.kubernetes else
+                            f"inside one Kubernetes cluster, and clusters.{alias}.kubernetes does not say which")
+                    problems.append(Problem(
+                        f"clusters.{alias}", "bootstrapServers", server.strip(),
+                        f"an address reachable from Kubernetes cluster {part.kubernetes}, where {d.name}"
+                        f"{' (' + part.name + ')' if part.name else ''} runs: {host} is {reason}, which resolves "
+                        f"{home} (use a LoadBalancer, NodePort, Route or Ingress listener's address, or deploy the "
+                        "flow beside it)"))
+    return problems
 
 
 def _check_operator(topo: Topology) -> list[Problem]:

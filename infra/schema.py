@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -222,6 +222,9 @@ class Security(_Strict):
 class Cluster(_Strict):
     bootstrapServers: Annotated[str, Field(min_length=1, max_length=4096)]
     security: Security = Security()
+    # The Kubernetes cluster (a name under `kubernetes`) this Kafka runs in, if any: flows into
+    # it deploy there, and its in-cluster addresses resolve only there.
+    kubernetes: DnsLabel | None = None
 
     @field_validator("bootstrapServers")
     @classmethod
@@ -379,6 +382,7 @@ class ResourceQuota(_Strict):
 class ConnectPart(_Strict):
     """One of the Connect clusters a flow is split over, in a namespace of its own."""
     name: DnsLabel
+    kubernetes: DnsLabel | None = None  # where this Connect cluster deploys: the flow's when unset
     connect: ConnectSettings = ConnectSettings()
     resourceQuota: ResourceQuota | None = None
     topics: Regexes | None = None
@@ -416,6 +420,8 @@ class Flow(_Strict):
     converters: Converters | None = None
     connect: ConnectSettings = ConnectSettings()
     resourceQuota: ResourceQuota | None = None
+    # Where the flow deploys (a name under `kubernetes`): the target Kafka's when unset.
+    kubernetes: DnsLabel | None = None
 
     @property
     def flow_name(self) -> str:
@@ -535,11 +541,29 @@ class Audit(_Strict):
         return self.activeDeadlineSeconds or max(60, self.period_seconds * 4 // 5)
 
 
+class KubernetesCluster(_Strict):
+    """How Pulumi reaches one Kubernetes cluster: exactly one of `context` (a context of the
+    kubeconfig of the machine running `pulumi up`) or `kubeconfig: secretConfig` (the whole
+    kubeconfig from the secret config key `kubernetes.<name>.kubeconfig`, which Pulumi ESC can
+    supply)."""
+    context: Annotated[str, Field(min_length=1, max_length=253)] | None = None
+    kubeconfig: Literal["secretConfig"] | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "KubernetesCluster":
+        if (self.context is None) == (self.kubeconfig is None):
+            raise ValueError("exactly one of context (a kubeconfig context) or kubeconfig: secretConfig")
+        return self
+
+
 class Topology(_Strict):
     operator: Operator = Operator()
     clusters: Annotated[dict[str, Cluster], Field(min_length=1)]
     flows: Annotated[list[Flow], Field(min_length=1)]
     audit: Audit | None = None
+    # The Kubernetes clusters the stack deploys to, by name. Unset: everything goes to the
+    # ambient kubeconfig context, as before the section existed.
+    kubernetes: Annotated[dict[DnsLabel, KubernetesCluster], Field(max_length=50)] | None = None
 
 
 def json_schema() -> dict[str, Any]:

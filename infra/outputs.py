@@ -47,6 +47,7 @@ class Flow:
     target_heartbeats_topic: str
     target_checkpoints_topic: str | None
     partner: str | None  # the other direction of a bidirectional pair
+    kubernetes_cluster: str | None = None  # with a `kubernetes` section: where it is deployed
 
     def replicated_topic(self, topic: str) -> str:
         """The target topic a source topic is replicated to."""
@@ -61,6 +62,8 @@ class StackOutputs:
     kafka_version: str
     flows: dict[str, Flow]
     audit_namespace: str | None
+    # With a `kubernetes` section: the audit's namespace per Kubernetes cluster.
+    audit_namespaces: dict[str, str] | None = None
 
 
 def _get(values: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
@@ -99,17 +102,22 @@ def read(values: Mapping[str, Any]) -> StackOutputs:
             connect_rest_url=_get(flow, "connectRestUrl", where), connect_clusters=clusters,
             target_heartbeats_topic=_get(target, "heartbeats", where),
             target_checkpoints_topic=_get(target, "checkpoints", where, (str, type(None))),
-            partner=pair["partner"] if pair else None)
+            partner=pair["partner"] if pair else None,
+            kubernetes_cluster=flow.get("kubernetesCluster") if isinstance(flow.get("kubernetesCluster"), str) else None)
     audit = values.get("audit")
+    audits = values.get("audits")
+    per_cluster = ({k: _get(a, "namespace", f"outputs.audits.{k}") for k, a in _get(values, "audits", "outputs", Mapping).items()}
+                   if audits is not None else None)
     return StackOutputs(version=version, operator_flavour=_get(operator, "flavour", "outputs.operator"),
                         operator_version=_get(operator, "version", "outputs.operator"),
                         kafka_version=_get(operator, "kafkaVersion", "outputs.operator"), flows=flows,
-                        audit_namespace=_get(audit, "namespace", "outputs.audit") if audit else None)
+                        audit_namespace=_get(audit, "namespace", "outputs.audit") if audit else None,
+                        audit_namespaces=per_cluster)
 
 
 def from_stack_reference(ref: Any) -> Any:
     """`pulumi.Output[StackOutputs]` of a StackReference to a kafka-replication stack."""
     import pulumi
-    keys = ("outputsVersion", "operatorFlavour", "operator", "flows", "audit")
+    keys = ("outputsVersion", "operatorFlavour", "operator", "flows", "audit", "audits")
     return pulumi.Output.all(*(ref.get_output(k) for k in keys)).apply(
         lambda values: read({k: v for k, v in zip(keys, values) if v is not None}))

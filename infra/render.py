@@ -99,6 +99,14 @@ class Render:
         """The Kubernetes objects in clear (tests only: secret values are present here)."""
         return [_object(r) for r in self.resources if r.is_kubernetes]
 
+    def objects_by_cluster(self) -> dict[str | None, list[dict[str, Any]]]:
+        """The objects in clear per Kubernetes cluster (tests only), as each cluster receives them."""
+        out: dict[str | None, list[dict[str, Any]]] = {}
+        for r in self.resources:
+            if r.is_kubernetes:
+                out.setdefault(r.kubernetes, []).append(_object(r))
+        return out
+
     def masked_objects(self) -> list[dict[str, Any]]:
         return [_mask(r) for r in self.resources if r.is_kubernetes]
 

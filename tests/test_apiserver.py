@@ -139,7 +139,12 @@ def apply(client: Client, objects: list[dict]) -> Counter:
 
 
 def renders(tmp_path_factory) -> dict[str, list[dict]]:
-    out = {f"stack {s}": render.run(s, placeholder_secrets=True).objects() for s in STACKS}
+    out = {}
+    for s in STACKS:
+        # A stack over several Kubernetes clusters: each cluster's objects are applied (and their
+        # RBAC matrix proven) on their own, as that cluster's API server receives them.
+        for cluster, objects in render.run(s, placeholder_secrets=True).objects_by_cluster().items():
+            out[f"stack {s}" + (f" ({cluster})" if cluster else "")] = objects
     for name, topo in sorted(variant_topologies().items()):
         out[f"variant {name}"] = render_topology(tmp_path_factory.mktemp(name), topo, secrets={}).objects()
     # Grouped by flavour: CRDs are swapped once per group.

@@ -16,7 +16,7 @@ from infra.manifests import ConfigValue, KafkaConnector, KafkaConnectorSpec, met
 from infra.names import FlowNames
 from infra.releases import Release
 from infra.resolution import Direction, PartSpec, SourceSpec
-from infra.schema import ConnectorState, ExactlyOnce, Flow, Predicate, StartFrom, Transform
+from infra.schema import ConnectorState, ExactlyOnce, Flow, Operator, Predicate, StartFrom, Transform
 
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 SMT_FILTER = "org.apache.kafka.connect.transforms.Filter"
@@ -67,6 +67,7 @@ class Wiring:
     n: FlowNames
     source: Connection
     target: Connection
+    operator: Operator
 
     @property
     def flow(self) -> Flow:
@@ -98,11 +99,24 @@ class Wiring:
     def connector(self, kind: ConnectorKind, name: str, tasks: int, config: Config,
                   state: ConnectorState) -> ConnectorPlan:
         spec: KafkaConnectorSpec = {"class": kind.connector_class, "tasksMax": tasks, "config": config}
+        if self.operator.autoRestart and self.release.auto_restart:
+            # Failed connectors and tasks are restarted by the operator (unlimited from 0.37).
+            spec["autoRestart"] = {"enabled": True}
         if state is not ConnectorState.running:  # absent means running
             spec["state"] = state.value
         labels = {**names.flow_labels(self.flow.flow_name), names.CLUSTER_LABEL: self.n.connect}
+        # A stopped or paused connector never reports Ready: nothing to wait for.
+        ready = readiness_annotations(self.operator) if state is ConnectorState.running else None
         return ConnectorPlan(kind, {"apiVersion": self.release.api_version, "kind": "KafkaConnector",
-                                    "metadata": meta(name, self.n.namespace, labels), "spec": spec})
+                                    "metadata": meta(name, self.n.namespace, labels, ready), "spec": spec})
+
+
+def readiness_annotations(operator: Operator) -> dict[str, str] | None:
+    """`pulumi up` waits for Strimzi's `Ready` condition (pulumi-kubernetes' `pulumi.com/waitFor`,
+    4.18+), up to the stack's timeout; none when the stack says not to wait."""
+    if not operator.readiness.wait:
+        return None
+    return {names.WAIT_FOR: "condition=Ready", names.TIMEOUT_SECONDS: str(operator.readiness.timeoutSeconds)}
 
 
 def topics_configmap(n: FlowNames, spec: SourceSpec) -> str:

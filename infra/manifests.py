@@ -178,9 +178,14 @@ class KafkaConnect(TypedDict):
 
 
 # `class` is a Python keyword: the functional form.
+class AutoRestart(TypedDict):
+    enabled: bool
+
+
 KafkaConnectorSpec = TypedDict("KafkaConnectorSpec", {
     "class": str,
     "tasksMax": int,
+    "autoRestart": NotRequired[AutoRestart],
     "config": dict[str, ConfigValue],
     "state": NotRequired[str],
 })

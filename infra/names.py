@@ -13,6 +13,9 @@ from dataclasses import dataclass
 WORKER_PROPERTIES = "/tmp/strimzi-connect.properties"
 CONNECT_REST_PORT = 8083
 USE_CONNECTOR_RESOURCES = "strimzi.io/use-connector-resources"
+# pulumi-kubernetes' await annotations: what `pulumi up` waits for, and for how long.
+WAIT_FOR = "pulumi.com/waitFor"
+TIMEOUT_SECONDS = "pulumi.com/timeoutSeconds"
 CLUSTER_LABEL = "strimzi.io/cluster"
 FLOW_LABEL = "kafka-replication.io/flow"
 PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}

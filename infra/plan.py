@@ -18,7 +18,7 @@ from typing import Any, Union
 from infra import names, references
 from infra.connection import (Entry, SecretValue, Store, docker_config_json, heartbeat_client,
                               source_connection, target_connection, target_objects)
-from infra.connectors import ConnectorKind, ConnectorPlan, Wiring, connectors, topics_configmap
+from infra.connectors import ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations, topics_configmap
 from infra.errors import Problem
 from infra.manifests import (JSON, Authentication, ConfigMap, ConfigValue, KafkaConnect, KafkaConnectSpec, Manifest,
                              Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret, meta)
@@ -250,7 +250,7 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         *target_conn.entries,
         *replication_entries(flow, n, part),
     ]
-    wiring = Wiring(release, d, n, source_conn, target_conn)
+    wiring = Wiring(release, d, n, source_conn, target_conn, model.operator)
     planned = connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)])
     access: list[Stored] = [*stored_objects(entries, n, flow)]
     pull = model.operator.imagePullSecret
@@ -390,7 +390,9 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
                    "status.storage.replication.factor": -1, **references.WORKER_CONFIG})
     spec["config"] = config
     return {"apiVersion": release.api_version, "kind": "KafkaConnect",
-            "metadata": _meta(n.connect, n, flow, {names.USE_CONNECTOR_RESOURCES: "true"}), "spec": spec}
+            "metadata": _meta(n.connect, n, flow, {names.USE_CONNECTOR_RESOURCES: "true",
+                                                  **(readiness_annotations(model.operator) or {})}),
+            "spec": spec}
 
 
 def connect_template(model: Model, n: FlowNames, entries: list[Entry]) -> JSON:

@@ -453,6 +453,13 @@ class ImagePullSecret(_Strict):
     # the password comes from secret config `registry.password`
 
 
+class Readiness(_Strict):
+    """Whether `pulumi up` waits for each KafkaConnect and KafkaConnector to report Ready
+    (Strimzi's `Ready` status condition), and for how long, per resource."""
+    wait: bool = True
+    timeoutSeconds: Annotated[int, _integer(60, 86400)] = 900
+
+
 class Operator(_Strict):
     flavour: Flavour = Flavour.csm
     # The operator release: a CSM Operator release (`1.2`, `1.4`) for csm, a Strimzi release
@@ -461,6 +468,9 @@ class Operator(_Strict):
     targetConnection: TargetConnection | None = None  # default per release, see target_connection
     connect: ConnectSettings = ConnectSettings()
     imagePullSecret: ImagePullSecret | None = None
+    readiness: Readiness = Readiness()
+    # Strimzi restarts failed connectors and tasks by itself (KafkaConnector spec.autoRestart).
+    autoRestart: bool = True
 
     @property
     def release(self) -> Release:

@@ -105,8 +105,11 @@ def test_step6_replication_configmap(doc_objects):
 def test_step7_kafka_connect(doc_objects):
     connect = doc_objects[("KafkaConnect", NS)]
     assert connect["apiVersion"] == "kafka.strimzi.io/v1beta2"
+    # `pulumi up` waits until Strimzi reports the Connect cluster Ready (docs/topology.md#operator).
     assert connect["metadata"] == {"name": NS, "namespace": NS, "labels": LABELS,
-                                   "annotations": {"strimzi.io/use-connector-resources": "true"}}
+                                   "annotations": {"strimzi.io/use-connector-resources": "true",
+                                                   "pulumi.com/waitFor": "condition=Ready",
+                                                   "pulumi.com/timeoutSeconds": "900"}}
     assert connect["spec"] == {
         "version": "3.8.0.1.2",
         "replicas": 3,
@@ -159,6 +162,9 @@ def test_step9_mirror_source_connector(doc_objects):
     assert c["metadata"]["labels"]["strimzi.io/cluster"] == NS
     assert c["spec"]["class"] == "org.apache.kafka.connect.mirror.MirrorSourceConnector"
     assert c["spec"]["tasksMax"] == 3
+    # Failed connectors and tasks restart by themselves; `pulumi up` waits for Ready.
+    assert c["spec"]["autoRestart"] == {"enabled": True}
+    assert c["metadata"]["annotations"] == {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "900"}
     assert c["spec"]["config"] == {
         "key.converter": BYTES,
         "value.converter": BYTES,

@@ -176,3 +176,45 @@ def test_kubernetes_names_are_declared():
     bad["kubernetes"]["k8s-us-west"] = {"context": "x", "kubeconfig": "secretConfig"}
     assert any("exactly one of context (a kubeconfig context) or kubeconfig: secretConfig" in p
                for p in problems(bad))
+
+
+# ----------------------------------------------------------------- readiness
+
+
+def _planned(data: dict) -> dict[str, dict]:
+    from infra.plan import plan
+    return {o["metadata"]["name"]: o for o in plan(validation.parse(data)).objects
+            if o["kind"] in ("KafkaConnect", "KafkaConnector")}
+
+
+def test_pulumi_up_waits_for_ready_with_the_stacks_timeout():
+    data = copy.deepcopy(REGIONS)
+    data["operator"]["readiness"] = {"timeoutSeconds": 1800}
+    data["flows"] = data["flows"][:1]
+    data["flows"][0]["state"] = {"checkpoint": "stopped"}
+    objects = _planned(data)
+    wait = {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "1800"}
+    assert objects["orders-us-west-to-eu"]["metadata"]["annotations"] == {
+        "strimzi.io/use-connector-resources": "true", **wait}
+    assert objects["orders-us-west-to-eu-source"]["metadata"]["annotations"] == wait
+    # A stopped connector never reports Ready: nothing to wait for.
+    assert "annotations" not in objects["orders-us-west-to-eu-checkpoint"]["metadata"]
+    assert {n: o["spec"].get("autoRestart") for n, o in objects.items() if o["kind"] == "KafkaConnector"} == {
+        "orders-us-west-to-eu-source": {"enabled": True}, "orders-us-west-to-eu-checkpoint": {"enabled": True},
+        "orders-us-west-to-eu-heartbeat": {"enabled": True}}
+
+
+def test_waiting_and_restarts_can_be_switched_off():
+    data = copy.deepcopy(REGIONS)
+    data["operator"]["readiness"] = {"wait": False}
+    data["operator"]["autoRestart"] = False
+    objects = _planned(data)
+    assert objects["orders-us-west-to-eu"]["metadata"]["annotations"] == {"strimzi.io/use-connector-resources": "true"}
+    assert all("annotations" not in o["metadata"] and "autoRestart" not in o["spec"]
+               for o in objects.values() if o["kind"] == "KafkaConnector")
+
+
+def test_a_readiness_timeout_out_of_range_is_refused():
+    data = copy.deepcopy(REGIONS)
+    data["operator"]["readiness"] = {"timeoutSeconds": 5}
+    assert problems(data) == ["operator: readiness.timeoutSeconds: got 5; expected an integer from 60 to 86400"]

@@ -114,16 +114,11 @@ def _deploy(parent: pulumi.ComponentResource, document: Any, secrets: Mapping[st
     providers = kubernetes_providers(parent, model.topology.kubernetes or {}, secrets)
     moved = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
     flows = [FlowDirection(flow_plan, resolve, moved, providers) for flow_plan in stack_plan.flows]
-    outputs = stack_plan.outputs()
     for audit_plan in audits:
         # The REST NetworkPolicies live in the flows' namespaces: created after them.
         ReplicationAudit(audit_plan, resolve, pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(
-            depends_on=flows)), providers.get(audit_plan.kubernetes or ""))
-        if audit_plan.kubernetes:
-            outputs.setdefault("audits", {})[audit_plan.kubernetes] = audit_plan.outputs
-        else:
-            outputs["audit"] = audit_plan.outputs
-    return outputs
+            depends_on=flows)), providers[audit_plan.kubernetes] if audit_plan.kubernetes else None)
+    return deployment.outputs(stack_plan, audits)
 
 
 def kubernetes_providers(parent: pulumi.ComponentResource, clusters: Mapping[str, KubernetesCluster],

@@ -16,7 +16,8 @@ from infra.schema import Audit
 from infra.names import AuditNames, secret_key
 from infra.connectors import SMT_INSERT_HEADER
 from infra.manifests import (JSON, ConfigMap, CronJob, Namespace, NetworkPolicy, ObjectMeta, PersistentVolumeClaim,
-                             Manifest, PolicyRule, Role, RoleBinding, Secret, ServiceAccount, meta, secret_values)
+                             Manifest, PolicyRule, Role, RoleBinding, Secret, ServiceAccount, meta, opaque_secret,
+                             secret_values)
 from infra.plan import StackPlan
 # The job checks what we write against the same contract, and reads the same credential files.
 from spark.contract import CREDENTIAL_FILES, VERSION
@@ -209,17 +210,8 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
     mounts: list[JSON] = [{"name": "config", "mountPath": names.AUDIT_CONFIG_DIR, "readOnly": True}]
     for alias in secret_aliases:
         items = topo.clusters[alias].security.secret_items
-        secret: Secret = {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(n.credentials_secret(alias), ns),
-                          "type": "Opaque"}
-        binary = {CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=True)
-                  for i in sorted(items) if i in BINARY_ITEMS}
-        text = {CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),))
-                for i in sorted(items) if i not in BINARY_ITEMS}
-        if binary:
-            secret["data"] = dict(binary)
-        if text:
-            secret["stringData"] = dict(text)
-        objects.append(secret)
+        objects.append(opaque_secret(_meta(n.credentials_secret(alias), ns), {
+            CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=i in BINARY_ITEMS) for i in items}))
         volumes.append({"name": f"kafka-{alias}", "secret": {"secretName": n.credentials_secret(alias),
                                                              "defaultMode": 0o440}})
         mounts.append({"name": f"kafka-{alias}", "mountPath": n.credentials_dir(alias), "readOnly": True})

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Callable
 
 from infra import names, references, stores
@@ -24,15 +23,9 @@ from spark.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem
 TRUSTSTORE_FILES = {Trust.pem: "ca.crt", Trust.jks: "truststore.jks", Trust.pkcs12: "truststore.p12"}
 
 
-class Store(str, Enum):
-    """Where a value lives, named after the config provider that reads it."""
-    CONFIGMAP = references.Provider.CONFIGMAP.value
-    SECRET = references.Provider.SECRET.value
-    WORKER_FILE = references.Provider.FILE.value
-
-    @property
-    def provider(self) -> references.Provider:
-        return references.Provider(self.value)
+# Where a value lives is named by the config provider that reads it: a ConfigMap (`cfmap`), a
+# Secret (`secret`) or the worker's properties file (`file`).
+Store = references.Provider
 
 
 # ----------------------------------------------------------------- secret values
@@ -82,9 +75,9 @@ class Prop:
     store_key: str
 
     def reference(self, namespace: str) -> str:
-        if self.store is Store.WORKER_FILE:
+        if self.store is Store.FILE:
             return references.file(self.obj, self.store_key)
-        return references.kubernetes(self.store.provider, namespace, self.obj, self.store_key)
+        return references.kubernetes(self.store, namespace, self.obj, self.store_key)
 
 
 @dataclass(frozen=True)
@@ -301,7 +294,7 @@ def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetCo
         keys += (["ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type"]
                  if tls and tls.clientCertificate else [])
         for key in keys:
-            b.add(key, Store.WORKER_FILE, names.WORKER_PROPERTIES, None)
+            b.add(key, Store.FILE, names.WORKER_PROPERTIES, None)
         return b.build()
     # clusterObjects: the same target objects the KafkaConnect uses, plus the connection keys.
     cm = n.target_configmap

@@ -22,6 +22,18 @@ def prepare(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPl
     return model, stack_plan, plan_audits(model, stack_plan)
 
 
+def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> dict[str, Any]:
+    """The stack outputs (docs/outputs.md): the flows', and the audit's, or with a `kubernetes`
+    section each Kubernetes cluster's audit under `audits`."""
+    out = stack_plan.outputs()
+    for audit in audits:
+        if audit.kubernetes:
+            out.setdefault("audits", {})[audit.kubernetes] = audit.outputs
+        else:
+            out["audit"] = audit.outputs
+    return out
+
+
 def secret_keys(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[str]:
     """Every secret item the deployment needs: the flows', the audits' and the kubeconfigs."""
     kubeconfigs = {names.kubeconfig_key(k) for k, c in (model.topology.kubernetes or {}).items()

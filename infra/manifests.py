@@ -12,6 +12,7 @@ are plain JSON.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, Union
 
 from infra.connection import SecretValue
@@ -209,6 +210,19 @@ def meta(name: str, namespace: str | None, labels: dict[str, str],
     if annotations:
         metadata["annotations"] = annotations
     return metadata
+
+
+def opaque_secret(metadata: ObjectMeta, values: Mapping[str, str | SecretValue]) -> Secret:
+    """An Opaque Secret: binary values (base64 in secret config) in `data`, the others in
+    `stringData`, keys sorted."""
+    secret: Secret = {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": "Opaque"}
+    binary = {k: v for k, v in sorted(values.items()) if isinstance(v, SecretValue) and v.binary}
+    text = {k: v for k, v in sorted(values.items()) if k not in binary}
+    if binary:
+        secret["data"] = dict(binary)
+    if text:
+        secret["stringData"] = text
+    return secret
 
 
 def secret_values(manifest: Manifest) -> list[SecretValue]:

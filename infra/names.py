@@ -24,6 +24,8 @@ PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/
 def flow_labels(flow: str) -> dict[str, str]:
     """The labels of every object of a flow."""
     return {**PART_OF, FLOW_LABEL: flow}
+
+
 # Pulumi type tokens of our components.
 PACKAGE = "kafka-replication"
 
@@ -52,8 +54,12 @@ def kubeconfig_key(kubernetes: str) -> str:
     return f"kubernetes.{kubernetes}.kubeconfig"
 
 
+PROVIDER_PREFIX = "kubernetes-"
+
+
 def provider_name(kubernetes: str) -> str:
-    return f"kubernetes-{kubernetes}"
+    """The logical name of a Kubernetes cluster's provider (the render reads the cluster back from it)."""
+    return PROVIDER_PREFIX + kubernetes
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,11 @@ def _get(values: Mapping[str, Any], key: str, where: str, kind: type | tuple[typ
     return value
 
 
+def _optional(values: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
+    """A field added within the version: absent is None, present must have its type."""
+    return _get(values, key, where, kind) if isinstance(values, Mapping) and key in values else None
+
+
 def read(values: Mapping[str, Any]) -> StackOutputs:
     """The outputs of `pulumi stack output --json` (or a StackReference's), checked and typed."""
     version = values.get("outputsVersion") if isinstance(values, Mapping) else None
@@ -103,11 +108,10 @@ def read(values: Mapping[str, Any]) -> StackOutputs:
             target_heartbeats_topic=_get(target, "heartbeats", where),
             target_checkpoints_topic=_get(target, "checkpoints", where, (str, type(None))),
             partner=pair["partner"] if pair else None,
-            kubernetes_cluster=flow.get("kubernetesCluster") if isinstance(flow.get("kubernetesCluster"), str) else None)
+            kubernetes_cluster=_optional(flow, "kubernetesCluster", where))
     audit = values.get("audit")
-    audits = values.get("audits")
-    per_cluster = ({k: _get(a, "namespace", f"outputs.audits.{k}") for k, a in _get(values, "audits", "outputs", Mapping).items()}
-                   if audits is not None else None)
+    audits = _optional(values, "audits", "outputs", Mapping)
+    per_cluster = {k: _get(a, "namespace", f"outputs.audits.{k}") for k, a in audits.items()} if audits else None
     return StackOutputs(version=version, operator_flavour=_get(operator, "flavour", "outputs.operator"),
                         operator_version=_get(operator, "version", "outputs.operator"),
                         kafka_version=_get(operator, "kafkaVersion", "outputs.operator"), flows=flows,

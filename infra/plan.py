@@ -21,7 +21,8 @@ from infra.connection import (Entry, SecretValue, Store, docker_config_json, hea
 from infra.connectors import ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations, topics_configmap
 from infra.errors import Problem
 from infra.manifests import (JSON, Authentication, ConfigMap, ConfigValue, KafkaConnect, KafkaConnectSpec, Manifest,
-                             Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret, meta)
+                             Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret, meta,
+                             opaque_secret)
 from infra.manifests import secret_values as manifest_secret_values
 from infra.names import FlowNames
 from infra.outputs import OUTPUTS_VERSION
@@ -315,15 +316,7 @@ def stored_objects(entries: list[Entry], n: FlowNames, flow: Flow) -> list[Store
                 data[k] = value
             objects.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(obj, n, flow), "data": data})
             continue
-        secret: Secret = {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(obj, n, flow), "type": "Opaque"}
-        binary: dict[str, str | SecretValue] = {k: e.value for k, e in sorted(keys.items())
-                                               if isinstance(e.value, SecretValue) and e.value.binary}
-        text: dict[str, str | SecretValue] = {k: e.value for k, e in sorted(keys.items()) if k not in binary}
-        if binary:
-            secret["data"] = binary
-        if text:
-            secret["stringData"] = text
-        objects.append(secret)
+        objects.append(opaque_secret(_meta(obj, n, flow), {k: e.value for k, e in keys.items()}))
     return objects
 
 

@@ -10,7 +10,6 @@ from pulumi.runtime.sync_await import _sync_await
 from components.replication import ReplicationTopology
 from infra import config as stack_config
 from infra import deployment, names, reading
-from infra.audit import AuditPlan
 from infra.errors import TopologyError
 
 PREVIOUS_OUTPUTS = "previous-outputs"
@@ -30,6 +29,7 @@ def main() -> dict[str, Any]:
         path = stack_config.topology_path(config, pulumi.get_stack())
         document = reading.load_yaml_file(path, "topology file")
         model, stack_plan, audits = deployment.prepare(document, str(path))
+
         def full(key: str) -> str:
             return f"{pulumi.get_project()}:{key}"
         deployment.check(model, stack_plan, audits, lambda key: config.get_secret(key) is not None,
@@ -38,11 +38,11 @@ def main() -> dict[str, Any]:
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None
-    secrets: dict[str, pulumi.Input[str]] = {key: config.require_secret(key) for key in deployment.secret_keys(model, stack_plan, audits)}
+    secrets: dict[str, pulumi.Input[str]] = {key: config.require_secret(key)
+                                             for key in deployment.secret_keys(model, stack_plan, audits)}
     topology = ReplicationTopology(names.TOPOLOGY_COMPONENT, {"topology": document, "secrets": secrets})
-    outputs = {key: _field(topology.outputs, key) for key in stack_plan.outputs()}
-    for key in _output_keys(audits):
-        outputs[key] = _field(topology.outputs, key)
+    # Each output is exported on its own (the keys are known now; the values when deployed).
+    outputs = {key: _field(topology.outputs, key) for key in deployment.outputs(stack_plan, audits)}
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs
@@ -50,11 +50,3 @@ def main() -> dict[str, Any]:
 
 def _field(outputs: pulumi.Output[dict[str, Any]], key: str) -> pulumi.Output[Any]:
     return outputs.apply(lambda o: o[key])
-
-
-def _output_keys(audits: tuple[AuditPlan, ...]) -> list[str]:
-    """`audit` for the one audit of a stack without a `kubernetes` section; `audits` (per
-    Kubernetes cluster) with one."""
-    if not audits:
-        return []
-    return ["audits"] if audits[0].kubernetes else ["audit"]

@@ -49,7 +49,7 @@ class Recorded:
         parts = self.provider.split("::")
         if len(parts) < 4 or parts[2].split("$")[-1] != PROVIDER_TYPE:
             return None
-        return parts[3].removeprefix(names.provider_name(""))
+        return parts[3].removeprefix(names.PROVIDER_PREFIX)
 
 
 class RecordingMocks(pulumi.runtime.Mocks):

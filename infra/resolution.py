@@ -146,7 +146,7 @@ def kubernetes_of(topology: Topology, flow: Flow, part: ConnectPart | None) -> s
     if topology.kubernetes is None:
         return None
     target = topology.clusters.get(flow.target)
-    return (part.kubernetes if part and part.kubernetes else None) or flow.kubernetes or (
+    return (part.kubernetes if part else None) or flow.kubernetes or (
         target.kubernetes if target else None)
 
 

@@ -218,3 +218,16 @@ def test_a_readiness_timeout_out_of_range_is_refused():
     data = copy.deepcopy(REGIONS)
     data["operator"]["readiness"] = {"timeoutSeconds": 5}
     assert problems(data) == ["operator: readiness.timeoutSeconds: got 5; expected an integer from 60 to 86400"]
+
+
+def test_the_reader_refuses_a_mistyped_cluster(regions):
+    out = copy.deepcopy(regions.outputs)
+    out["flows"]["orders-us-west-to-eu"]["kubernetesCluster"] = 3
+    with pytest.raises(outputs.ContractError) as exc:
+        outputs.read(out)
+    assert str(exc.value) == "outputs.flows.orders-us-west-to-eu.kubernetesCluster: expected <class 'str'>, got int"
+    out = copy.deepcopy(regions.outputs)
+    out["audits"] = ["k8s-us-west"]
+    with pytest.raises(outputs.ContractError) as exc:
+        outputs.read(out)
+    assert str(exc.value) == "outputs.audits: expected typing.Mapping, got list"

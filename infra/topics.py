@@ -45,7 +45,8 @@ class Allowance:
     def __init__(self, total: int = TOTAL_BUDGET, seconds: float = SECONDS) -> None:
         self.left, self.seconds = total, seconds
         self.deadline = time.monotonic() + seconds
-        self.automata: dict[tuple[object, ...], jregex.DFA | Undecided] = {}  # minimal automata (or Undecided) per language
+        # Minimal automata (or Undecided) per language.
+        self.automata: dict[tuple[object, ...], jregex.DFA | Undecided] = {}
 
     def cap(self) -> int:
         """What the next construction may explore."""

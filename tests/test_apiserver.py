@@ -24,7 +24,7 @@ import yaml
 
 from infra import names, render
 from tests.apiserver.client import ApiError, Client, service_account_user
-from tests.apiserver.server import ServerError, apiserver_binary, start, stop
+from tests.apiserver.server import ServerError, apiserver_binary, kubeconfig, start, start_many, stop
 from tests.conftest import APISERVER_COUNTS as COUNTS
 from tests.conftest import CRDS, render_topology
 from tests.test_references import REF
@@ -52,9 +52,7 @@ def apiserver(tmp_path_factory):
         state = start(directory)
     except ServerError as exc:
         unavailable(f"the server did not start: {exc}")
-    client = Client(state)
-    client.crds = None  # the operator version whose CRDs are installed (install_crds)
-    yield client
+    yield Client(state)
     stop(directory)
 
 
@@ -141,10 +139,9 @@ def apply(client: Client, objects: list[dict]) -> Counter:
 def renders(tmp_path_factory) -> dict[str, list[dict]]:
     out = {}
     for s in STACKS:
-        # A stack over several Kubernetes clusters: each cluster's objects are applied (and their
-        # RBAC matrix proven) on their own, as that cluster's API server receives them.
-        for cluster, objects in render.run(s, placeholder_secrets=True).objects_by_cluster().items():
-            out[f"stack {s}" + (f" ({cluster})" if cluster else "")] = objects
+        if s in SEVERAL_CLUSTERS:
+            continue  # one API server per Kubernetes cluster: test_each_cluster_receives_its_own_objects
+        out[f"stack {s}"] = render.run(s, placeholder_secrets=True).objects()
     for name, topo in sorted(variant_topologies().items()):
         out[f"variant {name}"] = render_topology(tmp_path_factory.mktemp(name), topo, secrets={}).objects()
     # Grouped by flavour: CRDs are swapped once per group.
@@ -347,3 +344,107 @@ def test_the_matrix_can_fail(apiserver, all_renders):
     role["rules"] = [r for r in role["rules"] if r["resources"] != ["secrets"]]
     with pytest.raises(AssertionError, match="get secrets/.*: denied, expected allowed"):
         rbac_matrix(apiserver, objects)
+
+
+# ------------------------------------------------------------------ several Kubernetes clusters
+
+# The stacks that deploy to several Kubernetes clusters (a `kubernetes` section).
+SEVERAL_CLUSTERS = ("regions",)
+# The ambient kubeconfig's current context: where a resource without an explicit provider would
+# go. It names no server of the test, so such a resource could not be applied anywhere.
+AMBIENT_DEFAULT = "ambient-default"
+
+
+@pytest.fixture(scope="module")
+def regions_clusters(tmp_path_factory):
+    """One API server per Kubernetes cluster of the regions stack, all running at once, and how
+    Pulumi reaches each: a context of the ambient kubeconfig, or a whole kubeconfig in secret
+    config, as stacks/regions.yaml says."""
+    if apiserver_binary() is None:
+        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
+    section = yaml.safe_load((Path(names.__file__).parent.parent / "stacks" / "regions.yaml").read_text())["kubernetes"]
+    directories = [tmp_path_factory.mktemp(f"apiserver-{name}") for name in sorted(section)]
+    try:
+        states = dict(zip(sorted(section), start_many(directories)))
+    except ServerError as exc:
+        unavailable(f"the servers did not start: {exc}")
+    by_context = {entry["context"]: states[name] for name, entry in section.items() if "context" in entry}
+    ambient = kubeconfig(by_context, AMBIENT_DEFAULT)
+    ambient["contexts"].append({"name": AMBIENT_DEFAULT, "context": {"cluster": "nowhere", "user": "nobody"}})
+    secrets = {names.kubeconfig_key(name): yaml.safe_dump(kubeconfig({f"{name}-admin": states[name]}, f"{name}-admin"))
+               for name, entry in section.items() if entry.get("kubeconfig") == "secretConfig"}
+    assert by_context and secrets, "stacks/regions.yaml should use both ways of reaching a cluster"
+    yield states, ambient, secrets
+    for d in directories:
+        stop(d)
+
+
+def routed(rendered: render.Render, ambient: dict) -> dict[str, tuple[Client, list[dict]]]:
+    """Each object with the server its provider's inputs reach, resolved as client-go does
+    (a context of the ambient kubeconfig, or the kubeconfig given to the provider): by URL."""
+    providers = {r.name: r.inputs for r in rendered.resources if r.type == render.PROVIDER_TYPE}
+    out: dict[str, tuple[Client, list[dict]]] = {}
+    for r in rendered.resources:
+        if not r.is_kubernetes:
+            continue
+        reference = r.provider.split("::")
+        inputs = providers[reference[3]] if len(reference) > 3 else {}
+        if inputs.get("kubeconfig"):
+            client = Client.from_kubeconfig(yaml.safe_load(inputs["kubeconfig"]), inputs.get("context"))
+        else:
+            client = Client.from_kubeconfig(ambient, inputs.get("context"))
+        out.setdefault(client.url, (client, []))[1].append({k: v for k, v in r.inputs.items()
+                                                            if v is not None and not k.startswith("__")})
+    return out
+
+
+def test_each_cluster_receives_its_own_objects(regions_clusters, tmp_path):
+    """Three API servers run at once as the regions stack's three Kubernetes clusters. Every
+    object goes where its provider's kubeconfig or context leads; each server accepts exactly its
+    cluster's objects, proves its own RBAC matrix, and holds none of the other clusters'."""
+    states, ambient, secrets = regions_clusters
+    rendered = render.run("regions", secrets=secrets, placeholder_secrets=True)
+    expected = rendered.objects_by_cluster()
+    assert None not in expected, "an object without an explicit provider"
+    routes = routed(rendered, ambient)
+    # The route each provider's inputs lead to is the server of the cluster it is named for.
+    assert {url: len(objects) for url, (_, objects) in routes.items()} == {
+        states[name].url: len(objects) for name, objects in expected.items()}
+    namespaces = {name: {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+                  for name, objects in expected.items()}
+    total: Counter = Counter()
+    for name, objects in sorted(expected.items()):
+        client, received = routes[states[name].url]
+        assert received == objects, f"{name}: the objects its provider reaches differ"
+        counts = apply(client, received)
+        assert sum(counts.values()) == len(received), name
+        total += counts
+        total["SubjectAccessReviews"] += rbac_matrix(client, received)
+    for name, state in states.items():
+        status, listed = Client(state).request("GET", "/api/v1/namespaces")
+        assert status == 200
+        # Exactly its own namespaces beside the server's own: none of another cluster's arrived.
+        present = {n["metadata"]["name"] for n in listed["items"]} - {"default", "kube-node-lease", "kube-public",
+                                                                      "kube-system"}
+        assert present == namespaces[name], name
+    assert len(set(map(frozenset, namespaces.values()))) == len(states) == 3
+    COUNTS.update(total)
+    COUNTS["renders applied"] += 1
+    COUNTS["API servers running as Kubernetes clusters"] = len(states)
+
+
+def test_a_resource_without_its_provider_reaches_no_cluster(regions_clusters):
+    """The routing can fail: an object that lost its provider goes to the ambient current
+    context, which leads to none of the clusters' servers; one given another cluster's provider
+    lands on that cluster's server, and the counts per server no longer match."""
+    states, ambient, secrets = regions_clusters
+    rendered = render.run("regions", secrets=secrets, placeholder_secrets=True)
+    first = next(r for r in rendered.resources if r.is_kubernetes)
+    moved = copy.deepcopy(rendered)
+    next(r for r in moved.resources if r.is_kubernetes).provider = ""
+    with pytest.raises(ValueError):
+        routed(moved, ambient)
+    other = next(r.provider for r in rendered.resources if r.is_kubernetes and r.kubernetes != first.kubernetes)
+    next(r for r in moved.resources if r.is_kubernetes).provider = other
+    routes = routed(moved, ambient)
+    assert len(routes[states[first.kubernetes].url][1]) == len(rendered.objects_by_cluster()[first.kubernetes]) - 1

@@ -4,7 +4,9 @@ calls only, each visible here."""
 
 from __future__ import annotations
 
+import base64
 import json
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -28,10 +30,28 @@ class ApiError(Exception):
 
 
 class Client:
-    def __init__(self, state: State):
-        self.url, self.token = state.url, state.token
-        self.context = tls_context(state.ca_file)
+    def __init__(self, state: State | None = None, *, url: str = "", token: str = "",
+                 context: ssl.SSLContext | None = None):
+        if state is not None:
+            url, token, context = state.url, state.token, tls_context(state.ca_file)
+        self.url, self.token, self.context = url, token, context
         self._discovery: dict[str, dict[str, Resource] | None] = {}
+        self.crds: str | None = None  # the Strimzi CRD flavour installed (tests/test_apiserver.py)
+
+    @classmethod
+    def from_kubeconfig(cls, config: dict, context: str | None = None) -> "Client":
+        """The server a kubeconfig addresses, as client-go picks it: the given context, else
+        current-context; its cluster's server and CA data, its user's token (the only kinds of
+        entry tests/apiserver/server.py:kubeconfig writes)."""
+        def entry(section: str, name: str) -> dict:
+            (found,) = [e[section[:-1]] for e in config[section] if e["name"] == name]
+            return found
+        chosen = entry("contexts", context or config["current-context"])
+        cluster, user = entry("clusters", chosen["cluster"]), entry("users", chosen["user"])
+        ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
+        tls = ssl.create_default_context(cadata=ca)
+        tls.check_hostname = False  # as tls_context: the serving certificate names "localhost"
+        return cls(url=cluster["server"], token=user["token"], context=tls)
 
     def request(self, method: str, path: str, body: dict | None = None, query: dict | None = None) -> tuple[int, dict]:
         url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")

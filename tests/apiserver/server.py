@@ -12,6 +12,7 @@ the real authorizer.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -24,6 +25,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -170,6 +173,33 @@ def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: fl
     state = State(url, token, str(ca), etcd_url, pids, str(directory))
     (directory / STATE).write_text(json.dumps(asdict(state), indent=2))
     return state
+
+
+def start_many(directories: list[Path], timeout: float = 60) -> list[State]:
+    """Several servers at once, each with its own etcd, ports, token and CA: as many Kubernetes
+    clusters. All or none: when one fails, those started are stopped."""
+    with ThreadPoolExecutor(len(directories)) as pool:
+        futures = [pool.submit(start, d, None, timeout) for d in directories]
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    if errors:
+        for d in directories:
+            stop(d)
+        raise errors[0]
+    return [f.result() for f in futures]
+
+
+def kubeconfig(contexts: Mapping[str, State], current: str) -> dict:
+    """A kubeconfig as `kubectl config view --raw` writes one: a cluster (server and CA data), a
+    user (the admin token) and a context per server, named as in `contexts`."""
+    def ca_data(state: State) -> str:
+        return base64.b64encode(Path(state.ca_file).read_bytes()).decode()
+    return {
+        "apiVersion": "v1", "kind": "Config", "current-context": current, "preferences": {},
+        "clusters": [{"name": n, "cluster": {"server": s.url, "certificate-authority-data": ca_data(s)}}
+                     for n, s in contexts.items()],
+        "users": [{"name": f"{n}-admin", "user": {"token": s.token}} for n, s in contexts.items()],
+        "contexts": [{"name": n, "context": {"cluster": n, "user": f"{n}-admin"}} for n in contexts],
+    }
 
 
 def _write(directory: Path, pids: dict[str, int]) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping
 
 import pulumi
 
-from infra import PROJECT, names, stores
+from infra import PROJECT, kubeconfig, names, stores
 from infra.connection import SecretValue
 from infra.errors import Problem, TopologyError
 
@@ -29,19 +29,28 @@ def topology_path(config: pulumi.Config, stack: str) -> Path:
     return ROOT / (config.get(TOPOLOGY_KEY) or f"stacks/{stack}.yaml")
 
 
+def _owner(key: str) -> tuple[str, str]:
+    """Where a secret config key belongs in the topology, and what it holds."""
+    if key == names.REGISTRY_PASSWORD_KEY:
+        return "operator.imagePullSecret", "the registry password"
+    kubernetes = names.kubeconfig_of(key)
+    if kubernetes is not None:
+        return f"kubernetes.{kubernetes}", f"the kubeconfig of Kubernetes cluster {kubernetes} (its contents)"
+    alias, item = key.split(".", 1)
+    return f"clusters.{alias}", SECRET_ITEMS[item]
+
+
 def missing_secrets(keys: list[str], present: Callable[[str], bool]) -> list[Problem]:
     problems = []
     for key in keys:
         if present(key):
             continue
         command = f"pulumi config set --secret {PROJECT}:{key} ..."
+        where, what = _owner(key)
         if key == names.REGISTRY_PASSWORD_KEY:
-            problems.append(Problem("operator.imagePullSecret", "password", None,
-                                    f"the registry password in secret config: {command}"))
+            problems.append(Problem(where, "password", None, f"{what} in secret config: {command}"))
         else:
-            alias, item = key.split(".", 1)
-            problems.append(Problem(f"clusters.{alias}", f"secret config {PROJECT}:{key}", None,
-                                    f"{SECRET_ITEMS[item]}: {command}"))
+            problems.append(Problem(where, f"secret config {PROJECT}:{key}", None, f"{what}: {command}"))
     return problems
 
 
@@ -50,26 +59,33 @@ class _NotShown:
         return "the secret value (not shown)"
 
 
-def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets: frozenset[str] = frozenset()
-                     ) -> list[Problem]:
+def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets: frozenset[str] = frozenset(),
+                     contexts: Mapping[str, str | None] | None = None) -> list[Problem]:
     """Secret material the Connect worker (or the registry, or Java) would refuse, found before
     anything deploys; the values themselves are never shown. Passwords are non-empty single
     lines, and a target's SASL password has no `"` or `\\`: Strimzi writes it into the worker's
     JAAS line unescaped (the program escapes the JAAS lines it writes itself). Certificates must
     be PEM X.509; a truststore base64 of a JKS/PKCS12 file that opens with its password; client
-    keys unencrypted PKCS#8 (Kafka's PemStore reads nothing else)."""
+    keys unencrypted PKCS#8 (Kafka's PemStore reads nothing else). A kubeconfig must be one the
+    Kubernetes provider can use (infra/kubeconfig.py); `contexts` has the topology's context for
+    it, by Kubernetes cluster."""
     problems = []
     present = set(keys)
     for key in keys:
         value = text(key)
         if value is None:
             continue
+        kubernetes = names.kubeconfig_of(key)
+        if kubernetes is not None:
+            where, what = _owner(key)
+            problems += [Problem(where, f"secret config {PROJECT}:{key}", _NotShown(), f"{what}; this is {problem}")
+                         for problem in kubeconfig.problems(value, (contexts or {}).get(kubernetes))]
+            continue
         owner, _, item = key.partition(".")
         problem = _material_problem(item, value, lambda other: text(f"{owner}.{other}")
                                     if f"{owner}.{other}" in present else None, owner in targets)
         if problem:
-            where = "operator.imagePullSecret" if key == names.REGISTRY_PASSWORD_KEY else f"clusters.{owner}"
-            what = SECRET_ITEMS.get(item, "the registry password")
+            where, what = _owner(key)
             problems.append(Problem(where, f"secret config {PROJECT}:{key}", _NotShown(), f"{what}; this is {problem}"))
     return problems
 
@@ -110,8 +126,7 @@ def plain_secrets(keys: list[str], is_plain: Callable[[str], bool]) -> list[Prob
     problems = []
     for key in keys:
         if is_plain(key):
-            owner = key.split(".", 1)[0]
-            where = "operator.imagePullSecret" if key == names.REGISTRY_PASSWORD_KEY else f"clusters.{owner}"
+            where, _ = _owner(key)
             problems.append(Problem(where, f"secret config {PROJECT}:{key}", "a plain (not secret) value",
                                     f"a secret: pulumi config rm {PROJECT}:{key}, then "
                                     f"pulumi config set --secret {PROJECT}:{key} ..."))

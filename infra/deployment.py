@@ -51,7 +51,9 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     keys = secret_keys(model, stack_plan, audits)
     problems = stack_config.missing_secrets(keys, has_secret)
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
-    problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows))
+    contexts = {name: c.context for name, c in (model.topology.kubernetes or {}).items()}
+    problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
+                                              contexts)
     problems += stack_plan.name_problems(p for a in audits for p in a.placed())
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())

@@ -54,6 +54,12 @@ def kubeconfig_key(kubernetes: str) -> str:
     return f"kubernetes.{kubernetes}.kubeconfig"
 
 
+def kubeconfig_of(key: str) -> str | None:
+    """The Kubernetes cluster whose kubeconfig secret config `key` holds, or None."""
+    parts = key.split(".")
+    return parts[1] if len(parts) == 3 and key == kubeconfig_key(parts[1]) else None
+
+
 PROVIDER_PREFIX = "kubernetes-"
 
 

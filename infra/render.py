@@ -149,7 +149,7 @@ def _set_path(obj: dict[str, Any], path: str) -> None:
         node[last] = _masked(node[last])
 
 
-def placeholder(key: str) -> str:
+def placeholder(key: str, context: str | None = None) -> str:
     """A visible stand-in for secret config `key`, shaped like the real item so that values
     derived from it at deploy time (infra/stores.py) can be built: PEM blocks whose content
     spells the placeholder, a JKS truststore (base64) that opens with the password placeholder."""
@@ -161,6 +161,16 @@ def placeholder(key: str) -> str:
         # The PKCS#8 envelope (SEQUENCE, version 0, an algorithm SEQUENCE) around the text.
         body = b"\x02\x01\x00\x30" + bytes([len(value)]) + value.encode()
         return stores.pem("PRIVATE KEY", b"\x30" + bytes([len(body)]) + body)
+    if item == "kubeconfig":
+        # A kubeconfig the provider could load, with the placeholder as its token; the server's
+        # name (.invalid, RFC 2606) resolves nowhere.
+        # `context`: the topology's choice among its contexts.
+        name = names.kubeconfig_of(key)
+        return yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": context or name,
+            "clusters": [{"name": name, "cluster": {"server": f"https://{name}.placeholder.invalid"}}],
+            "users": [{"name": name, "user": {"token": value}}],
+            "contexts": [{"name": context or name, "context": {"cluster": name, "user": name}}]}, sort_keys=False)
     if item == "truststore":
         password = placeholder(f"{alias}.truststorePassword")
         return base64.b64encode(stores.jks(password, trusted=[value.encode()])).decode()
@@ -179,9 +189,10 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     model, stack_plan, audits = deployment.prepare(reading.load_yaml_file(path, "topology file"), str(path))
     filled = []
     if placeholder_secrets:
+        contexts = {names.kubeconfig_key(k): c.context for k, c in (model.topology.kubernetes or {}).items()}
         for key in deployment.secret_keys(model, stack_plan, audits):
             if key not in secrets and key not in config:
-                secrets[key] = placeholder(key)
+                secrets[key] = placeholder(key, contexts.get(key))
                 filled.append(key)
     deployment.check(model, stack_plan, audits, lambda k: k in secrets or k in config,
                      lambda: (previous_outputs or {}).get("flows"),

@@ -552,17 +552,17 @@ class Audit(_Strict):
 
 
 class KubernetesCluster(_Strict):
-    """How Pulumi reaches one Kubernetes cluster: exactly one of `context` (a context of the
-    kubeconfig of the machine running `pulumi up`) or `kubeconfig: secretConfig` (the whole
-    kubeconfig from the secret config key `kubernetes.<name>.kubeconfig`, which Pulumi ESC can
-    supply)."""
+    """How Pulumi reaches one Kubernetes cluster: `context` (a context of the kubeconfig of the
+    machine running `pulumi up`), or `kubeconfig: secretConfig` (the whole kubeconfig from the
+    secret config key `kubernetes.<name>.kubeconfig`, which Pulumi ESC can supply), with
+    `context` then picking one of its contexts instead of its current-context."""
     context: Annotated[str, Field(min_length=1, max_length=253)] | None = None
     kubeconfig: Literal["secretConfig"] | None = None
 
     @model_validator(mode="after")
     def _one_way(self) -> "KubernetesCluster":
-        if (self.context is None) == (self.kubeconfig is None):
-            raise ValueError("exactly one of context (a kubeconfig context) or kubeconfig: secretConfig")
+        if self.context is None and self.kubeconfig is None:
+            raise ValueError("context (a kubeconfig context), kubeconfig: secretConfig, or both")
         return self
 
 

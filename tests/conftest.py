@@ -141,6 +141,34 @@ def spark():
     session.stop()
 
 
+# ------------------------------------------------------------------ the API-server tier
+
+APISERVER_REQUIRED = os.environ.get("APISERVER_REQUIRED") == "1"
+
+
+def unavailable(reason: str):
+    """Skip a test of the API-server tier, or fail it where the tier is required (.ci/run)."""
+    if APISERVER_REQUIRED:
+        pytest.fail(f"the API server tier is required (APISERVER_REQUIRED=1) but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def apiserver(tmp_path_factory):
+    """A real kube-apiserver on loopback for the session (docs/apiserver.md), as a Client."""
+    from tests.apiserver.client import Client
+    from tests.apiserver.server import ServerError, apiserver_binary, start, stop
+    if apiserver_binary() is None:
+        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
+    directory = tmp_path_factory.mktemp("apiserver")
+    try:
+        state = start(directory)
+    except ServerError as exc:
+        unavailable(f"the server did not start: {exc}")
+    yield Client(state)
+    stop(directory)
+
+
 # The API-server tier's figures (tests/test_apiserver.py): objects the server accepted, broken
 # ones it refused, access questions its authorizer answered. Printed at the end of the run.
 APISERVER_COUNTS: Counter = Counter()

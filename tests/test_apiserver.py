@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,36 +23,16 @@ import yaml
 
 from infra import names, render
 from tests.apiserver.client import ApiError, Client, service_account_user
-from tests.apiserver.server import ServerError, apiserver_binary, kubeconfig, start, start_many, stop
+from tests.apiserver.server import ServerError, apiserver_binary, kubeconfig, start_many, stop
 from tests.conftest import APISERVER_COUNTS as COUNTS
-from tests.conftest import CRDS, render_topology
+from tests.conftest import CRDS, render_topology, unavailable
 from tests.test_references import REF
 from tests.test_schemas import CRD_FOLDER, KUBERNETES_VERSION, STACKS, variant_topologies
 
 pytestmark = pytest.mark.apiserver
 
-REQUIRED = os.environ.get("APISERVER_REQUIRED") == "1"
 # Kinds this 1.20 server does not serve, and how they are checked instead.
 NOT_SERVED = {("batch/v1", "CronJob")}  # batch/v1 CronJob arrived in 1.21
-
-
-def unavailable(reason: str):
-    if REQUIRED:
-        pytest.fail(f"the API server tier is required (APISERVER_REQUIRED=1) but {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def apiserver(tmp_path_factory):
-    if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
-    directory = tmp_path_factory.mktemp("apiserver")
-    try:
-        state = start(directory)
-    except ServerError as exc:
-        unavailable(f"the server did not start: {exc}")
-    yield Client(state)
-    stop(directory)
 
 
 def install_crds(client: Client, folder: str) -> None:

@@ -173,9 +173,16 @@ def test_kubernetes_names_are_declared():
         "clusters.eu-central: kubernetes: got 'k8s-eu-central'; expected a Kubernetes cluster declared under "
         "`kubernetes` (the topology has no `kubernetes` section)")
     bad = copy.deepcopy(REGIONS)
-    bad["kubernetes"]["k8s-us-west"] = {"context": "x", "kubeconfig": "secretConfig"}
-    assert any("exactly one of context (a kubeconfig context) or kubeconfig: secretConfig" in p
-               for p in problems(bad))
+    bad["kubernetes"]["k8s-us-west"] = {}
+    assert problems(bad) == [
+        "topology: kubernetes.k8s-us-west: got {}; expected context (a kubeconfig context), kubeconfig: "
+        "secretConfig, or both",
+        "clusters.us-west: kubernetes: got 'k8s-us-west'; expected a Kubernetes cluster declared under "
+        "`kubernetes`: k8s-eu-central, k8s-us-east"]
+    # Both: the context picks one of the secret kubeconfig's contexts, and the provider gets both.
+    both = copy.deepcopy(REGIONS)
+    both["kubernetes"]["k8s-us-west"] = {"context": "west-admin", "kubeconfig": "secretConfig"}
+    assert validation.parse(both).topology.kubernetes["k8s-us-west"].context == "west-admin"
 
 
 # ----------------------------------------------------------------- readiness

@@ -2,6 +2,9 @@
 # Build kube-apiserver v1.20.2 from Debian's `kubernetes` source package, once, into a cache
 # outside the repository. No package ships the binary; the source package (the full 1.20.2 tree
 # with vendor/) builds offline with Debian's Go 1.19. Needs root for apt-get.
+# Beside it, kubectl of the same release and source (Debian's `kubernetes-client`, unpacked, not
+# installed, so that no other kubectl on the machine is replaced): the tests' oracle for how
+# client-go loads a kubeconfig.
 #
 #   tests/apiserver/build.sh            # prints the binary's path; builds only when missing
 #
@@ -15,8 +18,11 @@ set -euo pipefail
 VERSION=v1.20.2
 CACHE="${KUBE_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication/apiserver}"
 BIN="$CACHE/$VERSION/kube-apiserver"
+KUBECTL="$CACHE/$VERSION/kubectl"
 
-if [[ -x "$BIN" ]] && "$BIN" --version >/dev/null 2>&1; then
+have_server() { [[ -x "$BIN" ]] && "$BIN" --version >/dev/null 2>&1; }
+have_kubectl() { [[ -x "$KUBECTL" ]] && "$KUBECTL" version --client >/dev/null 2>&1; }
+if have_server && have_kubectl; then
   echo "$BIN"
   exit 0
 fi
@@ -25,6 +31,23 @@ log() { echo "apiserver build: $*" >&2; }
 [[ $(id -u) -eq 0 ]] || { log "needs root for apt-get (packages and the deb-src download)"; exit 1; }
 
 export DEBIAN_FRONTEND=noninteractive
+if ! have_kubectl; then
+  log "unpacking kubectl $VERSION (Debian's kubernetes-client)"
+  apt-get update -qq >&2
+  DEB=$(mktemp -d)
+  chmod 777 "$DEB"  # apt's download user (_apt) writes here
+  (cd "$DEB" && apt-get download -qq kubernetes-client >&2)
+  dpkg-deb -x "$DEB"/kubernetes-client_*.deb "$DEB/root"
+  mkdir -p "$(dirname "$KUBECTL")"
+  cp "$DEB/root/usr/bin/kubectl" "$KUBECTL.tmp" && mv "$KUBECTL.tmp" "$KUBECTL"
+  rm -rf "$DEB"
+  "$KUBECTL" version --client >&2
+fi
+if have_server; then
+  echo "$BIN"
+  exit 0
+fi
+
 log "installing build tools (golang-1.19-go, rsync, reflect2 1.0.2, dpkg-dev)"
 apt-get update -qq >&2
 apt-get install -y -qq --no-install-recommends \

@@ -34,6 +34,7 @@ class Client:
                  context: ssl.SSLContext | None = None):
         if state is not None:
             url, token, context = state.url, state.token, tls_context(state.ca_file)
+        self.state = state
         self.url, self.token, self.context = url, token, context
         self._discovery: dict[str, dict[str, Resource] | None] = {}
         self.crds: str | None = None  # the Strimzi CRD flavour installed (tests/test_apiserver.py)

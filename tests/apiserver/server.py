@@ -49,6 +49,9 @@ class State:
     etcd_url: str
     pids: dict[str, int]
     directory: str
+    # A client certificate the server trusts (--client-ca-file), for the admin in system:masters.
+    client_cert: str = ""
+    client_key: str = ""
 
 
 def cache_dir() -> Path:
@@ -152,10 +155,12 @@ def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: fl
         (directory / "tokens.csv").write_text(f"{token},admin,admin,system:masters\n")
         key = directory / "sa.key"
         subprocess.run(["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True)
+        client_ca, client_cert, client_key = _client_certificate(directory)
         api_log = directory / "kube-apiserver.log"
         api = _spawn([binary, f"--etcd-servers={etcd_url}", "--bind-address=127.0.0.1",
                       f"--secure-port={api_port}", "--insecure-port=0", f"--cert-dir={directory / 'certs'}",
-                      f"--token-auth-file={directory / 'tokens.csv'}", "--authorization-mode=RBAC",
+                      f"--token-auth-file={directory / 'tokens.csv'}", f"--client-ca-file={client_ca}",
+                      "--authorization-mode=RBAC",
                       "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                       f"--service-account-key-file={key}", f"--service-account-signing-key-file={key}",
                       "--service-cluster-ip-range=10.0.0.0/24", "--advertise-address=127.0.0.1",
@@ -170,9 +175,29 @@ def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: fl
     except BaseException:
         stop(directory)
         raise
-    state = State(url, token, str(ca), etcd_url, pids, str(directory))
+    state = State(url, token, str(ca), etcd_url, pids, str(directory), str(client_cert), str(client_key))
     (directory / STATE).write_text(json.dumps(asdict(state), indent=2))
     return state
+
+
+def _client_certificate(directory: Path) -> tuple[Path, Path, Path]:
+    """A client CA, and a certificate it signs for the admin (O=system:masters)."""
+    ca_key, ca, key, csr, cert = (directory / n for n in ("client-ca.key", "client-ca.crt", "admin.key", "admin.csr",
+                                                          "admin.crt"))
+    for argv in (["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
+                  "-subj", "/CN=client-ca"],
+                 ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj",
+                  "/O=system:masters/CN=admin"],
+                 ["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", cert,
+                  "-days", "2"]):
+        subprocess.run(["openssl", *map(str, argv)], check=True, capture_output=True)
+    return ca, cert, key
+
+
+def kubectl_binary() -> Path | None:
+    """kubectl of the server's release (tests/apiserver/build.sh unpacks it beside the server)."""
+    path = cache_dir() / VERSION / "kubectl"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
 
 
 def start_many(directories: list[Path], timeout: float = 60) -> list[State]:

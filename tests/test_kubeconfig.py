@@ -1,0 +1,316 @@
+"""A kubeconfig in secret config is checked before anything deploys (infra/kubeconfig.py).
+
+Two parts: the exact reason for each rule, offline; and, in the API-server tier, kubectl v1.20.2
+(client-go of that release, from Debian's kubernetes-client) as the oracle. Against a real API
+server it must reach the server with every kubeconfig we accept and fail with every one we
+refuse for a runtime reason; for the rules where we are deliberately stricter, it is shown to
+accept the kubeconfig, so each such rule is a choice of ours and says why.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra import kubeconfig, names, render
+from infra.errors import TopologyError
+from tests.apiserver.server import State, kubectl_binary
+from tests.conftest import APISERVER_COUNTS as COUNTS
+from tests.conftest import unavailable
+from tests.material import material
+
+K = "a kubeconfig whose "
+
+
+def valid(server: str = "https://api.example.com:6443", token: str = "t0ken", ca: str | None = None) -> dict:
+    ca = ca or material("kube").ca_pem
+    return {
+        "apiVersion": "v1", "kind": "Config", "current-context": "admin@c",
+        "clusters": [{"name": "c", "cluster": {"server": server,
+                                               "certificate-authority-data": base64.b64encode(ca.encode()).decode()}}],
+        "users": [{"name": "admin", "user": {"token": token}}],
+        "contexts": [{"name": "admin@c", "context": {"cluster": "c", "user": "admin"}}],
+    }
+
+
+def check(config: dict | str, context: str | None = None) -> list[str]:
+    return kubeconfig.problems(str(config) if isinstance(config, str) else yaml.safe_dump(config), context)
+
+
+def cluster(config: dict) -> dict:
+    return config["clusters"][0]["cluster"]
+
+
+def user(config: dict) -> dict:
+    return config["users"][0]["user"]
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def exec_plugin(token: str, api_version: str = "client.authentication.k8s.io/v1beta1") -> dict:
+    """An exec plugin printing an ExecCredential with `token`, as cloud plugins do."""
+    credential = f'{{"apiVersion":"{api_version}","kind":"ExecCredential","status":{{"token":"{token}"}}}}'
+    return {"apiVersion": api_version, "command": "/bin/sh", "args": ["-c", f"echo '{credential}'"]}
+
+
+class Text(str):
+    """A case that replaces the whole kubeconfig text (the others change the document)."""
+
+
+def _mutate(config: dict, how) -> dict:
+    config = copy.deepcopy(config)
+    how(config)
+    return config
+
+
+# ------------------------------------------------------------------ each rule, exactly
+
+RULES = {
+    "empty": (lambda c: Text("  \n"), ["empty"]),
+    "a path": (lambda c: Text("/home/ci/.kube/config"),
+               ["one line of text, not the contents of a kubeconfig: a path would be read on whichever machine "
+                "runs pulumi up; set the contents: pulumi config set --secret KEY \"$(cat FILE)\""]),
+    "not YAML": (lambda c: Text("clusters: [\n"), ["YAML that cannot be read safely"]),
+    "a duplicate key": (lambda c: Text("users: []\nusers: []\n"), ["YAML that cannot be read safely (line 2)"]),
+    "a list": (lambda c: Text("- a\n- b\n"), ["not a kubeconfig (a YAML mapping with clusters, contexts and users)"]),
+    "apiVersion v2": (lambda c: c.update(apiVersion="v2"), ["a kubeconfig whose apiVersion is not v1"]),
+    "no current-context": (lambda c: c.pop("current-context"), [
+        "a kubeconfig without current-context, and the topology names no context of it (kubernetes.<name>.context)"]),
+    "current-context undefined": (lambda c: c.update({"current-context": "other"}), [
+        "a kubeconfig whose current-context names no context it defines"]),
+    "context's cluster undefined": (lambda c: c["contexts"][0]["context"].update(cluster="d"), [
+        "a kubeconfig whose context names a cluster it does not define"]),
+    "context's user undefined": (lambda c: c["contexts"][0]["context"].update(user="nobody"), [
+        K + "context names a user it does not define (client-go would connect anonymously)"]),
+    "no server": (lambda c: cluster(c).pop("server"), [K + "cluster has no server"]),
+    "http": (lambda c: cluster(c).update(server="http://api.example.com"), [
+        K + "cluster's server is not an https:// URL (the credential would cross the network in clear)"]),
+    "insecure": (lambda c: cluster(c).update({"insecure-skip-tls-verify": True}), [
+        "a kubeconfig with insecure-skip-tls-verify: true (the credential would go to a server nobody verified)"]),
+    "CA file": (lambda c: cluster(c).update({"certificate-authority": "/etc/ca.crt"}), [
+        K + "cluster's certificate-authority names a file on the machine running pulumi up, which Pulumi ESC "
+        "cannot supply: put the content in certificate-authority-data instead"]),
+    "CA not base64": (lambda c: cluster(c).update({"certificate-authority-data": "not base64!"}), [
+        K + "cluster's certificate-authority-data is not base64 of PEM text"]),
+    "CA not a certificate": (lambda c: cluster(c).update({"certificate-authority-data": b64("hello")}), [
+        K + "certificate-authority-data is unusable: no PEM certificate (-----BEGIN CERTIFICATE-----)"]),
+    "a misspelt field": (lambda c: cluster(c).update({"certificate-authority-date": "x"}), [
+        "a kubeconfig with an unknown field in its cluster: certificate-authority-date (client-go ignores it "
+        "silently)"]),
+    "proxy ftp": (lambda c: cluster(c).update({"proxy-url": "ftp://proxy:21"}), [
+        K + "cluster's proxy-url is not http, https or socks5 (client-go refuses it)"]),
+    "no credential": (lambda c: user(c).pop("token"), [
+        K + "user has no credential (no token, client certificate, exec plugin or auth-provider): client-go "
+        "would connect anonymously"]),
+    "token file": (lambda c: (user(c).pop("token"), user(c).update(tokenFile="/var/run/token")), [
+        K + "user's tokenFile names a file on the machine running pulumi up, which Pulumi ESC cannot supply: "
+        "put the content in token instead"]),
+    "basic": (lambda c: (user(c).pop("token"), user(c).update(username="a", password="b")), [
+        K + "user authenticates with username/password, which Kubernetes API servers no longer accept (basic "
+        "authentication was removed in 1.19)"]),
+    "token and basic": (lambda c: user(c).update(username="a", password="b"), [
+        K + "user has both a token and username/password (client-go allows one)"]),
+    "certificate without key": (lambda c: user(c).update({"client-certificate-data": b64(material("kube").client_cert_pem)}), [
+        K + "user has client-certificate-data without client-key-data (client-go needs both)"]),
+    "key of another certificate": (lambda c: user(c).update({
+        "client-certificate-data": b64(material("kube").client_cert_pem),
+        "client-key-data": b64(material("other").client_key_pem)}), [
+        K + "user's client key does not match its client certificate (client-go refuses the pair)"]),
+    "exec without command": (lambda c: user(c).update(exec={"apiVersion": "client.authentication.k8s.io/v1beta1"}), [
+        K + "user's exec plugin has no command"]),
+    "exec v1alpha1": (lambda c: user(c).update(exec=exec_plugin("x", "client.authentication.k8s.io/v1alpha1")), [
+        K + "user's exec plugin has an apiVersion other than client.authentication.k8s.io/v1 or "
+        "client.authentication.k8s.io/v1beta1"]),
+    "exec v1 without interactiveMode": (lambda c: user(c).update(exec=exec_plugin("x", "client.authentication.k8s.io/v1")), [
+        K + "user's exec plugin (v1) has no interactiveMode: set Never"]),
+    "exec interactive": (lambda c: user(c).update(exec={**exec_plugin("x"), "interactiveMode": "Always"}), [
+        K + "user's exec plugin is interactive (interactiveMode: Always): the provider has no terminal; set Never"]),
+    "gcp auth-provider": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {"name": "gcp"}})), [
+        K + "user's auth-provider is not oidc (client-go removed the gcp and azure providers: use their exec "
+        "plugins, e.g. gke-gcloud-auth-plugin or kubelogin)"]),
+    "two contexts of one name": (lambda c: c["contexts"].append(copy.deepcopy(c["contexts"][0])), [
+        "a kubeconfig that defines two contexts of the same name (client-go refuses it)"]),
+    "impersonated groups without as": (lambda c: user(c).update({"as-groups": ["g"]}), [
+        K + "user asks for impersonated groups, uid or extras without as (client-go refuses it)"]),
+}
+
+
+def broken(case: str, base: dict) -> dict | str:
+    how, _ = RULES[case]
+    config = copy.deepcopy(base)
+    result = how(config)
+    return result if isinstance(result, Text) else config
+
+
+@pytest.mark.parametrize("case", sorted(RULES))
+def test_each_rule_refuses_with_its_reason(case):
+    assert check(valid()) == []
+    assert check(broken(case, valid())) == RULES[case][1]
+
+
+def test_usable_kubeconfigs_pass():
+    assert check(valid()) == []
+    cert = _mutate(valid(), lambda c: (user(c).pop("token"), user(c).update({
+        "client-certificate-data": b64(material("kube").client_cert_pem),
+        "client-key-data": b64(material("kube").client_key_pem)})))
+    assert check(cert) == []
+    assert check(_mutate(valid(), lambda c: (user(c).pop("token"), user(c).update(exec=exec_plugin("x"))))) == []
+    oidc = _mutate(valid(), lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {"name": "oidc"}})))
+    assert check(oidc) == []
+    # JSON is YAML, and client-go reads either.
+    import json
+    assert check(json.dumps(valid())) == []
+
+
+def test_the_topology_context_picks_one_of_its_contexts():
+    config = _mutate(valid(), lambda c: c.pop("current-context"))
+    assert check(config, "admin@c") == []
+    assert check(config, "ops@c") == ["a kubeconfig without the context 'ops@c' named by the topology"]
+
+
+def test_every_problem_at_once_and_no_value_shown():
+    config = _mutate(valid(token="s3cr3t-t0ken"), lambda c: (
+        cluster(c).update(server="http://s3cr3t-host", foo=1), user(c).update(username="u", password="s3cr3t")))
+    found = check(config)
+    assert found == [
+        "a kubeconfig with an unknown field in its cluster: foo (client-go ignores it silently)",
+        K + "cluster's server is not an https:// URL (the credential would cross the network in clear)",
+        K + "user has both a token and username/password (client-go allows one)"]
+    assert "s3cr3t" not in " ".join(found)
+
+
+def test_hostile_documents_are_bounded():
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    assert check(bomb) == ["YAML that cannot be read safely"]
+    assert check("[" * 100 + "]" * 100) == ["YAML that cannot be read safely"]
+    assert check("x" * (2 << 20)) == [f"larger than {1 << 20} bytes"]
+    many = _mutate(valid(), lambda c: c.update(users=[{"name": f"u{i}", "user": {}} for i in range(1001)]))
+    assert "a kubeconfig with more than 1000 users" in check(many)
+
+
+# ------------------------------------------------------------------ in the stack
+
+
+REGIONS_KEY = names.kubeconfig_key("k8s-eu-central")
+
+
+def test_a_missing_kubeconfig_is_reported_not_crashed():
+    with pytest.raises(TopologyError) as exc:
+        render.run("regions", secrets={}, placeholder_secrets=False)
+    assert ("  - kubernetes.k8s-eu-central: secret config kafka-replication:kubernetes.k8s-eu-central.kubeconfig: "
+            "missing; expected the kubeconfig of Kubernetes cluster k8s-eu-central (its contents): pulumi config set "
+            "--secret kafka-replication:kubernetes.k8s-eu-central.kubeconfig ...") in exc.value.report().splitlines()
+
+
+def test_an_unusable_kubeconfig_stops_the_deployment():
+    with pytest.raises(TopologyError) as exc:
+        render.run("regions", secrets={REGIONS_KEY: yaml.safe_dump(broken("no server", valid()))},
+                   placeholder_secrets=True)
+    assert exc.value.report().splitlines()[1:] == [
+        "  - kubernetes.k8s-eu-central: secret config kafka-replication:kubernetes.k8s-eu-central.kubeconfig: got "
+        "the secret value (not shown); expected the kubeconfig of Kubernetes cluster k8s-eu-central (its contents); "
+        "this is a kubeconfig whose cluster has no server"]
+
+
+def test_a_plain_kubeconfig_is_refused():
+    with pytest.raises(TopologyError) as exc:
+        render.run("regions", config={REGIONS_KEY: yaml.safe_dump(valid())}, placeholder_secrets=True)
+    assert exc.value.report().splitlines()[1:] == [
+        "  - kubernetes.k8s-eu-central: secret config kafka-replication:kubernetes.k8s-eu-central.kubeconfig: got "
+        "'a plain (not secret) value'; expected a secret: pulumi config rm "
+        "kafka-replication:kubernetes.k8s-eu-central.kubeconfig, then pulumi config set --secret "
+        "kafka-replication:kubernetes.k8s-eu-central.kubeconfig ..."]
+
+
+# ------------------------------------------------------------------ kubectl as the oracle
+
+
+def kubectl(config: dict | str, context: str | None, home: Path) -> tuple[bool, str]:
+    """Whether kubectl (client-go) loads the kubeconfig and lists namespaces as the admin."""
+    binary = kubectl_binary()
+    if binary is None:
+        unavailable("no kubectl v1.20.2: run tests/apiserver/build.sh (docs/apiserver.md)")
+    path = home / "kubeconfig"
+    path.write_text(config if isinstance(config, str) else yaml.safe_dump(config))
+    argv = [str(binary), "--kubeconfig", str(path), *(["--context", context] if context else []),
+            "get", "--raw", "/api/v1/namespaces", "--request-timeout=10s"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
+    return done.returncode == 0, done.stderr.strip()[-300:]
+
+
+def served(state: State) -> dict:
+    return valid(server=state.url, token=state.token, ca=Path(state.ca_file).read_text())
+
+
+def with_certificate(state: State) -> dict:
+    return _mutate(served(state), lambda c: (user(c).pop("token"), user(c).update({
+        "client-certificate-data": b64(Path(state.client_cert).read_text()),
+        "client-key-data": b64(Path(state.client_key).read_text())})))
+
+
+# Cases where client-go decides: we accept exactly what kubectl can use. Each builds a kubeconfig
+# from the server's state; the context is the topology's (None: current-context).
+RUNTIME = {
+    "token": (served, None, True),
+    "client certificate": (with_certificate, None, True),
+    "exec plugin (v1beta1)": (lambda s: _mutate(served(s), lambda c: (user(c).pop("token"), user(c).update(
+        exec=exec_plugin(s.token)))), None, True),
+    "the topology's context": (lambda s: _mutate(served(s), lambda c: c.update({"current-context": "other"})),
+                               "admin@c", True),
+    **{case: ((lambda s, case=case: broken(case, served(s))), None, False) for case in (
+        "no current-context", "current-context undefined", "context's cluster undefined", "context's user undefined",
+        "no server", "no credential", "basic", "token and basic", "certificate without key", "CA not base64",
+        "exec without command", "not YAML", "apiVersion v2", "empty", "two contexts of one name")},
+    # client-go ignores the misspelt field, then cannot verify the server.
+    "a misspelt field": (lambda s: _mutate(served(s), lambda c: cluster(c).update({
+        "certificate-authority-date": cluster(c).pop("certificate-authority-data")})), None, False),
+    "key of another certificate": (lambda s: _mutate(with_certificate(s), lambda c: user(c).update({
+        "client-key-data": b64(material("other").client_key_pem)})), None, False),
+}
+# Where we are stricter than client-go on purpose: kubectl uses these, we refuse them (reasons
+# in RULES). The files named exist, so only our rule stands in the way.
+STRICTER = {
+    "insecure": lambda s, d: _mutate(served(s), lambda c: (cluster(c).pop("certificate-authority-data"),
+                                                         cluster(c).update({"insecure-skip-tls-verify": True}))),
+    "CA file": lambda s, d: _mutate(served(s), lambda c: (cluster(c).pop("certificate-authority-data"),
+                                                        cluster(c).update({"certificate-authority": s.ca_file}))),
+    "token file": lambda s, d: _mutate(served(s), lambda c: (
+        (d / "token").write_text(s.token), user(c).pop("token"), user(c).update(tokenFile=str(d / "token")))),
+    "an unknown field": lambda s, d: _mutate(served(s), lambda c: cluster(c).update(colour="blue")),
+    "exec interactive": lambda s, d: _mutate(served(s), lambda c: (user(c).pop("token"), user(c).update(
+        exec={**exec_plugin(s.token), "interactiveMode": "Always"}))),
+}
+
+
+@pytest.mark.apiserver
+def test_kubectl_agrees_where_client_go_decides(apiserver, tmp_path):
+    disagreements = []
+    for case, (build, context, usable) in sorted(RUNTIME.items()):
+        config = build(apiserver.state)
+        ours = check(config, context)
+        theirs, why = kubectl(config, context, tmp_path)
+        assert (ours == []) == usable, (case, ours)
+        if theirs != usable:
+            disagreements.append(f"{case}: kubectl {'used' if theirs else 'refused'} it ({why})")
+        COUNTS["kubeconfigs judged by kubectl"] += 1
+    assert disagreements == []
+
+
+@pytest.mark.apiserver
+def test_where_we_are_stricter_kubectl_would_go_on(apiserver, tmp_path):
+    for case, build in sorted(STRICTER.items()):
+        config = build(apiserver.state, tmp_path)
+        assert check(config) != [], case
+        theirs, why = kubectl(config, None, tmp_path)
+        assert theirs, f"{case}: kubectl refused it too ({why}): not a choice of ours"
+        COUNTS["kubeconfigs judged by kubectl"] += 1

@@ -98,7 +98,8 @@ def problems(text: str, context: str | None) -> list[str]:
     else:
         body = entries["contexts"][chosen]
         found += _unknown(body, "context", "its context")
-        cluster, user = body.get("cluster"), body.get("user")
+        # Names are strings; anything else names nothing (and cannot be looked up).
+        cluster, user = (value if isinstance(value, str) else None for value in (body.get("cluster"), body.get("user")))
         if cluster not in entries["clusters"]:
             found.append("a kubeconfig whose context names a cluster it does not define")
         else:

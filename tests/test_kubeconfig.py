@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from infra import kubeconfig, names, render
 from infra.errors import TopologyError
@@ -314,3 +316,36 @@ def test_where_we_are_stricter_kubectl_would_go_on(apiserver, tmp_path):
         theirs, why = kubectl(config, None, tmp_path)
         assert theirs, f"{case}: kubectl refused it too ({why}): not a choice of ours"
         COUNTS["kubeconfigs judged by kubectl"] += 1
+
+
+# ------------------------------------------------------------------ any input
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+                    max_leaves=20)
+PLACES = [("config", f) for f in sorted(kubeconfig.FIELDS["config"])] + \
+         [("cluster", f) for f in sorted(kubeconfig.FIELDS["cluster"])] + \
+         [("user", f) for f in sorted(kubeconfig.FIELDS["user"])] + \
+         [("context", f) for f in sorted(kubeconfig.FIELDS["context"])] + \
+         [("exec", f) for f in sorted(kubeconfig.FIELDS["exec"])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PLACES), JSON), min_size=1, max_size=5))
+def test_any_value_in_any_field_gets_reasons_not_a_crash(changes):
+    config = _mutate(valid(), lambda c: user(c).update(exec=exec_plugin("x")))
+    paths = {"config": [], "cluster": ["clusters", 0, "cluster"], "user": ["users", 0, "user"],
+             "context": ["contexts", 0, "context"], "exec": ["users", 0, "user", "exec"]}
+    for (where, field), value in changes:
+        target = config
+        for step in paths[where]:  # an earlier change may have replaced the way there
+            target = target[step] if isinstance(target, (dict, list)) and _has(target, step) else None
+        if isinstance(target, dict):
+            target[field] = value
+    found = check(config)
+    assert all(isinstance(p, str) and p for p in found)
+
+
+def _has(container, step) -> bool:
+    return step in container if isinstance(container, dict) else isinstance(step, int) and step < len(container)

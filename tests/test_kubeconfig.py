@@ -13,6 +13,7 @@ import base64
 import copy
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -349,3 +350,33 @@ def test_any_value_in_any_field_gets_reasons_not_a_crash(changes):
 
 def _has(container, step) -> bool:
     return step in container if isinstance(container, dict) else isinstance(step, int) and step < len(container)
+
+
+def test_a_kubeconfig_given_as_an_output_is_checked_when_it_resolves():
+    """Through the component (ESC or another program hands an Output): checked when it resolves,
+    in a process of its own as `pulumi up` runs a program (see test_components)."""
+    script = f"""
+import sys, pulumi, yaml
+from components import ReplicationTopology
+from infra import deployment, reading, render
+from infra.errors import TopologyError
+document = reading.load_yaml_file("stacks/regions.yaml", "topology file")
+keys = deployment.secret_keys(*deployment.prepare(document, "regions"))
+secrets = {{key: render.placeholder(key) for key in keys}}
+secrets[{REGIONS_KEY!r}] = pulumi.Output.secret({yaml.safe_dump(broken("http", valid()))!r})
+try:
+    render.under_mocks(lambda: ReplicationTopology("t", {{"topology": document, "secrets": secrets}}).outputs,
+                       render.RecordingMocks(), "p", "s", {{}}, [])
+except TopologyError as exc:
+    print(exc.report())
+    sys.exit(2)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=render.stack_config.ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "the secret arguments has 1 problem(s):",
+        "  - kubernetes.k8s-eu-central: secret config kafka-replication:kubernetes.k8s-eu-central.kubeconfig: got "
+        "the secret value (not shown); expected the kubeconfig of Kubernetes cluster k8s-eu-central (its contents); "
+        "this is a kubeconfig whose cluster's server is not an https:// URL (the credential would cross the network "
+        "in clear)"]

@@ -14,7 +14,6 @@ FlowDirection (components/flow.py) and the audit a ReplicationAudit (components/
 """
 
 # No `from __future__ import annotations`: Pulumi's analyzer reads these annotations as types.
-import functools
 from typing import Any, Mapping, NotRequired, Optional, TypedDict
 
 import pulumi
@@ -131,23 +130,12 @@ def kubernetes_providers(parent: pulumi.ComponentResource, clusters: Mapping[str
     for name, cluster in sorted(clusters.items()):
         opts = pulumi.ResourceOptions(parent=parent)
         if cluster.kubeconfig is not None:
-            # Checked before deploying when given as text (deployment.check), else when it resolves.
-            given = secrets[names.kubeconfig_key(name)]
-            kubeconfig = pulumi.Output.secret(given if isinstance(given, str) else pulumi.Output.from_input(
-                given).apply(functools.partial(_usable, name, cluster.context)))
+            kubeconfig = stack_config.secret_item(secrets, names.kubeconfig_key(name), contexts={name: cluster.context})
             providers[name] = k8s.Provider(names.provider_name(name), kubeconfig=kubeconfig, context=cluster.context,
                                            opts=opts)
         else:
             providers[name] = k8s.Provider(names.provider_name(name), context=cluster.context, opts=opts)
     return providers
-
-
-def _usable(kubernetes: str, context: str | None, text: str) -> str:
-    key = names.kubeconfig_key(kubernetes)
-    problems = stack_config.unusable_secrets([key], {key: text}.get, contexts={kubernetes: context})
-    if problems:
-        raise TopologyError(problems, "the secret arguments")
-    return text
 
 
 # The components the provider serves, and the version its schema carries (pyproject.toml's).

@@ -133,24 +133,28 @@ def plain_secrets(keys: list[str], is_plain: Callable[[str], bool]) -> list[Prob
     return problems
 
 
+def secret_item(secrets: Mapping[str, Any], key: str, targets: frozenset[str] = frozenset(),
+                contexts: Mapping[str, str | None] | None = None) -> pulumi.Output[str]:
+    """One secret item (text, or an Output such as secret config) as a secret Output. Text was
+    checked before anything deployed (deployment.check); an Output is checked like text
+    (`unusable_secrets`) when it resolves, failing the update before anything holds it."""
+    value = secrets[key]
+    if isinstance(value, str):
+        return pulumi.Output.secret(value)
+
+    def checked(text: str) -> str:
+        problems = unusable_secrets([key], {key: text}.get, targets, contexts)
+        if problems:
+            raise TopologyError(problems, "the secret arguments")
+        return text
+    return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
+
+
 def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()
                     ) -> Callable[[SecretValue], pulumi.Output[str]]:
-    """Planned SecretValues built from secret items (text, or Outputs such as secret config):
-    every value is a secret Output. An item given as an Output is checked like text
-    (`unusable_secrets`) when it resolves, failing the update before anything holds it."""
-    def item(key: str) -> pulumi.Output[str]:
-        value = secrets[key]
-        if isinstance(value, str):
-            return pulumi.Output.secret(value)
-
-        def checked(text: str) -> str:
-            problems = unusable_secrets([key], {key: text}.get, targets)
-            if problems:
-                raise TopologyError(problems, "the secret arguments")
-            return text
-        return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
-
+    """Planned SecretValues built from secret items (`secret_item`): every value is a secret
+    Output."""
     def resolve(value: SecretValue) -> pulumi.Output[str]:
-        inputs = [item(key) for key in value.config_keys]
+        inputs = [secret_item(secrets, key, targets) for key in value.config_keys]
         return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
     return resolve

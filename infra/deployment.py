@@ -41,6 +41,11 @@ def secret_keys(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ..
     return sorted(set(stack_plan.secret_keys()) | {k for a in audits for k in a.secret_keys()} | kubeconfigs)
 
 
+def kubeconfig_contexts(model: Model) -> dict[str, str | None]:
+    """Per Kubernetes cluster, the context the topology picks (None: the kubeconfig's current)."""
+    return {name: c.context for name, c in (model.topology.kubernetes or {}).items()}
+
+
 def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], has_secret: Callable[[str], bool],
           previous_flows: Callable[[], Mapping[str, Any] | None] = lambda: None,
           secret_text: Callable[[str], str | None] = lambda key: None,
@@ -51,9 +56,8 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     keys = secret_keys(model, stack_plan, audits)
     problems = stack_config.missing_secrets(keys, has_secret)
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
-    contexts = {name: c.context for name, c in (model.topology.kubernetes or {}).items()}
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
-                                              contexts)
+                                              kubeconfig_contexts(model))
     problems += stack_plan.name_problems(p for a in audits for p in a.placed())
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())

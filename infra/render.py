@@ -13,7 +13,7 @@ import shutil
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import pulumi
 import yaml
@@ -42,6 +42,10 @@ class Recorded:
     @property
     def is_kubernetes(self) -> bool:
         return self.type.startswith("kubernetes:")
+
+    def object(self) -> dict[str, Any]:
+        """The Kubernetes object as sent, in clear: its inputs without the engine's own keys."""
+        return {k: v for k, v in self.inputs.items() if v is not None and not k.startswith("__")}
 
     @property
     def kubernetes(self) -> str | None:
@@ -97,14 +101,14 @@ class Render:
 
     def objects(self) -> list[dict[str, Any]]:
         """The Kubernetes objects in clear (tests only: secret values are present here)."""
-        return [_object(r) for r in self.resources if r.is_kubernetes]
+        return [r.object() for r in self.resources if r.is_kubernetes]
 
     def objects_by_cluster(self) -> dict[str | None, list[dict[str, Any]]]:
         """The objects in clear per Kubernetes cluster (tests only), as each cluster receives them."""
         out: dict[str | None, list[dict[str, Any]]] = {}
         for r in self.resources:
             if r.is_kubernetes:
-                out.setdefault(r.kubernetes, []).append(_object(r))
+                out.setdefault(r.kubernetes, []).append(r.object())
         return out
 
     def masked_objects(self) -> list[dict[str, Any]]:
@@ -115,12 +119,8 @@ class Render:
         return [(r.kubernetes, _mask(r)) for r in self.resources if r.is_kubernetes]
 
 
-def _object(r: Recorded) -> dict[str, Any]:
-    return {k: v for k, v in r.inputs.items() if v is not None and not k.startswith("__")}
-
-
 def _mask(r: Recorded) -> dict[str, Any]:
-    obj = _object(r)
+    obj = r.object()
     if obj.get("kind") == "Secret":
         for section in ("data", "stringData"):
             if section in obj:
@@ -149,7 +149,7 @@ def _set_path(obj: dict[str, Any], path: str) -> None:
         node[last] = _masked(node[last])
 
 
-def placeholder(key: str, context: str | None = None) -> str:
+def placeholder(key: str, contexts: Mapping[str, str | None] | None = None) -> str:
     """A visible stand-in for secret config `key`, shaped like the real item so that values
     derived from it at deploy time (infra/stores.py) can be built: PEM blocks whose content
     spells the placeholder, a JKS truststore (base64) that opens with the password placeholder."""
@@ -164,8 +164,9 @@ def placeholder(key: str, context: str | None = None) -> str:
     if item == "kubeconfig":
         # A kubeconfig the provider could load, with the placeholder as its token; the server's
         # name (.invalid, RFC 2606) resolves nowhere.
-        # `context`: the topology's choice among its contexts.
-        name = names.kubeconfig_of(key)
+        # With the context the topology picks among its contexts (`contexts`, by cluster), if any.
+        name = names.kubeconfig_of(key) or key
+        context = (contexts or {}).get(name)
         return yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": context or name,
             "clusters": [{"name": name, "cluster": {"server": f"https://{name}.placeholder.invalid"}}],
@@ -189,10 +190,10 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     model, stack_plan, audits = deployment.prepare(reading.load_yaml_file(path, "topology file"), str(path))
     filled = []
     if placeholder_secrets:
-        contexts = {names.kubeconfig_key(k): c.context for k, c in (model.topology.kubernetes or {}).items()}
+        contexts = deployment.kubeconfig_contexts(model)
         for key in deployment.secret_keys(model, stack_plan, audits):
             if key not in secrets and key not in config:
-                secrets[key] = placeholder(key, contexts.get(key))
+                secrets[key] = placeholder(key, contexts)
                 filled.append(key)
     deployment.check(model, stack_plan, audits, lambda k: k in secrets or k in config,
                      lambda: (previous_outputs or {}).get("flows"),

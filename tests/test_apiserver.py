@@ -25,7 +25,7 @@ from infra import names, render
 from tests.apiserver.client import ApiError, Client, service_account_user
 from tests.apiserver.server import ServerError, apiserver_binary, kubeconfig, start_many, stop
 from tests.conftest import APISERVER_COUNTS as COUNTS
-from tests.conftest import CRDS, render_topology, unavailable
+from tests.conftest import CRDS, ROOT, render_topology, unavailable
 from tests.test_references import REF
 from tests.test_schemas import CRD_FOLDER, KUBERNETES_VERSION, STACKS, variant_topologies
 
@@ -341,7 +341,7 @@ def regions_clusters(tmp_path_factory):
     config, as stacks/regions.yaml says."""
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
-    section = yaml.safe_load((Path(names.__file__).parent.parent / "stacks" / "regions.yaml").read_text())["kubernetes"]
+    section = yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text())["kubernetes"]
     directories = [tmp_path_factory.mktemp(f"apiserver-{name}") for name in sorted(section)]
     try:
         states = dict(zip(sorted(section), start_many(directories)))
@@ -366,14 +366,12 @@ def routed(rendered: render.Render, ambient: dict) -> dict[str, tuple[Client, li
     for r in rendered.resources:
         if not r.is_kubernetes:
             continue
-        reference = r.provider.split("::")
-        inputs = providers[reference[3]] if len(reference) > 3 else {}
+        inputs = providers[names.provider_name(r.kubernetes)] if r.kubernetes else {}
         if inputs.get("kubeconfig"):
             client = Client.from_kubeconfig(yaml.safe_load(inputs["kubeconfig"]), inputs.get("context"))
         else:
             client = Client.from_kubeconfig(ambient, inputs.get("context"))
-        out.setdefault(client.url, (client, []))[1].append({k: v for k, v in r.inputs.items()
-                                                            if v is not None and not k.startswith("__")})
+        out.setdefault(client.url, (client, []))[1].append(r.object())
     return out
 
 

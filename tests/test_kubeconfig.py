@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from infra import kubeconfig, names, render
 from infra.errors import TopologyError
 from tests.apiserver.server import State, kubectl_binary
 from tests.conftest import APISERVER_COUNTS as COUNTS
-from tests.conftest import unavailable
+from tests.conftest import ROOT, render_topology, unavailable
 from tests.material import material
 
 K = "a kubeconfig whose "
@@ -169,7 +170,6 @@ def test_usable_kubeconfigs_pass():
     oidc = _mutate(valid(), lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {"name": "oidc"}})))
     assert check(oidc) == []
     # JSON is YAML, and client-go reads either.
-    import json
     assert check(json.dumps(valid())) == []
 
 
@@ -380,3 +380,14 @@ except TopologyError as exc:
         "the secret value (not shown); expected the kubeconfig of Kubernetes cluster k8s-eu-central (its contents); "
         "this is a kubeconfig whose cluster's server is not an https:// URL (the credential would cross the network "
         "in clear)"]
+
+
+def test_a_topology_context_in_a_secret_kubeconfig_reaches_the_provider(tmp_path):
+    topology = yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text())
+    topology["kubernetes"]["k8s-eu-central"]["context"] = "eu-admin"
+    # The offline render's placeholder kubeconfig defines that context, so the render passes the check.
+    rendered = render_topology(tmp_path, topology, secrets={})
+    (provider,) = [r for r in rendered.resources if r.name == names.provider_name("k8s-eu-central")]
+    assert provider.inputs["context"] == "eu-admin"
+    assert check(yaml.safe_load(provider.inputs["kubeconfig"]), "eu-admin") == []
+    assert "kubeconfig" in provider.secret_paths

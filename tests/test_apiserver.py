@@ -419,7 +419,7 @@ def test_a_resource_without_its_provider_reaches_no_cluster(regions_clusters):
     first = next(r for r in rendered.resources if r.is_kubernetes)
     moved = copy.deepcopy(rendered)
     next(r for r in moved.resources if r.is_kubernetes).provider = ""
-    with pytest.raises(ValueError):
+    with pytest.raises(LookupError, match="^0 clusters named 'nowhere' in the kubeconfig$"):
         routed(moved, ambient)
     other = next(r.provider for r in rendered.resources if r.is_kubernetes and r.kubernetes != first.kubernetes)
     next(r for r in moved.resources if r.is_kubernetes).provider = other

@@ -45,8 +45,10 @@ class Client:
         current-context; its cluster's server and CA data, its user's token (the only kinds of
         entry tests/apiserver/server.py:kubeconfig writes)."""
         def entry(section: str, name: str) -> dict:
-            (found,) = [e[section[:-1]] for e in config[section] if e["name"] == name]
-            return found
+            found = [e[section[:-1]] for e in config[section] if e["name"] == name]
+            if len(found) != 1:
+                raise LookupError(f"{len(found)} {section} named {name!r} in the kubeconfig")
+            return found[0]
         chosen = entry("contexts", context or config["current-context"])
         cluster, user = entry("clusters", chosen["cluster"]), entry("users", chosen["user"])
         ca = base64.b64decode(cluster["certificate-authority-data"]).decode()

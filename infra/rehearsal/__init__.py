@@ -1,0 +1,14 @@
+"""Replication run for real, on this machine: Kafka brokers, Kafka Connect workers and the
+MirrorMaker 2 connectors configured by what the program renders (docs/rehearsal.md).
+
+The runtime test tier and `python -m infra rehearse` share this package:
+
+- jars.py: the pinned Maven build of each operator release's Kafka, Connect and config providers;
+- material.py: a CA per Kafka cluster, its broker and client certificates, stores in every format;
+- kafka.py: one single-node KRaft cluster per alias, with the security its topology declares;
+- operator.py: the stand-in for the operator: the worker file a release writes from a
+  KafkaConnect, and the connector requests it sends (nothing else stands in for Strimzi);
+- connect.py: distributed Connect workers, each in a mount namespace of its own (a "pod"), and
+  their REST API;
+- clients.py: a Java client (the JDK parses every property) that produces, reads and inspects.
+"""

@@ -1,0 +1,126 @@
+"""The JVMs of a rehearsal: started in sessions of their own with a log file each, stopped by
+signal, and the loopback addresses and host names that stand in for the cluster's network.
+
+Host names: a topology names real addresses (`us-west-kafka-bootstrap.kafka-us-west:9093`).
+Every JVM started here reads a hosts file of ours (the JDK's `jdk.net.hosts.file`) that maps each
+such name to a loopback address of its own, where the broker listens on the topology's port:
+the rendered configuration reaches the broker unchanged, as it would reach it in the cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+class RuntimeStartError(RuntimeError):
+    """A broker, worker or connector that did not start: says which, and the end of its log."""
+
+
+def java() -> str:
+    found = os.environ.get("JAVA_HOME")
+    path = Path(found) / "bin" / "java" if found else None
+    if path and path.is_file():
+        return str(path)
+    which = shutil.which("java")
+    if which is None:
+        raise RuntimeStartError("no java on PATH (Java 17 runs Kafka and Connect)")
+    return which
+
+
+class Network:
+    """Loopback addresses for the clusters, and the hosts file every JVM reads."""
+
+    def __init__(self, directory: Path) -> None:
+        self.hosts_file = directory / "hosts"
+        self.names: dict[str, str] = {}
+        # A /16 of the loopback range per rehearsal, so that two runs on one machine do not meet.
+        self._prefix = f"127.{random.randint(20, 250)}.{random.randint(1, 250)}"
+        self._next = 1
+        self.hosts_file.write_text("")
+
+    def address(self) -> str:
+        ip = f"{self._prefix}.{self._next}"
+        self._next += 1
+        return ip
+
+    def map(self, host: str, ip: str) -> None:
+        if self.names.get(host, ip) != ip:
+            raise RuntimeStartError(f"host {host} is mapped to two clusters")
+        self.names[host] = ip
+        self.hosts_file.write_text("".join(f"{a} {h}\n" for h, a in sorted(self.names.items())))
+
+    def java_options(self) -> list[str]:
+        return [f"-Djdk.net.hosts.file={self.hosts_file}"]
+
+
+def free_port(ip: str) -> int:
+    with socket.socket() as s:
+        s.bind((ip, 0))
+        return int(s.getsockname()[1])
+
+
+def listening(ip: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((ip, port)) == 0
+
+
+class Process:
+    def __init__(self, name: str, argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.name, self.log = name, log
+        with open(log, "wb") as out:
+            self.popen = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True, env={**os.environ, **(env or {})})
+
+    def tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-chars:]
+
+    def wait_for(self, what: str, probe: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.popen.poll() is not None:
+                raise RuntimeStartError(f"{self.name} exited with {self.popen.returncode} before {what}; "
+                                        f"its log ({self.log}) ends:\n{self.tail()}")
+            if probe():
+                return
+            time.sleep(0.25)
+        raise RuntimeStartError(f"{self.name}: no {what} after {timeout:.0f} s; its log ({self.log}) ends:\n"
+                                f"{self.tail()}")
+
+    def stop(self, grace: float = 20) -> None:
+        if self.popen.poll() is not None:
+            return
+        try:
+            os.killpg(self.popen.pid, signal.SIGTERM)
+            self.popen.wait(grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(5)
+        except ProcessLookupError:
+            pass
+
+
+def logging_options(directory: Path, level: str = "INFO") -> list[str]:
+    """Log configuration for reload4j (Kafka 3.x) and log4j 2 (Kafka 4.x): to standard output,
+    which Process writes to the log file. Each framework reads only its own property."""
+    v1 = directory / "log4j.properties"
+    v1.write_text(f"log4j.rootLogger={level}, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
+                  "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
+                  "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
+                  "log4j.logger.org.apache.kafka.clients=WARN\nlog4j.logger.org.reflections=ERROR\n")
+    v2 = directory / "log4j2.properties"
+    v2.write_text(f"rootLogger.level={level}\nrootLogger.appenderRef.stdout.ref=STDOUT\n"
+                  "appender.console.type=Console\nappender.console.name=STDOUT\n"
+                  "appender.console.layout.type=PatternLayout\n"
+                  "appender.console.layout.pattern=[%d] %p %m (%c)%n\n"
+                  "logger.clients.name=org.apache.kafka.clients\nlogger.clients.level=WARN\n"
+                  "logger.reflections.name=org.reflections\nlogger.reflections.level=ERROR\n")
+    return [f"-Dlog4j.configuration=file:{v1}", f"-Dlog4j2.configurationFile={v2}"]

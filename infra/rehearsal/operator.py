@@ -1,0 +1,246 @@
+"""The stand-in for the operator, and the only one: what a release's operator does with a
+rendered KafkaConnect and its KafkaConnectors, reproduced from the release's source at its tag.
+
+- `worker`: the worker file (/tmp/strimzi-connect.properties), the files the pod holds (mounted
+  Secrets, the stores the container builds), its environment, and the objects the operator
+  itself creates beside the KafkaConnect (its service account's Role, the trusted-certificates
+  Secret). Which way a release writes the worker's connection is the release table's
+  `WorkerFile` (infra/releases.py), the same row the plan reads.
+  - literalStores (Strimzi 0.43.0, 0.45.0 as CSM 1.2, 1.4 ship them):
+    `docker-images/kafka-based/kafka/scripts/kafka_connect_config_generator.sh` and
+    `kafka_connect_run.sh` (stores under /tmp/kafka, a random password per pod), the user
+    configuration with `KafkaConnectConfiguration.DEFAULTS`.
+  - pemReferences (Strimzi 0.48.0, 1.2.0): `cluster-operator/.../model/
+    KafkaConnectConfigurationBuilder.java`, `KafkaConnectCluster.generateRole`,
+    `AbstractConnectOperator` (the `<name>-connect-tls-trusted-certs` Secret), at those tags.
+- `connector_requests`: what the operator sends to the worker's REST API for a KafkaConnector
+  (`AbstractConnectOperator.asJson`, 0.48.0): the config with `connector.class` and
+  `tasks.max`, then the state.
+
+Where the stand-in must differ from a pod, it says so: the REST listener is bound to the pod's
+own loopback address (pods here share one network), and the worker's Kubernetes client reaches
+the API server through a kubeconfig holding the service account's token instead of the
+in-cluster files.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets as random_secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
+
+from infra import stores
+from infra.releases import Release, WorkerFile
+
+WORKER_FILE = "/tmp/strimzi-connect.properties"
+REST_PORT = 8083
+PASSWORD_MOUNT = "/opt/kafka/connect-password"   # KafkaConnectCluster.PASSWORD_VOLUME_MOUNT
+CERTS_MOUNT = "/opt/kafka/connect-certs"         # KafkaConnectCluster.TLS_CERTS_BASE_VOLUME_MOUNT
+STORE_DIR = "/tmp/kafka"                         # kafka_connect_run.sh
+# KafkaConnectConfiguration.DEFAULTS (0.43.0 and 0.45.0).
+DEFAULTS = {"group.id": "connect-cluster", "offset.storage.topic": "connect-cluster-offsets",
+            "config.storage.topic": "connect-cluster-configs", "status.storage.topic": "connect-cluster-status",
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+STRIMZI_PROVIDERS = {  # KafkaConnectConfigurationBuilder.printConfigProviders (0.48.0, 1.2.0)
+    "config.providers.strimzienv.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+    "config.providers.strimzienv.param.allowlist.pattern": ".*",
+    "config.providers.strimzifile.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+    "config.providers.strimzidir.class": "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+    "config.providers.strimzidir.param.allowed.paths": "/opt/kafka",
+    "config.providers.strimzisecrets.class": "io.strimzi.kafka.KubernetesSecretConfigProvider",
+}
+MECHANISMS = {"plain": "PLAIN", "scram-sha-256": "SCRAM-SHA-256", "scram-sha-512": "SCRAM-SHA-512"}
+MODULES = {"plain": "org.apache.kafka.common.security.plain.PlainLoginModule",
+           "scram-sha-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+           "scram-sha-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+PREFIXES = ("", "producer.", "consumer.", "admin.")
+
+Secrets = Mapping[str, Mapping[str, bytes]]  # Secret name -> key -> bytes, in the flow namespace
+
+
+def component(connect: str) -> str:
+    """KafkaConnectResources.componentName: the pods' and their service account's name."""
+    return f"{connect}-connect"
+
+
+@dataclass
+class WorkerSetup:
+    properties: dict[str, str]               # the worker file, key by key
+    files: dict[str, bytes]                  # path inside the pod -> content
+    env: dict[str, str] = field(default_factory=dict)
+    objects: list[dict[str, Any]] = field(default_factory=list)  # what the operator creates in the namespace
+
+    def worker_file(self) -> str:
+        return "".join(f"{k}={_escape(v)}\n" for k, v in self.properties.items())
+
+
+def _escape(value: str) -> str:
+    # java.util.Properties: a backslash escapes, a line break needs one; nothing else here does.
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _string(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _pkcs12(password: str, certs: list[bytes] | None = None, key_pem: str | None = None,
+            chain_pem: str | None = None) -> bytes:
+    enc = serialization.BestAvailableEncryption(password.encode())
+    if key_pem is not None and chain_pem is not None:
+        key = serialization.load_pem_private_key(key_pem.encode(), None)
+        chain = [x509.load_der_x509_certificate(c) for c in stores.certificates(chain_pem)]
+        return pkcs12.serialize_key_and_certificates(b"user", key, chain[0], chain[1:] or None, enc)  # type: ignore[arg-type]
+    trusted = [pkcs12.PKCS12Certificate(x509.load_der_x509_certificate(c), f"ca-{i}".encode())
+               for i, c in enumerate(certs or [])]
+    return pkcs12.serialize_java_truststore(trusted, enc)
+
+
+def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_host: str) -> WorkerSetup:
+    meta, spec = connect["metadata"], connect["spec"]
+    name, namespace = meta["name"], meta["namespace"]
+    files: dict[str, bytes] = {}
+    # template.pod.volumes of Secrets, mounted where connectContainer.volumeMounts say.
+    template = spec.get("template", {})
+    mounts = {m["name"]: m["mountPath"] for m in template.get("connectContainer", {}).get("volumeMounts", [])}
+    for volume in template.get("pod", {}).get("volumes", []):
+        if "secret" not in volume or volume["name"] not in mounts:
+            continue
+        data = secrets[volume["secret"]["secretName"]]
+        items = volume["secret"].get("items") or [{"key": k, "path": k} for k in data]
+        for item in items:
+            files[f"{mounts[volume['name']]}/{item['path']}"] = data[item["key"]]
+
+    tls, auth = spec.get("tls"), spec.get("authentication")
+    protocol = "SSL" if tls is not None else "PLAINTEXT"
+    if auth is not None and auth["type"] in MECHANISMS:
+        protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
+    trusted = [(c["secretName"], c["certificate"]) for c in (tls or {}).get("trustedCertificates", [])]
+    user = {k: _string(v) for k, v in spec.get("config", {}).items()}
+    props: dict[str, str] = {"bootstrap.servers": spec["bootstrapServers"]}
+    env: dict[str, str] = {}
+    objects: list[dict[str, Any]] = []
+
+    def each(key: str, value: str, prefixes: tuple[str, ...] = PREFIXES) -> None:
+        for p in prefixes:
+            props[p + key] = value
+
+    if release.worker_file is WorkerFile.literalStores:
+        # kafka_connect_config_generator.sh: REST, plugins, the user's configuration, security.
+        props.update({"rest.port": str(REST_PORT), "rest.advertised.host.name": rest_host,
+                      "rest.advertised.port": str(REST_PORT), "plugin.path": "/opt/kafka/plugins"})
+        props.update({**DEFAULTS, **user})
+        each("security.protocol", protocol)
+        password = random_secrets.token_urlsafe(24)  # CERTS_STORE_PASSWORD: random per pod
+        if tls is not None and trusted:
+            # kafka_connect_tls_prepare_certificates.sh: every trusted certificate in one PKCS12.
+            certs = [c for s, k in trusted for c in stores.certificates(secrets[s][k].decode())]
+            for s, k in trusted:
+                files[f"{CERTS_MOUNT}/{s}/{k}"] = secrets[s][k]
+            files[f"{STORE_DIR}/cluster.truststore.p12"] = _pkcs12(password, certs)
+            each("ssl.truststore.location", f"{STORE_DIR}/cluster.truststore.p12")
+            each("ssl.truststore.password", password)
+            props["ssl.truststore.type"] = "PKCS12"
+        if tls is not None and auth is not None and auth["type"] == "tls":
+            ck = auth["certificateAndKey"]
+            data = secrets[ck["secretName"]]
+            files[f"{STORE_DIR}/cluster.keystore.p12"] = _pkcs12(
+                password, key_pem=data[ck["key"]].decode(), chain_pem=data[ck["certificate"]].decode())
+            each("ssl.keystore.location", f"{STORE_DIR}/cluster.keystore.p12")
+            each("ssl.keystore.password", password)
+            each("ssl.keystore.type", "PKCS12")
+        if auth is not None and auth["type"] in MECHANISMS:
+            ps = auth["passwordSecret"]
+            secret_password = secrets[ps["secretName"]][ps["password"]].decode()
+            files[f"{PASSWORD_MOUNT}/{ps['secretName']}/{ps['password']}"] = secret_password.encode()
+            each("sasl.mechanism", MECHANISMS[auth["type"]])
+            each("sasl.jaas.config", f'{MODULES[auth["type"]]} required username="{auth["username"]}" '
+                                     f'password="{secret_password}";')
+        props["consumer.client.rack"] = ""  # STRIMZI_RACK_ID, unset without rack awareness
+    else:
+        # KafkaConnectConfigurationBuilder: every value behind a config provider.
+        each("security.protocol", protocol)
+        role_secrets: list[str] = []
+        if tls is not None and trusted:
+            internal = f"{component(name)}-tls-trusted-certs"
+            certs = {f"{s}-{k}": secrets[s][k] for s, k in trusted if ".crt" in k}
+            if release.strimzi_line >= (1, 1):
+                # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key, every certificate in it.
+                data, ref_key = {"ca.crt": b"".join(certs.values())}, "ca.crt"
+            else:
+                data, ref_key = certs, "*.crt"  # 0.48.0: one key per source Secret's certificate
+            objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                            "metadata": {"name": internal, "namespace": namespace},
+                            "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})
+            role_secrets.append(internal)
+            each("ssl.truststore.certificates", f"${{strimzisecrets:{namespace}/{internal}:{ref_key}}}")
+            each("ssl.truststore.type", "PEM")
+        if auth is not None and auth["type"] == "tls":
+            ck = auth["certificateAndKey"]
+            each("ssl.keystore.certificate.chain", f"${{strimzisecrets:{namespace}/{ck['secretName']}:{ck['certificate']}}}")
+            each("ssl.keystore.key", f"${{strimzisecrets:{namespace}/{ck['secretName']}:{ck['key']}}}")
+            each("ssl.keystore.type", "PEM")
+            role_secrets.append(ck["secretName"])
+        if auth is not None and auth["type"] in MECHANISMS:
+            ps = auth["passwordSecret"]
+            if release.strimzi_line >= (1, 1):
+                reference = f"${{strimzisecrets:{namespace}/{ps['secretName']}:{ps['password']}}}"
+                role_secrets.append(ps["secretName"])
+            else:
+                reference = f"${{strimzidir:{PASSWORD_MOUNT}/{ps['secretName']}:{ps['password']}}}"
+                files[f"{PASSWORD_MOUNT}/{ps['secretName']}/{ps['password']}"] = secrets[ps["secretName"]][ps["password"]]
+            each("sasl.mechanism", MECHANISMS[auth["type"]])
+            each("sasl.jaas.config", f'{MODULES[auth["type"]]} required username="{auth["username"]}" '
+                                     f'password="{reference}";')
+        providers = user.pop("config.providers", None)
+        props["config.providers"] = ",".join(filter(None, [providers, "strimzienv,strimzifile,strimzidir,strimzisecrets"]))
+        props.update(STRIMZI_PROVIDERS)
+        props.update(user)
+        props.update({"rest.advertised.host.name": "${strimzienv:ADVERTISED_HOSTNAME}",
+                      "rest.advertised.port": str(REST_PORT), "plugin.path": "/opt/kafka/plugins"})
+        env["ADVERTISED_HOSTNAME"] = rest_host
+        if role_secrets:
+            objects += _operator_role(name, namespace, role_secrets)
+    # Stand-in: pods here share one network, so each worker's REST listener is bound to its own
+    # loopback address (a pod listens on 0.0.0.0:8083 of its own).
+    props["listeners"] = f"http://{rest_host}:{REST_PORT}"
+    files[WORKER_FILE] = b""  # written by the caller from `properties`
+    return WorkerSetup(props, files, env, objects)
+
+
+def _operator_role(connect: str, namespace: str, secret_names: list[str]) -> list[dict[str, Any]]:
+    """KafkaConnectCluster.generateRole / generateRoleBindingForRole: the pods' service account
+    may `get` exactly the Secrets its worker file references."""
+    sa = component(connect)
+    return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": sa, "namespace": namespace},
+             "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": secret_names}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": f"{sa}-role", "namespace": namespace},
+             "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": sa}}]
+
+
+def service_account(connect: Mapping[str, Any]) -> dict[str, Any]:
+    """The ServiceAccount the operator creates for the Connect pods."""
+    meta = connect["metadata"]
+    return {"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": component(meta["name"]), "namespace": meta["namespace"]}}
+
+
+def connector_requests(connector: Mapping[str, Any]) -> tuple[str, dict[str, str], str]:
+    """(name, the config the operator PUTs to /connectors/<name>/config, the state to set):
+    AbstractConnectOperator.asJson puts the spec's config, `tasks.max` and `connector.class`;
+    a paused or stopped state follows as its own request."""
+    spec = connector["spec"]
+    config = {k: _string(v) for k, v in spec.get("config", {}).items()}
+    config["connector.class"] = spec["class"]
+    if "tasksMax" in spec:
+        config["tasks.max"] = str(spec["tasksMax"])
+    return connector["metadata"]["name"], config, spec.get("state", "running")

@@ -1,0 +1,165 @@
+"""A rehearsal: the topology's Kafka clusters started here, the program's render applied to a
+Kubernetes API server with real material in its Secrets, one Connect worker per KafkaConnect,
+and every KafkaConnector sent to its worker as the operator sends it.
+
+The API server is given (`Kube`): the test tier uses a real kube-apiserver on loopback.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets as random_secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from infra import reading, render, validation
+from infra.rehearsal import jars, operator
+from infra.rehearsal.clients import Clients
+from infra.rehearsal.connect import Worker
+from infra.rehearsal.kafka import KafkaCluster
+from infra.rehearsal.process import Network, RuntimeStartError
+from infra.releases import Release
+from infra.resolution import Model
+
+STRIMZI_GROUP = "kafka.strimzi.io/"
+
+
+class Kube(Protocol):
+    """What a rehearsal needs of a Kubernetes API server."""
+
+    def apply(self, obj: dict[str, Any]) -> bool:
+        """Create the object for real; False when the server does not serve its kind."""
+
+    def token(self, namespace: str, service_account: str) -> str:
+        """A token for the service account (TokenRequest)."""
+
+    def kubeconfig(self, token: str, namespace: str) -> str:
+        """A kubeconfig reaching the server with that token."""
+
+
+def secret_material(model: Model, clusters: dict[str, KafkaCluster]) -> dict[str, str]:
+    """The secret config a stack of these clusters needs (infra/config.py's keys), from the
+    material the clusters were started with."""
+    out = {"registry.password": random_secrets.token_urlsafe(12)}
+    for alias, cluster in model.clusters.items():
+        kafka = clusters[alias]
+        for item in cluster.security.secret_items:
+            tls = cluster.security.effective_tls
+            value = {"password": kafka.password or "", "caCert": kafka.material.ca_pem,
+                     "truststorePassword": f"tsp-{alias}",
+                     "truststore": kafka.material.truststore_b64(tls.trust.value if tls else "jks", f"tsp-{alias}"),
+                     "clientCert": kafka.material.client_cert_pem, "clientKey": kafka.material.client_key_pem}[item]
+            out[f"{alias}.{item}"] = value
+    return out
+
+
+def _secret_data(obj: dict[str, Any]) -> dict[str, bytes]:
+    data = {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
+    data.update({k: v.encode() for k, v in (obj.get("stringData") or {}).items()})
+    return data
+
+
+@dataclass
+class Rehearsal:
+    topology: dict[str, Any]
+    directory: Path
+    kube: Kube
+    stack: str = "rehearsal"
+    model: Model = field(init=False)
+    release: Release = field(init=False)
+    network: Network = field(init=False)
+    clusters: dict[str, KafkaCluster] = field(default_factory=dict)
+    workers: dict[tuple[str, str], Worker] = field(default_factory=dict)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    connectors: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.model = validation.parse(self.topology)
+        self.release = self.model.operator.release
+        self.network = Network(self.directory)
+        self.clients = Clients(self.release, self.network)
+
+    # -------------------------------------------------------------- Kafka
+
+    def start_clusters(self) -> None:
+        classpath = jars.classpath(self.release)
+        for alias, spec in sorted(self.model.clusters.items()):
+            password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
+            kafka = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network)
+            self.clusters[alias] = kafka
+            kafka.start(classpath)
+
+    def client(self, alias: str) -> dict[str, str]:
+        return self.clusters[alias].client_properties()
+
+    # -------------------------------------------------------------- the program's objects
+
+    def render(self, topology: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        path = self.directory / f"{self.stack}.yaml"
+        path.write_text(yaml.safe_dump(topology or self.topology, sort_keys=False))
+        result = render.run(self.stack, {"topology": str(path)}, secret_material(self.model, self.clusters))
+        return result.objects()
+
+    def deploy(self, objects: Iterable[dict[str, Any]] | None = None) -> None:
+        """Apply the render, start a worker per KafkaConnect, send every KafkaConnector."""
+        self.objects = list(objects) if objects is not None else self.render()
+        for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
+            self.kube.apply(obj)
+        secrets: dict[str, dict[str, dict[str, bytes]]] = {}
+        for obj in self.objects:
+            if obj["kind"] == "Secret":
+                secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = _secret_data(obj)
+        for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
+            self.start_worker(connect, secrets.get(connect["metadata"]["namespace"], {}))
+        for connector in (o for o in self.objects if o["kind"] == "KafkaConnector"):
+            meta = connector["metadata"]
+            key = (meta["namespace"], meta["labels"]["strimzi.io/cluster"] if "strimzi.io/cluster" in meta.get(
+                "labels", {}) else meta["annotations"]["strimzi.io/cluster"])
+            self.send(key, connector)
+
+    def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]]) -> Worker:
+        meta = connect["metadata"]
+        key = (meta["namespace"], meta["name"])
+        host = self.network.address()
+        setup = operator.worker(self.release, connect, secrets, host)
+        self.kube.apply(operator.service_account(connect))
+        for obj in setup.objects:
+            self.kube.apply(obj)
+        token = self.kube.token(meta["namespace"], operator.component(meta["name"]))
+        worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, self.directory / "pods" / "-".join(key), host,
+                        jars.classpath(self.release), self.network, self.kube.kubeconfig(token, meta["namespace"]))
+        self.workers[key] = worker
+        worker.start()
+        return worker
+
+    def send(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:
+        if connect not in self.workers:
+            raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
+                                    "which the render does not hold")
+        name, config, state = operator.connector_requests(connector)
+        self.connectors[(connect[0], name)] = (connect, connector)
+        self.workers[connect].put_connector(name, config, state)
+
+    def wait_running(self, timeout: float = 180) -> dict[str, dict[str, Any]]:
+        """Every connector whose spec says running: RUNNING with every task."""
+        out = {}
+        for (namespace, name), (connect, connector) in sorted(self.connectors.items()):
+            if connector["spec"].get("state", "running") == "running":
+                out[name] = self.workers[connect].wait_running(name, timeout)
+        return out
+
+    def stop(self) -> None:
+        for worker in self.workers.values():
+            worker.stop()
+        for kafka in self.clusters.values():
+            kafka.stop()
+
+
+def load(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = reading.load_yaml_file(Path(path), "topology file")
+    return data

@@ -19,6 +19,11 @@ from infra.resolution import Direction, PartSpec, SourceSpec
 from infra.schema import ConnectorState, ExactlyOnce, Flow, Operator, Predicate, StartFrom, Transform
 
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
+# Headers too: a KafkaConnect worker's default header converter (SimpleHeaderConverter) writes the
+# bytes MirrorSourceTask hands over as base64 text, so every replicated header value arrives
+# changed (seen on the real worker, tests/test_replication.py). Strimzi's own KafkaMirrorMaker2
+# sets the same default (KafkaMirrorMaker2Configuration.DEFAULTS, 0.48.0).
+HEADERS_AS_BYTES = {"header.converter": BYTE_ARRAY}
 SMT_FILTER = "org.apache.kafka.connect.transforms.Filter"
 SMT_INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
 PREDICATE_HAS_HEADER_KEY = "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"
@@ -78,7 +83,7 @@ class Wiring:
 
     @property
     def converters(self) -> Config:
-        return {"key.converter": BYTE_ARRAY, "value.converter": BYTE_ARRAY}
+        return {"key.converter": BYTE_ARRAY, "value.converter": BYTE_ARRAY, **HEADERS_AS_BYTES}
 
     @property
     def policy(self) -> Config:
@@ -212,7 +217,7 @@ def source_converters(spec: SourceSpec) -> Config:
         config[f"{side}.converter"] = converter.type if converter else BYTE_ARRAY
         for key, value in (converter.config if converter else {}).items():
             config[f"{side}.converter.{key}"] = value
-    return config
+    return {**config, **HEADERS_AS_BYTES}
 
 
 def loop_filter(aliases: dict[str, str]) -> tuple[list[Transform], list[Predicate]]:

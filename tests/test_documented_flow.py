@@ -168,6 +168,7 @@ def test_step9_mirror_source_connector(doc_objects):
     assert c["spec"]["config"] == {
         "key.converter": BYTES,
         "value.converter": BYTES,
+        "header.converter": BYTES,  # headers arrive unchanged (seen on the real worker)
         "refresh.topics.interval.seconds": 10,
         "replication.factor": -1,  # the target brokers' default, not MirrorMaker 2's 2
         "topics": cfmap("replication", "topics"),
@@ -186,6 +187,7 @@ def test_step10_mirror_checkpoint_connector(doc_objects):
     assert c["spec"]["config"] == {
         "key.converter": BYTES,
         "value.converter": BYTES,
+        "header.converter": BYTES,  # headers arrive unchanged (seen on the real worker)
         "refresh.groups.interval.seconds": 10,
         "sync.group.offsets.enabled": True,
         "topics": cfmap("replication", "topics"),
@@ -205,6 +207,7 @@ def test_step11_mirror_heartbeat_connector_produces_into_the_source(doc_objects)
     assert c["spec"]["config"] == {
         "key.converter": BYTES,
         "value.converter": BYTES,
+        "header.converter": BYTES,  # headers arrive unchanged (seen on the real worker)
         "replication.policy.class": cfmap("replication", "replication.policy.class"),
         "source.cluster.alias": cfmap("source-us-west", "alias"),
         "target.cluster.alias": cfmap("target-us-east", "alias"),

@@ -85,7 +85,7 @@ public final class Clients {
         }
     }
 
-    private static void consume(Properties config, JsonNode request, ObjectNode answer) {
+    private static void consume(Properties config, JsonNode request, ObjectNode answer) throws Exception {
         config.put("key.deserializer", StringDeserializer.class.getName());
         config.put("value.deserializer", StringDeserializer.class.getName());
         config.put("auto.offset.reset", "earliest");
@@ -103,10 +103,18 @@ public final class Clients {
             if (group != null) {
                 consumer.subscribe(topics);
             } else {
+                // Topics that do not exist yet are waited for, until the deadline.
                 List<TopicPartition> partitions = new ArrayList<>();
                 for (String t : topics) {
-                    consumer.partitionsFor(t, Duration.ofSeconds(20))
-                            .forEach(p -> partitions.add(new TopicPartition(t, p.partition())));
+                    List<org.apache.kafka.common.PartitionInfo> found = consumer.partitionsFor(t, Duration.ofSeconds(5));
+                    while (found.isEmpty() && System.currentTimeMillis() < deadline) {
+                        Thread.sleep(500);
+                        found = consumer.partitionsFor(t, Duration.ofSeconds(5));
+                    }
+                    found.forEach(p -> partitions.add(new TopicPartition(t, p.partition())));
+                }
+                if (partitions.isEmpty()) {
+                    return;
                 }
                 consumer.assign(partitions);
                 consumer.seekToBeginning(partitions);

@@ -43,11 +43,15 @@ REST_PORT = 8083
 PASSWORD_MOUNT = "/opt/kafka/connect-password"   # KafkaConnectCluster.PASSWORD_VOLUME_MOUNT
 CERTS_MOUNT = "/opt/kafka/connect-certs"         # KafkaConnectCluster.TLS_CERTS_BASE_VOLUME_MOUNT
 STORE_DIR = "/tmp/kafka"                         # kafka_connect_run.sh
-# KafkaConnectConfiguration.DEFAULTS (0.43.0 and 0.45.0).
-DEFAULTS = {"group.id": "connect-cluster", "offset.storage.topic": "connect-cluster-offsets",
-            "config.storage.topic": "connect-cluster-configs", "status.storage.topic": "connect-cluster-status",
-            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+# KafkaConnectConfiguration.DEFAULTS: the converters at every tag here; the group and storage
+# topics too up to 0.48.0 (from 1.0 they are spec fields, `groupId` and `*StorageTopic`).
+CONVERTER_DEFAULTS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                      "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+GROUP_DEFAULTS = {"group.id": "connect-cluster", "offset.storage.topic": "connect-cluster-offsets",
+                  "config.storage.topic": "connect-cluster-configs", "status.storage.topic": "connect-cluster-status"}
+# KafkaConnectConfigurationBuilder.withGroupIdAndInternalTopics (1.2.0): the v1 spec fields.
+GROUP_FIELDS = {"groupId": "group.id", "configStorageTopic": "config.storage.topic",
+                "statusStorageTopic": "status.storage.topic", "offsetStorageTopic": "offset.storage.topic"}
 STRIMZI_PROVIDERS = {  # KafkaConnectConfigurationBuilder.printConfigProviders (0.48.0, 1.2.0)
     "config.providers.strimzienv.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
     "config.providers.strimzienv.param.allowlist.pattern": ".*",
@@ -112,10 +116,10 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
     for volume in template.get("pod", {}).get("volumes", []):
         if "secret" not in volume or volume["name"] not in mounts:
             continue
-        data = secrets[volume["secret"]["secretName"]]
-        items = volume["secret"].get("items") or [{"key": k, "path": k} for k in data]
+        mounted = secrets[volume["secret"]["secretName"]]
+        items = volume["secret"].get("items") or [{"key": k, "path": k} for k in mounted]
         for item in items:
-            files[f"{mounts[volume['name']]}/{item['path']}"] = data[item["key"]]
+            files[f"{mounts[volume['name']]}/{item['path']}"] = mounted[item["key"]]
 
     tls, auth = spec.get("tls"), spec.get("authentication")
     protocol = "SSL" if tls is not None else "PLAINTEXT"
@@ -123,6 +127,10 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
     trusted = [(c["secretName"], c["certificate"]) for c in (tls or {}).get("trustedCertificates", [])]
     user = {k: _string(v) for k, v in spec.get("config", {}).items()}
+    if release.strimzi_line >= (1, 0):
+        user = {**CONVERTER_DEFAULTS, **user, **{key: spec[f] for f, key in GROUP_FIELDS.items() if f in spec}}
+    else:
+        user = {**GROUP_DEFAULTS, **CONVERTER_DEFAULTS, **user}
     props: dict[str, str] = {"bootstrap.servers": spec["bootstrapServers"]}
     env: dict[str, str] = {}
     objects: list[dict[str, Any]] = []
@@ -135,7 +143,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         # kafka_connect_config_generator.sh: REST, plugins, the user's configuration, security.
         props.update({"rest.port": str(REST_PORT), "rest.advertised.host.name": rest_host,
                       "rest.advertised.port": str(REST_PORT), "plugin.path": "/opt/kafka/plugins"})
-        props.update({**DEFAULTS, **user})
+        props.update(user)
         each("security.protocol", protocol)
         password = random_secrets.token_urlsafe(24)  # CERTS_STORE_PASSWORD: random per pod
         if tls is not None and trusted:
@@ -149,9 +157,9 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
             props["ssl.truststore.type"] = "PKCS12"
         if tls is not None and auth is not None and auth["type"] == "tls":
             ck = auth["certificateAndKey"]
-            data = secrets[ck["secretName"]]
+            pair = secrets[ck["secretName"]]
             files[f"{STORE_DIR}/cluster.keystore.p12"] = _pkcs12(
-                password, key_pem=data[ck["key"]].decode(), chain_pem=data[ck["certificate"]].decode())
+                password, key_pem=pair[ck["key"]].decode(), chain_pem=pair[ck["certificate"]].decode())
             each("ssl.keystore.location", f"{STORE_DIR}/cluster.keystore.p12")
             each("ssl.keystore.password", password)
             each("ssl.keystore.type", "PKCS12")
@@ -169,12 +177,12 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         role_secrets: list[str] = []
         if tls is not None and trusted:
             internal = f"{component(name)}-tls-trusted-certs"
-            certs = {f"{s}-{k}": secrets[s][k] for s, k in trusted if ".crt" in k}
+            copied = {f"{s}-{k}": secrets[s][k] for s, k in trusted if ".crt" in k}
+            data: Mapping[str, bytes] = copied  # 0.48.0: one key per source Secret's certificate
+            ref_key = "*.crt"
             if release.strimzi_line >= (1, 1):
                 # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key, every certificate in it.
-                data, ref_key = {"ca.crt": b"".join(certs.values())}, "ca.crt"
-            else:
-                data, ref_key = certs, "*.crt"  # 0.48.0: one key per source Secret's certificate
+                data, ref_key = {"ca.crt": b"".join(copied.values())}, "ca.crt"
             objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                             "metadata": {"name": internal, "namespace": namespace},
                             "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})

@@ -1,0 +1,181 @@
+"""The runtime tier: replication for real. Kafka brokers (one single-node KRaft cluster per alias,
+with the security the topology declares), distributed Connect workers and the MirrorMaker 2
+connectors, at the Kafka version and with the config providers of each supported operator
+release (pom.xml), configured by exactly what the program renders: the objects are created on a
+real kube-apiserver with real material in their Secrets, each worker's config providers read it
+as the flow's service account (a TokenRequest token), and each KafkaConnector is sent to its
+worker as the operator sends it (infra/rehearsal/operator.py: the only stand-in, for the
+operator, reproduced from each release's source).
+
+Not run here: the operator's own reconciliation and pods (infra/rehearsal/operator.py says how
+each is stood in for). Without the jars or the API server these tests skip, and fail under CI
+(APISERVER_REQUIRED=1, .ci/run).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra.rehearsal import jars
+from infra.rehearsal.process import RuntimeStartError
+from infra.rehearsal.run import Rehearsal
+from tests.conftest import RELEASES, ROOT, on_release, unavailable
+from tests.runtime.kube import ApiServerKube
+
+pytestmark = pytest.mark.runtime
+
+RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
+
+
+@pytest.fixture(scope="session")
+def runtime_api(tmp_path_factory):
+    """A kube-apiserver of the runtime tier's own: its objects are created for real, and must not
+    meet the API-server tier's dry runs."""
+    from tests.apiserver.client import Client
+    from tests.apiserver.server import ServerError, apiserver_binary, start, stop
+    if apiserver_binary() is None:
+        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
+    directory = tmp_path_factory.mktemp("runtime-apiserver")
+    try:
+        state = start(directory)
+    except ServerError as exc:
+        unavailable(f"the server did not start: {exc}")
+    yield Client(state)
+    stop(directory)
+
+
+@contextmanager
+def rehearsal(topology: dict, directory: Path, api) -> Iterator[Rehearsal]:
+    r = Rehearsal(topology, directory, ApiServerKube(api))
+    try:
+        try:
+            jars.release_jars(r.release)
+        except jars.JarsError as exc:
+            unavailable(str(exc))
+        r.start_clusters()
+        yield r
+    finally:
+        r.stop()
+
+
+def eventually(what: str, probe, timeout: float = 120, every: float = 2):
+    """The probe's first truthy answer; fails with the last answer after `timeout`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(every)
+    pytest.fail(f"{what}: not after {timeout:.0f} s (last: {last!r})")
+
+
+# Single-broker clusters: MirrorMaker 2's own topics (offset syncs, checkpoints, heartbeats) at
+# replication factor 1, as a user of such a cluster sets them; its default (3) cannot be met.
+SINGLE_BROKER = {"source": {"offset-syncs.topic.replication.factor": 1},
+                 "checkpoint": {"checkpoints.topic.replication.factor": 1},
+                 "heartbeat": {"heartbeats.topic.replication.factor": 1}}
+
+
+def for_runtime(topology: dict) -> dict:
+    """One Connect replica per worker (one pod each here), no audit, single-broker settings."""
+    topo = copy.deepcopy(topology)
+    topo.pop("audit", None)
+    topo["operator"].setdefault("connect", {})["replicas"] = 1
+    for flow in topo["flows"]:
+        flow.get("connect", {}).pop("replicas", None)
+        for part in flow.get("connectClusters", []):
+            part.get("connect", {}).pop("replicas", None)
+        config = flow.setdefault("config", {})
+        for kind, settings in SINGLE_BROKER.items():
+            config[kind] = {**settings, **config.get(kind, {})}
+    return topo
+
+
+def records(n: int, tag: str) -> list[dict]:
+    return [{"key": f"{tag}-k{i}", "value": f"{tag}-value-{i}", "partition": i % 2,
+             "headers": {"trace": f"{tag}-t{i}", "origin": "test"}, "timestamp": 1_700_000_000_000 + i}
+            for i in range(n)]
+
+
+def arrived(r: Rehearsal, alias: str, topic: str, n: int) -> list[dict]:
+    got = r.clients.consume(r.client(alias), [topic], n, 90_000)
+    return sorted(got, key=lambda rec: (rec["partition"], rec["offset"]))
+
+
+def expected(sent: list[dict], topic: str) -> list[dict]:
+    """What must arrive: the same partition and offset (a new topic, replicated from the start),
+    key, value, headers and timestamp."""
+    out = []
+    for partition in (0, 1):
+        mine = [s for s in sent if s["partition"] == partition]
+        out += [{"topic": topic, "partition": partition, "offset": i, "timestamp": s["timestamp"], "key": s["key"],
+                 "value": s["value"], "headers": s["headers"]} for i, s in enumerate(mine)]
+    return out
+
+
+def user_topics(r: Rehearsal, alias: str) -> list[str]:
+    return [t for t in r.clients.topics(r.client(alias)) if not t.startswith("__")]
+
+
+# ------------------------------------------------------------------ the dev stack, every release
+
+
+DEV = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+
+
+def dev_for_runtime(flavour: str, version: str) -> dict:
+    topo = for_runtime(on_release(DEV, flavour, version))
+    flow = topo["flows"][0]
+    # Checkpoints and group offsets every few seconds instead of every minute; an offset sync for
+    # every record, so that translated offsets are exact (MirrorMaker 2's offset.lag.max).
+    flow["syncGroupOffsets"] = {"enabled": True, "intervalSeconds": 5}
+    flow["config"]["checkpoint"]["emit.checkpoints.interval.seconds"] = 5
+    flow["config"]["source"]["offset.lag.max"] = 0
+    return topo
+
+
+@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tmp_path):
+    """The documents' flow (us-west SASL_SSL PLAIN, JKS trust -> us-east SASL_SSL PLAIN, PEM
+    trust; Default policy) on the release's Kafka, config providers and worker file."""
+    with rehearsal(dev_for_runtime(flavour, version), tmp_path, runtime_api) as r:
+        source, target = r.client("us-west"), r.client("us-east")
+        r.clients.create_topics(source, {"test.orders": 2, "other": 1})
+        sent = records(6, "dev")
+        r.clients.produce(source, "test.orders", sent)
+        r.clients.produce(source, "other", [{"key": "x", "value": "not replicated"}])
+        # A consumer group on the source, before the connectors start.
+        r.clients.consume(source, ["test.orders"], 6, 30_000, group="test.readers")
+        assert r.clients.group_offsets(source, "test.readers") == {"test.orders:0": 3, "test.orders:1": 3}
+
+        r.deploy()
+        running = r.wait_running()
+        assert sorted(running) == ["repl-us-west-us-east-checkpoint", "repl-us-west-us-east-heartbeat",
+                                   "repl-us-west-us-east-source"]
+        assert [t["state"] for t in running["repl-us-west-us-east-heartbeat"]["tasks"]] == ["RUNNING"]
+
+        # Default policy: `<source>.<topic>`, every record intact, in its partition and offset.
+        assert arrived(r, "us-east", "us-west.test.orders", 6) == expected(sent, "us-west.test.orders")
+        # Heartbeats: written into the source by the heartbeat connector (its producer overrides
+        # reach us-west), and replicated back as `us-west.heartbeats` by the source connector.
+        assert r.clients.consume(source, ["heartbeats"], 1, 60_000)
+        assert r.clients.consume(target, ["us-west.heartbeats"], 1, 60_000)
+        # Checkpoints, and the group's offsets translated and committed on the target.
+        assert r.clients.consume(target, ["us-west.checkpoints.internal"], 1, 90_000)
+        translated = {"us-west.test.orders:0": 3, "us-west.test.orders:1": 3}
+        eventually("the group's offsets on us-east",
+                   lambda: r.clients.group_offsets(target, "test.readers") == translated, 120)
+        # The excluded topic never arrives; the target holds the flow's topics and nothing else.
+        assert user_topics(r, "us-east") == [
+            "repl-us-west-us-east-config-topic", "repl-us-west-us-east-offsets-topic",
+            "repl-us-west-us-east-status-topic", "us-west.checkpoints.internal", "us-west.heartbeats",
+            "us-west.test.orders"]
+        assert user_topics(r, "us-west") == ["heartbeats", "mm2-offset-syncs.us-east.internal", "other", "test.orders"]

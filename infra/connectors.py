@@ -19,13 +19,20 @@ from infra.resolution import Direction, PartSpec, SourceSpec
 from infra.schema import ConnectorState, ExactlyOnce, Flow, Operator, Predicate, StartFrom, Transform
 
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
-# Headers too: a KafkaConnect worker's default header converter (SimpleHeaderConverter) writes the
-# bytes MirrorSourceTask hands over as base64 text, so every replicated header value arrives
-# changed (seen on the real worker, tests/test_replication.py). Strimzi's own KafkaMirrorMaker2
-# sets the same default (KafkaMirrorMaker2Configuration.DEFAULTS, 0.48.0).
+# Headers are handed over as bytes too: a KafkaConnect worker's default header converter
+# (SimpleHeaderConverter) writes the bytes MirrorSourceTask copies as base64 text, so every
+# replicated header value would arrive changed (seen on the real worker,
+# tests/test_replication.py). Strimzi's KafkaMirrorMaker2 has the same default
+# (KafkaMirrorMaker2Configuration.DEFAULTS, 0.48.0). ByteArrayConverter refuses any typed header,
+# though, and InsertHeader and HeaderFrom write typed ones ("Invalid schema type for
+# ByteArrayConverter: BOOLEAN", the loop filter on the real worker): a connector whose chain
+# writes headers keeps Connect's default, and its copied headers arrive base64-encoded
+# (docs/topology.md#headers).
 HEADERS_AS_BYTES = {"header.converter": BYTE_ARRAY}
 SMT_FILTER = "org.apache.kafka.connect.transforms.Filter"
 SMT_INSERT_HEADER = "org.apache.kafka.connect.transforms.InsertHeader"
+# Kafka's transforms that write typed header values (their `type` as written, without $Key/$Value).
+HEADER_WRITERS = (SMT_INSERT_HEADER, "org.apache.kafka.connect.transforms.HeaderFrom")
 PREDICATE_HAS_HEADER_KEY = "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"
 
 Config = dict[str, ConfigValue]
@@ -165,6 +172,7 @@ def source_connector(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Conn
             config["emit.offset-syncs.enabled"] = False
         loop_transforms, loop_predicates = loop_filter(w.aliases)
         transforms, predicates = loop_transforms + transforms, loop_predicates + predicates
+    config.update(header_converter(transforms))
     config.update(smt_config(transforms, predicates))
     return w.connector(ConnectorKind.source, name, spec.tasks, {**config, **spec.config}, spec.state)
 
@@ -217,7 +225,13 @@ def source_converters(spec: SourceSpec) -> Config:
         config[f"{side}.converter"] = converter.type if converter else BYTE_ARRAY
         for key, value in (converter.config if converter else {}).items():
             config[f"{side}.converter.{key}"] = value
-    return {**config, **HEADERS_AS_BYTES}
+    return config
+
+
+def header_converter(transforms: list[Transform]) -> Config:
+    """ByteArrayConverter for headers, unless a transform of the chain writes typed headers."""
+    writes_headers = any(t.type.split("$")[0] in HEADER_WRITERS for t in transforms)
+    return {} if writes_headers else dict(HEADERS_AS_BYTES)
 
 
 def loop_filter(aliases: dict[str, str]) -> tuple[list[Transform], list[Predicate]]:

@@ -13,7 +13,7 @@ from typing import Any
 from infra import jregex
 from infra.errors import Problem, in_file_order
 from infra.names import DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE
-from infra.releases import REFUSED, Flavour, find, supported_versions
+from infra.releases import REFUSED, Flavour, Release, find, supported_versions
 from infra.resolution import Model, PartSpec, SourceSpec
 from infra.schema import (ResourceQuota, DNS1123_LABEL, Audit, ExactlyOnce, Flow, Policy, Protocol, StartFrom, TargetConnection,
                           Topology, Trust, quantity)
@@ -38,6 +38,9 @@ SMT_PREFIXES = ("transforms.", "predicates.")
 CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
 # Set by the program in bidirectional pairs (the loop filter needs them).
 BIDIRECTIONAL_KEYS = frozenset({"emit.offset-syncs.enabled"})
+# MirrorSourceConnector.validateEmitOffsetSyncConfigs (Kafka 3.9.0+): with emit.offset-syncs.enabled
+# false, any key with these prefixes makes the connector invalid (seen on the real worker).
+OFFSET_SYNCS_PREFIXES = ("offset-syncs.topic.", "offset-syncs-")
 SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORECASE)
 
 
@@ -103,7 +106,7 @@ def check(model: Model) -> list[Problem]:
                 problems.append(Problem(f"clusters.{alias}", "security.tls.trust", target_tls.trust.value,
                                         f"pem: the cluster is the target of flow {flow.flow_name}, and Strimzi's "
                                         "KafkaConnect trusts PEM certificates only (spec.tls.trustedCertificates)"))
-        problems.extend(_check_overrides(where, flow))
+        problems.extend(_check_overrides(where, flow, find(topo.operator.flavour, topo.operator.version)))
         problems += _check_heartbeat_identity(topo, where, flow)
     seen: dict[str, str] = {}
     for d in model.flows:
@@ -466,8 +469,10 @@ def _check_smt_config(where: str, field: str, config: Mapping[str, object]) -> l
     return problems
 
 
-def _check_overrides(where: str, flow: Flow) -> list[Problem]:
+def _check_overrides(where: str, flow: Flow, release: Release | None) -> list[Problem]:
     problems = []
+    # (No release: _check_operator has refused the version.)
+    no_offset_syncs = flow.bidirectional and release is not None and release.emit_offset_syncs_key
     overrides = [(f"config.{c}", getattr(flow.config, c)) for c in ("source", "checkpoint", "heartbeat")]
     overrides += [(f"{path}.config", inst.config) for path, inst in flow.instances()]
     for prefix, config in overrides:
@@ -478,6 +483,12 @@ def _check_overrides(where: str, flow: Flow) -> list[Problem]:
             if key in MANAGED_KEYS or owned_connection or (flow.bidirectional and key in BIDIRECTIONAL_KEYS):
                 problems.append(Problem(where, field, key, "a property the program does not set itself "
                                         "(topics, groups, policy and cluster connections come from the flow)"))
+            elif no_offset_syncs and key.startswith(OFFSET_SYNCS_PREFIXES) and not prefix.startswith(
+                    ("config.checkpoint", "config.heartbeat")):
+                problems.append(Problem(where, field, key, "no offset-syncs settings in a bidirectional pair: its "
+                                        "source connectors emit no offset syncs (emit.offset-syncs.enabled=false), "
+                                        f"and Kafka {release.kafka if release else ''} refuses the connector when any such key is set "
+                                        "(MirrorSourceConnector.validate)"))
             elif key.startswith(SMT_PREFIXES) or key in ("transforms", "predicates"):
                 problems.append(Problem(where, field, key, "the typed `transforms` and `predicates` lists "
                                         "(docs/topology.md#single-message-transforms)"))

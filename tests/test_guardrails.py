@@ -8,7 +8,7 @@ from infra import schema, validation
 from infra.resolution import Model
 from infra.errors import TopologyError
 from tests import patterns
-from tests.conftest import doc_topology
+from tests.conftest import on_release, doc_topology
 
 PEM_SASL = {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "pem"}}
 
@@ -379,6 +379,28 @@ def test_bidirectional_pair_reserves_the_loop_filter_names_and_property():
         "FilterReplicatedFromTarget, InsertHeader are the loop filter's transforms in a bidirectional pair",
         "flows[0] (repl-a-b): predicates[0].name: got 'ReplicatedFromTarget'; expected another name: "
         "ReplicatedFromTarget is the loop filter's predicate"]
+
+
+def test_bidirectional_pair_takes_no_offset_syncs_settings_where_kafka_refuses_them():
+    """Kafka 3.9+ refuses a MirrorSourceConnector with emit.offset-syncs.enabled=false and any
+    offset-syncs key (seen on the real worker, tests/test_replication.py); Kafka 3.8 still emits
+    offset syncs in the pair, so the settings stay there."""
+    flow = {"source": "a", "target": "b", "bidirectional": True,
+            "config": {"source": {"offset-syncs.topic.replication.factor": 1, "offset.lag.max": 0}},
+            "sources": [{"name": "more", "topics": "y", "config": {"offset-syncs-source-admin.retries": 3}}]}
+    t = on_release(topo(flow), "strimzi", "0.48.0")
+    assert problems(t) == [
+        "flows[0] (repl-a-b): config.source.offset-syncs.topic.replication.factor: got "
+        "'offset-syncs.topic.replication.factor'; expected no offset-syncs settings in a bidirectional pair: its "
+        "source connectors emit no offset syncs (emit.offset-syncs.enabled=false), and Kafka 4.1.0 refuses the "
+        "connector when any such key is set (MirrorSourceConnector.validate)",
+        "flows[0] (repl-a-b): sources[0].config.offset-syncs-source-admin.retries: got "
+        "'offset-syncs-source-admin.retries'; expected no offset-syncs settings in a bidirectional pair: its "
+        "source connectors emit no offset syncs (emit.offset-syncs.enabled=false), and Kafka 4.1.0 refuses the "
+        "connector when any such key is set (MirrorSourceConnector.validate)"]
+    accepted(on_release(topo(flow), "csm", "1.2"))
+    flow["bidirectional"] = False
+    accepted(on_release(topo(flow), "strimzi", "0.48.0"))
 
 
 def test_bidirectional_pair_needs_pem_trust_on_both_sides():

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from infra import releases
 from infra.rehearsal import jars
 from infra.rehearsal.process import RuntimeStartError
 from infra.rehearsal.run import Rehearsal
@@ -86,8 +87,11 @@ SINGLE_BROKER = {"source": {"offset-syncs.topic.replication.factor": 1},
 
 
 def for_runtime(topology: dict) -> dict:
-    """One Connect replica per worker (one pod each here), no audit, single-broker settings."""
+    """One Connect replica per worker (one pod each here), no audit, single-broker settings (but
+    none for offset syncs where a bidirectional pair emits none, which Kafka 3.9+ refuses)."""
     topo = copy.deepcopy(topology)
+    op = topo["operator"]
+    quiet_syncs = releases.find(releases.Flavour(op.get("flavour", "csm")), op.get("version")).emit_offset_syncs_key
     topo.pop("audit", None)
     topo["operator"].setdefault("connect", {})["replicas"] = 1
     for flow in topo["flows"]:
@@ -96,7 +100,8 @@ def for_runtime(topology: dict) -> dict:
             part.get("connect", {}).pop("replicas", None)
         config = flow.setdefault("config", {})
         for kind, settings in SINGLE_BROKER.items():
-            config[kind] = {**settings, **config.get(kind, {})}
+            if not (kind == "source" and flow.get("bidirectional") and quiet_syncs):
+                config[kind] = {**settings, **config.get(kind, {})}
     return topo
 
 
@@ -285,3 +290,221 @@ def test_prod_stack_replicates_on_every_release(flavour, version, runtime_api, t
         assert r.clients.end_offsets(c["us-east"], ["shared.ref"]) == {"shared.ref:0": 5}
         assert r.clients.end_offsets(c["eu-central"], ["shared.ref"]) == {"shared.ref:0": 5}
         assert "us-west.payments.internal.x" not in r.clients.topics(c["us-east"])
+
+
+# ------------------------------------------------------------------ security modes, trust formats
+
+
+SECURITY = {
+    "clusters": {
+        "plain": {"bootstrapServers": "plain-kafka.kafka-plain:9092"},
+        "p12": {"bootstrapServers": "p12-kafka.kafka-p12:9093",
+                "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-256", "username": "mover"},
+                             "tls": {"trust": "pkcs12"}}},
+        "jks": {"bootstrapServers": "jks-kafka.kafka-jks:9093",
+                "security": {"protocol": "SSL", "tls": {"trust": "jks", "clientCertificate": True}}},
+        "tls": {"bootstrapServers": "tls-kafka.kafka-tls:9093", "security": {"protocol": "SSL", "tls": {"trust": "pem"}}},
+    },
+    "flows": [
+        {"source": "p12", "target": "plain", "topics": ["a\\..*"], "replicationPolicy": "identity",
+         "topicsExclude": [".*heartbeats"]},
+        {"source": "jks", "target": "plain", "topics": ["b\\..*"], "replicationPolicy": "identity",
+         "topicsExclude": [".*heartbeats"]},
+        {"source": "plain", "target": "tls", "topics": ["c\\..*"], "replicationPolicy": "identity",
+         "topicsExclude": [".*heartbeats"]},
+    ],
+}
+
+
+@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+def test_security_modes_and_trust_formats(flavour, version, runtime_api, tmp_path):
+    """What dev and prod do not cover: PLAINTEXT as source and target, SASL_SSL SCRAM-SHA-256
+    with a PKCS12 truststore as a source, SSL with client certificates and a JKS truststore as a
+    source, TLS without client certificates as a target; Identity policy throughout. (A target
+    trusts PEM only: Strimzi's KafkaConnect takes PEM certificates, and JKS or PKCS12 targets are
+    refused before deploy.)"""
+    topo = for_runtime(on_release({"operator": {}, **SECURITY}, flavour, version))
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        sent = {"p12": "a.orders", "jks": "b.orders", "plain": "c.orders"}
+        for alias, topic in sent.items():
+            r.clients.create_topics(r.client(alias), {topic: 2})
+            r.clients.produce(r.client(alias), topic, records(4, alias))
+        r.deploy()
+        running = r.wait_running()
+        assert sorted(running) == sorted(f"repl-{s}-{t}-{k}" for s, t in (("p12", "plain"), ("jks", "plain"),
+                                                                             ("plain", "tls"))
+                                         for k in ("source", "checkpoint", "heartbeat"))
+        # Identity: names kept, every record intact.
+        assert arrived(r, "plain", "a.orders", 4) == expected(records(4, "p12"), "a.orders")
+        assert arrived(r, "plain", "b.orders", 4) == expected(records(4, "jks"), "b.orders")
+        assert arrived(r, "tls", "c.orders", 4) == expected(records(4, "plain"), "c.orders")
+
+
+# ------------------------------------------------------------------ least privilege, for real
+
+
+def test_connectors_read_only_what_the_role_grants(runtime_api, tmp_path):
+    """The Role the program renders is all the connectors need (the dev flow runs with it, above);
+    without one of its Secrets the source connector is refused by the worker, naming it."""
+    with rehearsal(dev_for_runtime("csm", "1.2"), tmp_path, runtime_api) as r:
+        objects = r.render()
+        (role,) = [o for o in objects if o["kind"] == "Role"]
+        (secrets_rule,) = [rule for rule in role["rules"] if rule["resources"] == ["secrets"]]
+        assert secrets_rule["resourceNames"] == ["source-us-west"]
+        secrets_rule["resourceNames"] = []
+        role["rules"] = [rule for rule in role["rules"] if rule["resourceNames"]]
+        with pytest.raises(RuntimeStartError) as refused:
+            r.deploy(objects)
+        assert str(refused.value) == (
+            "repl-us-west-us-east/repl-us-west-us-east: PUT /connectors/repl-us-west-us-east-source/config: HTTP 500: "
+            '{"error_code":500,"message":"Failed to retrieve Secret source-us-west from Kubernetes namespace '
+            'repl-us-west-us-east"}')
+
+
+# ------------------------------------------------------------------ exactly-once
+
+
+@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+def test_exactly_once_rollout(flavour, version, runtime_api, tmp_path):
+    """The documents' two-step rollout on a running flow: preparing, then enabled (a rolling update
+    of the workers); a read_committed consumer on the target sees every record exactly once."""
+    topo = dev_for_runtime(flavour, version)
+    topo["flows"][0]["exactlyOnce"] = "preparing"
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        source = r.client("us-west")
+        r.clients.create_topics(source, {"test.orders": 2})
+        r.clients.produce(source, "test.orders", records(4, "before"))
+        r.deploy(r.render())
+        r.wait_running()
+        enabled = copy.deepcopy(topo)
+        enabled["flows"][0]["exactlyOnce"] = "enabled"
+        r.redeploy(r.render(enabled))
+        (connect,) = [o for o in r.objects if o["kind"] == "KafkaConnect"]
+        assert connect["spec"]["config"]["exactly.once.source.support"] == "enabled"
+        r.wait_running()
+        r.clients.produce(source, "test.orders", records(4, "after"))
+        got = r.clients.consume(r.client("us-east"), ["us-west.test.orders"], 8, 90_000, isolation="read_committed")
+        assert sorted(g["key"] for g in got) == sorted([f"before-k{i}" for i in range(4)] + [f"after-k{i}" for i in range(4)])
+        time.sleep(5)
+        assert sum(r.clients.end_offsets(r.client("us-east"), ["us-west.test.orders"]).values()) >= 8
+        assert len(r.clients.consume(r.client("us-east"), ["us-west.test.orders"], 9, 15_000,
+                                     isolation="read_committed")) == 8
+
+
+# ------------------------------------------------------------------ the audit on real Kafka
+
+
+def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str) -> tuple[int, dict]:
+    """The audit job (spark/audit.py) as its CronJob runs it: the rendered audit configuration and
+    credential files, Spark's own Kafka source (the jars of spark/pom.xml, given as local jars),
+    librdkafka for metadata, the Connect REST API for offsets. It runs in a mount namespace whose
+    /etc/hosts maps the topology's host names and each Connect cluster's Service name (its
+    restUrl) to the loopback addresses here."""
+    import json as _json
+    import os
+    import socket
+    import subprocess
+    import sys
+    from urllib.parse import urlparse
+    (configmap,) = [o for o in r.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kafka-replication-audit"]
+    config = _json.loads(configmap["data"]["audit.json"])
+    run_dir = directory / name
+    creds = run_dir / "credentials"
+    for obj in r.objects:
+        if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("kafka-replication-audit-"):
+            alias = obj["metadata"]["name"].removeprefix("kafka-replication-audit-")
+            (creds / alias).mkdir(parents=True, exist_ok=True)
+            for key, value in {**{k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()},
+                               **{k: v.encode() for k, v in (obj.get("stringData") or {}).items()}}.items():
+                (creds / alias / key).write_bytes(value)
+    hosts = dict(r.network.names)
+    for flow in config["flows"]:
+        for connector in flow["connectors"]:
+            namespace = flow["name"]
+            hosts[urlparse(connector["restUrl"]).hostname] = r.workers[(namespace, namespace)].host
+    (run_dir / "audit.json").write_text(_json.dumps(config))
+    (run_dir / "hosts").write_text(f"127.0.0.1 localhost {socket.gethostname()}\n"
+                                   + "".join(f"{ip} {h}\n" for h, ip in sorted(hosts.items())))
+    now = int(time.time() * 1000)
+    argv = [sys.executable, "-m", "spark.audit", "--config", str(run_dir / "audit.json"), "--credentials", str(creds),
+            "--out", str(run_dir / "out"), "--from-ms", str(start_ms), "--until-ms", str(now), "--now-ms", str(now),
+            "--master", "local[2]"]
+    quoted = " ".join(f"'{a}'" for a in argv)
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT),
+           "PYSPARK_SUBMIT_ARGS": f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"}
+    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                           f"mount --bind '{run_dir / 'hosts'}' /etc/hosts && exec {quoted}"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    report_path = run_dir / "out" / "report.json"
+    assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return done.returncode, _json.loads(report_path.read_text())
+
+
+def partition_findings(result: dict) -> dict[str, list[str]]:
+    return {f"{t['target']}[{p['partition']}]": p["findings"]
+            for flow in result["flows"] for t in flow["topics"] for p in t["partitions"]}
+
+
+def test_audit_on_real_kafka(runtime_api, tmp_path):
+    """The audit's verdicts on real clusters: exit 0 on a healthy flow, then exit 1 naming each
+    real fault: an extra record in a target topic, a value that differs, and a connector stopped
+    while the source keeps growing."""
+    topo = dev_for_runtime("csm", "1.2")
+    topo["audit"] = {"thresholds": {"maxLag": 3}, "window": {"graceMinutes": 0}}
+    start_ms = int(time.time() * 1000) - 60_000
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        source, target = r.client("us-west"), r.client("us-east")
+        r.clients.create_topics(source, {"test.orders": 2})
+        r.clients.produce(source, "test.orders", [{"key": f"k{i}", "value": f"v{i}", "partition": i % 2}
+                                                  for i in range(10)])
+        r.deploy()
+        r.wait_running()
+        worker = r.workers[("repl-us-west-us-east", "repl-us-west-us-east")]
+        connector = "repl-us-west-us-east-source"
+        assert len(arrived(r, "us-east", "us-west.test.orders", 10)) == 10
+
+        def committed() -> dict[int, int]:
+            offsets = worker.get(f"/connectors/{connector}/offsets")["offsets"]
+            return {o["partition"]["partition"]: o["offset"]["offset"] for o in offsets
+                    if o["partition"].get("topic") == "test.orders"}
+        eventually("the source connector's committed offsets", lambda: committed() == {0: 4, 1: 4}, 120)
+
+        code, result = audit_run(r, tmp_path, start_ms, "healthy")
+        assert (code, result["status"]) == (0, "ok"), result
+        assert {k: result["totals"][k] for k in ("sourceRecords", "targetRecords", "missing", "unexpected")} == {
+            "sourceRecords": 10, "targetRecords": 10, "missing": 0, "unexpected": 0}
+
+        # 1. An extra record produced straight into the target topic.
+        r.clients.produce(target, "us-west.test.orders", [{"key": "intruder", "value": "x", "partition": 0}])
+        code, result = audit_run(r, tmp_path, start_ms, "extra-record")
+        assert (code, result["status"]) == (1, "findings")
+        assert partition_findings(result) == {"us-west.test.orders[0]": ["1 unexpected record(s)"],
+                                              "us-west.test.orders[1]": []}
+
+        # 2. A value that differs: the connector stopped, the record's offset marked as replicated
+        # (Connect's offsets API), and another value written in its place on the target.
+        worker.request("PUT", f"/connectors/{connector}/stop")
+        eventually("the connector stopped", lambda: worker.status(connector)["connector"]["state"] == "STOPPED", 60)
+        now = int(time.time() * 1000)
+        (offset,) = r.clients.produce(source, "test.orders", [{"key": "k-diff", "value": "original", "partition": 1,
+                                                               "timestamp": now}])
+        r.clients.produce(target, "us-west.test.orders", [{"key": "k-diff", "value": "corrupted", "partition": 1,
+                                                           "timestamp": now}])
+        worker.request("PATCH", f"/connectors/{connector}/offsets", {"offsets": [
+            {"partition": {"cluster": "us-west", "topic": "test.orders", "partition": 1}, "offset": {"offset": offset}}]})
+        worker.request("PUT", f"/connectors/{connector}/resume")
+        worker.wait_running(connector)
+        code, result = audit_run(r, tmp_path, start_ms, "value-differs")
+        assert (code, result["status"]) == (1, "findings")
+        assert partition_findings(result) == {"us-west.test.orders[0]": ["1 unexpected record(s)"],
+                                              "us-west.test.orders[1]": ["1 missing record(s)",
+                                                                         "1 unexpected record(s)"]}
+
+        # 3. The connector stopped while the source keeps growing.
+        worker.request("PUT", f"/connectors/{connector}/stop")
+        eventually("the connector stopped", lambda: worker.status(connector)["connector"]["state"] == "STOPPED", 60)
+        r.clients.produce(source, "test.orders", [{"key": f"late{i}", "value": "v", "partition": 0} for i in range(5)])
+        code, result = audit_run(r, tmp_path, start_ms, "connector-stopped")
+        assert (code, result["status"]) == (1, "findings")
+        findings = partition_findings(result)
+        assert findings["us-west.test.orders[0]"] == ["lag of 5 record(s)"], findings

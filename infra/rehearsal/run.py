@@ -76,6 +76,8 @@ class Rehearsal:
     workers: dict[tuple[str, str], Worker] = field(default_factory=dict)
     objects: list[dict[str, Any]] = field(default_factory=list)
     connectors: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
+    outputs: dict[str, Any] | None = None  # of the last render: the next one's previous outputs
+    generation: int = 0                    # of the workers: a redeploy starts new pods
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -100,10 +102,24 @@ class Rehearsal:
     # -------------------------------------------------------------- the program's objects
 
     def render(self, topology: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The program's objects for `topology` (default: the rehearsal's), in clear, rendered as
+        an update of the last render (its outputs are the stack's previous outputs)."""
         path = self.directory / f"{self.stack}.yaml"
         path.write_text(yaml.safe_dump(topology or self.topology, sort_keys=False))
-        result = render.run(self.stack, {"topology": str(path)}, secret_material(self.model, self.clusters))
+        result = render.run(self.stack, {"topology": str(path)}, secret_material(self.model, self.clusters),
+                            previous_outputs=self.outputs)
+        self.outputs = result.outputs
         return result.objects()
+
+    def redeploy(self, objects: Iterable[dict[str, Any]]) -> None:
+        """A rolling update as the operator does one: the workers stop, new pods start from the
+        new objects, and every connector is sent again."""
+        for worker in self.workers.values():
+            worker.stop()
+        self.workers.clear()
+        self.connectors.clear()
+        self.generation += 1
+        self.deploy(objects)
 
     def deploy(self, objects: Iterable[dict[str, Any]] | None = None) -> None:
         """Apply the render, start a worker per KafkaConnect, send every KafkaConnector."""
@@ -131,7 +147,8 @@ class Rehearsal:
         for obj in setup.objects:
             self.kube.apply(obj)
         token = self.kube.token(meta["namespace"], operator.component(meta["name"]))
-        worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, self.directory / "pods" / "-".join(key), host,
+        pod = self.directory / "pods" / f"{'-'.join(key)}-{self.generation}"
+        worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,
                         jars.classpath(self.release), self.network, self.kube.kubeconfig(token, meta["namespace"]))
         self.workers[key] = worker
         worker.start()

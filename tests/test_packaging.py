@@ -56,7 +56,11 @@ def test_the_audit_image_runs_the_spark_the_tests_run():
     assert "requirements/audit.txt" in dockerfile
     # The image holds the job only: none of the deployer's code, nor a package install of it.
     copied = re.findall(r"^COPY (\S+)", dockerfile, re.MULTILINE)
-    assert copied == ["requirements/audit.txt", "spark"]
+    assert copied == ["spark/pom.xml", "--from=jars", "requirements/audit.txt", "spark"]
+    # The Kafka source's jars: the Maven build the runtime tier runs, at the image's Spark.
+    pom = (ROOT / "spark" / "pom.xml").read_text()
+    assert re.search(r"<spark.version>(\S+)</spark.version>", pom).group(1) == image_spark
+    assert "dependency:copy-dependencies" in dockerfile and "curl" not in dockerfile
     assert "pip install --no-cache-dir -r /tmp/audit.txt" in dockerfile
     assert not re.search(r"pip install .*/opt/kafka-replication\s*$", dockerfile, re.MULTILINE)
 

@@ -5,7 +5,8 @@ the JDK judging each resulting client configuration (tests/runtime/ClientCheck.j
 A client passes when, after the worker's merge and Kafka's single-pass variable resolution, it
 holds no unresolved variable, reaches the cluster it must (bootstrap, protocol, SASL identity),
 passes Kafka's store rules, loads its stores with the JDK, trusts exactly that cluster's CA and
-presents that cluster's client certificate (or none). Not run here: a real worker and broker.
+presents that cluster's client certificate (or none). Without a worker: every variant on every
+release, quickly; tests/test_replication.py runs the stacks on real workers and brokers.
 """
 
 from __future__ import annotations

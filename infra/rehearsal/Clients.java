@@ -9,6 +9,11 @@
 //   {"op": "createTopics", "config": {...}, "topics": [{"name": "t", "partitions": 1}]}
 //   {"op": "groupOffsets", "config": {...}, "group": "g"}
 //   {"op": "endOffsets", "config": {...}, "topics": ["t"]}
+//   {"op": "load", "config": {...}, "topic": "t", "count": 100000, "size": 512}
+//       (as fast as the producer goes; answers the elapsed milliseconds)
+//   {"op": "latency", "config": {...}, "topic": "t", "count": 100000, "timeoutMs": 300000}
+//       (reads from the start until `count` records; answers, per record, the delay from its
+//        timestamp to its arrival here: p50, p99, max, and the first and last arrival times)
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -53,6 +58,8 @@ public final class Clients {
             case "createTopics": createTopics(config, request); break;
             case "groupOffsets": groupOffsets(config, request.get("group").asText(), answer); break;
             case "endOffsets": endOffsets(config, strings(request.get("topics")), answer); break;
+            case "load": load(config, request, answer); break;
+            case "latency": latency(config, request, answer); break;
             default: throw new IllegalArgumentException("unknown op " + request.get("op"));
         }
         System.out.println(JSON.writeValueAsString(answer));
@@ -183,5 +190,66 @@ public final class Clients {
             admin.listOffsets(wanted).all().get().forEach((tp, info) -> ends.put(tp.topic() + ":" + tp.partition(), info.offset()));
             ends.forEach(out::put);
         }
+    }
+
+    private static void load(Properties config, JsonNode request, ObjectNode answer) throws Exception {
+        config.put("key.serializer", StringSerializer.class.getName());
+        config.put("value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class.getName());
+        config.putIfAbsent("acks", "all");
+        config.putIfAbsent("linger.ms", "5");
+        int count = request.get("count").asInt();
+        byte[] value = new byte[request.get("size").asInt()];
+        new java.util.Random(42).nextBytes(value);
+        String topic = request.get("topic").asText();
+        long start = System.nanoTime();
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, Integer.toString(i), value));
+            }
+            producer.flush();
+        }
+        answer.put("elapsedMs", (System.nanoTime() - start) / 1_000_000);
+    }
+
+    private static void latency(Properties config, JsonNode request, ObjectNode answer) throws Exception {
+        config.put("key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+        config.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+        config.put("auto.offset.reset", "earliest");
+        config.put("enable.auto.commit", "false");
+        config.putIfAbsent("fetch.max.wait.ms", "10");
+        String topic = request.get("topic").asText();
+        int count = request.get("count").asInt();
+        long deadline = System.currentTimeMillis() + request.path("timeoutMs").asLong(300000);
+        long[] delays = new long[count];
+        int seen = 0;
+        long bytes = 0, first = 0, last = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            while (partitions.isEmpty() && System.currentTimeMillis() < deadline) {
+                consumer.partitionsFor(topic, Duration.ofSeconds(5)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+                if (partitions.isEmpty()) Thread.sleep(100);
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            while (seen < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    long now = System.currentTimeMillis();
+                    if (seen == 0) first = now;
+                    last = now;
+                    if (seen < count) delays[seen] = now - r.timestamp();
+                    seen++;
+                    bytes += r.serializedValueSize() + Math.max(0, r.serializedKeySize());
+                }
+            }
+        }
+        long[] got = java.util.Arrays.copyOf(delays, Math.min(seen, count));
+        java.util.Arrays.sort(got);
+        answer.put("records", seen);
+        answer.put("bytes", bytes);
+        answer.put("firstArrival", first);
+        answer.put("lastArrival", last);
+        answer.put("p50", got.length == 0 ? -1 : got[(int) (got.length * 0.50)]);
+        answer.put("p99", got.length == 0 ? -1 : got[Math.min(got.length - 1, (int) (got.length * 0.99))]);
+        answer.put("max", got.length == 0 ? -1 : got[got.length - 1]);
     }
 }

@@ -59,7 +59,7 @@ lock: $(UV)
 # The real kube-apiserver of the API-server tier (docs/apiserver.md), built once into ~/.cache
 # (root, apt, a few minutes). Without it that tier skips, unless APISERVER_REQUIRED=1 (CI).
 apiserver:
-	@bash tests/apiserver/build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
+	@bash infra/rehearsal/apiserver-build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
 	  echo "kube-apiserver could not be built: the API-server tier will skip (docs/apiserver.md)"; }
 
 # The replication audit on a generated sample with injected faults (docs/audit.md): the audit

@@ -13,7 +13,7 @@ records of `--size` bytes into a 6-partition source topic as fast as it can whil
 on the target reads them: throughput (records/s and MB/s from the first write to the last
 arrival) and end-to-end latency (arrival minus the record's timestamp, p50 and p99). Rounds
 alternate; the medians are printed with the ratios ours/defaults. docs/performance.md records
-them. Needs the API-server tier's kube-apiserver (tests/apiserver/build.sh) and the jars (pom.xml).
+them. Needs the API-server tier's kube-apiserver (infra/rehearsal/apiserver-build.sh) and the jars (pom.xml).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from infra.rehearsal.run import Rehearsal  # noqa: E402
-from tests.apiserver.client import Client  # noqa: E402
-from tests.apiserver.server import start, stop  # noqa: E402
-from tests.runtime.kube import ApiServerKube  # noqa: E402
+from infra.rehearsal.apiserver import start, stop  # noqa: E402
+from infra.rehearsal.kube import ApiServerKube  # noqa: E402
+from infra.rehearsal.kubeapi import Client  # noqa: E402
 from tests.conftest import on_release  # noqa: E402
 from tests.test_replication import DEV, for_runtime  # noqa: E402
 

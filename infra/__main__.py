@@ -1,4 +1,4 @@
-"""Command line: `python -m infra render|schema|validate`.
+"""Command line: `python -m infra render|schema|validate|rehearse`.
 
 Input problems are printed all at once and exit with code 2, without a traceback. An error of
 the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
@@ -55,6 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="validate a topology file")
     v.add_argument("topology", type=Path)
     sub.add_parser("schema", help="print the topology's JSON Schema")
+    h = sub.add_parser("rehearse", help="run a topology's replication on this machine (Kafka, Connect, MirrorMaker 2) "
+                                        "and report what arrived; exit 0 all arrived, 1 not, 2 invalid input")
+    h.add_argument("topology", type=Path)
+    h.add_argument("--records", type=int, default=10, help="sample records per source connector (default 10)")
+    h.add_argument("--keep", type=Path, metavar="DIR", help="work in DIR and keep the logs (default: a temporary folder)")
     args = parser.parse_args(argv)
 
     try:
@@ -75,6 +80,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "schema":
         from infra.schema import json_schema
         print(json.dumps(json_schema(), indent=2, sort_keys=True))
+    elif args.command == "rehearse":
+        from infra.rehearsal import cli
+        cli.check_path(args.topology)
+        if not 1 <= args.records <= 100_000:
+            raise TopologyError([Problem("--records", "(argument)", str(args.records), "1 to 100000")],
+                                "the command line")
+        return cli.rehearse(args.topology, args.records, args.keep)
     elif args.command == "validate":
         from infra.validation import load
         model = load(args.topology)

@@ -156,10 +156,10 @@ def unavailable(reason: str):
 @pytest.fixture(scope="session")
 def apiserver(tmp_path_factory):
     """A real kube-apiserver on loopback for the session (docs/apiserver.md), as a Client."""
-    from tests.apiserver.client import Client
-    from tests.apiserver.server import ServerError, apiserver_binary, start, stop
+    from infra.rehearsal.apiserver import ServerError, apiserver_binary, start, stop
+    from infra.rehearsal.kubeapi import Client
     if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
+        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
     directory = tmp_path_factory.mktemp("apiserver")
     try:
         state = start(directory)

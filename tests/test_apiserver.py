@@ -1,8 +1,8 @@
 """The API-server tier: every rendered object against a real kube-apiserver (v1.20.2), and the
 RBAC the renders create proven with SubjectAccessReviews against its real authorizer.
 
-The server is built by tests/apiserver/build.sh and started per session on loopback
-(tests/apiserver/server.py). Without it these tests skip; with APISERVER_REQUIRED=1 (set by
+The server is built by infra/rehearsal/apiserver-build.sh and started per session on loopback
+(infra/rehearsal/apiserver.py). Without it these tests skip; with APISERVER_REQUIRED=1 (set by
 .ci/run) they fail instead, so CI cannot pass without the server. Limits of a 1.20 server
 (docs/apiserver.md): no batch/v1 CronJob (kubernetes-validate checks it instead), no strict field
 validation (fields the server would drop are detected by comparing what it returns), Strimzi's CEL
@@ -22,8 +22,9 @@ import pytest
 import yaml
 
 from infra import names, render
-from tests.apiserver.client import ApiError, Client, service_account_user
-from tests.apiserver.server import ServerError, apiserver_binary, kubeconfig, start_many, stop
+from infra.rehearsal.apiserver import ServerError, apiserver_binary, kubeconfig, start_many, stop
+from infra.rehearsal.kube import install_crds
+from infra.rehearsal.kubeapi import ApiError, Client, service_account_user
 from tests.conftest import APISERVER_COUNTS as COUNTS
 from tests.conftest import CRDS, ROOT, render_topology, unavailable
 from tests.test_references import REF
@@ -33,24 +34,6 @@ pytestmark = pytest.mark.apiserver
 
 # Kinds this 1.20 server does not serve, and how they are checked instead.
 NOT_SERVED = {("batch/v1", "CronJob")}  # batch/v1 CronJob arrived in 1.21
-
-
-def install_crds(client: Client, folder: str) -> None:
-    """The Strimzi CRDs of one operator version, replacing those of the other. Created by POST:
-    a 1.20 server does not know their CEL rules (x-kubernetes-validations) and drops them."""
-    if client.crds == folder:
-        return
-    crds = [yaml.safe_load(p.read_text()) for p in sorted((Path(CRDS) / folder).glob("*.yaml"))]
-    base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    for crd in crds:
-        name = crd["metadata"]["name"]
-        if client.request("DELETE", f"{base}/{name}")[0] == 200:
-            client.wait_gone(f"{base}/{name}")
-    for crd in crds:
-        client.create(crd)
-        client.wait_established(crd["metadata"]["name"])
-    client.forget()
-    client.crds = folder
 
 
 def flavour_of(objects: list[dict]) -> str:
@@ -89,7 +72,7 @@ def as_stored(obj: dict) -> dict:
 def ready_for(client: Client, objects: list[dict]) -> int:
     """The render's CRD flavour installed and its namespaces created (for real); returns how
     many namespaces."""
-    install_crds(client, flavour_of(objects))
+    install_crds(client, Path(CRDS) / flavour_of(objects))
     namespaces = [o for o in objects if o["kind"] == "Namespace"]
     for ns in namespaces:
         client.ensure(ns)
@@ -340,7 +323,7 @@ def regions_clusters(tmp_path_factory):
     Pulumi reaches each: a context of the ambient kubeconfig, or a whole kubeconfig in secret
     config, as stacks/regions.yaml says."""
     if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
+        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
     section = yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text())["kubernetes"]
     directories = [tmp_path_factory.mktemp(f"apiserver-{name}") for name in sorted(section)]
     try:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from infra import kubeconfig, names, render
 from infra.errors import TopologyError
-from tests.apiserver.server import State, kubectl_binary
+from infra.rehearsal.apiserver import State, kubectl_binary
 from tests.conftest import APISERVER_COUNTS as COUNTS
 from tests.conftest import ROOT, render_topology, unavailable
 from tests.material import material
@@ -241,7 +241,7 @@ def kubectl(config: dict | str, context: str | None, home: Path) -> tuple[bool, 
     """Whether kubectl (client-go) loads the kubeconfig and lists namespaces as the admin."""
     binary = kubectl_binary()
     if binary is None:
-        unavailable("no kubectl v1.20.2: run tests/apiserver/build.sh (docs/apiserver.md)")
+        unavailable("no kubectl v1.20.2: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
     path = home / "kubeconfig"
     path.write_text(config if isinstance(config, str) else yaml.safe_dump(config))
     argv = [str(binary), "--kubeconfig", str(path), *(["--context", context] if context else []),

@@ -24,12 +24,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import releases
 from infra.rehearsal import jars
 from infra.rehearsal.process import RuntimeStartError
-from infra.rehearsal.run import Rehearsal
-from tests.conftest import RELEASES, ROOT, on_release, unavailable
-from tests.runtime.kube import ApiServerKube
+from infra.rehearsal.run import Rehearsal, local_topology
+from tests.conftest import CRDS, RELEASES, ROOT, on_release, unavailable
+from infra.rehearsal.kube import ApiServerKube
 
 pytestmark = pytest.mark.runtime
 
@@ -40,10 +39,10 @@ RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
 def runtime_api(tmp_path_factory):
     """A kube-apiserver of the runtime tier's own: its objects are created for real, and must not
     meet the API-server tier's dry runs."""
-    from tests.apiserver.client import Client
-    from tests.apiserver.server import ServerError, apiserver_binary, start, stop
+    from infra.rehearsal.apiserver import ServerError, apiserver_binary, start, stop
+    from infra.rehearsal.kubeapi import Client
     if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run tests/apiserver/build.sh (docs/apiserver.md)")
+        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
     directory = tmp_path_factory.mktemp("runtime-apiserver")
     try:
         state = start(directory)
@@ -55,7 +54,7 @@ def runtime_api(tmp_path_factory):
 
 @contextmanager
 def rehearsal(topology: dict, directory: Path, api) -> Iterator[Rehearsal]:
-    r = Rehearsal(topology, directory, ApiServerKube(api))
+    r = Rehearsal(topology, directory, ApiServerKube(api, Path(CRDS)))
     try:
         try:
             jars.release_jars(r.release)
@@ -79,30 +78,9 @@ def eventually(what: str, probe, timeout: float = 120, every: float = 2):
     pytest.fail(f"{what}: not after {timeout:.0f} s (last: {last!r})")
 
 
-# Single-broker clusters: MirrorMaker 2's own topics (offset syncs, checkpoints, heartbeats) at
-# replication factor 1, as a user of such a cluster sets them; its default (3) cannot be met.
-SINGLE_BROKER = {"source": {"offset-syncs.topic.replication.factor": 1},
-                 "checkpoint": {"checkpoints.topic.replication.factor": 1},
-                 "heartbeat": {"heartbeats.topic.replication.factor": 1}}
-
-
 def for_runtime(topology: dict) -> dict:
-    """One Connect replica per worker (one pod each here), no audit, single-broker settings (but
-    none for offset syncs where a bidirectional pair emits none, which Kafka 3.9+ refuses)."""
-    topo = copy.deepcopy(topology)
-    op = topo["operator"]
-    quiet_syncs = releases.find(releases.Flavour(op.get("flavour", "csm")), op.get("version")).emit_offset_syncs_key
-    topo.pop("audit", None)
-    topo["operator"].setdefault("connect", {})["replicas"] = 1
-    for flow in topo["flows"]:
-        flow.get("connect", {}).pop("replicas", None)
-        for part in flow.get("connectClusters", []):
-            part.get("connect", {}).pop("replicas", None)
-        config = flow.setdefault("config", {})
-        for kind, settings in SINGLE_BROKER.items():
-            if not (kind == "source" and flow.get("bidirectional") and quiet_syncs):
-                config[kind] = {**settings, **config.get(kind, {})}
-    return topo
+    """The topology as a rehearsal runs it (infra/rehearsal/run.py local_topology)."""
+    return local_topology(topology)
 
 
 def records(n: int, tag: str) -> list[dict]:

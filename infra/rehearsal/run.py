@@ -8,6 +8,7 @@ The API server is given (`Kube`): the test tier uses a real kube-apiserver on lo
 from __future__ import annotations
 
 import base64
+import copy
 import secrets as random_secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,7 +26,33 @@ from infra.rehearsal.process import Network, RuntimeStartError
 from infra.releases import Release
 from infra.resolution import Model
 
-STRIMZI_GROUP = "kafka.strimzi.io/"
+# Single-broker clusters cannot hold MirrorMaker 2's own topics at its default replication
+# factor (3): a rehearsal sets these to 1 through the flows' `config`, as a user of such a cluster
+# would (none for offset syncs where a bidirectional pair emits none: Kafka 3.9+ refuses them).
+SINGLE_BROKER = {"source": {"offset-syncs.topic.replication.factor": 1},
+                 "checkpoint": {"checkpoints.topic.replication.factor": 1},
+                 "heartbeat": {"heartbeats.topic.replication.factor": 1}}
+LOCAL_CHANGES = ("one Connect replica per Connect cluster (a worker each here)",
+                 "no audit CronJob (the audit runs on its own: docs/audit.md)",
+                 "MirrorMaker 2's own topics at replication factor 1 (single-broker clusters)")
+
+
+def local_topology(topology: dict[str, Any]) -> dict[str, Any]:
+    """The topology as a rehearsal runs it on this machine (LOCAL_CHANGES, nothing else)."""
+    topo = copy.deepcopy(topology)
+    topo.pop("audit", None)
+    operator = topo.setdefault("operator", {})
+    operator.setdefault("connect", {})["replicas"] = 1
+    release = validation.parse(topo).operator.release
+    for flow in topo.get("flows", []):
+        flow.get("connect", {}).pop("replicas", None)
+        for part in flow.get("connectClusters", []):
+            part.get("connect", {}).pop("replicas", None)
+        config = flow.setdefault("config", {})
+        for kind, settings in SINGLE_BROKER.items():
+            if not (kind == "source" and flow.get("bidirectional") and release.emit_offset_syncs_key):
+                config[kind] = {**settings, **config.get(kind, {})}
+    return topo
 
 
 class Kube(Protocol):

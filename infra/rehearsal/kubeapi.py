@@ -12,8 +12,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from typing import Any
 
-from tests.apiserver.server import State, tls_context
+from infra.rehearsal.apiserver import State, tls_context
+
+JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,7 @@ class Resource:
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, body: dict, what: str):
+    def __init__(self, status: int, body: JSON, what: str):
         self.status, self.body = status, body
         super().__init__(f"{what}: HTTP {status}: {body.get('message', body)}")
 
@@ -40,15 +43,16 @@ class Client:
         self.crds: str | None = None  # the Strimzi CRD flavour installed (tests/test_apiserver.py)
 
     @classmethod
-    def from_kubeconfig(cls, config: dict, context: str | None = None) -> "Client":
+    def from_kubeconfig(cls, config: JSON, context: str | None = None) -> "Client":
         """The server a kubeconfig addresses, as client-go picks it: the given context, else
         current-context; its cluster's server and CA data, its user's token (the only kinds of
-        entry tests/apiserver/server.py:kubeconfig writes)."""
-        def entry(section: str, name: str) -> dict:
+        entry apiserver.kubeconfig writes)."""
+        def entry(section: str, name: str) -> JSON:
             found = [e[section[:-1]] for e in config[section] if e["name"] == name]
             if len(found) != 1:
                 raise LookupError(f"{len(found)} {section} named {name!r} in the kubeconfig")
-            return found[0]
+            chosen: JSON = found[0]
+            return chosen
         chosen = entry("contexts", context or config["current-context"])
         cluster, user = entry("clusters", chosen["cluster"]), entry("users", chosen["user"])
         ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
@@ -56,7 +60,7 @@ class Client:
         tls.check_hostname = False  # as tls_context: the serving certificate names "localhost"
         return cls(url=cluster["server"], token=user["token"], context=tls)
 
-    def request(self, method: str, path: str, body: dict | None = None, query: dict | None = None) -> tuple[int, dict]:
+    def request(self, method: str, path: str, body: JSON | None = None, query: JSON | None = None) -> tuple[int, JSON]:
         url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(url, data=data, method=method, headers={
@@ -91,7 +95,7 @@ class Client:
         found = self._discovery[api_version]
         return found.get(kind) if found else None
 
-    def _collection(self, obj: dict) -> str:
+    def _collection(self, obj: JSON) -> str:
         res = self.resource(obj["apiVersion"], obj["kind"])
         if res is None:
             raise ApiError(404, {"message": "not served by this server"}, f"{obj['apiVersion']} {obj['kind']}")
@@ -100,7 +104,7 @@ class Client:
 
     # ------------------------------------------------------------------ objects
 
-    def create(self, obj: dict, dry_run: bool = False) -> dict:
+    def create(self, obj: JSON, dry_run: bool = False) -> JSON:
         """POST the object; raise ApiError unless the server accepts it. With dry_run, the
         server runs admission and validation and stores nothing."""
         status, body = self.request("POST", self._collection(obj), obj, {"dryRun": "All"} if dry_run else None)
@@ -108,7 +112,7 @@ class Client:
             raise ApiError(status, body, f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}")
         return body
 
-    def ensure(self, obj: dict) -> None:
+    def ensure(self, obj: JSON) -> None:
         """Create for real, accepting one that already exists (namespaces shared by renders)."""
         try:
             self.create(obj)
@@ -116,7 +120,7 @@ class Client:
             if exc.status != 409:
                 raise
 
-    def delete(self, obj: dict) -> None:
+    def delete(self, obj: JSON) -> None:
         status, body = self.request("DELETE", f"{self._collection(obj)}/{obj['metadata']['name']}")
         if status not in (200, 202, 404):
             raise ApiError(status, body, f"delete {obj['kind']} {obj['metadata']['name']}")

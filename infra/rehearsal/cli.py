@@ -107,7 +107,7 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
                   f"{ready - started:.0f} s after the start", flush=True)
         except RuntimeStartError as exc:
             failed.append(str(exc).splitlines()[0])
-            return _report(planned, {}, failed)
+            return _report(planned, {}, failed, records)
         arrived: dict[Sample, tuple[int, float]] = {}
         for s in planned:
             t0 = time.monotonic()

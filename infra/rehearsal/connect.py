@@ -15,7 +15,7 @@ import shutil
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,6 @@ class Worker:
     kubeconfig: str      # for the service account
     process: Process | None = None
     log_level: str = "INFO"
-    extra_files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -56,7 +55,7 @@ class Worker:
             Path(root).mkdir(parents=True, exist_ok=True)  # bind targets; stay empty outside the pods
             _inside(self.pod, root).mkdir(parents=True, exist_ok=True)
         _inside(self.pod, "/opt/kafka/plugins").mkdir(exist_ok=True)  # plugin.path; ours are on the classpath
-        files = {**self.setup.files, **self.extra_files, WORKER_FILE: self.setup.worker_file().encode(),
+        files = {**self.setup.files, WORKER_FILE: self.setup.worker_file().encode(),
                  "/tmp/hosts": self.network.hosts_file.read_bytes(), "/tmp/.kube/config": self.kubeconfig.encode()}
         for path, content in files.items():
             target = _inside(self.pod, path)

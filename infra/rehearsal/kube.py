@@ -40,7 +40,6 @@ class ApiServerKube:
     def __init__(self, client: Client, crds: Path | None = None):
         self.client = client
         self.crds = crds
-        self.created: list[dict[str, Any]] = []
 
     def apply(self, obj: dict[str, Any]) -> bool:
         if obj["apiVersion"].startswith(f"{GROUP}/") and self.crds is not None:
@@ -57,7 +56,6 @@ class ApiServerKube:
             if obj["kind"] != "Namespace":
                 self.client.delete(obj)
                 self.client.create(obj)
-        self.created.append(obj)
         return True
 
     def token(self, namespace: str, service_account: str) -> str:

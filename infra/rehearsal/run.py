@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from infra import reading, render, validation
+from infra import names, render, validation
 from infra.rehearsal import jars, operator
 from infra.rehearsal.clients import Clients
 from infra.rehearsal.connect import Worker
@@ -161,8 +161,7 @@ class Rehearsal:
             self.start_worker(connect, secrets.get(connect["metadata"]["namespace"], {}))
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector"):
             meta = connector["metadata"]
-            key = (meta["namespace"], meta["labels"]["strimzi.io/cluster"] if "strimzi.io/cluster" in meta.get(
-                "labels", {}) else meta["annotations"]["strimzi.io/cluster"])
+            key = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL])
             self.send(key, connector)
 
     def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]]) -> Worker:
@@ -203,7 +202,3 @@ class Rehearsal:
         for kafka in self.clusters.values():
             kafka.stop()
 
-
-def load(path: str) -> dict[str, Any]:
-    data: dict[str, Any] = reading.load_yaml_file(Path(path), "topology file")
-    return data

@@ -258,12 +258,14 @@ def _runs(offsets: list[int]) -> list[list[int]]:
 def heartbeat_times(records: DataFrame) -> dict[str, int]:
     """Newest heartbeat per source alias, in epoch ms, from a replicated heartbeats topic.
 
-    MirrorMaker 2's Heartbeat: key = int16 version, then sourceClusterAlias and
-    targetClusterAlias as int16-length-prefixed strings; value = int16 version, int64 timestamp."""
+    MirrorMaker 2's Heartbeat (connect/mirror-client/.../Heartbeat.java): the key is KEY_SCHEMA
+    alone, sourceClusterAlias and targetClusterAlias as int16-length-prefixed strings, with no
+    version in front (serializeKey); the value is an int16 version, then the int64 timestamp
+    (serializeValue). Read from real heartbeats in tests/test_replication.py."""
     def int_at(col: Column, pos: int, size: int) -> Column:
         return F.conv(F.hex(F.substring(col, pos, size)), 16, 10).cast("long")
-    alias_len = int_at(F.col("key"), 3, 2)
-    alias = F.substring(F.col("key"), F.lit(5), alias_len.cast("int")).cast("string")
+    alias_len = int_at(F.col("key"), 1, 2)
+    alias = F.substring(F.col("key"), F.lit(3), alias_len.cast("int")).cast("string")
     stamp = int_at(F.col("value"), 3, 8)
     rows = (records.filter(F.length("value") >= 10).select(alias.alias("alias"), stamp.alias("ms"))
             .groupBy("alias").agg(F.max("ms").alias("ms")).collect())

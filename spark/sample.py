@@ -286,9 +286,10 @@ def _heartbeats(clusters, flow: dict, last_ms: int) -> None:
 
 
 def _heartbeat_key(source: str, target: str) -> bytes:
+    """Heartbeat.serializeKey: the two aliases as int16-length-prefixed strings, no version."""
     def text(s: str) -> bytes:
         return len(s.encode()).to_bytes(2, "big") + s.encode()
-    return (0).to_bytes(2, "big") + text(source) + text(target)
+    return text(source) + text(target)
 
 
 # ----------------------------------------------------------------- writing

@@ -231,4 +231,6 @@ def test_the_image_holds_what_the_cronjob_runs():
     root = AUDIT_MODULE.rsplit("/spark/", 1)[0]
     assert f"COPY spark {root}/spark" in dockerfile
     assert f"ENV PYTHONPATH={root}" in dockerfile
-    assert "spark-sql-kafka-0-10_" in dockerfile and "/opt/spark/jars" in dockerfile
+    # Spark's Kafka source: spark/pom.xml's jars, copied into Spark's own jar folder.
+    assert "COPY spark/pom.xml" in dockerfile and "COPY --from=jars /build/jars/ /opt/spark/jars/" in dockerfile
+    assert "spark-sql-kafka-0-10_2.13" in (Path(__file__).parent.parent / "spark" / "pom.xml").read_text()

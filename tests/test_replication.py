@@ -84,9 +84,13 @@ def for_runtime(topology: dict) -> dict:
     return local_topology(topology)
 
 
+# Record timestamps: recent, or the brokers' time retention (7 days) deletes them as they arrive.
+BASE_MS = int(time.time()) // 60 * 60_000
+
+
 def records(n: int, tag: str) -> list[dict]:
     return [{"key": f"{tag}-k{i}", "value": f"{tag}-value-{i}", "partition": i % 2,
-             "headers": {"trace": f"{tag}-t{i}", "origin": "test"}, "timestamp": 1_700_000_000_000 + i}
+             "headers": {"trace": f"{tag}-t{i}", "origin": "test"}, "timestamp": BASE_MS + i}
             for i in range(n)]
 
 

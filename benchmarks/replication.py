@@ -39,7 +39,7 @@ BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 PARTITIONS = 6
 
 
-def defaults_connector(r: Rehearsal, topic: str) -> dict[str, str]:
+def defaults_connector(r: Rehearsal, topic: str, tasks: int | None = None) -> dict[str, str]:
     source, target = r.clusters["us-west"].client_properties(), r.clusters["us-east"].client_properties()
     config = {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
               "source.cluster.alias": "us-west", "target.cluster.alias": "us-east", "topics": topic,
@@ -47,6 +47,8 @@ def defaults_connector(r: Rehearsal, topic: str) -> dict[str, str]:
               "replication.factor": "1", "offset-syncs.topic.replication.factor": "1"}
     config.update({f"source.cluster.{k}": v for k, v in source.items()})
     config.update({f"target.cluster.{k}": v for k, v in target.items()})
+    if tasks is not None:
+        config["tasks.max"] = str(tasks)
     return config
 
 
@@ -80,30 +82,37 @@ def main() -> int:
     try:
         r.start_clusters()
         src = r.client("us-west")
-        results: dict[str, list[dict[str, float]]] = {"ours": [], "defaults": []}
+        names = ("ours", "defaults", "defaults+tasks")
+        results: dict[str, list[dict[str, float]]] = {n: [] for n in names}
         topics = {name: [(f"{t}.bench{i}", f"us-west.{t}.bench{i}") for i in range(args.rounds)]
-                  for name, t in (("ours", "test"), ("defaults", "base"))}
+                  for name, t in zip(names, ("test", "base", "tasks"))}
         r.clients.create_topics(src, {s: PARTITIONS for pairs in topics.values() for s, _ in pairs})
         r.deploy()
         r.wait_running()
         worker = r.workers[("repl-us-west-us-east", "repl-us-west-us-east")]
-        for i, (source_topic, _) in enumerate(topics["defaults"]):
-            worker.put_connector(f"defaults-{i}", defaults_connector(r, source_topic))
-            worker.wait_running(f"defaults-{i}", min_tasks=1)
+        (ours,) = [o for o in r.objects if o["kind"] == "KafkaConnector" and o["metadata"]["name"].endswith("-source")]
+        tasks = int(ours["spec"]["tasksMax"])
         for i in range(args.rounds):
-            for name in ("ours", "defaults"):
+            for name, n in (("defaults", None), ("defaults+tasks", tasks)):
+                worker.put_connector(f"{name}-{i}", defaults_connector(r, topics[name][i][0], n))
+                worker.wait_running(f"{name}-{i}", min_tasks=1)
+        for i in range(args.rounds):
+            for name in names:
                 figures = measure(r, *topics[name][i], args.records, args.size)
                 results[name].append(figures)
-                print(f"round {i + 1} {name:>8}: " + ", ".join(f"{k} {v:,.1f}" for k, v in figures.items()), flush=True)
+                print(f"round {i + 1} {name:>14}: " + ", ".join(f"{k} {v:,.1f}" for k, v in figures.items()), flush=True)
         print(f"\n{args.records} records of {args.size} B, {PARTITIONS} partitions, "
               f"{args.flavour} {args.version}, medians of {args.rounds} round(s):")
-        print(f"{'':>10} {'records/s':>12} {'MB/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
+        print(f"{'':>22} {'records/s':>12} {'MB/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
         med = {n: {k: statistics.median(f[k] for f in fs) for k in fs[0]} for n, fs in results.items()}
         for name, m in med.items():
-            print(f"{name:>10} {m['records/s']:>12,.0f} {m['MB/s']:>8.2f} {m['p50 ms']:>8.0f} {m['p99 ms']:>8.0f}")
-        print(f"{'ratio':>10} " + " ".join(f"{med['ours'][k] / med['defaults'][k]:>{w}.2f}"
-                                           for k, w in (("records/s", 12), ("MB/s", 8), ("p50 ms", 8), ("p99 ms", 8)))
-              + "   (ours / defaults: above 1 is faster for throughput, slower for latency)")
+            print(f"{name:>22} {m['records/s']:>12,.0f} {m['MB/s']:>8.2f} {m['p50 ms']:>8.0f} {m['p99 ms']:>8.0f}")
+        for base in ("defaults", "defaults+tasks"):
+            print(f"{'ours / ' + base:>22} " + " ".join(
+                f"{med['ours'][k] / med[base][k]:>{w}.2f}"
+                for k, w in (("records/s", 12), ("MB/s", 8), ("p50 ms", 8), ("p99 ms", 8))))
+        print("(ratios above 1: faster for throughput, slower for latency; defaults+tasks is MirrorMaker 2's "
+              f"defaults with our tasks.max, {tasks})")
     finally:
         r.stop()
         stop(work / "apiserver")

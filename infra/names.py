@@ -68,6 +68,12 @@ def provider_name(kubernetes: str) -> str:
     return PROVIDER_PREFIX + kubernetes
 
 
+def connect_component(connect: str) -> str:
+    """Strimzi's KafkaConnectResources.componentName: the name of a KafkaConnect's pods, their
+    service account and, with `-api`, its REST Service."""
+    return f"{connect}-connect"
+
+
 @dataclass(frozen=True)
 class FlowNames:
     """The names of one flow's objects, derived from the flow name and the two aliases."""
@@ -91,11 +97,11 @@ class FlowNames:
     @property
     def service_account(self) -> str:
         # Created and named by the Strimzi Cluster Operator: the `-connect` suffix is fixed.
-        return f"{self.connect}-connect"
+        return connect_component(self.connect)
 
     @property
     def rest_service(self) -> str:
-        return f"{self.connect}-connect-api"
+        return f"{connect_component(self.connect)}-api"
 
     @property
     def rest_url(self) -> str:

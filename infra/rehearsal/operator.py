@@ -35,7 +35,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from infra import stores
+from infra import names, stores
 from infra.releases import Release, WorkerFile
 
 WORKER_FILE = "/tmp/strimzi-connect.properties"
@@ -67,11 +67,6 @@ MODULES = {"plain": "org.apache.kafka.common.security.plain.PlainLoginModule",
 PREFIXES = ("", "producer.", "consumer.", "admin.")
 
 Secrets = Mapping[str, Mapping[str, bytes]]  # Secret name -> key -> bytes, in the flow namespace
-
-
-def component(connect: str) -> str:
-    """KafkaConnectResources.componentName: the pods' and their service account's name."""
-    return f"{connect}-connect"
 
 
 @dataclass
@@ -176,7 +171,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         each("security.protocol", protocol)
         role_secrets: list[str] = []
         if tls is not None and trusted:
-            internal = f"{component(name)}-tls-trusted-certs"
+            internal = f"{names.connect_component(name)}-tls-trusted-certs"
             copied = {f"{s}-{k}": secrets[s][k] for s, k in trusted if ".crt" in k}
             data: Mapping[str, bytes] = copied  # 0.48.0: one key per source Secret's certificate
             ref_key = "*.crt"
@@ -225,7 +220,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
 def _operator_role(connect: str, namespace: str, secret_names: list[str]) -> list[dict[str, Any]]:
     """KafkaConnectCluster.generateRole / generateRoleBindingForRole: the pods' service account
     may `get` exactly the Secrets its worker file references."""
-    sa = component(connect)
+    sa = names.connect_component(connect)
     return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
              "metadata": {"name": sa, "namespace": namespace},
              "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": secret_names}]},
@@ -239,7 +234,7 @@ def service_account(connect: Mapping[str, Any]) -> dict[str, Any]:
     """The ServiceAccount the operator creates for the Connect pods."""
     meta = connect["metadata"]
     return {"apiVersion": "v1", "kind": "ServiceAccount",
-            "metadata": {"name": component(meta["name"]), "namespace": meta["namespace"]}}
+            "metadata": {"name": names.connect_component(meta["name"]), "namespace": meta["namespace"]}}
 
 
 def connector_requests(connector: Mapping[str, Any]) -> tuple[str, dict[str, str], str]:

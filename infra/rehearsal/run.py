@@ -172,7 +172,7 @@ class Rehearsal:
         self.kube.apply(operator.service_account(connect))
         for obj in setup.objects:
             self.kube.apply(obj)
-        token = self.kube.token(meta["namespace"], operator.component(meta["name"]))
+        token = self.kube.token(meta["namespace"], names.connect_component(meta["name"]))
         pod = self.directory / "pods" / f"{'-'.join(key)}-{self.generation}"
         worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,
                         jars.classpath(self.release), self.network, self.kube.kubeconfig(token, meta["namespace"]))

@@ -153,20 +153,26 @@ def unavailable(reason: str):
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
-def apiserver(tmp_path_factory):
-    """A real kube-apiserver on loopback for the session (docs/apiserver.md), as a Client."""
+def started_apiserver(tmp_path_factory, name: str):
+    """A real kube-apiserver on loopback (docs/apiserver.md), as a Client, until the generator
+    is closed; the tier's rule when it cannot run (`unavailable`)."""
     from infra.rehearsal.apiserver import ServerError, apiserver_binary, start, stop
     from infra.rehearsal.kubeapi import Client
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
-    directory = tmp_path_factory.mktemp("apiserver")
+    directory = tmp_path_factory.mktemp(name)
     try:
         state = start(directory)
     except ServerError as exc:
         unavailable(f"the server did not start: {exc}")
     yield Client(state)
     stop(directory)
+
+
+@pytest.fixture(scope="session")
+def apiserver(tmp_path_factory):
+    """The API-server tier's server for the session."""
+    yield from started_apiserver(tmp_path_factory, "apiserver")
 
 
 # The API-server tier's figures (tests/test_apiserver.py): objects the server accepted, broken

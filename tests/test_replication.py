@@ -28,7 +28,7 @@ import yaml
 from infra.rehearsal import jars
 from infra.rehearsal.process import RuntimeStartError
 from infra.rehearsal.run import Rehearsal, local_topology
-from tests.conftest import CRDS, RELEASES, ROOT, on_release, unavailable
+from tests.conftest import CRDS, RELEASES, ROOT, on_release, started_apiserver, unavailable
 from infra.rehearsal.kube import ApiServerKube
 
 pytestmark = pytest.mark.runtime
@@ -40,17 +40,7 @@ RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
 def runtime_api(tmp_path_factory):
     """A kube-apiserver of the runtime tier's own: its objects are created for real, and must not
     meet the API-server tier's dry runs."""
-    from infra.rehearsal.apiserver import ServerError, apiserver_binary, start, stop
-    from infra.rehearsal.kubeapi import Client
-    if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
-    directory = tmp_path_factory.mktemp("runtime-apiserver")
-    try:
-        state = start(directory)
-    except ServerError as exc:
-        unavailable(f"the server did not start: {exc}")
-    yield Client(state)
-    stop(directory)
+    yield from started_apiserver(tmp_path_factory, "runtime-apiserver")
 
 
 @contextmanager

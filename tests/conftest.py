@@ -180,7 +180,15 @@ def apiserver(tmp_path_factory):
 APISERVER_COUNTS: Counter = Counter()
 
 
+# The runtime tier's figures (tests/test_replication.py): what ran for real.
+RUNTIME_COUNTS: Counter = Counter()
+
+
 def pytest_terminal_summary(terminalreporter):
+    if RUNTIME_COUNTS:
+        terminalreporter.write_sep("-", "runtime tier (Kafka, Connect and MirrorMaker 2 for real)")
+        for what, n in sorted(RUNTIME_COUNTS.items()):
+            terminalreporter.write_line(f"{n:>7}  {what}")
     if APISERVER_COUNTS:
         terminalreporter.write_sep("-", "API server tier (kube-apiserver v1.20.2)")
         for what, n in sorted(APISERVER_COUNTS.items()):

@@ -28,7 +28,7 @@ import yaml
 from infra.rehearsal import jars
 from infra.rehearsal.process import RuntimeStartError
 from infra.rehearsal.run import Rehearsal, local_topology
-from tests.conftest import CRDS, RELEASES, ROOT, on_release, started_apiserver, unavailable
+from tests.conftest import CRDS, RELEASES, ROOT, RUNTIME_COUNTS, on_release, started_apiserver, unavailable
 from infra.rehearsal.kube import ApiServerKube
 
 pytestmark = pytest.mark.runtime
@@ -52,9 +52,19 @@ def rehearsal(topology: dict, directory: Path, api) -> Iterator[Rehearsal]:
         except jars.JarsError as exc:
             unavailable(str(exc))
         r.start_clusters()
+        RUNTIME_COUNTS["Kafka clusters started"] += len(r.clusters)
         yield r
     finally:
+        RUNTIME_COUNTS["Connect workers started"] += len(r.workers) + r.started_before_redeploy
+        RUNTIME_COUNTS[f"rehearsals on {r.release.name}"] += 1
         r.stop()
+
+
+def running(r: Rehearsal, timeout: float = 180) -> dict:
+    """Every connector whose spec says running, RUNNING with every task (counted for the summary)."""
+    found = r.wait_running(timeout)
+    RUNTIME_COUNTS["connectors seen RUNNING with every task"] += len(found)
+    return found
 
 
 def eventually(what: str, probe, timeout: float = 120, every: float = 2):
@@ -136,10 +146,10 @@ def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tm
         assert r.clients.group_offsets(source, "test.readers") == {"test.orders:0": 3, "test.orders:1": 3}
 
         r.deploy()
-        running = r.wait_running()
-        assert sorted(running) == ["repl-us-west-us-east-checkpoint", "repl-us-west-us-east-heartbeat",
+        states = running(r)
+        assert sorted(states) == ["repl-us-west-us-east-checkpoint", "repl-us-west-us-east-heartbeat",
                                    "repl-us-west-us-east-source"]
-        assert [t["state"] for t in running["repl-us-west-us-east-heartbeat"]["tasks"]] == ["RUNNING"]
+        assert [t["state"] for t in states["repl-us-west-us-east-heartbeat"]["tasks"]] == ["RUNNING"]
 
         # Default policy: `<source>.<topic>`, every record intact, in its partition and offset.
         assert arrived(r, "us-east", "us-west.test.orders", 6) == expected(sent, "us-west.test.orders")
@@ -211,9 +221,9 @@ def test_prod_stack_replicates_on_every_release(flavour, version, runtime_api, t
                 r.clients.produce(c[alias], topic, [{"key": f"{alias}-{topic}-{i}", "value": f"{{\"host\": \"h{i}\"}}",
                                                      "headers": {"n": str(i)}} for i in range(n)])
         r.deploy()
-        running = r.wait_running(240)
+        states = running(r, 240)
         # Every connector of every flow runs, the heartbeat connectors included.
-        assert sorted(running) == sorted(
+        assert sorted(states) == sorted(
             f"{name}-{kind}" for name, kinds in {
                 "repl-us-west-us-east": ("source", "checkpoint", "heartbeat"),
                 "orders-to-eu": ("source", "checkpoint", "heartbeat"),
@@ -303,8 +313,8 @@ def test_security_modes_and_trust_formats(flavour, version, runtime_api, tmp_pat
             r.clients.create_topics(r.client(alias), {topic: 2})
             r.clients.produce(r.client(alias), topic, records(4, alias))
         r.deploy()
-        running = r.wait_running()
-        assert sorted(running) == sorted(f"repl-{s}-{t}-{k}" for s, t in (("p12", "plain"), ("jks", "plain"),
+        states = running(r)
+        assert sorted(states) == sorted(f"repl-{s}-{t}-{k}" for s, t in (("p12", "plain"), ("jks", "plain"),
                                                                              ("plain", "tls"))
                                          for k in ("source", "checkpoint", "heartbeat"))
         # Identity: names kept, every record intact.
@@ -348,13 +358,13 @@ def test_exactly_once_rollout(flavour, version, runtime_api, tmp_path):
         r.clients.create_topics(source, {"test.orders": 2})
         r.clients.produce(source, "test.orders", records(4, "before"))
         r.deploy(r.render())
-        r.wait_running()
+        running(r)
         enabled = copy.deepcopy(topo)
         enabled["flows"][0]["exactlyOnce"] = "enabled"
         r.redeploy(r.render(enabled))
         (connect,) = [o for o in r.objects if o["kind"] == "KafkaConnect"]
         assert connect["spec"]["config"]["exactly.once.source.support"] == "enabled"
-        r.wait_running()
+        running(r)
         r.clients.produce(source, "test.orders", records(4, "after"))
         got = r.clients.consume(r.client("us-east"), ["us-west.test.orders"], 8, 90_000, isolation="read_committed")
         assert sorted(g["key"] for g in got) == sorted([f"before-k{i}" for i in range(4)] + [f"after-k{i}" for i in range(4)])
@@ -431,7 +441,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         r.clients.produce(source, "test.orders", [{"key": f"k{i}", "value": f"v{i}", "partition": i % 2}
                                                   for i in range(10)])
         r.deploy()
-        r.wait_running()
+        running(r)
         worker = r.workers[("repl-us-west-us-east", "repl-us-west-us-east")]
         connector = "repl-us-west-us-east-source"
         assert len(arrived(r, "us-east", "us-west.test.orders", 10)) == 10

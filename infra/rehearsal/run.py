@@ -105,6 +105,7 @@ class Rehearsal:
     connectors: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
     outputs: dict[str, Any] | None = None  # of the last render: the next one's previous outputs
     generation: int = 0                    # of the workers: a redeploy starts new pods
+    started_before_redeploy: int = 0       # workers of earlier generations
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -143,6 +144,7 @@ class Rehearsal:
         new objects, and every connector is sent again."""
         for worker in self.workers.values():
             worker.stop()
+        self.started_before_redeploy += len(self.workers)
         self.workers.clear()
         self.connectors.clear()
         self.generation += 1

@@ -56,19 +56,21 @@ apt-get install -y -qq --no-install-recommends \
 # deb-src entries in a private apt directory: the system's sources stay untouched.
 APTDIR="$CACHE/apt"
 mkdir -p "$APTDIR/sources.list.d" "$APTDIR/lists/partial"
-cat > "$APTDIR/sources.list.d/debian-src.sources" <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+# The machine's own Debian entries (deb822 files signed by Debian's archive key, one-line
+# entries of sources.list), turned into deb-src: no archive host is written here.
+SRCLIST="$APTDIR/sources.list.d/debian-src.sources"
+: > "$SRCLIST"
+for f in /etc/apt/sources.list.d/*.sources; do
+  [[ -f "$f" ]] && grep -q 'debian-archive-keyring' "$f" || continue
+  sed -E 's/^Types:.*/Types: deb-src/' "$f" >> "$SRCLIST"
+  echo >> "$SRCLIST"
+done
+if [[ -f /etc/apt/sources.list ]]; then
+  grep -E '^deb[[:space:]]' /etc/apt/sources.list | sed -E 's/^deb[[:space:]]/deb-src /' \
+    > "$APTDIR/sources.list.d/debian-src.list" || true
+fi
+[[ -s "$SRCLIST" || -s "$APTDIR/sources.list.d/debian-src.list" ]] || {
+  log "no Debian apt source on this machine to fetch the kubernetes source package from"; exit 1; }
 APT_SRC=(-o "Dir::Etc::SourceParts=$APTDIR/sources.list.d" -o "Dir::Etc::SourceList=/dev/null"
          -o "Dir::State::Lists=$APTDIR/lists")
 log "fetching the kubernetes source package"

@@ -16,16 +16,7 @@ from pathlib import Path
 from infra.rehearsal import material as materials
 from infra.rehearsal.process import Network, Process, RuntimeStartError, free_port, java, listening, logging_options
 from infra.schema import Cluster, Protocol
-
-_JAAS_MODULE = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-                "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-                "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
-
-
-def jaas(mechanism: str, username: str, password: str) -> str:
-    """A client's `sasl.jaas.config`, as Strimzi writes it for a KafkaConnect."""
-    return f'{_JAAS_MODULE[mechanism]} required username="{username}" password="{password}";'
-
+from spark.clientprops import LOGIN_MODULES, jaas_config
 
 @dataclass
 class KafkaCluster:
@@ -82,9 +73,9 @@ class KafkaCluster:
             props["sasl.enabled.mechanisms"] = mech
             props["sasl.mechanism.inter.broker.protocol"] = mech
             if mech == "PLAIN":
-                entry = f'{_JAAS_MODULE[mech]} required user_{sasl.username}="{self.password}";'
+                entry = f'{LOGIN_MODULES[mech]} required user_{sasl.username}="{self.password}";'
             else:
-                entry = f"{_JAAS_MODULE[mech]} required;"
+                entry = f"{LOGIN_MODULES[mech]} required;"
             props[f"listener.name.clients.{mech.lower()}.sasl.jaas.config"] = entry
         tls = self.spec.security.effective_tls
         if tls is not None:
@@ -136,7 +127,7 @@ class KafkaCluster:
         sasl = self.spec.security.sasl
         if sasl is not None and self.password is not None:
             props["sasl.mechanism"] = sasl.mechanism.value
-            props["sasl.jaas.config"] = jaas(sasl.mechanism.value, sasl.username, self.password)
+            props["sasl.jaas.config"] = jaas_config(sasl.mechanism.value, sasl.username, self.password)
         tls = self.spec.security.effective_tls
         if tls is not None:
             props["ssl.truststore.type"] = "PEM"

@@ -37,6 +37,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 
 from infra import names, stores
 from infra.releases import Release, WorkerFile
+from spark.clientprops import LOGIN_MODULES
 
 WORKER_FILE = "/tmp/strimzi-connect.properties"
 REST_PORT = 8083
@@ -61,9 +62,6 @@ STRIMZI_PROVIDERS = {  # KafkaConnectConfigurationBuilder.printConfigProviders (
     "config.providers.strimzisecrets.class": "io.strimzi.kafka.KubernetesSecretConfigProvider",
 }
 MECHANISMS = {"plain": "PLAIN", "scram-sha-256": "SCRAM-SHA-256", "scram-sha-512": "SCRAM-SHA-512"}
-MODULES = {"plain": "org.apache.kafka.common.security.plain.PlainLoginModule",
-           "scram-sha-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-           "scram-sha-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
 PREFIXES = ("", "producer.", "consumer.", "admin.")
 
 Secrets = Mapping[str, Mapping[str, bytes]]  # Secret name -> key -> bytes, in the flow namespace
@@ -163,8 +161,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
             secret_password = secrets[ps["secretName"]][ps["password"]].decode()
             files[f"{PASSWORD_MOUNT}/{ps['secretName']}/{ps['password']}"] = secret_password.encode()
             each("sasl.mechanism", MECHANISMS[auth["type"]])
-            each("sasl.jaas.config", f'{MODULES[auth["type"]]} required username="{auth["username"]}" '
-                                     f'password="{secret_password}";')
+            each("sasl.jaas.config", _strimzi_jaas(auth, secret_password))
         props["consumer.client.rack"] = ""  # STRIMZI_RACK_ID, unset without rack awareness
     else:
         # KafkaConnectConfigurationBuilder: every value behind a config provider.
@@ -199,8 +196,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
                 reference = f"${{strimzidir:{PASSWORD_MOUNT}/{ps['secretName']}:{ps['password']}}}"
                 files[f"{PASSWORD_MOUNT}/{ps['secretName']}/{ps['password']}"] = secrets[ps["secretName"]][ps["password"]]
             each("sasl.mechanism", MECHANISMS[auth["type"]])
-            each("sasl.jaas.config", f'{MODULES[auth["type"]]} required username="{auth["username"]}" '
-                                     f'password="{reference}";')
+            each("sasl.jaas.config", _strimzi_jaas(auth, reference))
         providers = user.pop("config.providers", None)
         props["config.providers"] = ",".join(filter(None, [providers, "strimzienv,strimzifile,strimzidir,strimzisecrets"]))
         props.update(STRIMZI_PROVIDERS)
@@ -215,6 +211,11 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
     props["listeners"] = f"http://{rest_host}:{REST_PORT}"
     files[WORKER_FILE] = b""  # written by the caller from `properties`
     return WorkerSetup(props, files, env, objects)
+
+
+def _strimzi_jaas(auth: Mapping[str, Any], password: str) -> str:
+    """The JAAS line as Strimzi writes it: quoted, not escaped (docs/heartbeats.md, known limits)."""
+    return f'{LOGIN_MODULES[MECHANISMS[auth["type"]]]} required username="{auth["username"]}" password="{password}";'
 
 
 def _operator_role(connect: str, namespace: str, secret_names: list[str]) -> list[dict[str, Any]]:

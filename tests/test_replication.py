@@ -155,8 +155,10 @@ def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tm
         assert arrived(r, "us-east", "us-west.test.orders", 6) == expected(sent, "us-west.test.orders")
         # Heartbeats: written into the source by the heartbeat connector (its producer overrides
         # reach us-west), and replicated back as `us-west.heartbeats` by the source connector.
-        assert r.clients.consume(source, ["heartbeats"], 1, 60_000)
-        assert r.clients.consume(target, ["us-west.heartbeats"], 1, 60_000)
+        # Kafka's Heartbeat key (serializeKey): the two aliases, int16-length-prefixed.
+        key = "\x00\x07us-west\x00\x07us-east"
+        assert {h["key"] for h in r.clients.consume(source, ["heartbeats"], 1, 60_000)} == {key}
+        assert {h["key"] for h in r.clients.consume(target, ["us-west.heartbeats"], 1, 60_000)} == {key}
         # Checkpoints, and the group's offsets translated and committed on the target.
         assert r.clients.consume(target, ["us-west.checkpoints.internal"], 1, 90_000)
         translated = {"us-west.test.orders:0": 3, "us-west.test.orders:1": 3}

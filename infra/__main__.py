@@ -19,8 +19,8 @@ from infra.errors import Problem, TopologyError
 EXIT_INVALID = 2
 EXIT_INTERNAL = 3
 # Pulumi's stack names; the name also picks Pulumi.<stack>.yaml and stacks/<stack>.yaml.
-STACK_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
-CONFIG_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}$")
+STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
+CONFIG_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}")
 
 
 def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]:
@@ -28,7 +28,7 @@ def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]
     pairs, problems = {}, []
     for i, item in enumerate(values):
         key, sep, value = item.partition("=")
-        if not sep or not CONFIG_KEY.match(key):
+        if not sep or not CONFIG_KEY.fullmatch(key):
             shown = f"argument {i + 1} of {flag} (value not shown)" if secret else item
             problems.append(Problem(flag, "(argument)", shown, "KEY=VALUE with a config key such as us-west.password"))
             continue
@@ -88,15 +88,16 @@ def _run(args: argparse.Namespace) -> int:
                                 "the command line")
         return cli.rehearse(args.topology, args.records, args.keep)
     elif args.command == "validate":
-        from infra.validation import load
-        model = load(args.topology)
+        from infra import deployment
+        # Every check `render` and `pulumi preview` make on the topology itself (one verdict).
+        model, _, _ = deployment.validate_file(args.topology)
         print(f"{args.topology}: ok ({len(model.clusters)} clusters, {len(model.topology.flows)} flows declared, "
               f"{len(model.flows)} deployed)")
         for warning in model.warnings:
             print(f"warning: {warning}")
     else:
         from infra import reading, render
-        if not STACK_NAME.match(args.stack):
+        if not STACK_NAME.fullmatch(args.stack):
             raise TopologyError([Problem("--stack", "(argument)", args.stack,
                                          "a Pulumi stack name: letters, digits, '-', '_' and '.'")], "the command line")
         secrets = _pairs(args.secret, "--secret", secret=True)
@@ -111,7 +112,10 @@ def _run(args: argparse.Namespace) -> int:
                 raise TopologyError([Problem(str(args.previous_outputs), "(json)", type(previous).__name__,
                                              "an object, as `pulumi stack output --json` prints")], "the command line")
         render.check_out(args.out)  # before the render, so a bad --out costs nothing
-        result = render.run(args.stack, config, secrets, args.placeholder_secrets, previous)
+        try:
+            result = render.run(args.stack, config, secrets, args.placeholder_secrets, previous)
+        finally:
+            render.close_event_loop()
         written = render.write(result, args.out)
         print(render.summary(result))
         print(f"\nWrote {len(written)} objects and outputs.json to {args.out}")

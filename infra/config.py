@@ -25,6 +25,14 @@ SECRET_ITEMS = {
 }
 
 
+def is_secret_item(key: str) -> bool:
+    """Whether `key` names a secret item some topology reads: `<alias>.<item>` of SECRET_ITEMS,
+    the registry password or a Kubernetes cluster's kubeconfig."""
+    alias, _, item = key.partition(".")
+    return (key == names.REGISTRY_PASSWORD_KEY or names.kubeconfig_of(key) is not None
+            or (item in SECRET_ITEMS and "." not in item and alias != ""))
+
+
 def topology_path(config: pulumi.Config, stack: str) -> Path:
     return ROOT / (config.get(TOPOLOGY_KEY) or f"stacks/{stack}.yaml")
 

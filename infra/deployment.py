@@ -3,12 +3,13 @@ home for both, used by the program, the public components and the offline render
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from infra import config as stack_config
-from infra import names, rules, validation
+from infra import names, reading, rules, validation
 from infra.audit import AuditPlan, plan_audits
-from infra.errors import TopologyError
+from infra.errors import Problem, TopologyError
 from infra.plan import StackPlan, plan
 from infra.resolution import Model
 from infra.schema import ExactlyOnce
@@ -20,6 +21,29 @@ def prepare(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPl
     model = validation.parse(document, source)
     stack_plan = plan(model)
     return model, stack_plan, plan_audits(model, stack_plan)
+
+
+def validate(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
+    """`prepare`, and everything else the topology alone can refuse (what `check` refuses
+    beyond it needs the stack's secret config or its previous outputs): `validate`, `render`
+    and `pulumi preview` give one verdict on a topology."""
+    model, stack_plan, audits = prepare(document, source)
+    problems = topology_problems(stack_plan, audits)
+    if problems:
+        raise TopologyError(problems)
+    return model, stack_plan, audits
+
+
+def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
+    """`validate` on a topology file; its problems say their lines."""
+    text = reading.read_text(path, "topology file")
+    with validation.located(text):
+        return validate(reading.load_yaml(text, str(path)), str(path))
+
+
+def topology_problems(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:
+    """What the plan of a valid model can still refuse: the names of the objects it writes."""
+    return stack_plan.name_problems(p for a in audits for p in a.placed())
 
 
 def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> dict[str, Any]:
@@ -58,7 +82,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
                                               kubeconfig_contexts(model))
-    problems += stack_plan.name_problems(p for a in audits for p in a.placed())
+    problems += topology_problems(stack_plan, audits)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())
     if problems:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -13,10 +13,33 @@ class Problem:
     field: str     # the field within it
     value: Any     # the value given (None when missing)
     allowed: str   # what is allowed instead
+    # The line of the user's file it is on, when it came from one (set by `at_lines`).
+    line: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         given = "missing" if self.value is None else f"got {self.value!r}"
-        return f"{self.where}: {self.field}: {given}; expected {self.allowed}"
+        place = f"line {self.line}: " if self.line else ""
+        return f"{place}{self.where}: {self.field}: {given}; expected {self.allowed}"
+
+    def steps(self) -> list[str | int]:
+        """The path in the topology document this problem names (`clusters`, `us-west`,
+        `security`...), as far as `where` and `field` spell one."""
+        steps: list[str | int] = []
+        match = re.fullmatch(r"flows\[(\d+)\](?: \(.*\))?", self.where)
+        if match:
+            steps = ["flows", int(match.group(1))]
+        elif self.where.startswith("clusters.") or self.where.startswith("kubernetes."):
+            steps = [*self.where.split(".", 1)]
+        elif self.where in ("audit", "operator"):
+            steps = [self.where]
+        elif self.where != "topology":
+            return []
+        for part in re.findall(r"([^.\[\]]+)|\[(\d+)\]", self.field):
+            name, index = part
+            if name.startswith("("):
+                break
+            steps.append(int(index) if index else name)
+        return steps
 
 
 class TopologyError(Exception):
@@ -31,6 +54,13 @@ class TopologyError(Exception):
         lines = [f"{self.subject} has {len(self.problems)} problem(s):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
+
+
+def at_lines(problems: list[Problem], line_of: Callable[[list[str | int]], int | None]) -> list[Problem]:
+    """The problems with the line of the user's file each one is on (`line_of` reads a path)."""
+    located = [replace(p, line=line_of(p.steps())) if p.steps() else p for p in problems]
+    return sorted(located, key=lambda p: p.line or 0)  # stable: the file's order, then the rules'
+
 
 
 def in_file_order(problems: list[Problem]) -> list[Problem]:

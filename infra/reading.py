@@ -182,6 +182,33 @@ def load_yaml_file(path: str | Path, what: str) -> Any:
         raise TopologyError(exc.problems, _subject(what)) from None
 
 
+def line_of(text: str, steps: list[str | int]) -> int | None:
+    """The line (1-based) of the deepest node of `steps` a YAML document has: the key's line for
+    a mapping entry, the item's for a list item, the parent's when the last step is missing (a
+    required key). None when the text is not one YAML document. Only called on text load_yaml
+    has accepted, so composing it again is bounded."""
+    try:
+        node = yaml.compose(text, Loader=LOADER)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for step in steps:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == step:
+                    line, child = key.start_mark.line + 1, value
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+            child = node.value[step]
+            line = child.start_mark.line + 1
+        if child is None:
+            break
+        node = child
+    return line
+
+
 def load_json_file(path: str | Path, what: str) -> Any:
     text = read_text(path, what, limit=16 * MAX_BYTES)
     try:

@@ -6,6 +6,7 @@ written exactly as the program would send it, with secret values replaced by `[s
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -21,7 +22,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, deployment, names, program, reading, stores
+from infra import PROJECT, deployment, names, program, reading, stores, validation
 from infra import config as stack_config
 from infra.errors import Problem, TopologyError
 
@@ -187,11 +188,15 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     """
     config, secrets = dict(config or {}), dict(secrets or {})
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
-    model, stack_plan, audits = deployment.prepare(reading.load_yaml_file(path, "topology file"), str(path))
+    text = reading.read_text(path, "topology file")
+    with validation.located(text):
+        model, stack_plan, audits = deployment.prepare(reading.load_yaml(text, str(path)), str(path))
+    keys = deployment.secret_keys(model, stack_plan, audits)
+    _check_given(keys, config, secrets, placeholder_secrets)
     filled = []
     if placeholder_secrets:
         contexts = deployment.kubeconfig_contexts(model)
-        for key in deployment.secret_keys(model, stack_plan, audits):
+        for key in keys:
             if key not in secrets and key not in config:
                 secrets[key] = placeholder(key, contexts)
                 filled.append(key)
@@ -206,6 +211,38 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     return Render(stack, mocks.resources, result, filled, list(model.warnings))
 
 
+# Secret items read together: a placeholder beside a real value would not open or match it.
+PAIRED_ITEMS = (("truststore", "truststorePassword"), ("clientCert", "clientKey"))
+
+
+def _check_given(keys: list[str], config: Mapping[str, str], secrets: Mapping[str, str], placeholders: bool) -> None:
+    """Secret config given on the command line names secret items: a plain setting given as a
+    secret (`topology`) would be read by the program as another value than the one checked,
+    and a key given twice is ambiguous; a real truststore (or client certificate) beside a placeholder
+    password (or key) could never be opened."""
+    problems = []
+    for key in sorted(secrets):
+        if not stack_config.is_secret_item(key):
+            problems.append(Problem("--secret", key, "a value (not shown)",
+                                    "a secret config key: <alias>.<item> (items: " + ", ".join(stack_config.SECRET_ITEMS)
+                                    + f"), {names.REGISTRY_PASSWORD_KEY} or {names.kubeconfig_key('<name>')}; "
+                                    "this stack reads " + (", ".join(keys) or "none") + ". Plain settings such as "
+                                    "`topology` go with --set"))
+        elif key in config:
+            problems.append(Problem("--secret", key, "a value (not shown)", "the key once: it is also given with --set"))
+    if placeholders:
+        for key in keys:
+            owner, _, item = key.rpartition(".")
+            for first, second in PAIRED_ITEMS:
+                other = f"{owner}.{second}" if item == first else f"{owner}.{first}" if item == second else None
+                if other in keys and key in secrets and other not in secrets:
+                    problems.append(Problem("--secret", other, None,
+                                            f"a value beside {key}: the two are read together, and a placeholder "
+                                            "would not fit the real one"))
+    if problems:
+        raise TopologyError(problems, "the command line")
+
+
 def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: str, stack: str,
                 config: dict[str, str], secret_keys: list[str]) -> Any:
     """Run `body` as a Pulumi program on the mock engine; what it returns, resolved."""
@@ -218,6 +255,20 @@ def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: s
 
     _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(program()).future())))
     return result.get("value")
+
+
+def close_event_loop() -> None:
+    """Close the event loop the engine ran on, before the command exits. Left open, it is
+    collected at interpreter exit after the selector's file descriptors, and asyncio may print
+    an "Invalid file descriptor" traceback after a successful render."""
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        return
+    if not loop.is_running() and not loop.is_closed():
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+    asyncio.set_event_loop(None)
 
 
 # ----------------------------------------------------------------- files and summary

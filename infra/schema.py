@@ -18,8 +18,9 @@ from infra.cron import shortest_period_seconds
 from infra.names import default_flow_name
 from infra.releases import Flavour, Release, find
 
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-BOOTSTRAP = re.compile(r"^[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}$")
+# Matched whole (fullmatch): `$` would let a final line break through.
+DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+BOOTSTRAP = re.compile(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}")
 MAX_FILTERS = 500  # regexes in one topics/groups list
 
 
@@ -80,12 +81,12 @@ class PullPolicy(str, Enum):
 
 _SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
              "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$")
+_QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?")
 
 
 def quantity(text: str) -> float:
     """A Kubernetes resource quantity (`500m`, `4Gi`, `2`) as a number."""
-    match = _QUANTITY.match(text.strip())
+    match = _QUANTITY.fullmatch(text)
     if not match:
         raise ValueError(f"{text!r} is not a quantity such as 500m, 2 or 4Gi")
     return float(match.group(1)) * _SUFFIXES[match.group(2) or ""]
@@ -229,7 +230,7 @@ class Cluster(_Strict):
     @field_validator("bootstrapServers")
     @classmethod
     def _bootstrap(cls, value: str) -> str:
-        bad = [s for s in value.split(",") if not BOOTSTRAP.match(s.strip())]
+        bad = [s for s in value.split(",") if not BOOTSTRAP.fullmatch(s.strip())]
         if bad:
             raise ValueError(f"{bad!r} is not a comma-separated list of host:port")
         ports = [s.strip() for s in value.split(",") if not 1 <= int(s.strip().rpartition(":")[2]) <= 65535]
@@ -268,7 +269,7 @@ def _no_reference(value: Any) -> str | int | bool:
 
 # Connector, SMT, predicate and converter settings: plain values only.
 ConfigValue = Annotated[str | int | bool, BeforeValidator(_no_reference)]
-DnsLabel = Annotated[str, _shaped(DNS1123_LABEL.pattern.strip("^$"),
+DnsLabel = Annotated[str, _shaped(DNS1123_LABEL.pattern,
                                   "lowercase letters, digits and '-' (DNS-1123), starting and ending alphanumeric", 30)]
 # Kafka splits `transforms`/`predicates` on commas and uses the names inside property keys.
 SmtName = Annotated[str, _shaped(r"[A-Za-z][A-Za-z0-9_-]*", "a name of letters, digits, '_' and '-', starting "

@@ -175,7 +175,7 @@ def test_kubernetes_names_are_declared():
     bad = copy.deepcopy(REGIONS)
     bad["kubernetes"]["k8s-us-west"] = {}
     assert problems(bad) == [
-        "topology: kubernetes.k8s-us-west: got {}; expected context (a kubeconfig context), kubeconfig: "
+        "kubernetes.k8s-us-west: (kubernetes cluster): got {}; expected context (a kubeconfig context), kubeconfig: "
         "secretConfig, or both",
         "clusters.us-west: kubernetes: got 'k8s-us-west'; expected a Kubernetes cluster declared under "
         "`kubernetes`: k8s-eu-central, k8s-us-east"]

@@ -31,8 +31,10 @@ def test_unknown_keys_are_errors():
     t["flows"][0]["topic"] = "x"
     t["clusters"]["us-west"]["bootstrapServer"] = "x:1"
     assert problems(t) == [
-        "clusters.us-west: bootstrapServer: got 'bootstrapServer'; expected a known key (unknown keys are errors; see docs/topology.md)",
-        "flows[0] (repl-us-west-us-east): topic: got 'topic'; expected a known key (unknown keys are errors; see docs/topology.md)",
+        "clusters.us-west: bootstrapServer: got 'bootstrapServer'; expected a known key: did you mean "
+        "`bootstrapServers`? (unknown keys are errors; see docs/topology.md)",
+        "flows[0] (repl-us-west-us-east): topic: got 'topic'; expected a known key: did you mean `topics`? (unknown "
+        "keys are errors; see docs/topology.md)",
     ]
 
 

@@ -186,8 +186,9 @@ def test_worker_file_is_refused_where_it_holds_references(tmp_path, flavour, ver
     t["operator"]["targetConnection"] = "workerFile"
     with pytest.raises(TopologyError) as exc:
         render(tmp_path, t)
+    # Rendered from a file, so the problem says its line.
     assert [str(p) for p in exc.value.problems] == [
-        f"operator: targetConnection: got 'workerFile'; expected clusterObjects (or unset): strimzi {version} "
+        f"line 4: operator: targetConnection: got 'workerFile'; expected clusterObjects (or unset): strimzi {version} "
         f"(Strimzi {version}) writes the worker file with ${{strimzi...:...}} references and no store keys, and "
         "Kafka resolves a config variable only once, so ${file:...} would hand connectors unusable values"]
 

@@ -108,9 +108,7 @@ def _run(args: argparse.Namespace) -> int:
         previous = None
         if args.previous_outputs:
             previous = reading.load_json_file(args.previous_outputs, "stack outputs file")
-            if not isinstance(previous, dict):
-                raise TopologyError([Problem(str(args.previous_outputs), "(json)", type(previous).__name__,
-                                             "an object, as `pulumi stack output --json` prints")], "the command line")
+            _check_previous(previous, str(args.previous_outputs))
         render.check_out(args.out)  # before the render, so a bad --out costs nothing
         try:
             result = render.run(args.stack, config, secrets, args.placeholder_secrets, previous)
@@ -120,6 +118,24 @@ def _run(args: argparse.Namespace) -> int:
         print(render.summary(result))
         print(f"\nWrote {len(written)} objects and outputs.json to {args.out}")
     return 0
+
+
+def _check_previous(previous: object, source: str) -> None:
+    """The previous outputs have the shape the checks against them read (`flows`: one object
+    per flow name); what a flow's values must be is said by the check that reads them."""
+    expected = "an object, as `pulumi stack output --json` prints"
+    problems = []
+    if not isinstance(previous, dict):
+        problems.append(Problem(source, "(json)", type(previous).__name__, expected))
+    elif "flows" in previous:
+        flows = previous["flows"]
+        if not isinstance(flows, dict):
+            problems.append(Problem(source, "flows", type(flows).__name__, "an object of flows by name (docs/outputs.md)"))
+        else:
+            problems += [Problem(source, f"flows.{name}", type(value).__name__, "an object (docs/outputs.md)")
+                         for name, value in sorted(flows.items()) if not isinstance(value, dict)]
+    if problems:
+        raise TopologyError(problems, "the command line")
 
 
 def _stack_config(stack: str) -> dict[str, str]:

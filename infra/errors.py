@@ -25,7 +25,7 @@ class Problem:
         """The path in the topology document this problem names (`clusters`, `us-west`,
         `security`...), as far as `where` and `field` spell one."""
         steps: list[str | int] = []
-        match = re.fullmatch(r"flows\[(\d+)\](?: \(.*\))?", self.where)
+        match = re.fullmatch(r"flows\[(\d+)\](?: \(.*\))?", self.where, re.DOTALL)
         if match:
             steps = ["flows", int(match.group(1))]
         elif self.where.startswith("clusters.") or self.where.startswith("kubernetes."):

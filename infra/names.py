@@ -7,6 +7,8 @@ loses the Connect cluster's state). Change them only with `aliases` and a migrat
 
 from __future__ import annotations
 
+import ipaddress
+
 from dataclasses import dataclass
 
 # The properties file Strimzi writes for every Connect worker (read through the `file` provider).
@@ -235,10 +237,21 @@ def is_storage_topic(name: str) -> bool:
 
 
 def broker_address(server: str) -> tuple[str, int]:
-    """One broker however it is spelled: `Host.Example.:09093` and `host.example:9093` are the
-    same (DNS names are case-insensitive, a trailing dot is the root, the port is a number)."""
+    """One broker however it is spelled, as the client would connect to it:
+    `Host.Example.:09093` and `host.example:9093` are the same (DNS names are case-insensitive,
+    a trailing dot is the root, the port is a number), and so are `[::1]:9092`,
+    `[0:0:0:0:0:0:0:1]:9092` and `[::FFFF:127.0.0.1]:9092` against `127.0.0.1:9092` (one IP
+    address, however written: an IPv4-mapped IPv6 address is the IPv4 address to Java)."""
     host, _, port = server.strip().rpartition(":")
     host = host.lower().rstrip(".")
+    literal = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        address = ipaddress.ip_address(literal)
+    except ValueError:
+        pass
+    else:
+        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+        host = str(mapped or address)
     return host, int(port) if port.isdigit() else -1
 
 

@@ -10,6 +10,12 @@ import it:
 
     ref = pulumi.StackReference("org/kafka-replication/prod")
     flows = outputs.from_stack_reference(ref).apply(lambda o: o.flows["orders-to-eu"].connect_rest_url)
+
+`read` accepts exactly what the schema accepts in the fields it reads (JSON types, with a bool
+never standing for a number, and the schema's nullable fields as None) and refuses anything else
+with a ContractError naming the full path of the value, e.g.
+`flows.orders-to-eu.internalTopics.target.heartbeats: got an integer; expected a non-empty string
+or null`. It raises nothing else, whatever JSON value it is given.
 """
 
 from __future__ import annotations
@@ -44,8 +50,8 @@ class Flow:
     topics: tuple[str, ...]
     connect_rest_url: str
     connect_clusters: tuple[ConnectCluster, ...]
-    target_heartbeats_topic: str
-    target_checkpoints_topic: str | None
+    target_heartbeats_topic: str | None  # None when the flow's heartbeats are off
+    target_checkpoints_topic: str | None  # None when its checkpoints are off
     partner: str | None  # the other direction of a bidirectional pair
     kubernetes_cluster: str | None = None  # with a `kubernetes` section: where it is deployed
 
@@ -66,56 +72,157 @@ class StackOutputs:
     audit_namespaces: dict[str, str] | None = None
 
 
-def _get(values: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
-    if not isinstance(values, Mapping) or key not in values:
-        raise ContractError(f"{where}.{key}: missing")
-    value = values[key]
-    if not isinstance(value, kind):
-        raise ContractError(f"{where}.{key}: expected {kind}, got {type(value).__name__}")
+# What the schema calls a name ({"type": "string", "minLength": 1}), and plain text.
+NAME = "a non-empty string"
+TEXT = "a string"
+
+
+def _describe(value: Any) -> str:
+    """A value's JSON type; never the value itself, which may be large."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: a bool is an int in Python, not in JSON
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "an empty string" if not value else "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return f"a {type(value).__name__}, not a JSON value"
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _wrong(path: str, value: Any, expected: str) -> ContractError:
+    return ContractError(f"{path}: got {_describe(value)}; expected {expected}")
+
+
+def _field(values: Mapping[str, Any], key: str, path: str, expected: str) -> Any:
+    if key not in values:
+        raise ContractError(f"{_join(path, key)}: missing; expected {expected}")
+    return values[key]
+
+
+def _text(value: Any, path: str, expected: str = NAME, nullable: bool = False) -> Any:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or (expected == NAME and not value):
+        raise _wrong(path, value, expected + (" or null" if nullable else ""))
     return value
 
 
-def _optional(values: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
+def _string(values: Mapping[str, Any], key: str, path: str, expected: str = NAME,
+            nullable: bool = False) -> Any:
+    described = expected + (" or null" if nullable else "")
+    return _text(_field(values, key, path, described), _join(path, key), expected, nullable)
+
+
+def _mapping(values: Mapping[str, Any], key: str, path: str, nullable: bool = False) -> Any:
+    expected = "a mapping" + (" or null" if nullable else "")
+    value = _field(values, key, path, expected)
+    if value is None and nullable:
+        return None
+    if not isinstance(value, Mapping):
+        raise _wrong(_join(path, key), value, expected)
+    _keys(value, _join(path, key))
+    return value
+
+
+def _keys(values: Mapping[Any, Any], path: str) -> None:
+    """JSON keys are strings; a Python caller's mapping may hold others."""
+    for key in values:
+        if not isinstance(key, str):
+            raise ContractError(f"{path}: got a key that is {_describe(key)}; expected string keys")
+
+
+def _list(values: Mapping[str, Any], key: str, path: str, expected: str) -> list[Any]:
+    value = _field(values, key, path, expected)
+    if not isinstance(value, list):
+        raise _wrong(_join(path, key), value, expected)
+    return value
+
+
+def _names(values: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+    where = _join(path, key)
+    return tuple(_text(item, _join(where, i)) for i, item in enumerate(_list(values, key, path, "a list of non-empty strings")))
+
+
+def _optional_name(values: Mapping[str, Any], key: str, path: str) -> str | None:
     """A field added within the version: absent is None, present must have its type."""
-    return _get(values, key, where, kind) if isinstance(values, Mapping) and key in values else None
+    return _string(values, key, path) if key in values else None
+
+
+def _connect_cluster(value: Any, path: str) -> ConnectCluster:
+    if not isinstance(value, Mapping):
+        raise _wrong(path, value, "a mapping")
+    _keys(value, path)
+    return ConnectCluster(name=_string(value, "name", path), namespace=_string(value, "namespace", path),
+                          rest_url=_string(value, "restUrl", path), group_id=_string(value, "connectGroupId", path),
+                          source_connectors=_names(_mapping(value, "connectors", path), "source",
+                                                   _join(path, "connectors")))
+
+
+def _flow(name: str, flow: Any, path: str) -> Flow:
+    if not isinstance(flow, Mapping):
+        raise _wrong(path, flow, "a mapping")
+    _keys(flow, path)
+    internal = _join(path, "internalTopics")
+    target = _mapping(_mapping(flow, "internalTopics", path), "target", internal)
+    pair = _mapping(flow, "bidirectional", path, nullable=True)
+    clusters = _list(flow, "connectClusters", path, "a list of Connect clusters")
+    if not clusters:
+        raise ContractError(f"{_join(path, 'connectClusters')}: got an empty list; expected at least one Connect cluster")
+    return Flow(
+        name=name, source_alias=_string(flow, "sourceAlias", path), target_alias=_string(flow, "targetAlias", path),
+        namespace=_string(flow, "namespace", path), replication_policy=_string(flow, "replicationPolicy", path),
+        topic_prefix=_string(flow, "topicPrefix", path, TEXT), topics=_names(flow, "topics", path),
+        connect_rest_url=_string(flow, "connectRestUrl", path),
+        connect_clusters=tuple(_connect_cluster(c, _join(_join(path, "connectClusters"), i))
+                               for i, c in enumerate(clusters)),
+        target_heartbeats_topic=_string(target, "heartbeats", _join(internal, "target"), nullable=True),
+        target_checkpoints_topic=_string(target, "checkpoints", _join(internal, "target"), nullable=True),
+        partner=_string(pair, "partner", _join(path, "bidirectional")) if pair is not None else None,
+        kubernetes_cluster=_optional_name(flow, "kubernetesCluster", path))
 
 
 def read(values: Mapping[str, Any]) -> StackOutputs:
     """The outputs of `pulumi stack output --json` (or a StackReference's), checked and typed."""
-    version = values.get("outputsVersion") if isinstance(values, Mapping) else None
-    if version != OUTPUTS_VERSION:
-        raise ContractError(f"outputsVersion {version!r}: this reader knows version {OUTPUTS_VERSION} "
-                            "(outputs without it predate the contract)")
-    operator = _get(values, "operator", "outputs", Mapping)
-    flows = {}
-    for name, flow in _get(values, "flows", "outputs", Mapping).items():
-        where = f"outputs.flows.{name}"
-        internal = _get(flow, "internalTopics", where, Mapping)
-        target = _get(internal, "target", f"{where}.internalTopics", Mapping)
-        pair = _get(flow, "bidirectional", where, (Mapping, type(None)))
-        clusters = tuple(
-            ConnectCluster(name=_get(c, "name", f"{where}.connectClusters"),
-                           namespace=_get(c, "namespace", f"{where}.connectClusters"),
-                           rest_url=_get(c, "restUrl", f"{where}.connectClusters"),
-                           group_id=_get(c, "connectGroupId", f"{where}.connectClusters"),
-                           source_connectors=tuple(_get(_get(c, "connectors", where, Mapping), "source", where, list)))
-            for c in _get(flow, "connectClusters", where, list))
-        flows[name] = Flow(
-            name=name, source_alias=_get(flow, "sourceAlias", where), target_alias=_get(flow, "targetAlias", where),
-            namespace=_get(flow, "namespace", where), replication_policy=_get(flow, "replicationPolicy", where),
-            topic_prefix=_get(flow, "topicPrefix", where), topics=tuple(_get(flow, "topics", where, list)),
-            connect_rest_url=_get(flow, "connectRestUrl", where), connect_clusters=clusters,
-            target_heartbeats_topic=_get(target, "heartbeats", where),
-            target_checkpoints_topic=_get(target, "checkpoints", where, (str, type(None))),
-            partner=pair["partner"] if pair else None,
-            kubernetes_cluster=_optional(flow, "kubernetesCluster", where))
-    audit = values.get("audit")
-    audits = _optional(values, "audits", "outputs", Mapping)
-    per_cluster = {k: _get(a, "namespace", f"outputs.audits.{k}") for k, a in audits.items()} if audits else None
-    return StackOutputs(version=version, operator_flavour=_get(operator, "flavour", "outputs.operator"),
-                        operator_version=_get(operator, "version", "outputs.operator"),
-                        kafka_version=_get(operator, "kafkaVersion", "outputs.operator"), flows=flows,
-                        audit_namespace=_get(audit, "namespace", "outputs.audit") if audit else None,
+    if not isinstance(values, Mapping):
+        raise _wrong("outputs", values, "a mapping")
+    _keys(values, "outputs")
+    if "outputsVersion" not in values:
+        raise ContractError(f"outputsVersion: missing; expected {OUTPUTS_VERSION} (outputs without it predate the "
+                            "contract)")
+    version = values["outputsVersion"]
+    # `True == 1` in Python: only an integer that is not a bool is a version.
+    if isinstance(version, bool) or not isinstance(version, int) or version != OUTPUTS_VERSION:
+        got = str(version) if type(version) is int and abs(version) < 1000 else _describe(version)
+        raise ContractError(f"outputsVersion: got {got}; expected {OUTPUTS_VERSION}, the version this reader knows")
+    operator = _mapping(values, "operator", "")
+    flavour, release, kafka = (_string(operator, key, "operator") for key in ("flavour", "version", "kafkaVersion"))
+    flows = {name: _flow(name, flow, _join("flows", name)) for name, flow in _mapping(values, "flows", "").items()}
+    # Both optional, neither nullable (the schema's): a StackReference leaves an absent one out.
+    audit = _mapping(values, "audit", "") if "audit" in values else None
+    audits = _mapping(values, "audits", "") if "audits" in values else None
+    per_cluster: dict[str, str] | None = None
+    if audits is not None:
+        per_cluster = {}
+        for cluster, body in audits.items():
+            if not isinstance(body, Mapping):
+                raise _wrong(_join("audits", cluster), body, "a mapping")
+            per_cluster[cluster] = _string(body, "namespace", _join("audits", cluster))
+    return StackOutputs(version=version, operator_flavour=flavour, operator_version=release, kafka_version=kafka,
+                        flows=flows,
+                        audit_namespace=_string(audit, "namespace", "audit") if audit is not None else None,
                         audit_namespaces=per_cluster)
 
 

@@ -73,9 +73,12 @@ def test_the_reader_types_what_consumers_read(all_outputs):
 
 
 @pytest.mark.parametrize("values, message", [
-    ({"flows": {}}, "outputsVersion None: this reader knows version 1 (outputs without it predate the contract)"),
-    ({"outputsVersion": 2}, "outputsVersion 2: this reader knows version 1 (outputs without it predate the contract)"),
-    ({"outputsVersion": 1, "operator": {}}, "outputs.flows: missing"),
+    ({"flows": {}}, "outputsVersion: missing; expected 1 (outputs without it predate the contract)"),
+    ({"outputsVersion": 2}, "outputsVersion: got 2; expected 1, the version this reader knows"),
+    ({"outputsVersion": True}, "outputsVersion: got true; expected 1, the version this reader knows"),
+    ({"outputsVersion": 1, "operator": {}}, "operator.flavour: missing; expected a non-empty string"),
+    ({"outputsVersion": 1, "operator": {"flavour": "csm", "version": "1.2", "kafkaVersion": "3.8.0"}},
+     "flows: missing; expected a mapping"),
 ])
 def test_the_reader_refuses_what_it_cannot_read(values, message):
     with pytest.raises(outputs.ContractError) as exc:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping
 
 import pulumi
 
-from infra import PROJECT, kubeconfig, names, stores
+from infra import PROJECT, kubeconfig, names, references, stores
 from infra.connection import SecretValue
 from infra.errors import Problem, TopologyError
 
@@ -68,7 +68,7 @@ class _NotShown:
 
 
 def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets: frozenset[str] = frozenset(),
-                     contexts: Mapping[str, str | None] | None = None) -> list[Problem]:
+                     contexts: Mapping[str, str | None] | None = None, literal: bool = False) -> list[Problem]:
     """Secret material the Connect worker (or the registry, or Java) would refuse, found before
     anything deploys; the values themselves are never shown. Passwords are non-empty single
     lines, and a target's SASL password has no `"` or `\\`: Strimzi writes it into the worker's
@@ -76,7 +76,9 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
     be PEM X.509; a truststore base64 of a JKS/PKCS12 file that opens with its password; client
     keys unencrypted PKCS#8 (Kafka's PemStore reads nothing else). A kubeconfig must be one the
     Kubernetes provider can use (infra/kubeconfig.py); `contexts` has the topology's context for
-    it, by Kubernetes cluster."""
+    it, by Kubernetes cluster. Where the release writes a target's password literally into the
+    worker file (`literal`), it has no `${`: the worker would resolve it as a config-provider
+    reference (Kafka's ConfigTransformer), reading a file or Secret instead of the password."""
     problems = []
     present = set(keys)
     for key in keys:
@@ -91,14 +93,15 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
             continue
         owner, _, item = key.partition(".")
         problem = _material_problem(item, value, lambda other: text(f"{owner}.{other}")
-                                    if f"{owner}.{other}" in present else None, owner in targets)
+                                    if f"{owner}.{other}" in present else None, owner in targets, literal)
         if problem:
             where, what = _owner(key)
             problems.append(Problem(where, f"secret config {PROJECT}:{key}", _NotShown(), f"{what}; this is {problem}"))
     return problems
 
 
-def _material_problem(item: str, value: str, sibling: Callable[[str], str | None], target: bool) -> str | None:
+def _material_problem(item: str, value: str, sibling: Callable[[str], str | None], target: bool,
+                      literal: bool = False) -> str | None:
     if item in ("password", "truststorePassword"):
         if not value:
             return "empty"
@@ -107,6 +110,10 @@ def _material_problem(item: str, value: str, sibling: Callable[[str], str | None
         if item == "password" and target and any(c in value for c in '"\\'):
             return ("a password with \" or \\: the cluster is a flow's target, and Strimzi writes its password "
                     "into the Connect worker's JAAS line unescaped, which breaks the worker")
+        if item == "password" and target and literal and references.MARKER in value:
+            return ("a password with ${: the cluster is a flow's target, and this operator release writes its "
+                    "password literally into the Connect worker's file, where the worker would resolve ${...} as a "
+                    "config-provider reference (reading a file or Secret instead)")
         return None
     if item in ("caCert", "clientCert"):
         try:

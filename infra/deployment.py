@@ -12,6 +12,7 @@ from infra.audit import AuditPlan, plan_audits
 from infra.errors import Problem, TopologyError
 from infra.plan import StackPlan, plan
 from infra.resolution import Model
+from infra.releases import WorkerFile
 from infra.schema import ExactlyOnce
 
 
@@ -81,7 +82,8 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     problems = stack_config.missing_secrets(keys, has_secret)
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
-                                              kubeconfig_contexts(model))
+                                              kubeconfig_contexts(model),
+                                              literal=model.operator.release.worker_file is WorkerFile.literalStores)
     problems += topology_problems(stack_plan, audits)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())

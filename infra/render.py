@@ -268,7 +268,8 @@ def close_event_loop() -> None:
     if not loop.is_running() and not loop.is_closed():
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
-    asyncio.set_event_loop(None)
+        # A fresh loop for whatever runs next in this process (tests call the command in-process).
+        asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 # ----------------------------------------------------------------- files and summary

@@ -68,9 +68,18 @@ ImageRef = Annotated[str, _shaped(
 # A JVM / Spark memory size (JavaUtils.byteStringAs): one token, never split into arguments.
 MemorySize = Annotated[str, _shaped(r"[1-9][0-9]{0,8}([kmgtpKMGTP][bB]?|[bB])?",
                                     "a JVM memory size such as 512m or 2g", 12)]
-# A SASL username lands inside a JAAS line `username="..."`: no quote, backslash or control character.
-Username = Annotated[str, _shaped(r'[^"\\\x00-\x1f\x7f]+',
-                                  "a username without quotes, backslashes or control characters (line breaks)", 256)]
+# A SASL username lands inside a JAAS line `username="..."`: no quote, backslash or control
+# character. Nor `${`: every release writes a target's username literally into the Connect
+# worker's file, where the worker resolves `${...}` as a config-provider reference (Kafka's
+# ConfigTransformer), and a registry username `user:password` is split at its first ':' (the
+# kubelet reads `auth` that way), so neither holds one.
+Username = Annotated[str, _shaped(r'(?:(?!\$\{)[^"\\\x00-\x1f\x7f])+',
+                                  "a username without quotes, backslashes, control characters (line breaks) or ${ (the "
+                                  "Connect worker would resolve it as a config-provider reference)",
+                                  256)]
+RegistryUsername = Annotated[str, _shaped(r'(?:(?!\$\{)[^"\\\x00-\x1f\x7f:])+',
+                                          "a username without ':' (the registry's `auth` is user:password, split at "
+                                          "the first ':'), quotes, backslashes, control characters or ${", 256)]
 
 
 class PullPolicy(str, Enum):
@@ -450,7 +459,7 @@ class ImagePullSecret(_Strict):
     name: DnsSubdomain
     server: Annotated[str, _shaped(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s]*)?",
                                    "a registry host such as registry.example.com[:port]", 253)]
-    username: Username
+    username: RegistryUsername
     # the password comes from secret config `registry.password`
 
 

@@ -122,7 +122,8 @@ def raw_scan(spark, root: Path) -> int:
 def run_audit(spark, root: Path, span_ms: int) -> dict:
     config = json.loads((root / "audit.json").read_text())
     window = audit.Window(BASE_MS, BASE_MS + span_ms + 1000, 60_000)
-    return audit.run(config, audit.local_clusters(spark, root), audit.local_fetch(root), window, BASE_MS + span_ms)
+    return audit.run(config, audit.local_clusters(spark, root), audit.local_fetch(root), window, BASE_MS + span_ms,
+                     audit.java_filters(spark))
 
 
 def naive(root: Path) -> dict:

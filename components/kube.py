@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from infra import config as stack_config
 from infra import names
 from infra.connection import SecretValue
 from infra.manifests import Manifest
 
 # Resolves a planned SecretValue to a secret Output (see infra/config.py).
 SecretResolver = Callable[[SecretValue], pulumi.Output[str]]
+
+
+def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()) -> SecretResolver:
+    """Planned SecretValues as secret Outputs, built from one Output per secret item
+    (stack_config.secret_item). A stack's few items are used by hundreds of objects: one Output
+    each means an item given as an Output is checked once when it resolves, not once per use,
+    and a value that is the item itself is that Output, with nothing derived from it."""
+    items: dict[str, pulumi.Output[str]] = {}
+
+    def item(key: str) -> pulumi.Output[str]:
+        if key not in items:
+            items[key] = stack_config.secret_item(secrets, key, targets)
+        return items[key]
+
+    def resolve(value: SecretValue) -> pulumi.Output[str]:
+        if value.transform is None and len(value.config_keys) == 1:
+            return item(value.config_keys[0])
+        inputs = [item(key) for key in value.config_keys]
+        return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
+    return resolve
 
 
 def _resolve(value: Any, secrets: SecretResolver) -> Any:

@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 
 from components.audit import ReplicationAudit
 from components.flow import FlowDirection
+from components.kube import secret_resolver
 from infra import config as stack_config
 from infra import deployment, names
 from infra.errors import Problem, TopologyError
@@ -66,8 +67,8 @@ class ReplicationTopology(pulumi.ComponentResource):
         # under the stack itself: the alias keeps their URNs (tests/test_components.py).
         deployed = _deploy(self, topology, _known(args.get("secrets") or {}, "secrets"), f"ReplicationTopology {name}",
                            [pulumi.Alias(parent=None)])
-        self.outputs = pulumi.Output.from_input(deployed)
-        self.flows = pulumi.Output.from_input(deployed["flows"])
+        self.outputs = _plain(deployed)
+        self.flows = _plain(deployed["flows"])
         self.register_outputs({"flows": self.flows, "outputs": self.outputs})
 
 
@@ -86,8 +87,16 @@ class ReplicationFlow(pulumi.ComponentResource):
         if operator is not None:
             document["operator"] = _known(operator, "operator")
         deployed = _deploy(self, document, _known(args.get("secrets") or {}, "secrets"), f"ReplicationFlow {name}", [])
-        self.flows = pulumi.Output.from_input(deployed["flows"])
+        self.flows = _plain(deployed["flows"])
         self.register_outputs({"flows": self.flows})
+
+
+def _plain(value: Any) -> pulumi.Output[Any]:
+    """Plain data as one Output. Output.from_input would wrap every nested dict, list and leaf of
+    the outputs contract in an Output of its own (tens of thousands at 500 flows), each checked
+    for unknowns over its whole subtree: the largest cost the program added to registering its
+    objects."""
+    return pulumi.Output.from_input(True).apply(lambda _: value)
 
 
 def _known(value: Any, field: str) -> Any:
@@ -110,7 +119,7 @@ def _deploy(parent: pulumi.ComponentResource, document: Any, secrets: Mapping[st
         raise TopologyError(exc.problems, source) from None
     for warning in model.warnings:
         pulumi.log.warn(warning, parent)
-    resolve = stack_config.secret_resolver(secrets, frozenset(d.flow.target for d in model.flows))
+    resolve = secret_resolver(secrets, frozenset(d.flow.target for d in model.flows))
     providers = kubernetes_providers(parent, model.topology.kubernetes or {}, secrets)
     moved = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
     flows = [FlowDirection(flow_plan, resolve, moved, providers) for flow_plan in stack_plan.flows]

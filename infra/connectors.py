@@ -55,10 +55,104 @@ CONNECTOR_CLASSES = {
 }
 
 
+class Ownership(str, Enum):
+    """Whether a key the program writes may come from a flow's `config` overrides."""
+    owned = "owned"      # derived from the topology, or needed for the replication to be correct
+    default = "default"  # a documented default a user may tune; the user's value wins
+
+
+# The connection of a Kafka client: the keys that say which cluster it reaches and as whom.
+CONNECTION_FAMILY = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.")
+# Every client prefix a connector's config can hold, with the client it configures. Each of
+# these clients reaches a cluster of the topology with the connection the program builds (the
+# cluster prefixes directly; MirrorMaker 2 layers `consumer.`, `source.consumer.`... over them,
+# MirrorConnectorConfig.sourceConsumerConfig; the Connect framework layers `*.override.` over the
+# worker's keys, which hold the program's KafkaConnect connection, Worker.baseProducerConfigs).
+# So their connection families are owned on every connector, written or not: a key there would
+# send a client to another cluster, or as another principal. The heartbeat connector's consumer
+# and admin overrides are written with exactly-once only, yet owned always: a user key there
+# would otherwise turn live the day exactly-once is enabled.
+CLIENT_PREFIXES: dict[str, str] = {
+    "source.cluster.": "MirrorMaker 2's clients of the source cluster",
+    "target.cluster.": "MirrorMaker 2's clients of the target cluster",
+    "source.consumer.": "MirrorMaker 2's source consumer",
+    "source.producer.": "MirrorMaker 2's source producer",
+    "source.admin.": "MirrorMaker 2's source admin client",
+    "target.consumer.": "MirrorMaker 2's target consumer",
+    "target.producer.": "MirrorMaker 2's target producer",
+    "target.admin.": "MirrorMaker 2's target admin client",
+    "consumer.": "MirrorMaker 2's consumers",
+    "producer.": "MirrorMaker 2's producers",
+    "admin.": "MirrorMaker 2's admin clients",
+    "producer.override.": "the Connect framework's producer",
+    "consumer.override.": "the Connect framework's offsets consumer",
+    "admin.override.": "the Connect framework's admin client",
+}
+# What the flow decides for every connector it runs, whichever kind reads them: its filters, its
+# policy, its pair of aliases, its start offsets and isolation (startFrom, exactlyOnce), and the
+# class and tasks Strimzi sets from the KafkaConnector's spec.
+FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
+             "replication.policy.class", "source.cluster.alias", "target.cluster.alias",
+             "source.consumer.auto.offset.reset", "source.consumer.isolation.level")
+# Documented defaults of each kind: the only keys the program writes that `config` may replace.
+DEFAULTS = {
+    # MirrorMaker 2's refresh of the topic and group lists (docs/topology.md#config-overrides).
+    "source": ("refresh.topics.interval.seconds", "replication.factor"),
+    "checkpoint": ("refresh.groups.interval.seconds",),
+    "heartbeat": (),
+}
+
+
+def connection_client(key: str) -> tuple[str, str] | None:
+    """(client prefix, connection key) when `key` is a connection key of a client prefix."""
+    # The longest prefix names the client: `consumer.override.ssl.x` is the framework's consumer.
+    for prefix in sorted(CLIENT_PREFIXES, key=len, reverse=True):
+        rest = key[len(prefix):]
+        if key.startswith(prefix) and rest.startswith(CONNECTION_FAMILY):
+            return prefix, rest
+    return None
+
+
+@dataclass(frozen=True)
+class ProgramConfig:
+    """A connector's configuration as the program writes it, before the user's `config`, and
+    for each key whether it is owned or a default. Owned keys include those the flow decides
+    while leaving Kafka's default in place (a startFrom of earliest writes no offset reset)."""
+    kind: "ConnectorKind"
+    config: Config
+    ownership: dict[str, Ownership]
+
+    @property
+    def owned(self) -> frozenset[str]:
+        return frozenset(k for k, o in self.ownership.items() if o is Ownership.owned)
+
+    @property
+    def defaults(self) -> frozenset[str]:
+        return frozenset(k for k, o in self.ownership.items() if o is Ownership.default)
+
+    def owns(self, key: str) -> bool:
+        """Whether a user's `config` key would replace what the program decides."""
+        return self.ownership.get(key) is Ownership.owned or connection_client(key) is not None
+
+    def merged(self, user: Config) -> Config:
+        """The program's configuration with the user's keys (validated: defaults or free keys)."""
+        return {**self.config, **user}
+
+
+def program_config(kind: "ConnectorKind", config: Config, decided: tuple[str, ...] = ()) -> ProgramConfig:
+    """Every written key is owned unless it is one of the kind's documented defaults; `decided`
+    are keys the flow owns without writing them."""
+    ownership = {k: Ownership.default if k in DEFAULTS[kind.value] else Ownership.owned for k in config}
+    for key in (*FLOW_KEYS, *decided):
+        ownership.setdefault(key, Ownership.owned)
+    return ProgramConfig(kind, config, ownership)
+
+
 @dataclass(frozen=True)
 class ConnectorPlan:
     kind: ConnectorKind
     manifest: KafkaConnector
+    program: ProgramConfig | None = None  # the program's part of the config, with its ownership
 
     @property
     def name(self) -> str:
@@ -108,8 +202,9 @@ class Wiring:
         return {"source.cluster.alias": aliases["source.cluster.alias"], **self.source.properties("source.cluster."),
                 "target.cluster.alias": aliases["target.cluster.alias"], **self.target.properties("target.cluster.")}
 
-    def connector(self, kind: ConnectorKind, name: str, tasks: int, config: Config,
+    def connector(self, kind: ConnectorKind, name: str, tasks: int, program: ProgramConfig, user: Config,
                   state: ConnectorState) -> ConnectorPlan:
+        config = program.merged(user)
         spec: KafkaConnectorSpec = {"class": kind.connector_class, "tasksMax": tasks, "config": config}
         if self.operator.autoRestart and self.release.auto_restart:
             # Failed connectors and tasks are restarted by the operator (unlimited from 0.37).
@@ -120,7 +215,7 @@ class Wiring:
         # A stopped or paused connector never reports Ready: nothing to wait for.
         ready = readiness_annotations(self.operator) if state is ConnectorState.running else None
         return ConnectorPlan(kind, {"apiVersion": self.release.api_version, "kind": "KafkaConnector",
-                                    "metadata": meta(name, self.n.namespace, labels, ready), "spec": spec})
+                                    "metadata": meta(name, self.n.namespace, labels, ready), "spec": spec}, program)
 
 
 def readiness_annotations(operator: Operator) -> dict[str, str] | None:
@@ -148,6 +243,13 @@ def connectors(w: Wiring, part: PartSpec, heartbeat: Connection | None,
 
 
 def source_connector(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> ConnectorPlan:
+    program = source_config(w, spec, heartbeat_copier)
+    return w.connector(ConnectorKind.source, w.n.source_connector(spec.name), spec.tasks, program, spec.config,
+                       spec.state)
+
+
+def source_config(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> ProgramConfig:
+    """A MirrorSourceConnector's configuration before the user's `config`."""
     flow, n, release = w.flow, w.n, w.release
     topics: Config = {"topics": w.cfmap(topics_configmap(n, spec), "topics")}
     if spec.topics_exclude:
@@ -156,8 +258,7 @@ def source_connector(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Conn
     # 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT); `config` may set it.
     config: Config = {**source_converters(spec), "refresh.topics.interval.seconds": 10,
                       "replication.factor": -1, **topics, **w.policy, **w.both_clusters}
-    name = n.source_connector(spec.name)
-    if release.heartbeats_replication_key and name != heartbeat_copier:
+    if release.heartbeats_replication_key and n.source_connector(spec.name) != heartbeat_copier:
         config["heartbeats.replication.enabled"] = False
     if flow.startFrom is StartFrom.latest:
         config["source.consumer.auto.offset.reset"] = "latest"
@@ -174,10 +275,25 @@ def source_connector(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Conn
         transforms, predicates = loop_transforms + transforms, loop_predicates + predicates
     config.update(header_converter(transforms))
     config.update(smt_config(transforms, predicates))
-    return w.connector(ConnectorKind.source, name, spec.tasks, {**config, **spec.config}, spec.state)
+    # Decided even where Kafka's default is left: the typed SMT and converter fields; which
+    # connector of a cluster pair copies heartbeats (the copier's choice is Kafka's default, and
+    # the audit expects its copies); offset syncs in a pair (the loop filter) and wherever the
+    # checkpoint connector reads them.
+    decided = ["header.converter", "transforms", "predicates"]
+    if release.heartbeats_replication_key:
+        decided.append("heartbeats.replication.enabled")
+    if w.direction.partner or (flow.with_checkpoints and release.emit_offset_syncs_key):
+        decided.append("emit.offset-syncs.enabled")
+    return program_config(ConnectorKind.source, config, tuple(decided))
 
 
 def checkpoint_connector(w: Wiring, part: PartSpec) -> ConnectorPlan:
+    flow = w.flow
+    return w.connector(ConnectorKind.checkpoint, w.n.checkpoint_connector, flow.tasksMax.checkpoint,
+                       checkpoint_config(w, part), flow.config.checkpoint, flow.state.checkpoint)
+
+
+def checkpoint_config(w: Wiring, part: PartSpec) -> ProgramConfig:
     # The checkpoint connector covers every source connector's topics (the documents join the
     # instances' ConfigMap keys with commas). With several sources their excludes are not
     # joined: groups are only checkpointed for topics that have offset syncs, which excluded
@@ -194,12 +310,18 @@ def checkpoint_connector(w: Wiring, part: PartSpec) -> ConnectorPlan:
     if flow.syncGroupOffsets.intervalSeconds:
         sync["sync.group.offsets.interval.seconds"] = flow.syncGroupOffsets.intervalSeconds
     config = {**w.converters, "refresh.groups.interval.seconds": 10, **sync, **topics, **groups,
-              **w.policy, **w.both_clusters, **flow.config.checkpoint}
-    return w.connector(ConnectorKind.checkpoint, n.checkpoint_connector, flow.tasksMax.checkpoint, config,
-                       flow.state.checkpoint)
+              **w.policy, **w.both_clusters}
+    # The interval has one home, `syncGroupOffsets.intervalSeconds`, even where Kafka's default stands.
+    return program_config(ConnectorKind.checkpoint, config, ("sync.group.offsets.interval.seconds",))
 
 
 def heartbeat_connector(w: Wiring, heartbeat: Connection) -> ConnectorPlan:
+    flow = w.flow
+    return w.connector(ConnectorKind.heartbeat, w.n.heartbeat_connector, flow.tasksMax.heartbeat,
+                       heartbeat_config(w, heartbeat), flow.config.heartbeat, flow.state.heartbeat)
+
+
+def heartbeat_config(w: Wiring, heartbeat: Connection) -> ProgramConfig:
     # Step 11: heartbeats are produced into the SOURCE cluster, so the source connection stands
     # in for the "target" (MirrorMaker 2's own admin client) and, in the worker's
     # representation, for the Connect framework's producer (docs/heartbeats.md). With
@@ -210,10 +332,8 @@ def heartbeat_connector(w: Wiring, heartbeat: Connection) -> ConnectorPlan:
     config: Config = {
         **w.converters, **w.policy, **w.aliases, **w.source.properties("target.cluster."),
         **{k: v for c in clients for k, v in heartbeat.properties(f"{c}.override.").items()},
-        **flow.config.heartbeat,
     }
-    return w.connector(ConnectorKind.heartbeat, w.n.heartbeat_connector, flow.tasksMax.heartbeat, config,
-                       flow.state.heartbeat)
+    return program_config(ConnectorKind.heartbeat, config)
 
 
 def source_converters(spec: SourceSpec) -> Config:

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any, Union
 
 from infra import names, references
-from infra.connection import (Entry, SecretValue, Store, docker_config_json, heartbeat_client,
+from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, heartbeat_client,
                               source_connection, target_connection, target_objects)
 from infra.connectors import ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations, topics_configmap
 from infra.errors import Problem
@@ -236,13 +236,8 @@ def plan_flow(model: Model, d: Direction, heartbeat_copiers: dict[tuple[str, str
 
 def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dict[tuple[str, str], str]) -> PartPlan:
     flow = d.flow
-    n = d.names(part)
-    release = model.operator.release
-    source, target = model.clusters[flow.source], model.clusters[flow.target]
-    source_conn = source_connection(flow.source, source, n)
-    target_conn = target_connection(flow.target, target, n, model.operator.target_connection)
-    heartbeat_conn = (heartbeat_client(flow.source, source, target, n, release.worker_file)
-                      if part.heartbeat else None)
+    wiring, heartbeat_conn = part_wiring(model, d, part)
+    n, source_conn, target_conn, target = wiring.n, wiring.source, wiring.target, model.clusters[flow.target]
     entries = [
         Entry(Store.CONFIGMAP, n.source_configmap, "alias", flow.source),
         *source_conn.entries,
@@ -251,7 +246,6 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         *target_conn.entries,
         *replication_entries(flow, n, part),
     ]
-    wiring = Wiring(release, d, n, source_conn, target_conn, model.operator)
     planned = connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)])
     access: list[Stored] = [*stored_objects(entries, n, flow)]
     pull = model.operator.imagePullSecret
@@ -269,6 +263,20 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         role_binding(flow, n),
     )
     return PartPlan(part, n, namespace(flow, n), tuple(access), connect, planned)
+
+
+def part_wiring(model: Model, d: Direction, part: PartSpec) -> tuple[Wiring, Connection | None]:
+    """What a Connect cluster's connectors share, and the heartbeat's client connection where the
+    heartbeat connector runs; the rules read the connectors' ownership from the same wiring."""
+    flow = d.flow
+    n = d.names(part)
+    release = model.operator.release
+    source, target = model.clusters[flow.source], model.clusters[flow.target]
+    source_conn = source_connection(flow.source, source, n)
+    target_conn = target_connection(flow.target, target, n, model.operator.target_connection)
+    heartbeat_conn = (heartbeat_client(flow.source, source, target, n, release.worker_file)
+                      if part.heartbeat else None)
+    return Wiring(release, d, n, source_conn, target_conn, model.operator), heartbeat_conn
 
 
 def _meta(name: str, n: FlowNames | None, flow: Flow, annotations: dict[str, str] | None = None) -> ObjectMeta:

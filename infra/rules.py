@@ -13,6 +13,9 @@ from typing import Any
 from infra import jregex
 from infra.errors import Problem, in_file_order
 from infra.names import DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE
+from infra.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FLOW_KEYS, ProgramConfig, checkpoint_config,
+                              connection_client, heartbeat_config, source_config)
+from infra.plan import heartbeat_replicators, part_wiring
 from infra.releases import REFUSED, Flavour, Release, find, supported_versions
 from infra.resolution import Model, PartSpec, SourceSpec
 from infra.schema import (ResourceQuota, DNS1123_LABEL, Audit, ExactlyOnce, Flow, Policy, Protocol, StartFrom, TargetConnection,
@@ -24,20 +27,9 @@ from infra.schema import (ResourceQuota, DNS1123_LABEL, Audit, ExactlyOnce, Flow
 MAX_FLOW_NAME = 40
 # Aliases end up in topic names (`<alias>.<topic>`) and in Kubernetes object names.
 MAX_ALIAS = 30
-# Connector properties the program owns: set by the plan, never by `config` overrides.
-# Under these prefixes only the connection keys are owned (compression, batch sizes... are free).
-MANAGED_PREFIXES = ("source.cluster.", "target.cluster.", "producer.override.")
-CONNECTION_KEYS = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.")
-MANAGED_KEYS = frozenset({
-    "connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
-    "replication.policy.class", "source.cluster.alias", "target.cluster.alias",
-    "source.consumer.auto.offset.reset", "source.consumer.isolation.level",  # startFrom, exactlyOnce
-})
 # Set by the typed fields, not as raw properties.
 SMT_PREFIXES = ("transforms.", "predicates.")
 CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
-# Set by the program in bidirectional pairs (the loop filter needs them).
-BIDIRECTIONAL_KEYS = frozenset({"emit.offset-syncs.enabled"})
 # MirrorSourceConnector.validateEmitOffsetSyncConfigs (Kafka 3.9.0+): with emit.offset-syncs.enabled
 # false, any key with these prefixes makes the connector invalid (seen on the real worker).
 OFFSET_SYNCS_PREFIXES = ("offset-syncs.topic.", "offset-syncs-")
@@ -84,8 +76,9 @@ def check(model: Model) -> list[Problem]:
     The rules across flows are in infra/guardrails.py."""
     topo = model.topology
     problems: list[Problem] = _check_operator(topo)
+    overrides = _check_overrides(model)
     for alias in sorted(topo.clusters):
-        if not DNS1123_LABEL.match(alias) or len(alias) > MAX_ALIAS:
+        if not DNS1123_LABEL.fullmatch(alias) or len(alias) > MAX_ALIAS:
             problems.append(Problem(f"clusters.{alias}", "alias", alias,
                                     f"lowercase letters, digits and '-' (DNS-1123), at most {MAX_ALIAS} characters"))
     for index, flow in enumerate(topo.flows):
@@ -106,12 +99,12 @@ def check(model: Model) -> list[Problem]:
                 problems.append(Problem(f"clusters.{alias}", "security.tls.trust", target_tls.trust.value,
                                         f"pem: the cluster is the target of flow {flow.flow_name}, and Strimzi's "
                                         "KafkaConnect trusts PEM certificates only (spec.tls.trustedCertificates)"))
-        problems.extend(_check_overrides(where, flow, find(topo.operator.flavour, topo.operator.version)))
+        problems.extend(overrides.get(index, []))
         problems += _check_heartbeat_identity(topo, where, flow)
     seen: dict[str, str] = {}
     for d in model.flows:
         where, name = d.where, d.name
-        if not DNS1123_LABEL.match(name) or len(name) > MAX_FLOW_NAME:
+        if not DNS1123_LABEL.fullmatch(name) or len(name) > MAX_FLOW_NAME:
             declared = topo.flows[d.declared]
             hint = ""
             if declared.bidirectional:
@@ -469,35 +462,91 @@ def _check_smt_config(where: str, field: str, config: Mapping[str, object]) -> l
     return problems
 
 
-def _check_overrides(where: str, flow: Flow, release: Release | None) -> list[Problem]:
-    problems = []
-    # (No release: _check_operator has refused the version.)
-    no_offset_syncs = flow.bidirectional and release is not None and release.emit_offset_syncs_key
-    overrides = [(f"config.{c}", getattr(flow.config, c)) for c in ("source", "checkpoint", "heartbeat")]
-    overrides += [(f"{path}.config", inst.config) for path, inst in flow.instances()]
-    for prefix, config in overrides:
-        for key in sorted(config):
-            field = f"{prefix}.{key}"
-            owned_connection = any(key.startswith(p) and key[len(p):].startswith(CONNECTION_KEYS)
-                                   for p in MANAGED_PREFIXES)
-            if key in MANAGED_KEYS or owned_connection or (flow.bidirectional and key in BIDIRECTIONAL_KEYS):
-                problems.append(Problem(where, field, key, "a property the program does not set itself "
-                                        "(topics, groups, policy and cluster connections come from the flow)"))
-            elif no_offset_syncs and key.startswith(OFFSET_SYNCS_PREFIXES) and not prefix.startswith(
-                    ("config.checkpoint", "config.heartbeat")):
-                problems.append(Problem(where, field, key, "no offset-syncs settings in a bidirectional pair: its "
-                                        "source connectors emit no offset syncs (emit.offset-syncs.enabled=false), "
-                                        f"and Kafka {release.kafka if release else ''} refuses the connector when any such key is set "
-                                        "(MirrorSourceConnector.validate)"))
-            elif key.startswith(SMT_PREFIXES) or key in ("transforms", "predicates"):
-                problems.append(Problem(where, field, key, "the typed `transforms` and `predicates` lists "
-                                        "(docs/topology.md#single-message-transforms)"))
-            elif key.startswith(CONVERTER_PREFIXES):
-                problems.append(Problem(where, field, key, "the typed `converters` field"))
-            elif SECRET_LIKE.search(key):
-                problems.append(Problem(where, field, key, "no secrets in connector config: they come from "
-                                        "Pulumi secret config (docs/topology.md#secrets)"))
-    return problems
+OWNED = ("a property the program does not set itself (topics, groups, policy and cluster connections come from "
+         "the flow)")
+
+
+def _check_overrides(model: Model) -> dict[int, list[Problem]]:
+    """The `config` overrides of each declared flow, by its index: no key the connectors' generators
+    own (infra/connectors.py, for that connector kind, release and flow), and no key the typed
+    fields or Pulumi secrets hold."""
+    topo = model.topology
+    release = find(topo.operator.flavour, topo.operator.version)
+    if release is None:  # _check_operator has refused the version: no generator to ask
+        return {}
+    copiers = heartbeat_replicators(model)
+    found: dict[int, dict[tuple[str, str], Problem]] = {}
+    for d in model.flows:
+        flow, declared = d.flow, topo.flows[d.declared]
+        if flow.source == flow.target or not {flow.source, flow.target} <= set(topo.clusters):
+            continue  # refused above; no connection to build
+        where = f"flows[{d.declared}] ({declared.flow_name})"
+        instances = dict(declared.instances())
+        checked = found.setdefault(d.declared, {})
+        for part in d.parts:
+            w, heartbeat = part_wiring(model, d, part)
+            programs: list[tuple[str, Mapping[str, object], ProgramConfig]] = []
+            for spec in part.sources:
+                program = source_config(w, spec, copiers[(flow.source, flow.target)])
+                programs.append(("config.source", flow.config.source, program))
+                if spec.name is not None and spec.where in instances:
+                    programs.append((f"{spec.where}.config", instances[spec.where].config, program))
+            if flow.with_checkpoints:
+                programs.append(("config.checkpoint", flow.config.checkpoint, checkpoint_config(w, part)))
+            if heartbeat is not None:
+                programs.append(("config.heartbeat", flow.config.heartbeat, heartbeat_config(w, heartbeat)))
+            for prefix, config, program in programs:
+                for key in config:
+                    if (prefix, key) not in checked:
+                        reason = _override_reason(flow, release, prefix, key, program)
+                        if reason:
+                            checked[(prefix, key)] = Problem(where, f"{prefix}.{key}", key, reason)
+        # Overrides of connectors the flow does not run (checkpoints off, no heartbeats) are
+        # still read as the typed fields and secrets rules say.
+        for prefix, config in (("config.checkpoint", flow.config.checkpoint), ("config.heartbeat", flow.config.heartbeat)):
+            for key in config:
+                if (prefix, key) not in checked:
+                    reason = _override_reason(flow, release, prefix, key, None)
+                    if reason:
+                        checked[(prefix, key)] = Problem(where, f"{prefix}.{key}", key, reason)
+    order = ["config.source", "config.checkpoint", "config.heartbeat"]
+    out: dict[int, list[Problem]] = {}
+    for index, checked in found.items():
+        paths = order + [f"{path}.config" for path, _ in topo.flows[index].instances()]
+        out[index] = [checked[(path, key)] for path in paths for key in sorted(k for p, k in checked if p == path)]
+    return out
+
+
+def _override_reason(flow: Flow, release: Release, prefix: str, key: str, program: ProgramConfig | None) -> str | None:
+    """Why a user's `config` key is refused, or None."""
+    client = connection_client(key)
+    kind = program.kind.value if program else prefix.rpartition(".")[2]
+    if client is not None:
+        client_prefix, connection_key = client
+        family = next(f for f in CONNECTION_FAMILY if connection_key.startswith(f))
+        family = family + "*" if family.endswith(".") else family
+        return (f"no `{client_prefix}{family}` key in the {kind} connector's config: `{client_prefix}` configures "
+                f"{CLIENT_PREFIXES[client_prefix]}, whose connection (bootstrap.servers, security.protocol, sasl.*, "
+                "ssl.*) the program derives from the topology's clusters; a value here would connect it to "
+                "another cluster or as another principal")
+    typed = key.startswith(SMT_PREFIXES) or key in ("transforms", "predicates")
+    converter = key.startswith(CONVERTER_PREFIXES)
+    if program is not None and program.owns(key) and not (typed or converter):
+        return OWNED
+    if (flow.bidirectional and release.emit_offset_syncs_key and key.startswith(OFFSET_SYNCS_PREFIXES)
+            and prefix not in ("config.checkpoint", "config.heartbeat")):
+        return ("no offset-syncs settings in a bidirectional pair: its source connectors emit no offset syncs "
+                f"(emit.offset-syncs.enabled=false), and Kafka {release.kafka} refuses the connector when any such "
+                "key is set (MirrorSourceConnector.validate)")
+    if typed:
+        return "the typed `transforms` and `predicates` lists (docs/topology.md#single-message-transforms)"
+    if converter:
+        return "the typed `converters` field"
+    if SECRET_LIKE.search(key):
+        return "no secrets in connector config: they come from Pulumi secret config (docs/topology.md#secrets)"
+    if program is None and key in FLOW_KEYS:
+        return OWNED
+    return None
 
 
 def warnings(model: Model) -> list[str]:

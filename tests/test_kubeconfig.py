@@ -147,6 +147,106 @@ RULES = {
 }
 
 
+
+def undecodable(path: str, expected: str, go: str) -> str:
+    return f"a kubeconfig whose {path} is not {expected} (client-go decodes it as {go} and cannot load the kubeconfig)"
+
+
+def oidc(**config) -> dict:
+    return {"name": "oidc", "config": {"idp-issuer-url": "https://issuer.example.com", "client-id": "kubernetes",
+                                       **config}}
+
+
+HEADER = " holds a line break or another control character (Go's net/http refuses it in a request header: every " \
+         "request would fail)"
+# A value of another JSON type than its field's in client-go's tools/clientcmd/api/v1/types.go:
+# client-go cannot load the file, whichever entry holds the value.
+DECODING = {
+    "insecure as a string": (lambda c: cluster(c).update({"insecure-skip-tls-verify": "true"}), [
+        undecodable("clusters[0].cluster.insecure-skip-tls-verify", "true or false", "bool")]),
+    "disable-compression as a string": (lambda c: cluster(c).update({"disable-compression": "false"}), [
+        undecodable("clusters[0].cluster.disable-compression", "true or false", "bool")]),
+    "server as a number": (lambda c: cluster(c).update(server=6443), [
+        undecodable("clusters[0].cluster.server", "a string", "string")]),
+    "CA data as a list": (lambda c: cluster(c).update({"certificate-authority-data": ["a"]}), [
+        undecodable("clusters[0].cluster.certificate-authority-data", "a string (base64)", "[]byte")]),
+    "cluster extensions as a mapping": (lambda c: cluster(c).update(extensions={"a": {}}), [
+        undecodable("clusters[0].cluster.extensions", "a list of mappings", "[]NamedExtension")]),
+    "extension without a string name": (lambda c: c.update(extensions=[{"name": 1, "extension": {"any": ["x"]}}]), [
+        undecodable("extensions[0].name", "a string", "string")]),
+    "preferences colors as a string": (lambda c: c.update(preferences={"colors": "true"}), [
+        undecodable("preferences.colors", "true or false", "bool")]),
+    "preferences as a list": (lambda c: c.update(preferences=[]), [
+        undecodable("preferences", "a mapping", "Preferences")]),
+    "current-context as a list": (lambda c: c.update({"current-context": ["admin@c"]}), [
+        undecodable("current-context", "a string", "string")]),
+    "clusters as a mapping": (lambda c: c.update(clusters={"c": cluster(c)}), [
+        undecodable("clusters", "a list of mappings", "[]NamedCluster")]),
+    "a cluster as a string": (lambda c: c["clusters"][0].update(cluster="https://api.example.com"), [
+        undecodable("clusters[0].cluster", "a mapping", "Cluster")]),
+    "context namespace as a number": (lambda c: c["contexts"][0]["context"].update(namespace=7), [
+        undecodable("contexts[0].context.namespace", "a string", "string")]),
+    "context user as a list": (lambda c: c["contexts"][0]["context"].update(user=["admin"]), [
+        undecodable("contexts[0].context.user", "a string", "string")]),
+    "token as a number": (lambda c: user(c).update(token=12345), [
+        undecodable("users[0].user.token", "a string", "string")]),
+    "as-groups as a string": (lambda c: user(c).update({"as": "a", "as-groups": "g"}), [
+        undecodable("users[0].user.as-groups", "a list of strings", "[]string")]),
+    "as-user-extra of strings": (lambda c: user(c).update({"as": "a", "as-user-extra": {"scopes": "view"}}), [
+        undecodable("users[0].user.as-user-extra", "a mapping of strings to lists of strings", "map[string][]string")]),
+    "exec as a string": (lambda c: user(c).update(exec="aws eks get-token"), [
+        undecodable("users[0].user.exec", "a mapping", "ExecConfig")]),
+    "exec args as a string": (lambda c: user(c).update(exec={**exec_plugin("x"), "args": "get-token"}), [
+        undecodable("users[0].user.exec.args", "a list of strings", "[]string")]),
+    "exec args of numbers": (lambda c: user(c).update(exec={**exec_plugin("x"), "args": ["--port", 8080]}), [
+        undecodable("users[0].user.exec.args", "a list of strings", "[]string")]),
+    "exec env as a mapping": (lambda c: user(c).update(exec={**exec_plugin("x"), "env": {"AWS_PROFILE": "ops"}}), [
+        undecodable("users[0].user.exec.env", "a list of mappings", "[]ExecEnvVar")]),
+    "exec env value as a number": (lambda c: user(c).update(exec={**exec_plugin("x"), "env": [
+        {"name": "PORT", "value": 8080}]}), [undecodable("users[0].user.exec.env[0].value", "a string", "string")]),
+    "exec provideClusterInfo as a string": (lambda c: user(c).update(exec={**exec_plugin("x"),
+                                                                           "provideClusterInfo": "true"}), [
+        undecodable("users[0].user.exec.provideClusterInfo", "true or false", "bool")]),
+    "exec command as a list": (lambda c: user(c).update(exec={**exec_plugin("x"), "command": ["aws", "eks"]}), [
+        undecodable("users[0].user.exec.command", "a string", "string")]),
+    "exec interactiveMode as a bool": (lambda c: user(c).update(exec={
+        **exec_plugin("x", "client.authentication.k8s.io/v1"), "interactiveMode": False}), [
+        undecodable("users[0].user.exec.interactiveMode", "a string", "string")]),
+    "auth-provider config as a list": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {
+        "name": "oidc", "config": ["idp-issuer-url"]}})), [
+        undecodable("users[0].user.auth-provider.config", "a mapping of strings to strings", "map[string]string")]),
+    "auth-provider config of a number": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": oidc(
+        **{"client-id": 42})})), [
+        undecodable("users[0].user.auth-provider.config", "a mapping of strings to strings", "map[string]string")]),
+    "auth-provider name as a list": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {
+        **oidc(), "name": ["oidc"]}})), [undecodable("users[0].user.auth-provider.name", "a string", "string")]),
+    "a user no context names": (lambda c: c["users"].append({"name": "other", "user": {"exec": {"args": "x"}}}), [
+        undecodable("users[1].user.exec.args", "a list of strings", "[]string")]),
+}
+RULES.update(DECODING)
+RULES.update({
+    "token with a line break": (lambda c: user(c).update(token="t0ken\n"), [K + "user's token" + HEADER]),
+    "token with a control character": (lambda c: user(c).update(token="t0\x00ken"), [K + "user's token" + HEADER]),
+    "impersonated user with a line break": (lambda c: user(c).update({"as": "admin\r\nX-Evil: 1"}), [
+        K + "user's as" + HEADER]),
+    "impersonated group with a line break": (lambda c: user(c).update({"as": "a", "as-groups": ["g\n"]}), [
+        K + "user's as-groups" + HEADER]),
+    "oidc without idp-issuer-url": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": oidc(
+        **{"idp-issuer-url": ""})})), [
+        K + "user's oidc auth-provider has no config idp-issuer-url (client-go's oidc plugin refuses it: Must "
+        "provide idp-issuer-url)"]),
+    "oidc without client-id": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {
+        "name": "oidc", "config": {"idp-issuer-url": "https://issuer.example.com", "client-id": None}}})), [
+        K + "user's oidc auth-provider has no config client-id (client-go's oidc plugin refuses it: Must provide "
+        "client-id)"]),
+    "oidc without config": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {"name": "oidc"}})), [
+        K + "user's oidc auth-provider has no config idp-issuer-url (client-go's oidc plugin refuses it: Must "
+        "provide idp-issuer-url)",
+        K + "user's oidc auth-provider has no config client-id (client-go's oidc plugin refuses it: Must provide "
+        "client-id)"]),
+})
+
+
 def broken(case: str, base: dict) -> dict | str:
     how, _ = RULES[case]
     config = copy.deepcopy(base)
@@ -167,8 +267,19 @@ def test_usable_kubeconfigs_pass():
         "client-key-data": b64(material("kube").client_key_pem)})))
     assert check(cert) == []
     assert check(_mutate(valid(), lambda c: (user(c).pop("token"), user(c).update(exec=exec_plugin("x"))))) == []
-    oidc = _mutate(valid(), lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {"name": "oidc"}})))
-    assert check(oidc) == []
+    assert check(_mutate(valid(), lambda c: (user(c).pop("token"), user(c).update({"auth-provider": oidc()})))) == []
+    # Every typed field at its type, null for any (Go's zero value), a date-like string as YAML leaves it.
+    typed = _mutate(valid(), lambda c: (
+        c.update(preferences={"colors": True, "extensions": [{"name": "e", "extension": {"any": [1]}}]}),
+        cluster(c).update({"disable-compression": False, "insecure-skip-tls-verify": False, "tls-server-name": None,
+                           "extensions": [{"name": "e", "extension": None}]}),
+        user(c).update({"as": "admin", "as-groups": ["g", None], "as-user-extra": {"scopes": ["view"]},
+                        "as-uid": None, "extensions": None}),
+        user(c).update(exec={**exec_plugin("x"), "env": [{"name": "A", "value": None}], "provideClusterInfo": True,
+                             "installHint": None}),
+        user(c).pop("token"), c["contexts"][0]["context"].update(namespace=None)))
+    assert check(typed) == []
+    assert check(yaml.safe_dump(valid()) + "preferences: {colors: null}\n") == []
     # JSON is YAML, and client-go reads either.
     assert check(json.dumps(valid())) == []
 
@@ -273,7 +384,11 @@ RUNTIME = {
     **{case: ((lambda s, case=case: broken(case, served(s))), None, False) for case in (
         "no current-context", "current-context undefined", "context's cluster undefined", "context's user undefined",
         "no server", "no credential", "basic", "token and basic", "certificate without key", "CA not base64",
-        "exec without command", "not YAML", "apiVersion v2", "empty", "two contexts of one name")},
+        "exec without command", "not YAML", "apiVersion v2", "empty", "two contexts of one name",
+        # client-go cannot decode the file, or sends a header Go refuses, or its oidc plugin refuses.
+        "insecure as a string", "exec args as a string", "exec env as a mapping", "preferences colors as a string",
+        "a user no context names", "as-user-extra of strings", "token with a line break",
+        "impersonated user with a line break", "oidc without idp-issuer-url", "oidc without client-id")},
     # client-go ignores the misspelt field, then cannot verify the server.
     "a misspelt field": (lambda s: _mutate(served(s), lambda c: cluster(c).update({
         "certificate-authority-date": cluster(c).pop("certificate-authority-data")})), None, False),

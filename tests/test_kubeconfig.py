@@ -440,27 +440,48 @@ def test_where_we_are_stricter_kubectl_would_go_on(apiserver, tmp_path):
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
                     max_leaves=20)
-PLACES = [("config", f) for f in sorted(kubeconfig.FIELDS["config"])] + \
-         [("cluster", f) for f in sorted(kubeconfig.FIELDS["cluster"])] + \
-         [("user", f) for f in sorted(kubeconfig.FIELDS["user"])] + \
-         [("context", f) for f in sorted(kubeconfig.FIELDS["context"])] + \
-         [("exec", f) for f in sorted(kubeconfig.FIELDS["exec"])]
+# Every struct of client-go's v1 types, where the base kubeconfig below holds one.
+WAYS = {"config": [], "preferences": ["preferences"], "named-cluster": ["clusters", 0],
+        "named-context": ["contexts", 0], "named-user": ["users", 0], "cluster": ["clusters", 0, "cluster"],
+        "context": ["contexts", 0, "context"], "user": ["users", 0, "user"],
+        "auth-provider": ["users", 0, "user", "auth-provider"], "exec": ["users", 0, "user", "exec"],
+        "env": ["users", 0, "user", "exec", "env", 0], "extension": ["clusters", 0, "cluster", "extensions", 0]}
+PLACES = [(kind, field) for kind in sorted(WAYS) for field in sorted(kubeconfig.STRUCTS[kind])]
+assert {kind for kind, _ in PLACES} == set(kubeconfig.STRUCTS)
 
 
-@settings(max_examples=300, deadline=None)
+def every_struct() -> dict:
+    return _mutate(valid(), lambda c: (
+        c.update(preferences={"colors": False}),
+        cluster(c).update(extensions=[{"name": "e", "extension": {}}]),
+        user(c).update({"auth-provider": oidc(), "exec": {**exec_plugin("x"), "env": [{"name": "A", "value": "b"}]}})))
+
+
+def _path(way: list) -> str:
+    return "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in way).lstrip(".")
+
+
+@settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(PLACES), JSON), min_size=1, max_size=5))
 def test_any_value_in_any_field_gets_reasons_not_a_crash(changes):
-    config = _mutate(valid(), lambda c: user(c).update(exec=exec_plugin("x")))
-    paths = {"config": [], "cluster": ["clusters", 0, "cluster"], "user": ["users", 0, "user"],
-             "context": ["contexts", 0, "context"], "exec": ["users", 0, "user", "exec"]}
+    config = every_struct()
+    placed = None
     for (where, field), value in changes:
         target = config
-        for step in paths[where]:  # an earlier change may have replaced the way there
+        for step in WAYS[where]:  # an earlier change may have replaced the way there
             target = target[step] if isinstance(target, (dict, list)) and _has(target, step) else None
+        placed = None
         if isinstance(target, dict):
             target[field] = value
+            placed = (where, field, value)
     found = check(config)
     assert all(isinstance(p, str) and p for p in found)
+    if placed:  # the last change stands: a value client-go cannot decode there is named with its type
+        where, field, value = placed
+        spec = kubeconfig.STRUCTS[where][field]
+        if isinstance(spec, kubeconfig.Leaf) and value is not None and not spec.accepts(value):
+            path = _path([*WAYS[where], field])
+            assert undecodable(path, spec.description, spec.go) in found or len(found) > kubeconfig.MAX_UNDECODABLE
 
 
 def _has(container, step) -> bool:

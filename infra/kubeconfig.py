@@ -130,7 +130,7 @@ FIELDS = {kind: set(STRUCTS[kind]) for kind in ("config", "cluster", "user", "co
 # Sent as request headers (Authorization, Impersonate-User, -Uid, -Group, Impersonate-Extra-*):
 # Go's net/http refuses a header value with a control character (httpguts.ValidHeaderFieldValue).
 HEADER_FIELDS = ("token", "as", "as-uid", "as-groups", "as-user-extra")
-CONTROL = re.compile("[\x00-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # plugin/pkg/client/auth/oidc/oidc.go, newOIDCAuthProvider: refused when empty, in this order.
 OIDC_REQUIRED = ("idp-issuer-url", "client-id")
 SECTIONS = {"clusters": "cluster", "contexts": "context", "users": "user"}

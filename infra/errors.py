@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+import dataclasses
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 
@@ -14,7 +15,7 @@ class Problem:
     value: Any     # the value given (None when missing)
     allowed: str   # what is allowed instead
     # The line of the user's file it is on, when it came from one (set by `at_lines`).
-    line: int | None = field(default=None, compare=False)
+    line: int | None = dataclasses.field(default=None, compare=False)
 
     def __str__(self) -> str:
         given = "missing" if self.value is None else f"got {self.value!r}"

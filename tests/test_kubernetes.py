@@ -232,9 +232,9 @@ def test_the_reader_refuses_a_mistyped_cluster(regions):
     out["flows"]["orders-us-west-to-eu"]["kubernetesCluster"] = 3
     with pytest.raises(outputs.ContractError) as exc:
         outputs.read(out)
-    assert str(exc.value) == "outputs.flows.orders-us-west-to-eu.kubernetesCluster: expected <class 'str'>, got int"
+    assert str(exc.value) == "flows.orders-us-west-to-eu.kubernetesCluster: got an integer; expected a non-empty string"
     out = copy.deepcopy(regions.outputs)
     out["audits"] = ["k8s-us-west"]
     with pytest.raises(outputs.ContractError) as exc:
         outputs.read(out)
-    assert str(exc.value) == "outputs.audits: expected typing.Mapping, got list"
+    assert str(exc.value) == "audits: got a list; expected a mapping"

@@ -14,6 +14,11 @@ automaton to the JDK on thousands of random patterns and names.
 Everything here is linear in the pattern and bounded: a pattern length limit, an automaton size
 limit and, for the searches, a budget of explored states (`Budget`). No backtracking engine ever
 runs on a user's pattern. The module has no dependencies, so the audit job can use it too.
+
+Alternatives that spell out a finite set of names (an allow-list `orders|payments|...`, also
+`orders\\.(eu|us)`) are kept as a set of words beside the automaton (`NFA.words`): migrations
+list thousands of topics, and a Thompson automaton of thousands of names (or a deterministic one
+of their product with other filters) would exceed any budget for a question a set lookup answers.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
-MAX_PATTERN = 1000          # characters in one filter
-MAX_STATES = 5000           # automaton states of one filter (counted repetitions expand)
+# Characters in one filter: a topology file's own bound (infra/reading.py), since allow-lists
+# written as one alternation are as long as the list; the automaton bound below limits the rest.
+MAX_PATTERN = 1 << 20
+MAX_STATES = 5000           # automaton states of one filter's non-literal part (repetitions expand)
 MAX_REPEAT = 1000           # the largest bound of {n,m} we expand
 MAX_DEPTH = 50              # nested groups and classes
 MAX_TOPIC = 249             # Kafka's longest topic name (Topic.MAX_NAME_LENGTH)
@@ -132,11 +139,48 @@ def parse(pattern: str) -> Node:
 def _parse(pattern: str) -> tuple[Node, list[str]]:
     if len(pattern) > MAX_PATTERN:
         raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
+    plain = _plain_alternatives(pattern)
+    if plain is not None:
+        branches: list[Node] = [("cat", [("chars", ((ord(c), ord(c)),)) for c in word]) for word in plain]
+        return (branches[0] if len(branches) == 1 else ("alt", branches)), []
     parser = _Parser(pattern)
     tree = parser.alternation(0)
     if parser.i < len(parser.p):
         raise RegexError("Unmatched closing ')'")  # the only thing that stops a top-level alternation
     return tree, parser.names
+
+
+_META = frozenset(".^$*+?{}[]()\\")
+
+
+def _plain_alternatives(pattern: str) -> list[str] | None:
+    """The names a pattern of plain names (`orders|payments`, `orders\\.eu`) lists, read without
+    the parser: allow-lists are long. None when any other construct appears."""
+    if "\\" not in pattern:
+        return None if _META.intersection(pattern) else pattern.split("|")
+    words: list[str] = []
+    current: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            # A backslash before a non-alphanumeric character quotes it (Pattern's rule); before a
+            # letter or digit it is a construct.
+            if i + 1 == n or (pattern[i + 1].isascii() and pattern[i + 1].isalnum()):
+                return None
+            current.append(pattern[i + 1])
+            i += 2
+            continue
+        if c == "|":
+            words.append("".join(current))
+            current = []
+        elif c in _META:
+            return None
+        else:
+            current.append(c)
+        i += 1
+    words.append("".join(current))
+    return words
 
 
 def parse_list(patterns: Iterable[str]) -> list[Node]:
@@ -454,6 +498,8 @@ class NFA:
     eol: tuple[tuple[int, ...], ...]
     start: int
     accept: int
+    # Names the filter matches that are kept as a set, not states (see the module's docstring).
+    words: frozenset[str] = frozenset()
 
     @cached_property
     def _plain(self) -> tuple[frozenset[int], ...]:
@@ -484,6 +530,10 @@ class NFA:
         return frozenset(seen)
 
 
+class _TooLarge(Exception):
+    """The Thompson automaton outgrew MAX_STATES (compile_filter names the cause)."""
+
+
 class _Builder:
     def __init__(self) -> None:
         self.edges: list[list[tuple[Chars, int]]] = []
@@ -493,7 +543,7 @@ class _Builder:
 
     def state(self) -> int:
         if len(self.edges) >= MAX_STATES:
-            raise Unsupported(f"a pattern whose automaton exceeds {MAX_STATES} states (lower the repetition counts)")
+            raise _TooLarge
         self.edges.append([])
         for table in (self.empty, self.bol, self.eol):
             table.append([])
@@ -541,17 +591,157 @@ class _Builder:
 
 @lru_cache(maxsize=4096)
 def compile_filter(patterns: tuple[str, ...], prefix: str = "") -> NFA:
-    """The automaton of `prefix` followed by any of the patterns (Kafka's `|`-joined list)."""
+    """The automaton of `prefix` followed by any of the patterns (Kafka's `|`-joined list); the
+    alternatives that spell out a finite set of names are its `words`."""
+    words: set[str] = set()
+    rest: list[Node] = []
+    for pattern in patterns:
+        if len(pattern) > MAX_PATTERN:
+            raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
+    plains = [_plain_alternatives(pattern) for pattern in patterns]
+    # Plain names need no parser (allow-lists are long); the rest is checked as Kafka joins it.
+    trees = iter(parse_list(p for p, plain in zip(patterns, plains) if plain is None))
+    for plain in plains:
+        if plain is not None:
+            words.update(prefix + w for w in plain)
+            continue
+        for branch in _alternatives(next(trees)):
+            found = _finite_branch(branch)
+            if found is None:
+                rest.append(branch)
+            else:
+                words.update(prefix + w for w in found)
     b = _Builder()
-    start = b.state()
-    s = start
-    for c in prefix:
-        s = b.build(("chars", ((ord(c), ord(c)),)), s)
-    trees = parse_list(patterns)
-    tree = ("alt", trees) if len(trees) != 1 else trees[0]
-    accept = b.build(tree, s)
+    try:
+        start = b.state()
+        s = start
+        for c in prefix:
+            s = b.build(("chars", ((ord(c), ord(c)),)), s)
+        accept = b.build(rest[0] if len(rest) == 1 else ("alt", rest), s)
+    except _TooLarge:
+        raise Unsupported(_too_large(rest)) from None
     return NFA(tuple(tuple(x) for x in b.edges), tuple(tuple(x) for x in b.empty), tuple(tuple(x) for x in b.bol),
-               tuple(tuple(x) for x in b.eol), start, accept)
+               tuple(tuple(x) for x in b.eol), start, accept, frozenset(words))
+
+
+def _too_large(rest: list[Node]) -> str:
+    """Why the automaton is too large, in terms of what the user can change."""
+    head = f"a pattern whose automaton exceeds {MAX_STATES} states"
+    if any(_expands(branch) for branch in rest):
+        return f"{head} (lower the repetition counts)"
+    dotted = sum(1 for branch in rest if _dotted_name(branch))
+    if dotted:
+        return (f"{head}: {dotted} alternatives are names with an unescaped '.', which matches any character "
+                "(write `orders\\.eu` for the topic orders.eu: plain names, however many, are kept as a list)")
+    if len(rest) > 1:
+        return (f"{head}: {len(rest)} alternatives that are not plain names (plain names, however many, are "
+                "kept as a list; join the others under common prefixes such as `orders\\..*`)")
+    return f"{head}: the pattern is too long (shorten it, or list plain names as alternatives)"
+
+
+def _dotted_name(tree: Node) -> bool:
+    """A name written with `.` for its dots: single characters and `.` only, at least one `.`."""
+    items = tree[1] if tree[0] == "cat" else [tree]
+    single = all(item[0] == "chars" and (item[1] == DOT or (len(item[1]) == 1 and item[1][0][0] == item[1][0][1]))
+                 for item in items)
+    return single and any(item[1] == DOT for item in items)
+
+
+def _expands(tree: Node) -> bool:
+    """Whether a counted repetition copies its group (`x{n}`, `x{n,m}` with a bound above 1)."""
+    kind = tree[0]
+    if kind in ("cat", "alt"):
+        return any(_expands(item) for item in tree[1])
+    if kind == "rep":
+        _, inner, low, high = tree
+        return low > 1 or (high is not None and high > 1) or _expands(inner)
+    return False
+
+
+def _alternatives(tree: Node) -> list[Node]:
+    """The top-level alternatives of a pattern (groups are not nodes: `(a|b)` is an alternation)."""
+    if tree[0] != "alt":
+        return [tree]
+    return [leaf for branch in tree[1] for leaf in _alternatives(branch)]
+
+
+def _finite_branch(tree: Node) -> set[str] | None:
+    """The names a top-level alternative matches, when they are few enough to list: about as
+    many characters as the pattern itself spends on them. Anchors count only at its ends, where
+    `Matcher.matches()` makes them always true (`^` at the start; `$` at the end, since nothing
+    may follow it)."""
+    items = list(tree[1]) if tree[0] == "cat" else [tree]
+    while items and items[0][0] == "bol":
+        items.pop(0)
+    while items and items[-1][0] == "eol":
+        items.pop()
+    core: Node = ("cat", items)
+    return _finite(core, 8 * _size(core) + 64)
+
+
+def _size(tree: Node) -> int:
+    kind = tree[0]
+    if kind in ("cat", "alt"):
+        return 1 + sum(_size(item) for item in tree[1])
+    if kind == "rep":
+        return 1 + _size(tree[1])
+    return 1
+
+
+def _finite(tree: Node, cap: int) -> set[str] | None:
+    """The strings the tree matches if they are finitely many and at most `cap` characters in
+    all; otherwise None. Never builds a set larger than `cap` strings."""
+    kind = tree[0]
+    if kind == "chars":
+        count = sum(hi - lo + 1 for lo, hi in tree[1])
+        if count > cap:
+            return None
+        return {chr(c) for lo, hi in tree[1] for c in range(lo, hi + 1)}
+    if kind == "cat":
+        out: set[str] | None = {""}
+        for item in tree[1]:
+            part = _finite(item, cap)
+            if part is None or out is None or len(out) * len(part) > cap:
+                return None
+            out = {a + b for a in out for b in part}
+            if sum(map(len, out)) > cap:
+                return None
+        return out
+    if kind == "alt":
+        union_: set[str] = set()
+        total = 0
+        for branch in tree[1]:
+            part = _finite(branch, cap)
+            if part is None:
+                return None
+            for word in part - union_:
+                union_.add(word)
+                total += len(word)
+            if len(union_) > cap or total > cap:
+                return None
+        return union_
+    if kind == "rep":
+        _, inner, low, high = tree
+        if high is None:
+            return None
+        once = _finite(inner, cap)
+        if once is None:
+            return None
+        found: set[str] = set()
+        current = {""}
+        for k in range(high + 1):
+            if k >= low:
+                found |= current
+                if len(found) > cap or sum(map(len, found)) > cap:
+                    return None
+            if k < high:
+                if len(current) * len(once) > cap:
+                    return None
+                current = {a + b for a in current for b in once}
+                if sum(map(len, current)) > cap:
+                    return None
+        return found
+    return None  # an anchor inside: left to the automaton
 
 
 def _dollar_at(text: str, i: int) -> bool:
@@ -570,6 +760,8 @@ def _dollar_at(text: str, i: int) -> bool:
 
 def matches(nfa: NFA, text: str) -> bool:
     """`Matcher.matches()`: does the whole text match? Linear in len(text) x automaton size."""
+    if text in nfa.words:
+        return True
     current = nfa.closure([nfa.start], True, _dollar_at(text, 0))
     for i, c in enumerate(text):
         cp = ord(c)
@@ -624,21 +816,43 @@ def _representatives(symbol: dict[str, int]) -> list[str]:
     return list(seen.values())
 
 
-def determinize(nfa: NFA, budget: int) -> tuple[DFA, int]:
-    """The minimal DFA of a filter automaton, and the states its construction explored."""
-    symbol = _partition(chars for out in nfa.edges for chars, _ in out)
+def determinize(nfa: NFA, budget: int, words: bool = True) -> tuple[DFA, int]:
+    """The minimal DFA of a filter automaton (without its `words` unless `words`: callers that
+    keep names as sets ask about them by lookup), and the states its construction explored."""
+    listed = sorted(w for w in nfa.words if w and all(c in _TOPIC_CHARS for c in w)) if words else []
+    symbol = _partition([chars for out in nfa.edges for chars, _ in out]
+                        + [((ord(c), ord(c)),) for c in {c for w in listed for c in w}])
     reps = _representatives(symbol)
     moves = [[tuple(t for chars, t in out if contains(chars, ord(c))) for out in nfa.edges] for c in reps]
+    # The listed names as a trie beside the subsets: node 0 is the root, -1 is off every name.
+    children: list[dict[str, int]] = [{}]
+    ends = [False]
+    for word in listed:
+        node = 0
+        for c in word:
+            nxt = children[node].get(c)
+            if nxt is None:
+                nxt = children[node][c] = len(children)
+                children.append({})
+                ends.append(False)
+            node = nxt
+        ends[node] = True
 
-    def step(subset: frozenset[int]) -> list[frozenset[int]]:
-        out: list[frozenset[int]] = []
-        for column in moves:
+    def step(state: tuple[frozenset[int], int]) -> list[tuple[frozenset[int], int]]:
+        subset, node = state
+        out: list[tuple[frozenset[int], int]] = []
+        for c, column in zip(reps, moves):
             moved = [t for s in subset for t in column[s]]
-            out.append(nfa.closure(moved, False, False) if moved else frozenset())
+            out.append((nfa.closure(moved, False, False) if moved else frozenset(),
+                        children[node].get(c, -1) if node >= 0 else -1))
         return out
-    sets, table = _explore(nfa.closure([nfa.start], True, False), step, budget)
-    accepting = [nfa.accept in nfa.closure(subset, False, True) for subset in sets]
+    sets, table = _explore((nfa.closure([nfa.start], True, False), 0 if listed else -1), step, budget)
+    accepting = [nfa.accept in nfa.closure(subset, False, True) or (node >= 0 and ends[node])
+                 for subset, node in sets]
     return _minimal(symbol, table, accepting, 0), len(sets)
+
+
+_TOPIC_CHARS = frozenset(TOPIC_ALPHABET)
 
 
 def combine(dfas: list[DFA], accept: Accept, budget: int) -> tuple[DFA, int]:
@@ -737,6 +951,92 @@ def _spell(state: tuple[int, ...], parents: Parents) -> str:
         out.append(c)
         step = parents[state]
     return "".join(reversed(out))
+
+
+def accepts(dfa: DFA, name: str) -> bool:
+    """Whether the automaton accepts a name of topic characters."""
+    state = dfa.start
+    for c in name:
+        state = dfa.table[state][dfa.symbol[c]]
+    return bool(name) and dfa.accepting[state]
+
+
+def word_automaton(words: Iterable[str], budget: int) -> tuple[DFA, int]:
+    """The minimal DFA of a finite set of names (those of topic characters)."""
+    return determinize(NFA(((),), ((),), ((),), ((),), 0, -1, frozenset(words)), budget)
+
+
+def _legal_step(legal: int, c: str) -> int:
+    """Whether a name is legal so far: 0 empty, 1 ".", 2 "..", 3 anything else (Topic.validate)."""
+    return 1 if legal == 0 and c == "." else 2 if legal == 1 and c == "." else 3
+
+
+def preimage(dfa: DFA, unified: str, avoid: str | None = None) -> str | None:
+    """A legal name other than `avoid` that the automaton accepts and that Kafka unifies to
+    `unified` (each '_' may be '.' or '_'), or None. Linear in the name times the automaton."""
+    choices = [("_", ".") if c == "_" else (c,) for c in unified]
+    reach = [{dfa.start}]
+    for options in choices:
+        reach.append({dfa.table[s][dfa.symbol[c]] for s in reach[-1] for c in options})
+    live = [set[int]() for _ in reach]
+    live[-1] = {s for s in reach[-1] if dfa.accepting[s]}
+    for i in range(len(choices) - 1, -1, -1):
+        live[i] = {s for s in reach[i] if any(dfa.table[s][dfa.symbol[c]] in live[i + 1] for c in choices[i])}
+    # Every state kept leads to an accepted name, so the search meets at most three refusals
+    # (`avoid`, "." and "..") before an answer.
+    stack = [(dfa.start, "")] if unified and dfa.start in live[0] else []
+    while stack:
+        state, text = stack.pop()
+        i = len(text)
+        if i == len(unified):
+            if text != avoid and text not in (".", ".."):
+                return text
+            continue
+        for c in reversed(choices[i]):
+            nxt = dfa.table[state][dfa.symbol[c]]
+            if nxt in live[i + 1]:
+                stack.append((nxt, text + c))
+    return None
+
+
+def shortest_unified_pair(a: DFA, b: DFA, budget: int) -> tuple[tuple[str, str] | None, int]:
+    """A shortest pair of different legal names, one each automaton accepts, that are equal once
+    '.' and '_' are unified (Kafka's Topic.hasCollision), or None; and the states explored. Both
+    names are spelled in lockstep: equal characters, except '.' against '_'."""
+    steps: dict[tuple[int, int], tuple[str, str]] = {}
+    for c in TOPIC_ALPHABET:
+        if c not in "._":
+            steps.setdefault((a.symbol[c], b.symbol[c]), (c, c))
+    pairs = [*steps.values(), *((x, y) for x in "_." for y in "_.")]
+    columns = [(a.symbol[x], b.symbol[y]) for x, y in pairs]
+    # (state of a, state of b, the names differ yet, legal so far for a, for b)
+    start = (a.start, b.start, 0, 0, 0)
+    parents: dict[tuple[int, int, int, int, int], tuple[tuple[int, int, int, int, int], str, str] | None] = {start: None}
+    queue = deque([(start, 0)])
+    while queue:
+        state, depth = queue.popleft()
+        sa, sb, differ, la, lb = state
+        if differ and la == 3 and lb == 3 and a.accepting[sa] and b.accepting[sb]:
+            left: list[str] = []
+            right: list[str] = []
+            step = parents[state]
+            while step is not None:
+                state, x, y = step
+                left.append(x)
+                right.append(y)
+                step = parents[state]
+            return ("".join(reversed(left)), "".join(reversed(right))), len(parents)
+        if depth == MAX_TOPIC:
+            continue
+        for (x, y), (ca, cb) in zip(pairs, columns):
+            nxt = (a.table[sa][ca], b.table[sb][cb], differ or int(x != y), _legal_step(la, x), _legal_step(lb, y))
+            if nxt in parents:
+                continue
+            if len(parents) >= budget:
+                raise Budget(f"more than {budget} automaton states")
+            parents[nxt] = (state, x, y)
+            queue.append((nxt, depth + 1))
+    return None, len(parents)
 
 
 def literal(pattern: str) -> str | None:

@@ -45,8 +45,9 @@ class Allowance:
     def __init__(self, total: int = TOTAL_BUDGET, seconds: float = SECONDS) -> None:
         self.left, self.seconds = total, seconds
         self.deadline = time.monotonic() + seconds
-        # Minimal automata (or Undecided) per language.
+        # Minimal automata (or Undecided) per language, and languages per filter.
         self.automata: dict[tuple[object, ...], jregex.DFA | Undecided] = {}
+        self.languages: dict[tuple[object, ...], Language] = {}
 
     def cap(self) -> int:
         """What the next construction may explore."""
@@ -56,6 +57,44 @@ class Allowance:
             self.left = 0
             raise Undecided(f"the topology's filter checks ran out of their {self.seconds:g} s")
         return min(BUDGET, self.left)
+
+
+def legal(name: str) -> bool:
+    """Kafka's Topic.validate: 1-249 characters of [a-zA-Z0-9._-], and not "." or ".."."""
+    return 0 < len(name) <= jregex.MAX_TOPIC and name not in (".", "..") and _LEGAL.issuperset(name)
+
+
+_LEGAL = frozenset(jregex.TOPIC_ALPHABET)
+_ORDER = {c: i for i, c in enumerate(jregex.TOPIC_ALPHABET)}
+
+
+def _key(name: str) -> tuple[int, list[int]]:
+    """Shortest first, then in the order examples prefer characters (as the automata search)."""
+    return len(name), [_ORDER[c] for c in name]
+
+
+def unify(name: str) -> str:
+    """Kafka's Topic.unifyCollisionChars: '.' and '_' are one character for collisions, since
+    metric names replace '.' with '_' (Topic.hasCollision; apache/kafka,
+    clients/src/main/java/org/apache/kafka/common/internals/Topic.java)."""
+    return name.replace(".", "_")
+
+
+@dataclass(frozen=True)
+class Language:
+    """Legal topic names: those listed in `names` and those `dfa` accepts (None: none). Listed
+    names come from alternatives that spell out names (allow-lists): questions about them are set
+    lookups and runs through the other automata, never products, so they cost no budget."""
+    names: frozenset[str]
+    dfa: jregex.DFA | None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.names or (
+            self.dfa is not None and legal(name) and jregex.accepts(self.dfa, name)))
+
+    def example(self, allowance: Allowance) -> str | None:
+        """A shortest name of the language, or None when it has none."""
+        return common_topic(self, allowance=allowance)
 
 
 @dataclass(frozen=True)
@@ -74,28 +113,44 @@ class Filter:
     def _exclude(self) -> jregex.NFA:
         return _compiled(self.exclude + DEFAULT_TOPICS_EXCLUDE, self.prefix)
 
-    @cached_property
-    def _matchers(self) -> tuple[frozenset[str], jregex.NFA]:
-        """For `matches`: excludes that are plain names as a set (a lookup, however many there
-        are, such as the storage topics of a large stack), the others as one automaton."""
-        names, regexes = set(), []
-        for pattern in self.exclude + DEFAULT_TOPICS_EXCLUDE:
-            literal = jregex.literal(pattern)
-            (names.add(self.prefix + literal) if literal is not None else regexes.append(pattern))
-        return frozenset(names), _compiled(tuple(regexes), self.prefix)
-
     def matches(self, topic: str) -> bool:
-        """Kafka's verdict on one topic: linear in the name, whatever the filters."""
-        names, excluded = self._matchers
-        return jregex.matches(self._include, topic) and topic not in names and not jregex.matches(excluded, topic)
+        """Kafka's verdict on one topic: linear in the name, whatever the filters (listed names,
+        such as the storage topics of a large stack, are set lookups)."""
+        return jregex.matches(self._include, topic) and not jregex.matches(self._exclude, topic)
 
-    def automaton(self, allowance: Allowance) -> jregex.DFA:
-        include = _automaton(("nfa", self.include, self.prefix), allowance,
-                             lambda left: jregex.determinize(self._include, left))
-        exclude = _automaton(("nfa", self.exclude, self.prefix), allowance,
-                             lambda left: jregex.determinize(self._exclude, left))
-        return _automaton(("filter", self.include, self.exclude, self.prefix), allowance,
-                          lambda left: jregex.combine([include, exclude], lambda bits: bits[0] and not bits[1], left))
+    def included(self, allowance: Allowance) -> Language:
+        """The legal names the include filter accepts, before any exclude."""
+        include = _automaton(("rest", self.include, self.prefix), allowance,
+                             lambda left: jregex.determinize(self._include, left, words=False))
+        return Language(frozenset(n for n in self._include.words if legal(n)),
+                        include if any(include.accepting) else None)
+
+    def language(self, allowance: Allowance) -> Language:
+        key = ("filter", self.include, self.exclude, self.prefix)
+        found = allowance.languages.get(key)
+        if found is None:
+            found = self._language(allowance)
+            allowance.languages[key] = found
+        return found
+
+    def _language(self, allowance: Allowance) -> Language:
+        included = self.included(allowance)
+        excluded_names = self._exclude.words
+        exclude = _automaton(("rest", self.exclude, self.prefix), allowance,
+                             lambda left: jregex.determinize(self._exclude, left, words=False))
+        names = frozenset(n for n in included.names
+                          if n not in excluded_names and not jregex.accepts(exclude, n))
+        if included.dfa is None:
+            return Language(names, None)
+        dfa = included.dfa
+        # Only the listed excludes the include automaton accepts change its language: usually few.
+        relevant = frozenset(n for n in excluded_names if legal(n) and jregex.accepts(dfa, n))
+        parts = [dfa, exclude]
+        if relevant:
+            parts.append(_automaton(("names", relevant), allowance, lambda left: jregex.word_automaton(relevant, left)))
+        dfa = _automaton(("filter", self.include, self.exclude, self.prefix), allowance,
+                         lambda left: jregex.combine(parts, lambda bits: bits[0] and not any(bits[1:]), left))
+        return Language(names, dfa if any(dfa.accepting) else None)
 
     @cached_property
     def guaranteed_prefix(self) -> str:
@@ -111,11 +166,18 @@ class Topics:
     def matches(self, topic: str) -> bool:
         return any(f.matches(topic) for f in self.filters)
 
-    def automaton(self, allowance: Allowance) -> jregex.DFA:
+    def language(self, allowance: Allowance) -> Language:
         if len(self.filters) == 1:
-            return self.filters[0].automaton(allowance)
-        parts = [f.automaton(allowance) for f in self.filters]
-        return _automaton(("topics", self.filters), allowance, lambda left: jregex.combine(parts, any, left))
+            return self.filters[0].language(allowance)
+        key = ("topics", self.filters)
+        found = allowance.languages.get(key)
+        if found is None:
+            parts = [f.language(allowance) for f in self.filters]
+            dfas = [p.dfa for p in parts if p.dfa is not None]
+            dfa = dfas[0] if len(dfas) == 1 else _automaton(
+                key, allowance, lambda left: jregex.combine(dfas, any, left)) if dfas else None
+            found = allowance.languages[key] = Language(frozenset().union(*(p.names for p in parts)), dfa)
+        return found
 
     @cached_property
     def guaranteed_prefix(self) -> str:
@@ -163,20 +225,61 @@ def _automaton(key: tuple[object, ...], allowance: Allowance,
     return found
 
 
-def common_topic(*languages: Filter | Topics, allowance: Allowance | None = None) -> str | None:
+def common_topic(*languages: Filter | Topics | Language, allowance: Allowance | None = None) -> str | None:
     """A shortest topic every language accepts, or None when they share none. Raises Undecided."""
-    prefixes = [lang.guaranteed_prefix for lang in languages]
+    prefixes = [lang.guaranteed_prefix for lang in languages if not isinstance(lang, Language)]
     for a in prefixes:
         for b in prefixes:
             if not (a.startswith(b) or b.startswith(a)):
                 return None  # no automaton needed: their topics start differently
     allowance = allowance or Allowance()
-    automata = [lang.automaton(allowance) for lang in languages]
+    found = [lang if isinstance(lang, Language) else lang.language(allowance) for lang in languages]
+    # A listed name in all of them: when one language is a list alone, only its names can be.
+    lists = [lang.names for lang in found if lang.dfa is None]
+    candidates = min(lists, key=len) if lists else frozenset().union(*(lang.names for lang in found))
+    shared = [n for n in candidates if all(n in lang for lang in found)]
+    best = min(shared, key=_key) if shared else None
+    if lists:
+        return best
     cap = allowance.cap()
     try:
-        found, spent = jregex.shortest(automata, all, cap)
+        other, spent = jregex.shortest([lang.dfa for lang in found if lang.dfa is not None], all, cap)
     except jregex.Budget:
         allowance.left -= cap
         raise Undecided(f"more than {cap} automaton states") from None
     allowance.left -= spent
-    return found
+    return min((n for n in (best, other) if n is not None), key=_key, default=None)
+
+
+def unified_pair(a: Filter | Topics, b: Filter | Topics, allowance: Allowance | None = None) -> tuple[str, str] | None:
+    """Two different names, one of each language, that Kafka takes for the same topic ('.' and
+    '_' unified, Topic.hasCollision): a shortest such pair, or None. Raises Undecided."""
+    allowance = allowance or Allowance()
+    la, lb = a.language(allowance), b.language(allowance)
+    pairs: list[tuple[str, str]] = []
+    for mine, theirs, swap in ((la, lb, False), (lb, la, True)):
+        by_key: dict[str, list[str]] = {}
+        for name in theirs.names:
+            if "." in name or "_" in name:
+                by_key.setdefault(unify(name), []).append(name)
+        for name in mine.names:
+            if "." not in name and "_" not in name:
+                continue
+            key = unify(name)
+            others = [n for n in by_key.get(key, []) if n != name]
+            if theirs.dfa is not None:
+                other = jregex.preimage(theirs.dfa, key, avoid=name)
+                if other is not None and legal(other):
+                    others.append(other)
+            pairs.extend((o, name) if swap else (name, o) for o in others)
+    if la.dfa is not None and lb.dfa is not None:
+        cap = allowance.cap()
+        try:
+            found, spent = jregex.shortest_unified_pair(la.dfa, lb.dfa, cap)
+        except jregex.Budget:
+            allowance.left -= cap
+            raise Undecided(f"more than {cap} automaton states") from None
+        allowance.left -= spent
+        if found is not None:
+            pairs.append(found)
+    return min(pairs, key=lambda p: (_key(unify(p[0])), _key(p[0]), _key(p[1])), default=None)

@@ -143,8 +143,17 @@ def test_java_constructs_python_reads_differently(pattern, name):
     ("(?>a)", "an atomic group (?>...)"), ("\\bx", "a word boundary \\b"), ("\\p{Alpha}", "a character property \\p{...}"),
     ("[a-c-e]", "a '-' right after a range (write \\- for a literal hyphen)"),
     ("a{1001}", "a repetition bound above 1000"), ("\\Qa", "\\Q without its closing \\E"),
-    ("x" * 1001, "a pattern of 1001 characters (at most 1000)"), ("(" * 60 + ")" * 60, "groups nested more than 50 deep"),
+    ("x" * (1 << 20) + "y", "a pattern of 1048577 characters (at most 1048576)"),
+    ("(" * 60 + ")" * 60, "groups nested more than 50 deep"),
     ("(x{1000}){10}", "a pattern whose automaton exceeds 5000 states (lower the repetition counts)"),
+    # A bound that remains names its real cause: a long alternation, or names with unescaped dots.
+    ("|".join(f"o{i}[ab]+" for i in range(2000)),
+     "a pattern whose automaton exceeds 5000 states: 2000 alternatives that are not plain names (plain names, "
+     "however many, are kept as a list; join the others under common prefixes such as `orders\\..*`)"),
+    ("|".join(f"orders.eu{i:04d}" for i in range(450)),
+     "a pattern whose automaton exceeds 5000 states: 450 alternatives are names with an unescaped '.', which "
+     "matches any character (write `orders\\.eu` for the topic orders.eu: plain names, however many, are kept as "
+     "a list)"),
 ])
 def test_constructs_we_cannot_model_are_refused_by_name(pattern, message):
     with pytest.raises(jregex.Unsupported) as exc:
@@ -216,3 +225,50 @@ def test_the_time_backstop_refuses_rather_than_passes():
     with pytest.raises(topics.Undecided) as exc:
         topics.common_topic(topics.Filter(("x.*",)), topics.Filter(("x1",)), allowance=allowance)
     assert str(exc.value) == "the topology's filter checks ran out of their 0 s"
+
+
+# ------------------------------------------------------------------ names listed, not built
+
+
+@pytest.mark.parametrize("pattern, words", [
+    ("orders|payments", {"orders", "payments"}), ("orders\\.eu|\\Qa.b\\E", {"orders.eu", "a.b"}),
+    ("^orders$|(x|y)", {"orders", "x", "y"}), ("orders\\.(eu|us)", {"orders.eu", "orders.us"}), ("x?", {"", "x"}),
+    ("a|b.*", {"a"}), ("a$b", set()), ("[ab]", {"a", "b"}),
+])
+def test_alternatives_that_spell_out_names_are_kept_as_a_list(pattern, words):
+    nfa = jregex.compile_filter((pattern,))
+    assert nfa.words == words
+    assert all(jregex.matches(nfa, w) for w in words)
+
+
+def test_ten_thousand_names_compile_as_a_list_and_decide_as_java_does():
+    names = [f"team{i % 7}.topic-{i:05d}" for i in range(10_000)]
+    escaped = [n.replace(".", "\\.") for n in names]
+    start = time.perf_counter()
+    for patterns in (tuple(escaped), ("|".join(escaped),)):
+        nfa = jregex.compile_filter(patterns)
+        assert nfa.words == set(names) and len(nfa.edges) == 2  # a start and an unreachable end
+        assert jregex.matches(nfa, names[1234]) and not jregex.matches(nfa, "team1_topic-01234")
+    assert time.perf_counter() - start < 5  # a hang guard; benchmarks/guardrails.py measures
+    probes = [names[0], names[9999], "team0.topic-1", "team0Xtopic-00000", ""]
+    assert [jregex.matches(jregex.compile_filter(("|".join(escaped),)), p) for p in probes] == [True, True, False, False, False]
+    assert gen.java_verdicts([(["|".join(escaped[:2000])], probes[:1] + probes[2:])]) == [("M", "1000")]
+    assert gen.java_verdicts([(escaped[:2000], probes[:1])]) == [("M", "1")]
+
+
+def test_a_literal_list_against_an_automaton_decides_exactly_without_budget():
+    listed = topics.Filter(tuple(f"orders-{i:05d}" for i in range(10_000)))
+    allowance = topics.Allowance(2_000)
+    assert topics.common_topic(listed, topics.Filter(("orders-0999[5-9]",)), allowance=allowance) == "orders-09995"
+    assert topics.common_topic(listed, topics.Filter(("orders-1.*",)), allowance=allowance) is None
+    assert topics.common_topic(listed, topics.Filter(("orders-.*",), ("orders-0.*",)), allowance=allowance) is None
+
+
+def test_names_kafka_takes_for_one_topic():
+    pair = topics.unified_pair
+    assert pair(topics.Filter(("orders\\.eu",)), topics.Filter(("orders_eu",))) == ("orders.eu", "orders_eu")
+    assert pair(topics.Filter(("orders\\..*",)), topics.Filter(("orders_[a-z]+",))) == ("orders.a", "orders_a")
+    assert pair(topics.Filter(("orders\\.eu",)), topics.Filter(("orders\\.eu",))) is None  # the same name
+    assert pair(topics.Filter(("orders-eu",)), topics.Filter(("orders_eu",))) is None  # '-' is not unified
+    assert pair(topics.Filter(("_",)), topics.Filter(("[._]",))) is None  # "." is no topic name
+    assert pair(topics.Filter((".*",), (".*_.*",)), topics.Filter(("x_y",))) == ("x.y", "x_y")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from infra import config as stack_config
-from infra import names, reading, rules, validation
+from infra import PROJECT, kubeconfig, names, reading, rules, validation
 from infra.audit import AuditPlan, plan_audits
 from infra.errors import Problem, TopologyError
 from infra.plan import StackPlan, plan
@@ -66,6 +66,28 @@ def secret_keys(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ..
     return sorted(set(stack_plan.secret_keys()) | {k for a in audits for k in a.secret_keys()} | kubeconfigs)
 
 
+def _one_name_per_kubernetes_cluster(model: Model, secret_text: Callable[[str], str | None]) -> list[Problem]:
+    """Two `kubernetes` entries whose kubeconfigs lead to one API server are one Kubernetes
+    cluster under two names: each would get an audit in the same namespace, and flows would
+    count it twice. Compared on what the client connects to (infra/kubeconfig.py api_server);
+    entries that name a context of the ambient kubeconfig are compared by rules.py."""
+    seen: dict[tuple[str, str, int], str] = {}
+    problems = []
+    for name, cluster in sorted((model.topology.kubernetes or {}).items()):
+        text = secret_text(names.kubeconfig_key(name)) if cluster.kubeconfig is not None else None
+        server = kubeconfig.api_server(text, cluster.context) if text is not None else None
+        if server is None:
+            continue
+        if server in seen:
+            problems.append(Problem(f"kubernetes.{name}", f"secret config {PROJECT}:{names.kubeconfig_key(name)}",
+                                    "a kubeconfig (not shown)",
+                                    f"a kubeconfig of another Kubernetes cluster: it leads to the API server "
+                                    f"kubernetes.{seen[server]}'s leads to (one cluster, one name: two would each "
+                                    "get the audit's namespace and objects)"))
+        seen.setdefault(server, name)
+    return problems
+
+
 def kubeconfig_contexts(model: Model) -> dict[str, str | None]:
     """Per Kubernetes cluster, the context the topology picks (None: the kubeconfig's current)."""
     return {name: c.context for name, c in (model.topology.kubernetes or {}).items()}
@@ -85,6 +107,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
                                               kubeconfig_contexts(model),
                                               literal=model.operator.release.worker_file is WorkerFile.literalStores)
     problems += topology_problems(stack_plan, audits)
+    problems += _one_name_per_kubernetes_cluster(model, secret_text)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())
     if problems:

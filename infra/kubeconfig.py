@@ -50,7 +50,7 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_private_key
 
-from infra import reading, stores
+from infra import names, reading, stores
 from infra.errors import TopologyError
 
 MAX_ENTRIES = 1000  # clusters, contexts or users: a kubeconfig of a few clusters has a handful
@@ -196,6 +196,26 @@ def problems(text: str, context: str | None) -> list[str]:
         elif (user_body := entries["users"][user]) is not None:
             found += _user(*_typed(user_body, "user"))
     return found
+
+
+def api_server(text: str, context: str | None) -> tuple[str, str, int] | None:
+    """The API server a usable kubeconfig leads to, as the client connects to it: (scheme, host,
+    port), the host in one spelling (names.broker_address's rules: case, a final dot, IP
+    addresses however written) and https's default port filled in. None when `problems` finds
+    any (they are reported instead)."""
+    if problems(text, context):
+        return None
+    document = reading.load_yaml(text, "kubeconfig")
+    contexts = {e["name"]: e["context"] for e in document.get("contexts") or []}
+    clusters = {e["name"]: e["cluster"] for e in document.get("clusters") or []}
+    chosen = contexts[context or document["current-context"]]
+    url = urlsplit(clusters[chosen["cluster"]]["server"])
+    try:
+        port = url.port or 443
+    except ValueError:
+        return None
+    host, _ = names.broker_address(f"{url.hostname or ''}:{port}")
+    return url.scheme.lower(), host, port
 
 
 MAX_UNDECODABLE = 20  # a generated kubeconfig wrong throughout needs no thousand lines to say so

@@ -15,7 +15,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 import yaml
 
-from infra import render, validation
+from infra import reading, render, validation
 from infra.__main__ import main
 from infra.errors import TopologyError
 from tests.conftest import ROOT, SECRETS, doc_topology
@@ -231,3 +231,22 @@ def test_a_target_password_with_a_reference_is_refused_where_the_release_writes_
     strimzi["operator"] = {"flavour": "strimzi", "version": "0.48.0"}
     path.write_text(yaml.safe_dump(strimzi))
     render.run("test", {"topology": str(path)}, secrets)
+
+
+def test_two_kubernetes_entries_whose_kubeconfigs_lead_to_one_api_server(tmp_path):
+    from tests.test_kubeconfig import valid
+    t = reading.load_yaml_file(ROOT / "stacks/regions.yaml", "topology file")
+    t["kubernetes"]["k8s-us-east"] = {"kubeconfig": "secretConfig"}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t))
+    same = {"kubernetes.k8s-eu-central.kubeconfig": yaml.safe_dump(valid("https://API.example.com.")),
+            "kubernetes.k8s-us-east.kubeconfig": yaml.safe_dump(valid("https://api.example.com:443/"))}
+    with pytest.raises(TopologyError) as exc:
+        render.run("regions", {"topology": str(path)}, same, placeholder_secrets=True)
+    assert [str(p) for p in exc.value.problems] == [
+        "kubernetes.k8s-us-east: secret config kafka-replication:kubernetes.k8s-us-east.kubeconfig: got 'a kubeconfig "
+        "(not shown)'; expected a kubeconfig of another Kubernetes cluster: it leads to the API server "
+        "kubernetes.k8s-eu-central's leads to (one cluster, one name: two would each get the audit's namespace and "
+        "objects)"]
+    other = {**same, "kubernetes.k8s-us-east.kubeconfig": yaml.safe_dump(valid("https://api.example.com:6443"))}
+    assert render.run("regions", {"topology": str(path)}, other, placeholder_secrets=True).objects()

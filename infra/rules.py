@@ -156,7 +156,33 @@ def service_address(host: str) -> str | None:
     if len(labels) == 2:
         return ("a two-label name, read as the Service `<name>.<namespace>` (write it with a final dot, "
                 f"`{name}.`, if it is a public DNS name)")
+    if len(labels) == 3 and not _top_level_domain(labels[-1]):
+        # A pod's resolver (ndots:5) tries `<name>.svc.cluster.local` first: `<pod>.<service>.<namespace>`
+        # of a headless Service, as Kafka's broker addresses in Kubernetes are written. Public only
+        # where the last label can be a top-level domain.
+        return ("a three-label name whose last label is no top-level domain, read as the pod "
+                f"`<pod>.<service>.<namespace>` of a headless Service (write it with a final dot, `{name}.`, "
+                "if it is a DNS name outside Kubernetes)")
     return None
+
+
+# Top-level domains a three-label name may end with and still be read as a name outside
+# Kubernetes: every two-letter label (country codes), the generic domains in common use and the
+# names kept for private networks (RFC 6762, RFC 2606, ICANN's `.internal`). Any other last label
+# (`kafka-0.kafka-brokers.kafka`) is read as a namespace, and a name that is public after all
+# says so with a final dot: fail closed, as for two-label names.
+TOP_LEVEL_DOMAINS = frozenset({
+    "com", "net", "org", "edu", "gov", "mil", "int", "arpa", "info", "biz", "name", "pro", "aero", "coop",
+    "museum", "mobi", "asia", "tel", "travel", "jobs", "app", "dev", "cloud", "online", "site", "tech", "store",
+    "shop", "xyz", "top", "club", "live", "news", "blog", "page", "link", "world", "global", "digital", "network",
+    "systems", "services", "solutions", "company", "group", "email", "host", "website", "space", "zone", "one",
+    "inc", "ltd", "llc", "bank", "insurance", "health", "energy", "media", "works", "technology", "software",
+    "internal", "corp", "lan", "home", "local", "localdomain", "test", "example", "invalid", "localhost",
+})
+
+
+def _top_level_domain(label: str) -> bool:
+    return (len(label) == 2 and label.isalpha()) or label in TOP_LEVEL_DOMAINS or label.startswith("xn--")
 
 
 def _check_kubernetes(model: Model) -> list[Problem]:
@@ -561,16 +587,40 @@ def warnings(model: Model) -> list[str]:
 
 
 def check_transitions(model: Model, previous_flows: Mapping[str, Any] | None) -> list[Problem]:
-    """Changes that must not be made in one step, judged against the stack's previous outputs."""
+    """Changes that must not be made in one step, judged against the stack's previous outputs.
+    A previous state that cannot be read is refused, never taken as "not disabled": the two-step
+    rollout is only enforced if the program knows where the running Connect cluster stands."""
     problems = []
+    known = {e.value for e in ExactlyOnce}
     for d in model.flows:
         flow = d.flow
-        before = (previous_flows or {}).get(d.name) or {}
-        if flow.exactlyOnce is ExactlyOnce.enabled and before.get("exactlyOnce") == ExactlyOnce.disabled.value:
-            watch = " and ".join(f"kubectl get pods -n {d.names(p).namespace} --watch" for p in d.parts)
+        if flow.exactlyOnce is not ExactlyOnce.enabled or previous_flows is None:
+            continue  # nothing deployed before: a new stack may start enabled
+        watch = " and ".join(f"kubectl get pods -n {d.names(p).namespace} --watch" for p in d.parts)
+        rollout = ("deploy exactlyOnce: preparing, wait until the Connect pods' rolling restart has finished "
+                   f"({watch}), then deploy exactlyOnce: enabled")
+        if not isinstance(previous_flows, Mapping):
             problems.append(Problem(
                 d.where, "exactlyOnce", flow.exactlyOnce.value,
-                "preparing first: this flow's running Connect cluster has exactly-once disabled. Deploy "
-                "exactlyOnce: preparing, wait until the Connect pods' rolling restart has finished "
-                f"({watch}), then deploy exactlyOnce: enabled"))
+                f"previous stack outputs the program can read: their `flows` is {type(previous_flows).__name__}, "
+                "not a mapping of flows, so whether the running Connect cluster has exactly-once disabled is "
+                "unknown. Pass the stack's real outputs (`pulumi stack output --json` to --previous-outputs), or "
+                + rollout))
+            continue
+        if d.name not in previous_flows:
+            continue  # a new flow may start enabled
+        before = previous_flows[d.name]
+        state = before.get("exactlyOnce") if isinstance(before, Mapping) else None
+        if state == ExactlyOnce.disabled.value:
+            problems.append(Problem(
+                d.where, "exactlyOnce", flow.exactlyOnce.value,
+                "preparing first: this flow's running Connect cluster has exactly-once disabled. "
+                + rollout[:1].upper() + rollout[1:]))
+        elif state not in known:
+            problems.append(Problem(
+                d.where, "exactlyOnce", flow.exactlyOnce.value,
+                f"previous stack outputs the program can read: flows.{d.name}.exactlyOnce there is {state!r}, "
+                f"not one of {', '.join(sorted(known))}, so whether the running Connect cluster has exactly-once "
+                "disabled is unknown. Pass the stack's real outputs (`pulumi stack output --json` to "
+                "--previous-outputs), or " + rollout))
     return problems

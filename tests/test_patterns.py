@@ -341,3 +341,41 @@ def test_every_pattern_example_of_the_docs_renders(tmp_path):
         deployed.append(sorted(r.outputs["flows"]))
     assert deployed == [["repl-us-west-us-east"], ["workload"], ["repl-us-east-us-west", "repl-us-west-us-east"],
                         ["repl-us-west-us-east"]]
+
+
+# ------------------------------------------------------------------ exactly-once: an unreadable previous state
+
+def _eos_enabled() -> dict:
+    from tests.conftest import doc_topology
+    t = doc_topology()
+    t["flows"][0]["exactlyOnce"] = "enabled"
+    return t
+
+
+@pytest.mark.parametrize("before, shown", [({}, "None"), ({"exactlyOnce": "Disabled"}, "'Disabled'"),
+                                           ({"exactlyOnce": 0}, "0"), ("garbled", "None")])
+def test_enabling_with_an_unreadable_previous_state_is_refused(tmp_path, before, shown):
+    from infra.errors import TopologyError
+    ns = "repl-us-west-us-east"
+    with pytest.raises(TopologyError) as exc:
+        render_topology(tmp_path, _eos_enabled(), secrets={}, previous_outputs={"flows": {ns: before}})
+    assert [str(p) for p in exc.value.problems] == [
+        f"flows[0] ({ns}): exactlyOnce: got 'enabled'; expected previous stack outputs the program can read: "
+        f"flows.{ns}.exactlyOnce there is {shown}, not one of disabled, enabled, preparing, so whether the running "
+        "Connect cluster has exactly-once disabled is unknown. Pass the stack's real outputs (`pulumi stack output "
+        "--json` to --previous-outputs), or deploy exactlyOnce: preparing, wait until the Connect pods' rolling "
+        f"restart has finished (kubectl get pods -n {ns} --watch), then deploy exactlyOnce: enabled"]
+
+
+def test_enabling_with_previous_flows_that_are_no_mapping_is_refused():
+    from infra import rules
+    model = validation.parse(_eos_enabled())
+    assert [str(p) for p in rules.check_transitions(model, ["repl-us-west-us-east"])] == [  # type: ignore[arg-type]
+        "flows[0] (repl-us-west-us-east): exactlyOnce: got 'enabled'; expected previous stack outputs the program "
+        "can read: their `flows` is list, not a mapping of flows, so whether the running Connect cluster has "
+        "exactly-once disabled is unknown. Pass the stack's real outputs (`pulumi stack output --json` to "
+        "--previous-outputs), or deploy exactlyOnce: preparing, wait until the Connect pods' rolling restart has "
+        "finished (kubectl get pods -n repl-us-west-us-east --watch), then deploy exactlyOnce: enabled"]
+    # Nothing deployed before, or a flow the previous outputs do not know: a new flow may start enabled.
+    assert rules.check_transitions(model, None) == []
+    assert rules.check_transitions(model, {"another": {"exactlyOnce": "disabled"}}) == []

@@ -8,8 +8,10 @@ through the component provider (components/__main__.py; its schema is components
     ReplicationFlow       kafka-replication:index:ReplicationFlow
       one flow between two clusters, with its own checks (a bidirectional flow is two directions)
 
-Both validate their arguments before creating anything: a bad topology raises one error that
-lists every problem (field paths as in docs/topology.md). Inside, each flow as deployed is a
+Both validate their arguments before creating anything, themselves included: unknown or
+missing arguments, wrong types, Outputs where plain data is needed and secret values that are
+not text first (components/arguments.py), then the topology they make. Either raises one error
+that lists every problem (field paths as in docs/topology.md). Inside, each flow as deployed is a
 FlowDirection (components/flow.py) and the audit a ReplicationAudit (components/audit.py).
 """
 
@@ -19,12 +21,16 @@ from typing import Any, Mapping, NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import arguments
 from components.audit import ReplicationAudit
 from components.flow import FlowDirection
 from components.kube import secret_resolver
 from infra import config as stack_config
 from infra import deployment, names
-from infra.errors import Problem, TopologyError
+from infra.audit import AuditPlan
+from infra.errors import TopologyError
+from infra.plan import StackPlan
+from infra.resolution import Model
 from infra.schema import KubernetesCluster
 
 
@@ -36,7 +42,8 @@ class ReplicationTopologyArgs(TypedDict):
     secrets: pulumi.Input[dict[str, pulumi.Input[str]]]
     """Secret material by item, as the stack's secret config names it without the project
     prefix (`<alias>.password`, `<alias>.caCert`, `registry.password`...; docs/topology.md#secrets).
-    Values may be secret Outputs; they stay secret."""
+    Each value is text or an Output of text (a secret Output); every one stays secret. Items the
+    topology does not use are allowed; a name that is no secret item is refused."""
 
 
 class ReplicationFlowArgs(TypedDict):
@@ -46,7 +53,7 @@ class ReplicationFlowArgs(TypedDict):
     """The flow, as one item of `flows` in a topology (source, target, topics, ...)."""
     operator: NotRequired[pulumi.Input[dict[str, Any]]]
     """The operator section of a topology (flavour, version, connect defaults); its defaults
-    when unset."""
+    when unset or None."""
     secrets: pulumi.Input[dict[str, pulumi.Input[str]]]
     """Secret material by item, as for ReplicationTopology."""
 
@@ -61,12 +68,13 @@ class ReplicationTopology(pulumi.ComponentResource):
     """The whole outputs contract of docs/outputs.md (outputsVersion, operator, flows, audit)."""
 
     def __init__(self, name: str, args: ReplicationTopologyArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        subject = f"ReplicationTopology {name}"
+        given = arguments.check(args, "ReplicationTopology", arguments.TOPOLOGY, subject)
+        prepared = _prepare(given.values["topology"], given.secrets, subject)
         super().__init__(names.component_type("index", "ReplicationTopology"), name, None, opts)
-        topology = _known(args.get("topology"), "topology")
         # A stack that ran this program before the component existed had its flows and audit
         # under the stack itself: the alias keeps their URNs (tests/test_components.py).
-        deployed = _deploy(self, topology, _known(args.get("secrets") or {}, "secrets"), f"ReplicationTopology {name}",
-                           [pulumi.Alias(parent=None)])
+        deployed = _deploy(self, prepared, given.secrets, [pulumi.Alias(parent=None)])
         self.outputs = _plain(deployed)
         self.flows = _plain(deployed["flows"])
         self.register_outputs({"flows": self.flows, "outputs": self.outputs})
@@ -80,13 +88,14 @@ class ReplicationFlow(pulumi.ComponentResource):
     """Per flow as deployed (two for a bidirectional pair): the `flows` contract of docs/outputs.md."""
 
     def __init__(self, name: str, args: ReplicationFlowArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        subject = f"ReplicationFlow {name}"
+        given = arguments.check(args, "ReplicationFlow", arguments.FLOW, subject)
+        document = {"clusters": given.values["clusters"], "flows": [given.values["flow"]]}
+        if "operator" in given.values:
+            document["operator"] = given.values["operator"]
+        prepared = _prepare(document, given.secrets, subject)
         super().__init__(names.component_type("index", "ReplicationFlow"), name, None, opts)
-        document: dict[str, Any] = {"clusters": _known(args.get("clusters"), "clusters"),
-                                    "flows": [_known(args.get("flow"), "flow")]}
-        operator = args.get("operator")
-        if operator is not None:
-            document["operator"] = _known(operator, "operator")
-        deployed = _deploy(self, document, _known(args.get("secrets") or {}, "secrets"), f"ReplicationFlow {name}", [])
+        deployed = _deploy(self, prepared, given.secrets, [])
         self.flows = _plain(deployed["flows"])
         self.register_outputs({"flows": self.flows})
 
@@ -99,24 +108,25 @@ def _plain(value: Any) -> pulumi.Output[Any]:
     return pulumi.Output.from_input(True).apply(lambda _: value)
 
 
-def _known(value: Any, field: str) -> Any:
-    """A value that shapes the resource graph must be plain data, not an Output."""
-    if isinstance(value, pulumi.Output):
-        raise TopologyError([Problem("args", field, "an Output",
-                                     "a value known when the program runs: it decides which resources exist")],
-                            "the component arguments")
-    return value
+Prepared = tuple[Model, StackPlan, tuple[AuditPlan, ...]]
 
 
-def _deploy(parent: pulumi.ComponentResource, document: Any, secrets: Mapping[str, Any], source: str,
-            aliases: list[pulumi.Alias]) -> dict[str, Any]:
+def _prepare(document: Any, secrets: Mapping[str, Any], subject: str) -> Prepared:
+    """The document's model and plans, and everything that can still refuse them, before the
+    component registers: a refused component leaves nothing behind."""
     try:
-        model, stack_plan, audits = deployment.prepare(document, source)
+        model, stack_plan, audits = deployment.prepare(document, subject)
         # Material given as text is checked now; secret Outputs when they resolve (secret_resolver).
         deployment.check(model, stack_plan, audits, lambda key: key in secrets,
                          secret_text=lambda key: secrets[key] if isinstance(secrets.get(key), str) else None)
     except TopologyError as exc:
-        raise TopologyError(exc.problems, source) from None
+        raise TopologyError(exc.problems, subject) from None
+    return model, stack_plan, audits
+
+
+def _deploy(parent: pulumi.ComponentResource, prepared: Prepared, secrets: Mapping[str, Any],
+            aliases: list[pulumi.Alias]) -> dict[str, Any]:
+    model, stack_plan, audits = prepared
     for warning in model.warnings:
         pulumi.log.warn(warning, parent)
     resolve = secret_resolver(secrets, frozenset(d.flow.target for d in model.flows))

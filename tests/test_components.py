@@ -147,7 +147,10 @@ def test_a_topology_that_is_an_output_is_refused():
     with pytest.raises(TopologyError) as exc:
         run(lambda: ReplicationTopology("t", {"topology": pulumi.Output.from_input(doc_topology()),
                                               "secrets": {}}).flows)
-    assert "topology: got 'an Output'; expected a value known when the program runs" in exc.value.report()
+    assert exc.value.report().splitlines() == [
+        "ReplicationTopology t has 1 problem(s):",
+        "  - args: topology: got an Output; expected a plain value known when the program runs: it decides which "
+        "resources exist (only `secrets` values may be Outputs)"]
 
 
 def test_missing_secret_items_are_named():

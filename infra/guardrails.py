@@ -19,12 +19,14 @@ from infra.schema import Policy
 
 
 def check(model: Model) -> tuple[list[Problem], list[str]]:
-    """Problems that refuse the topology, and warnings (undecided checks a flow acknowledged)."""
+    """Problems that refuse the topology, and warnings (undecided checks a flow acknowledged,
+    filters that replicate nothing, topics identity flows rename)."""
     problems = _bootstrap_aliases(model) + _uniqueness(model)
     ctx = _Context(model)
     for rule in (_policy_chains, _overlaps_within_flows, _target_collisions, _loops):
         problems += rule(ctx)
     _heartbeat_lookalikes(ctx)
+    _filters_that_match_nothing(ctx)
     return in_file_order(problems + list(ctx.undecided.values())), sorted(set(ctx.warnings))
 
 
@@ -58,6 +60,17 @@ class _Context:
                 # Spent: every later question is undecided; said once per flow, not per pair.
                 what = "topic checks"
             self.undecided_rule(flow, what, str(exc), sorted({p for lang in languages for p in lang.include}))
+            return None
+
+    def unified(self, flow: Direction, what: str, a: topics.Topics, b: topics.Topics) -> tuple[str, str] | None:
+        """Two different names, of `a` and of `b`, that Kafka takes for one topic; None as for
+        `common`."""
+        try:
+            return topics.unified_pair(a, b, allowance=self.allowance)
+        except topics.Undecided as exc:
+            if self.allowance.left <= 0:
+                what = "topic checks"
+            self.undecided_rule(flow, what, str(exc), sorted({p for lang in (a, b) for p in lang.include}))
             return None
 
     def undecided_rule(self, flow: Direction, what: str, why: str, filters: list[str] | None = None) -> None:
@@ -174,18 +187,52 @@ def _target_collisions(ctx: _Context) -> list[Problem]:
                 continue  # one collision per flow says what to fix; every pair would be quadratic
             prefixed = [f.flow.policy is not Policy.identity for f in (a, b)]
             if all(prefixed) and a.flow.source != b.flow.source:
-                continue  # `<alias>.` prefixes of two aliases never collide: aliases have no dots
+                continue  # `<alias>.` prefixes of two aliases never collide: aliases have no dots or '_'
             if a.flow.aggregation and b.flow.aggregation and a.flow.source != b.flow.source:
+                # A declared fan-in shares its topics by intent, whatever their names in each source.
                 continue
-            fb = ctx.flow_topics(b, prefixed=True)
-            topic = ctx.common(b, f"target topics shared with flow {a.name}", ctx.flow_topics(a, prefixed=True), fb)
+            fa, fb = ctx.flow_topics(a, prefixed=True), ctx.flow_topics(b, prefixed=True)
+            topic = ctx.common(b, f"target topics shared with flow {a.name}", fa, fb)
             if topic is not None:
                 collided.add(b.name)
                 problems.append(Problem(b.where, "topics", fb.include,
                                         f"target topics of its own: flow {a.name} also writes {topic!r} "
                                         f"into cluster {target}. Narrow the filters, or declare both flows "
                                         "`aggregation: true` (identity fan-in) if merging is intended"))
+                continue
+            if a.flow.source == b.flow.source and prefixed[0] == prefixed[1]:
+                continue  # names of one source cluster, where Kafka already keeps them from colliding
+            pair = ctx.unified(b, f"target topics colliding with those of flow {a.name}", fa, fb)
+            if pair is not None:
+                collided.add(b.name)
+                theirs, mine = pair
+                problems.append(Problem(b.where, "topics", fb.include,
+                                        f"target topic names that do not collide in Kafka: flow {a.name} writes "
+                                        f"{theirs!r} and this flow {mine!r} into cluster {target}, and Kafka takes "
+                                        "names that differ only by '.' and '_' for one topic (Topic.hasCollision): "
+                                        "the second is never created. Narrow the filters or rename the topics"))
     return problems
+
+
+def _filters_that_match_nothing(ctx: _Context) -> None:
+    """A source connector whose filter keeps no legal topic name replicates nothing: a topic
+    name is 1-249 characters of [a-zA-Z0-9._-], never "." or ".." (Kafka's Topic.validate), so a
+    filter such as `orders/eu` is a typo, and one whose excludes cover all it includes is one too."""
+    for flow in ctx.model.flows:
+        for where, spec in _filters(flow):
+            field = "topics" if where == "topics" else f"{where}.topics"
+            try:
+                if spec.included(ctx.allowance).example(ctx.allowance) is None:
+                    ctx.warnings.append(
+                        f"{flow.where}: {field} {list(spec.include)!r} can match no legal Kafka topic name (topic "
+                        "names are 1-249 characters of letters, digits, '.', '_' and '-')")
+                elif spec.language(ctx.allowance).example(ctx.allowance) is None:
+                    ctx.warnings.append(
+                        f"{flow.where}: {field} {list(spec.include)!r} match no topic that is not excluded (by "
+                        f"topicsExclude {list(spec.exclude)!r} or Kafka's default excludes "
+                        f"{list(topics.DEFAULT_TOPICS_EXCLUDE)!r}): this source connector replicates nothing")
+            except topics.Undecided:
+                continue  # the rules that need these automata say so, with the filters
 
 
 # A topic that ends in `heartbeats` without being a heartbeats topic (`heartbeats`, or a remote

@@ -108,3 +108,76 @@ def test_random_java_filters_across_flows_are_answered_cleanly(tmp_path_factory,
         for i, (s, t) in enumerate([("us-west", "us-east"), ("us-east", "eu"), ("eu", "us-west"), ("us-east", "us-west")])]
     code, err = validate(tmp_path_factory.mktemp("j"), yaml.safe_dump(topology))
     assert_clean(code, err, topology["flows"])
+
+
+# The components' arguments: random types, None, unknown and misspelt keys, sets, bytes, tuples
+# and Outputs anywhere in them, through the components' constructors under Pulumi's mocks.
+OUTPUT = object()  # stands for an Output, made under the engine
+SECRET_TEXT = "S3CRET-never-shown"
+ARG_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8), st.binary(max_size=4),
+                       st.just(OUTPUT), st.sampled_from(["operater", "secret", "flows", "clusters"]),
+                       st.frozensets(st.integers(), max_size=2), st.tuples(st.text(max_size=3)))
+ARG_VALUES = st.recursive(ARG_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.one_of(st.text(max_size=6), st.integers()), inner, max_size=3)),
+    max_leaves=8)
+ARG_KEYS = st.one_of(st.sampled_from(["topology", "clusters", "flow", "secrets"]),
+                    st.sampled_from(["operator", "operater", "secret", "flows", "Topology", "cluster",
+                                     "us-west.password", "us-west.pasword", "x"]))
+PLAIN_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8),
+                         st.sampled_from(["us-west", "us-east", "orders.*", "strimzi", "SSL", "identity"]))
+
+
+def _with_outputs(value):
+    import pulumi
+    if value is OUTPUT:
+        return pulumi.Output.from_input("orders")
+    if isinstance(value, dict):
+        return {k: _with_outputs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_outputs(v) for v in value]
+    return value
+
+
+@settings(FUZZ, max_examples=300)
+@given(seed=st.integers(min_value=0, max_value=2**32), topology=st.booleans(),
+       changes=st.lists(st.tuples(ARG_KEYS, st.one_of(PLAIN_LEAVES, ARG_VALUES), st.integers(0, 3)), max_size=3),
+       whole=st.one_of(st.none(), ARG_VALUES), use_whole=st.integers(0, 4))
+def test_component_arguments_are_answered_with_one_clear_error(seed, topology, changes, whole, use_whole):
+    """Whatever the arguments, the components accept them or raise TopologyError; never an
+    AttributeError, TypeError or KeyError, and secret values never appear in the message."""
+    from hypothesis import event
+
+    from components import ReplicationFlow, ReplicationTopology
+    from infra.errors import TopologyError
+    from infra.render import RecordingMocks, under_mocks
+    from tests.conftest import SECRETS
+    from tests.test_component_args import flow_args
+
+    rng = random.Random(seed)
+    secrets = {**SECRETS, "us-west.password": SECRET_TEXT} if topology else {
+        **flow_args()["secrets"], "us-west.password": SECRET_TEXT}
+    args = {"topology": doc_topology(), "secrets": secrets} if topology else {**flow_args(), "secrets": secrets}
+    for key, value, nested in changes:
+        if nested != 3 and key in args and isinstance(args[key], dict):
+            # Somewhere inside the argument: a random path of the mapping, replaced or added.
+            path = rng.choice(list(_paths(args[key])))
+            parent = args[key]
+            for step in path[:-1]:
+                parent = parent[step]
+            if isinstance(parent, dict):
+                parent[path[-1] if path else key] = copy.deepcopy(value)
+            elif isinstance(parent, list) and path:
+                parent[path[-1]] = copy.deepcopy(value)
+        else:
+            args[key] = copy.deepcopy(value)
+    component = ReplicationTopology if topology else ReplicationFlow
+
+    def make():
+        return component("fuzz", _with_outputs(whole if use_whole == 4 else args)).urn
+    try:
+        under_mocks(make, RecordingMocks(), "kafka-replication", "fuzz", {}, [])
+        event("accepted")
+    except TopologyError as exc:
+        report = exc.report()
+        assert report.startswith(f"{component.__name__} fuzz has ") and SECRET_TEXT not in report, report
+        event("refused: its arguments" if all(p.where == "args" for p in exc.problems) else "refused: its topology")

@@ -18,7 +18,8 @@ from infra import names, references, stores
 from infra.schema import Cluster, TargetConnection, Trust
 from infra.names import FlowNames, secret_key
 from infra.releases import WorkerFile
-from spark.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
+from spark.clientprops import (INLINE_PEM, KEYSTORE_FILE, STORE_FILES, WORKER_FILE, Security, client_props,
+                               jaas_config, pem_keystore)
 
 TRUSTSTORE_FILES = {Trust.pem: "ca.crt", Trust.jks: "truststore.jks", Trust.pkcs12: "truststore.p12"}
 
@@ -154,14 +155,10 @@ def _file(obj: str, key: str, value: SecretValue) -> Entry:
 def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     """The source cluster as the documents lay it out (step 5): non-secret properties in the
     source ConfigMap, JAAS and store passwords in the source Secret, store files mounted."""
-    sec_ = cluster.security
-    tls = sec_.effective_tls
     files, values = _source_files(alias, cluster, n)
     b = _Builder(n.namespace)
     b.entries += files
-    props = java_client_props(sec_.sasl.mechanism.value if sec_.sasl else None, tls.trust.value if tls else None,
-                              bool(tls and tls.clientCertificate))
-    for prop in props:
+    for prop in client_props(STORE_FILES, security(cluster)):
         store, obj, value = (Store.CONFIGMAP, n.source_configmap, prop.constant) if prop.item is None else values[prop.item]
         b.add(prop.key, store, obj, value)
     return b.build()
@@ -279,36 +276,37 @@ def target_objects(alias: str, cluster: Cluster, n: FlowNames) -> tuple[Entry, .
     return tuple(entries)
 
 
+def security(cluster: Cluster) -> Security:
+    """A cluster's security mode, as the client item table (spark/clientprops.py) reads it."""
+    sec_, tls = cluster.security, cluster.security.effective_tls
+    return Security(sec_.sasl.mechanism.value if sec_.sasl else None, tls.trust.value if tls else None,
+                    bool(tls and tls.clientCertificate))
+
+
 def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetConnection) -> Connection:
     """The target cluster, for connectors whose Connect cluster depends on it."""
     sec_ = cluster.security
-    tls = sec_.effective_tls
     b = _Builder(n.namespace)
     if mode is TargetConnection.workerFile:
         # Steps 9-10: the worker's own properties file, written by the operator; only where the
-        # release writes it with literal values (schema.Operator.target_connection).
-        keys = ["bootstrap.servers", "security.protocol"]
-        keys += ["sasl.mechanism", "sasl.jaas.config"] if sec_.sasl else []
-        # The store types too: the file's unprefixed keys say PKCS12, Kafka's default is JKS.
-        keys += ["ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type"] if tls else []
-        keys += (["ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type"]
-                 if tls and tls.clientCertificate else [])
-        for key in keys:
-            b.add(key, Store.FILE, names.WORKER_PROPERTIES, None)
+        # release writes it with literal values (schema.Operator.target_connection). The store
+        # types too: the file's unprefixed keys say PKCS12, Kafka's default is JKS.
+        for prop in client_props(WORKER_FILE, security(cluster)):
+            b.add(prop.key, Store.FILE, names.WORKER_PROPERTIES, None)
         return b.build()
-    # clusterObjects: the same target objects the KafkaConnect uses, plus the connection keys.
+    # clusterObjects: the same target objects the KafkaConnect uses, plus the connection keys;
+    # inline PEM (KIP-651), so no truststore file to mount for the target.
     cm = n.target_configmap
-    b.add("bootstrap.servers", Store.CONFIGMAP, cm, cluster.bootstrapServers)
-    b.add("security.protocol", Store.CONFIGMAP, cm, sec_.protocol.value)
-    if sec_.sasl:
-        b.add("sasl.mechanism", Store.CONFIGMAP, cm, sec_.sasl.mechanism.value)
-        b.add("sasl.jaas.config", Store.SECRET, n.target_password_secret, _jaas(alias, cluster))
-    if tls:
-        # Inline PEM (KIP-651): no truststore file to mount for the target.
-        b.add("ssl.truststore.type", Store.CONFIGMAP, cm, "PEM")
-        b.add("ssl.truststore.certificates", Store.SECRET, n.target_ca_secret, None, store_key="ca.crt")
-        if tls.clientCertificate:
-            b.add("ssl.keystore.type", Store.CONFIGMAP, cm, "PEM")
-            b.add("ssl.keystore.certificate.chain", Store.SECRET, n.target_client_secret, None, store_key="tls.crt")
-            b.add("ssl.keystore.key", Store.SECRET, n.target_client_secret, None, store_key="tls.key")
+    values: dict[str, tuple[Store, str, str | SecretValue | None, str | None]] = {
+        "bootstrap": (Store.CONFIGMAP, cm, cluster.bootstrapServers, None),
+        "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value, None),
+        "mechanism": (Store.CONFIGMAP, cm, sec_.sasl.mechanism.value if sec_.sasl else None, None),
+        "jaas": (Store.SECRET, n.target_password_secret, _jaas(alias, cluster) if sec_.sasl else None, None),
+        "caCert": (Store.SECRET, n.target_ca_secret, None, "ca.crt"),
+        "clientCert": (Store.SECRET, n.target_client_secret, None, "tls.crt"),
+        "clientKey": (Store.SECRET, n.target_client_secret, None, "tls.key"),
+    }
+    for prop in client_props(INLINE_PEM, security(cluster)):
+        store, obj, value, store_key = (Store.CONFIGMAP, cm, prop.constant, None) if prop.item is None else values[prop.item]
+        b.add(prop.key, store, obj, value, store_key=store_key)
     return b.build()

@@ -9,6 +9,7 @@ values.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 LOGIN_MODULES = {
@@ -16,7 +17,6 @@ LOGIN_MODULES = {
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
 }
-# Kafka's default truststore type is JKS: the documents set no type for it.
 TRUSTSTORE_TYPES = {"pem": "PEM", "pkcs12": "PKCS12"}
 KEYSTORE_FILE = "keystore.pem"
 
@@ -36,27 +36,105 @@ def pem_keystore(key: str, certificate: str) -> str:
 @dataclass(frozen=True)
 class ClientProp:
     """A Java client property and where its value comes from: `item` names a value of the
-    cluster (bootstrap, protocol, mechanism, jaas, truststorePassword) or a file (truststore,
-    keystore: their locations); `constant` is a fixed value."""
+    cluster (bootstrap, protocol, mechanism, jaas, truststorePassword, caCert, clientCert,
+    clientKey), a file (truststore, keystore: their locations) or the worker file's own key
+    (worker); `constant` is a fixed value."""
     key: str
     item: str | None = None
     constant: str | None = None
 
 
+@dataclass(frozen=True)
+class Security:
+    """A cluster's security as the topology says it (mechanism and trust as its strings)."""
+    mechanism: str | None
+    trust: str | None
+    client_certificate: bool
+
+
+# The representations of a cluster's connection. STORE_FILES: the Java client with store files,
+# as the documents lay out the source cluster (the connectors' source.cluster.* and the audit's
+# Spark options). INLINE_PEM: the target's inline PEM (KIP-651) from the objects the KafkaConnect
+# uses. WORKER_FILE: the keys Strimzi 0.40-0.45 writes to the worker file, which connectors read
+# with ${file:...} (schema.TargetConnection.workerFile).
+STORE_FILES, INLINE_PEM, WORKER_FILE = "storeFiles", "inlinePem", "workerFile"
+Origin = Callable[[Security], "str | None"]  # an item, "=<constant>", or None: absent
+
+
+def _sasl(item: str) -> Origin:
+    return lambda s: item if s.mechanism else None
+
+
+def _trust(item: str) -> Origin:
+    return lambda s: item if s.trust else None
+
+
+def _key(item: str) -> Origin:
+    return lambda s: item if s.trust and s.client_certificate else None
+
+
+@dataclass(frozen=True)
+class ClientItem:
+    """One client property: what it is, and per representation where its value comes from in a
+    given security mode."""
+    key: str
+    what: str
+    origins: Mapping[str, Origin]
+
+
+def _always(item: str) -> Origin:
+    return lambda s: item
+
+
+# The one table of a cluster's client items, in the order every representation writes them.
+CLIENT_ITEMS = (
+    ClientItem("bootstrap.servers", "the cluster's bootstrap addresses",
+               {STORE_FILES: _always("bootstrap"), INLINE_PEM: _always("bootstrap"), WORKER_FILE: _always("worker")}),
+    ClientItem("security.protocol", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+               {STORE_FILES: _always("protocol"), INLINE_PEM: _always("protocol"), WORKER_FILE: _always("worker")}),
+    ClientItem("sasl.mechanism", "PLAIN or SCRAM-SHA-256/512",
+               {STORE_FILES: _sasl("mechanism"), INLINE_PEM: _sasl("mechanism"), WORKER_FILE: _sasl("worker")}),
+    ClientItem("sasl.jaas.config", "the login module line with the user's password",
+               {STORE_FILES: _sasl("jaas"), INLINE_PEM: _sasl("jaas"), WORKER_FILE: _sasl("worker")}),
+    ClientItem("ssl.truststore.location", "the trust store file",
+               {STORE_FILES: _trust("truststore"), WORKER_FILE: _trust("worker")}),
+    # Kafka's default truststore type is JKS: the documents set no type for it.
+    ClientItem("ssl.truststore.type", "the trust store's format",
+               {STORE_FILES: lambda s: f"={TRUSTSTORE_TYPES[s.trust]}" if s.trust in TRUSTSTORE_TYPES else None,
+                INLINE_PEM: _trust("=PEM"), WORKER_FILE: _trust("worker")}),
+    # PEM trust files carry no password.
+    ClientItem("ssl.truststore.password", "the trust store's password",
+               {STORE_FILES: lambda s: "truststorePassword" if s.trust and s.trust != "pem" else None,
+                WORKER_FILE: _trust("worker")}),
+    ClientItem("ssl.truststore.certificates", "the trusted CA certificates, inline",
+               {INLINE_PEM: _trust("caCert")}),
+    ClientItem("ssl.keystore.location", "the client key store file (mTLS)",
+               {STORE_FILES: _key("keystore"), WORKER_FILE: _key("worker")}),
+    ClientItem("ssl.keystore.type", "the client key store's format",
+               {STORE_FILES: _key("=PEM"), INLINE_PEM: _key("=PEM"), WORKER_FILE: _key("worker")}),
+    ClientItem("ssl.keystore.password", "the client key store's password",
+               {WORKER_FILE: _key("worker")}),
+    ClientItem("ssl.keystore.certificate.chain", "the client certificate chain, inline",
+               {INLINE_PEM: _key("clientCert")}),
+    ClientItem("ssl.keystore.key", "the client private key, inline",
+               {INLINE_PEM: _key("clientKey")}),
+)
+
+
+def client_props(representation: str, security: Security) -> tuple[ClientProp, ...]:
+    """A representation's property set for a security mode, from CLIENT_ITEMS."""
+    props = []
+    for item in CLIENT_ITEMS:
+        origin = item.origins[representation](security) if representation in item.origins else None
+        if origin is not None:
+            props.append(ClientProp(item.key, constant=origin[1:]) if origin.startswith("=")
+                         else ClientProp(item.key, origin))
+    return tuple(props)
+
+
 def java_client_props(mechanism: str | None, trust: str | None, client_certificate: bool
                       ) -> tuple[ClientProp, ...]:
     """The Java client's connection property set with store files, as the documents lay it out
-    for the source cluster (step 5). The one description of it: the connectors' references and
-    the audit's Spark Kafka options are both made from it."""
-    props = [ClientProp("bootstrap.servers", "bootstrap"), ClientProp("security.protocol", "protocol")]
-    if mechanism:
-        props += [ClientProp("sasl.mechanism", "mechanism"), ClientProp("sasl.jaas.config", "jaas")]
-    if trust:
-        props.append(ClientProp("ssl.truststore.location", "truststore"))
-        if trust in TRUSTSTORE_TYPES:
-            props.append(ClientProp("ssl.truststore.type", constant=TRUSTSTORE_TYPES[trust]))
-        if trust != "pem":  # PEM trust files carry no password
-            props.append(ClientProp("ssl.truststore.password", "truststorePassword"))
-        if client_certificate:
-            props += [ClientProp("ssl.keystore.location", "keystore"), ClientProp("ssl.keystore.type", constant="PEM")]
-    return tuple(props)
+    for the source cluster (step 5): the connectors' references and the audit's Spark Kafka
+    options are both made from it."""
+    return client_props(STORE_FILES, Security(mechanism, trust, client_certificate))

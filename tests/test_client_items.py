@@ -55,3 +55,105 @@ def test_a_pod_address_used_from_another_kubernetes_cluster_is_refused():
     # Written as a public name, it is taken as one.
     data["clusters"]["us-west"]["bootstrapServers"] = "kafka-0.kafka-brokers.kafka.:9094"
     validation.parse(data)
+
+
+# ------------------------------------------------------------------ one table, each representation
+
+from infra.connection import heartbeat_client, source_connection, target_connection  # noqa: E402
+from infra.names import FlowNames  # noqa: E402
+from infra.releases import WorkerFile  # noqa: E402
+from infra.schema import Cluster, TargetConnection  # noqa: E402
+from spark.clientprops import CLIENT_ITEMS, INLINE_PEM, STORE_FILES, WORKER_FILE, client_props  # noqa: E402
+from spark.clusters import spark_kafka_options  # noqa: E402
+from spark.contract import CREDENTIAL_FILES  # noqa: E402
+
+N = FlowNames("f", "s", "t")
+MODES = {
+    "sasl-plain-jks": {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "jks"}},
+    "scram-pem": {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "u"},
+                  "tls": {"trust": "pem"}},
+    "mtls-pem": {"protocol": "SSL", "tls": {"trust": "pem", "clientCertificate": True}},
+    "plaintext": {"protocol": "PLAINTEXT"},
+}
+BASE = ["bootstrap.servers", "security.protocol"]
+SASL = ["sasl.mechanism", "sasl.jaas.config"]
+# The Java client with store files: the documented source.cluster.* and the audit's Spark options.
+STORE_FILE_KEYS = {
+    "sasl-plain-jks": BASE + SASL + ["ssl.truststore.location", "ssl.truststore.password"],
+    "scram-pem": BASE + SASL + ["ssl.truststore.location", "ssl.truststore.type"],
+    "mtls-pem": BASE + ["ssl.truststore.location", "ssl.truststore.type", "ssl.keystore.location", "ssl.keystore.type"],
+    "plaintext": BASE,
+}
+# A target's inline PEM (clusterObjects); targets trust PEM only.
+INLINE_KEYS = {
+    "scram-pem": BASE + SASL + ["ssl.truststore.type", "ssl.truststore.certificates"],
+    "mtls-pem": BASE + ["ssl.truststore.type", "ssl.truststore.certificates", "ssl.keystore.type",
+                        "ssl.keystore.certificate.chain", "ssl.keystore.key"],
+    "plaintext": BASE,
+}
+# The worker file of Strimzi 0.40-0.45 (workerFile).
+WORKER_KEYS = {
+    "scram-pem": BASE + SASL + ["ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password"],
+    "mtls-pem": BASE + ["ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password",
+                        "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password"],
+    "plaintext": BASE,
+}
+
+
+def cluster(mode: str) -> Cluster:
+    return Cluster.model_validate({"bootstrapServers": "k:9093", "security": MODES[mode]})
+
+
+def test_every_item_is_written_by_some_representation_and_named_once():
+    assert len({i.key for i in CLIENT_ITEMS}) == len(CLIENT_ITEMS)
+    assert all(i.origins and i.what for i in CLIENT_ITEMS)
+
+
+@pytest.mark.parametrize("mode", sorted(STORE_FILE_KEYS))
+def test_store_file_representation_keys(mode, tmp_path):
+    sec = MODES[mode]
+    mechanism, tls = sec.get("sasl", {}).get("mechanism"), sec.get("tls")
+    trust, cc = (tls["trust"], tls.get("clientCertificate", False)) if tls else (None, False)
+    from spark.clientprops import Security
+    assert [p.key for p in client_props(STORE_FILES, Security(mechanism, trust, cc))] == STORE_FILE_KEYS[mode]
+    # The documented connector settings, under their prefix.
+    assert list(source_connection("s", cluster(mode), N).properties("source.cluster.")) == [
+        f"source.cluster.{k}" for k in STORE_FILE_KEYS[mode]]
+    # The audit's Spark Kafka options (the job's values read from the mounted credential files).
+    for item in ("password", "truststorePassword", "caCert", "clientCert", "clientKey", "truststore"):
+        (tmp_path / CREDENTIAL_FILES[item]).write_text("x")
+    options = spark_kafka_options({"bootstrapServers": "k:9093", "securityProtocol": sec["protocol"],
+                                   "saslMechanism": mechanism, "saslUsername": "u", "trust": trust,
+                                   "clientCertificate": cc}, tmp_path)
+    assert list(options) == [f"kafka.{k}" for k in STORE_FILE_KEYS[mode]]
+
+
+@pytest.mark.parametrize("mode", sorted(INLINE_KEYS))
+def test_inline_pem_and_worker_file_representation_keys(mode):
+    c = cluster(mode)
+    objects = target_connection("t", c, N, TargetConnection.clusterObjects)
+    assert list(objects.properties("target.cluster.")) == [f"target.cluster.{k}" for k in INLINE_KEYS[mode]]
+    worker = target_connection("t", c, N, TargetConnection.workerFile)
+    assert list(worker.properties("")) == WORKER_KEYS[mode]
+    assert set(worker.properties("").values()) <= {f"${{file:/tmp/strimzi-connect.properties:{k}}}"
+                                                   for k in WORKER_KEYS[mode]}
+    from infra.connection import security
+    assert [p.key for p in client_props(INLINE_PEM, security(c))] == INLINE_KEYS[mode]
+    assert [p.key for p in client_props(WORKER_FILE, security(c))] == WORKER_KEYS[mode]
+
+
+@pytest.mark.parametrize("mode, worker, expected", [
+    ("sasl-plain-jks", WorkerFile.literalStores,
+     BASE + SASL + ["ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type"]),
+    ("sasl-plain-jks", WorkerFile.pemReferences, BASE + SASL + ["ssl.truststore.type", "ssl.truststore.certificates"]),
+    ("scram-pem", WorkerFile.literalStores,
+     BASE + SASL + ["ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type"]),
+    ("mtls-pem", WorkerFile.pemReferences,
+     BASE + ["ssl.truststore.type", "ssl.truststore.certificates", "ssl.keystore.location", "ssl.keystore.type"]),
+    ("plaintext", WorkerFile.literalStores, BASE),
+])
+def test_heartbeat_override_keys(mode, worker, expected):
+    """The heartbeat's overrides against a TLS target without a client certificate: every store
+    key the worker file sets is overridden in the worker's own representation."""
+    target = Cluster.model_validate({"bootstrapServers": "t:9093", "security": MODES["scram-pem"]})
+    assert list(heartbeat_client("s", cluster(mode), target, N, worker).properties("")) == expected

@@ -81,11 +81,29 @@ class _Context:
                                  "acknowledgeUndecidedFilters): check it by hand")
         else:
             self.undecided.setdefault((where, what), Problem(
-                where, "topics", filters if filters is not None else self.flow_topics(flow).include,
+                where, "topics", _shown(filters if filters is not None else self.flow_topics(flow).include),
                 f"filters whose {what} can be decided: it needs {why}. Simplify the filters (literal "
                 "names or prefixes such as `orders\\..*` rather than nested repetitions such as "
                 "`(a|b)*a(a|b){15}`), or set `acknowledgeUndecidedFilters: true` on this flow to deploy "
                 "without this check"))
+
+
+class _Shown(str):
+    """A value as a message shows it (its own text, not a repr)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _shown(patterns: list[str] | tuple[str, ...]) -> object:
+    """Filters as a message quotes them: allow-lists of thousands of names are cut to their first
+    names and their count, so that a message stays readable."""
+    items = list(patterns)
+    if len(repr(items)) <= 300:
+        return items
+    cut = [p if len(p) <= 80 else p[:80] + f"...({len(p)} characters)" for p in items[:3]]
+    more = f", ... {len(items)} filters in all" if len(items) > 3 else ""
+    return _Shown(repr(cut)[:-1] + more + "]")
 
 
 def _filters(flow: Direction) -> list[tuple[str, topics.Filter]]:
@@ -165,8 +183,8 @@ def _overlaps_within_flows(ctx: _Context) -> list[Problem]:
         for (wa, a), (wb, b) in combinations(_filters(flow), 2):
             topic = ctx.common(flow, f"overlap of {wa} and {wb}", a, b)
             if topic is not None:
-                problems.append(Problem(flow.where, wb, list(b.include),
-                                        f"a topic filter disjoint from {wa} ({list(a.include)}): both match "
+                problems.append(Problem(flow.where, wb, _shown(b.include),
+                                        f"a topic filter disjoint from {wa} ({_shown(a.include)}): both match "
                                         f"topic {topic!r}, which would be replicated twice"))
     return problems
 
@@ -195,7 +213,7 @@ def _target_collisions(ctx: _Context) -> list[Problem]:
             topic = ctx.common(b, f"target topics shared with flow {a.name}", fa, fb)
             if topic is not None:
                 collided.add(b.name)
-                problems.append(Problem(b.where, "topics", fb.include,
+                problems.append(Problem(b.where, "topics", _shown(fb.include),
                                         f"target topics of its own: flow {a.name} also writes {topic!r} "
                                         f"into cluster {target}. Narrow the filters, or declare both flows "
                                         "`aggregation: true` (identity fan-in) if merging is intended"))
@@ -206,7 +224,7 @@ def _target_collisions(ctx: _Context) -> list[Problem]:
             if pair is not None:
                 collided.add(b.name)
                 theirs, mine = pair
-                problems.append(Problem(b.where, "topics", fb.include,
+                problems.append(Problem(b.where, "topics", _shown(fb.include),
                                         f"target topic names that do not collide in Kafka: flow {a.name} writes "
                                         f"{theirs!r} and this flow {mine!r} into cluster {target}, and Kafka takes "
                                         "names that differ only by '.' and '_' for one topic (Topic.hasCollision): "
@@ -224,12 +242,12 @@ def _filters_that_match_nothing(ctx: _Context) -> None:
             try:
                 if spec.included(ctx.allowance).example(ctx.allowance) is None:
                     ctx.warnings.append(
-                        f"{flow.where}: {field} {list(spec.include)!r} can match no legal Kafka topic name (topic "
+                        f"{flow.where}: {field} {_shown(spec.include)!r} can match no legal Kafka topic name (topic "
                         "names are 1-249 characters of letters, digits, '.', '_' and '-')")
                 elif spec.language(ctx.allowance).example(ctx.allowance) is None:
                     ctx.warnings.append(
-                        f"{flow.where}: {field} {list(spec.include)!r} match no topic that is not excluded (by "
-                        f"topicsExclude {list(spec.exclude)!r} or Kafka's default excludes "
+                        f"{flow.where}: {field} {_shown(spec.include)!r} match no topic that is not excluded (by "
+                        f"topicsExclude {_shown(spec.exclude)!r} or Kafka's default excludes "
                         f"{list(topics.DEFAULT_TOPICS_EXCLUDE)!r}): this source connector replicates nothing")
             except topics.Undecided:
                 continue  # the rules that need these automata say so, with the filters

@@ -24,6 +24,7 @@ of their product with other filters) would exceed any budget for a question a se
 from __future__ import annotations
 
 import bisect
+import re
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
@@ -141,13 +142,19 @@ def _parse(pattern: str) -> tuple[Node, list[str]]:
         raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
     plain = _plain_alternatives(pattern)
     if plain is not None:
-        branches: list[Node] = [("cat", [("chars", ((ord(c), ord(c)),)) for c in word]) for word in plain]
+        branches: list[Node] = [("cat", [_char_node(c) for c in word]) for word in plain]
         return (branches[0] if len(branches) == 1 else ("alt", branches)), []
     parser = _Parser(pattern)
     tree = parser.alternation(0)
     if parser.i < len(parser.p):
         raise RegexError("Unmatched closing ')'")  # the only thing that stops a top-level alternation
     return tree, parser.names
+
+
+@lru_cache(maxsize=None)
+def _char_node(c: str) -> Node:
+    """One node per character, shared: an allow-list of thousands of names is a large tree."""
+    return ("chars", ((ord(c), ord(c)),))
 
 
 _META = frozenset(".^$*+?{}[]()\\")
@@ -159,28 +166,31 @@ def _plain_alternatives(pattern: str) -> list[str] | None:
     if "\\" not in pattern:
         return None if _META.intersection(pattern) else pattern.split("|")
     words: list[str] = []
-    current: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\":
+    pieces: list[str] = []
+    at = 0
+    for token in _TOKENS.finditer(pattern):
+        pieces.append(pattern[at:token.start()])
+        at = token.end()
+        quoted, bar = token.group(1), token.group(2)
+        if quoted is not None:
             # A backslash before a non-alphanumeric character quotes it (Pattern's rule); before a
             # letter or digit it is a construct.
-            if i + 1 == n or (pattern[i + 1].isascii() and pattern[i + 1].isalnum()):
+            if quoted.isascii() and quoted.isalnum():
                 return None
-            current.append(pattern[i + 1])
-            i += 2
-            continue
-        if c == "|":
-            words.append("".join(current))
-            current = []
-        elif c in _META:
-            return None
+            pieces.append(quoted)
+        elif bar is not None:
+            words.append("".join(pieces))
+            pieces = []
         else:
-            current.append(c)
-        i += 1
-    words.append("".join(current))
+            return None
+    pieces.append(pattern[at:])
+    words.append("".join(pieces))
     return words
+
+
+# What a plain-names pattern may hold besides its names' characters: quotes and bars; a
+# metacharacter, or a backslash that ends the pattern, makes it something else.
+_TOKENS = re.compile(r"\\(.)|(\|)|[.^$*+?{}\[\]()]|\\", re.DOTALL)
 
 
 def parse_list(patterns: Iterable[str]) -> list[Node]:
@@ -1047,6 +1057,20 @@ def literal(pattern: str) -> str | None:
 def literal_prefix(tree: Node) -> str:
     """Characters every string the tree matches starts with (a cheap disjointness test)."""
     return _prefix(tree)[0]
+
+
+def pattern_prefix(pattern: str) -> str:
+    """`literal_prefix` of a pattern, read without its tree when it lists plain names."""
+    plain = _plain_alternatives(pattern)
+    return literal_prefix(parse(pattern)) if plain is None else _common_prefix(plain)
+
+
+def _common_prefix(texts: list[str]) -> str:
+    common = min(texts, key=len, default="")
+    for text in texts:
+        while not text.startswith(common):
+            common = common[:-1]
+    return common
 
 
 def _prefix(tree: Node) -> tuple[str, bool]:

@@ -155,7 +155,7 @@ class Filter:
     @cached_property
     def guaranteed_prefix(self) -> str:
         """A prefix every accepted topic has (possibly empty): a cheap disjointness test."""
-        return self.prefix + _common([jregex.literal_prefix(jregex.parse(p)) for p in self.include])
+        return self.prefix + _common([jregex.pattern_prefix(p) for p in self.include])
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ chains), then, each in a fresh interpreter so that peak memory is its own:
              (no topology, guardrails, plan, components or outputs), padded with tiny ConfigMaps to
              the same resource count: the engine's inherent cost for these objects
 It prints time and peak RSS per run, per flow and per resource, and the ratios program / bare
-and program / objects. The second isolates what the program itself adds.
+and program / objects, in elapsed time and in CPU time (steadier on a shared machine). The
+second isolates what the program itself adds.
 Figures are recorded in docs/performance.md.
 """
 
@@ -100,7 +101,7 @@ def measure_program(path: str) -> dict:
     pulumi.runtime.set_all_config({f"{PROJECT}:topology": path, **{f"{PROJECT}:{k}": placeholder(k) for k in keys}},
                                   secret_keys=[f"{PROJECT}:{k}" for k in keys])
     outputs: dict = {}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
 
     async def exported(exports: dict) -> None:
         # As `pulumi up` registers the stack's outputs: each export's value, not a deep copy of
@@ -109,10 +110,10 @@ def measure_program(path: str) -> dict:
         outputs.update(zip(exports, values))
 
     _sync_await(run_pulumi_func(lambda: exported(program.main())))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     objects = Render("bench", mocks.resources, outputs, [], []).objects()
     Path(path + ".objects.json").write_text(json.dumps(objects))
-    return {"seconds": seconds, "resources": len(mocks.resources), "flows": len(outputs["flows"])}
+    return {"seconds": seconds, "cpu": cpu, "resources": len(mocks.resources), "flows": len(outputs["flows"])}
 
 
 def measure_bare(count: int, objects_file: str | None = None) -> dict:
@@ -126,7 +127,7 @@ def measure_bare(count: int, objects_file: str | None = None) -> dict:
     objects = json.loads(Path(objects_file).read_text()) if objects_file else []
     mocks = RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack="bench", preview=False)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
 
     def body():
         for manifest in objects:
@@ -135,8 +136,8 @@ def measure_bare(count: int, objects_file: str | None = None) -> dict:
             k8s.core.v1.ConfigMap(f"ns/cm-{i}", metadata={"name": f"cm-{i}", "namespace": "ns"}, data={"k": "v"})
 
     _sync_await(run_pulumi_func(body))
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "resources": len(mocks.resources)}
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"seconds": seconds, "cpu": cpu, "resources": len(mocks.resources)}
 
 
 def child(mode: str, arg: str) -> None:
@@ -158,15 +159,16 @@ def run_child(mode: str, arg: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
-    parser.add_argument("--repeat", type=int, default=1, help="runs per size; the fastest is kept")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds per size (program, bare, objects in turn); each one's fastest is kept")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
     header = (f"{'flows':>6} {'resources':>9} | {'program s':>9} {'bare s':>7} {'ratio':>6} {'objects s':>9} "
-              f"{'ratio':>6} | {'ms/flow':>8} {'ms/res':>7} {'bare ms/res':>11} | {'peak MiB':>8} {'bare MiB':>8} "
-              f"{'obj MiB':>8}")
+              f"{'ratio':>6} {'cpu ratio':>9} | {'ms/flow':>8} {'ms/res':>7} {'bare ms/res':>11} | {'peak MiB':>8} "
+              f"{'bare MiB':>8} {'obj MiB':>8}")
     print(header)
     print("-" * len(header))
     rows = []
@@ -174,17 +176,22 @@ def main() -> None:
         for size in args.sizes:
             path = Path(tmp) / f"bench-{size}.yaml"
             path.write_text(yaml.safe_dump(topology(size), sort_keys=False))
-            program = min((run_child("program", str(path)) for _ in range(args.repeat)), key=lambda r: r["seconds"])
-            bare = min((run_child("bare", str(program["resources"])) for _ in range(args.repeat)),
-                       key=lambda r: r["seconds"])
-            objects = min((run_child("objects", f"{program['resources']}:{path}.objects.json")
-                           for _ in range(args.repeat)), key=lambda r: r["seconds"])
+            # Rounds interleave the three, so that a busy spell on a shared machine falls on each.
+            runs: dict[str, list[dict]] = {"program": [], "bare": [], "objects": []}
+            for _ in range(args.repeat):
+                runs["program"].append(run_child("program", str(path)))
+                count = runs["program"][-1]["resources"]
+                runs["bare"].append(run_child("bare", str(count)))
+                runs["objects"].append(run_child("objects", f"{count}:{path}.objects.json"))
+            program, bare, objects = (min(runs[m], key=lambda r: r["seconds"]) for m in ("program", "bare", "objects"))
             assert bare["resources"] == objects["resources"] == program["resources"]
             ratio = program["seconds"] / bare["seconds"]
             ratio_objects = program["seconds"] / objects["seconds"]
+            cpu_objects = min(r["cpu"] for r in runs["program"]) / min(r["cpu"] for r in runs["objects"])
             rows.append({"flows": program["flows"], "program": program, "bare": bare, "ratio": ratio})
             print(f"{program['flows']:>6} {program['resources']:>9} | {program['seconds']:>9.2f} "
-                  f"{bare['seconds']:>7.2f} {ratio:>6.2f} {objects['seconds']:>9.2f} {ratio_objects:>6.2f} | "
+                  f"{bare['seconds']:>7.2f} {ratio:>6.2f} {objects['seconds']:>9.2f} {ratio_objects:>6.2f} "
+                  f"{cpu_objects:>9.2f} | "
                   f"{1000 * program['seconds'] / program['flows']:>8.1f} "
                   f"{1000 * program['seconds'] / program['resources']:>7.2f} "
                   f"{1000 * bare['seconds'] / bare['resources']:>11.2f} | {program['peak_rss_mib']:>8.0f} "

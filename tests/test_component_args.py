@@ -260,3 +260,11 @@ except TopologyError as exc:
         "the secret arguments has 1 problem(s):",
         "  - args: secrets.us-west.password: got an Output of an int (not shown); expected " + SECRET_VALUE]
     assert "12345678" not in done.stdout + done.stderr
+
+
+def test_the_documented_example_is_what_the_component_says():
+    text = (ROOT / "docs" / "components.md").read_text()
+    documented = text.split("```\nReplicationFlow orders has", 1)[1].split("```", 1)[0]
+    lines, _ = refused(lambda: ReplicationFlow("orders", flow_args(
+        operater={"flavour": "strimzi"}, secrets={**flow_secrets(), "us-west.password": 12345678})))
+    assert ("ReplicationFlow orders has" + documented).splitlines() == lines

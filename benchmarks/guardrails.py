@@ -13,6 +13,9 @@ guardrails decide without automata. Cases:
   backtracking  `(a+)+b`-style filters that make backtracking engines exponential
   dense-loops   18 clusters, identity flows from each to every later one and one way back: the
                 paths to follow double per cluster; the loop rule stops at its path budget
+  allow-list    two identity flows into one target, each listing 10,000 plain names as a YAML list,
+                sharing exactly one (refused, naming it), and a third flow back (a loop to search)
+  allow-alt     the same names, each list written as one alternation `a|b|c|...`
 It prints seconds per case and the ratio to the baseline; docs/performance.md records them.
 """
 
@@ -24,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from infra import validation  # noqa: E402
+from infra import schema, validation  # noqa: E402
 from infra.errors import TopologyError  # noqa: E402
 
 CLUSTER = {"bootstrapServers": "{}.kafka:9092", "security": {"protocol": "PLAINTEXT"}}
@@ -53,9 +56,16 @@ def cases() -> dict[str, dict]:
     dense = [identity(f"d{i:02d}", f"d{j:02d}", "x.*", aggregation=True, name=f"f{i}-{j}")
              for i in range(n) for j in range(i + 1, n)] + [identity(f"d{n - 1:02d}", "d00", "y.*", name="back")]
     dense_clusters = {f"d{i:02d}": {**CLUSTER, "bootstrapServers": f"d{i}.kafka:9092"} for i in range(n)}
+    listed = [f"team{i % 7}\\.orders-{i:05d}" for i in range(10_000)]
+    other = [f"team{i % 7}\\.payments-{i:05d}" for i in range(10_000)]
+    other[5000] = listed[1234]
+    back = [f"team{i % 7}\\.refunds-{i:05d}" for i in range(10_000)]
+    allow = [identity("c0", "c2", listed), identity("c1", "c2", other), identity("c2", "c0", back)]
+    allow_alt = [{**flow, "topics": "|".join(flow["topics"])} for flow in allow]
     return {"baseline": topology(baseline), "automata": topology(automata), "alternation": topology(alternation),
             "exploding": topology(exploding), "many-explode": topology(many), "backtracking": topology(backtracking),
-            "dense-loops": {"clusters": dense_clusters, "flows": dense}}
+            "dense-loops": {"clusters": dense_clusters, "flows": dense},
+            "allow-list": topology(allow), "allow-alt": topology(allow_alt)}
 
 
 def timed(data: dict, repeat: int = 3) -> tuple[float, str]:
@@ -72,6 +82,8 @@ def timed(data: dict, repeat: int = 3) -> tuple[float, str]:
 
 
 def main() -> None:
+    # The schema's bound on items per list is its own rule; the topic checks are measured here.
+    schema.MAX_FILTERS = max(schema.MAX_FILTERS, 10_000)
     results = {name: timed(data) for name, data in cases().items()}
     base = results["baseline"][0]
     print(f"{'case':<14} {'seconds':>8} {'x baseline':>11}  verdict")

@@ -41,6 +41,7 @@ class _Context:
         # flow and question (and a spent budget once per flow).
         self.undecided: dict[tuple[str, str], Problem] = {}
         self.warnings: list[str] = []
+        self.last_undecided = False  # whether the last question was undecided (said once, not per rule)
         self._topics: dict[tuple[str, bool], topics.Topics] = {}
 
     def flow_topics(self, flow: Direction, prefixed: bool = False) -> topics.Topics:
@@ -53,9 +54,11 @@ class _Context:
     def common(self, flow: Direction, what: str, *languages: topics.Filter | topics.Topics) -> str | None:
         """A topic every language accepts; None when there is none, or when the question is
         undecided (then the topology is refused unless `flow` acknowledges undecided checks)."""
+        self.last_undecided = False
         try:
             return topics.common_topic(*languages, allowance=self.allowance)
         except topics.Undecided as exc:
+            self.last_undecided = True
             if self.allowance.left <= 0:
                 # Spent: every later question is undecided; said once per flow, not per pair.
                 what = "topic checks"
@@ -218,8 +221,10 @@ def _target_collisions(ctx: _Context) -> list[Problem]:
                                         f"into cluster {target}. Narrow the filters, or declare both flows "
                                         "`aggregation: true` (identity fan-in) if merging is intended"))
                 continue
-            if a.flow.source == b.flow.source and prefixed[0] == prefixed[1]:
-                continue  # names of one source cluster, where Kafka already keeps them from colliding
+            if ctx.last_undecided or (a.flow.source == b.flow.source and prefixed[0] == prefixed[1]):
+                # Said once for the pair; or names of one source cluster, where Kafka already keeps
+                # them from colliding.
+                continue
             pair = ctx.unified(b, f"target topics colliding with those of flow {a.name}", fa, fb)
             if pair is not None:
                 collided.add(b.name)

@@ -21,7 +21,9 @@ from infra.releases import Flavour, Release, find
 # Matched whole (fullmatch): `$` would let a final line break through.
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 BOOTSTRAP = re.compile(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}")
-MAX_FILTERS = 500  # regexes in one topics/groups list
+# Regexes in one topics/groups list: allow-lists of thousands of names are what migrations write
+# (the file's own bound, 1 MiB, caps them too).
+MAX_FILTERS = 20_000
 
 
 # Values the platform reads, refused here in the platform's terms rather than at deploy time.

@@ -192,7 +192,8 @@ NO_REFERENCE = ("a value without ${...}: config-provider references are the prog
      f"{FLOW}: connect.resources.requests.cpu: got 'lots'; expected 'lots' is not a quantity such as 500m, 2 or 4Gi"),
     (lambda t: t["clusters"]["us-west"]["security"]["sasl"].update(username="bot\nadmin"),
      "clusters.us-west: security.sasl.username: got 'bot\\nadmin'; expected a username without quotes, "
-     "backslashes or control characters (line breaks) (at most 256 characters)"),
+     "backslashes, control characters (line breaks) or ${ (the Connect worker would resolve it as a config-provider "
+     "reference) (at most 256 characters)"),
     (lambda t: t["operator"]["imagePullSecret"].update(name="../../escape"),
      "operator: imagePullSecret.name: got '../../escape'; expected a Kubernetes object name: lowercase letters, "
      "digits, '-' and '.' (at most 253 characters)"),

@@ -188,10 +188,22 @@ def _top_level_domain(label: str) -> bool:
 def _check_kubernetes(model: Model) -> list[Problem]:
     """The `kubernetes` section: every name used is declared; every Connect cluster knows where
     it deploys; and no Connect cluster is given a Kafka address that resolves only inside
-    another Kubernetes cluster (the connectors would never connect)."""
+    another Kubernetes cluster (the connectors would never connect). One Kubernetes cluster has
+    one name: two entries naming one context of the ambient kubeconfig are one cluster (each
+    would get the audit's namespace); secret kubeconfigs are compared by the API server they
+    lead to, once their values are known (deployment.check)."""
     topo = model.topology
     declared = topo.kubernetes
     problems: list[Problem] = []
+    by_context: dict[str, str] = {}
+    for name, entry in sorted((declared or {}).items()):
+        if entry.kubeconfig is None and entry.context is not None:
+            if entry.context in by_context:
+                problems.append(Problem(f"kubernetes.{name}", "context", entry.context,
+                                        f"a context of another Kubernetes cluster: kubernetes.{by_context[entry.context]} "
+                                        "names it too (one cluster, one name: two would each get the audit's "
+                                        "namespace and objects)"))
+            by_context.setdefault(entry.context, name)
     uses = [(f"clusters.{alias}", "kubernetes", c.kubernetes) for alias, c in sorted(topo.clusters.items())]
     for index, flow in enumerate(topo.flows):
         where = f"flows[{index}] ({flow.flow_name})"

@@ -250,3 +250,17 @@ def test_two_kubernetes_entries_whose_kubeconfigs_lead_to_one_api_server(tmp_pat
         "objects)"]
     other = {**same, "kubernetes.k8s-us-east.kubeconfig": yaml.safe_dump(valid("https://api.example.com:6443"))}
     assert render.run("regions", {"topology": str(path)}, other, placeholder_secrets=True).objects()
+
+
+def test_two_kubernetes_entries_naming_one_context():
+    t = reading.load_yaml_file(ROOT / "stacks/regions.yaml", "topology file")
+    t["kubernetes"]["k8s-us-east"] = {"context": "prod-us-west"}
+    with pytest.raises(TopologyError) as exc:
+        validation.parse(t)
+    assert [str(p) for p in exc.value.problems] == [
+        "kubernetes.k8s-us-west: context: got 'prod-us-west'; expected a context of another Kubernetes cluster: "
+        "kubernetes.k8s-us-east names it too (one cluster, one name: two would each get the audit's namespace and "
+        "objects)"]
+    # A secret kubeconfig's context of the same name is another kubeconfig's: compared once it is known.
+    t["kubernetes"]["k8s-us-east"] = {"context": "prod-us-west", "kubeconfig": "secretConfig"}
+    assert validation.parse(t).flows

@@ -12,9 +12,11 @@ from infra import schema
 from tests.conftest import ROOT
 
 # Each layer may import only the layers before it (and the shared leaves: names, errors, releases,
-# topics, jregex, cron, reading, stores, config, outputs, connection).
-LAYERS = ["schema", "resolution", "rules", "guardrails", "validation", "connectors", "plan", "audit", "deployment", "program",
-          "render"]
+# topics, jregex, cron, reading, stores, config, outputs, connection). The connector generators
+# and the plan come before the rules: they are pure functions of the resolved model, and the
+# rules read from them which connector keys the program owns (one home for that list).
+LAYERS = ["schema", "resolution", "connectors", "plan", "rules", "guardrails", "validation", "audit", "deployment",
+          "program", "render"]
 
 
 def imports_of(path) -> set[str]:

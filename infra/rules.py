@@ -196,14 +196,14 @@ def _check_kubernetes(model: Model) -> list[Problem]:
     declared = topo.kubernetes
     problems: list[Problem] = []
     by_context: dict[str, str] = {}
-    for name, entry in sorted((declared or {}).items()):
+    for entry_name, entry in sorted((declared or {}).items()):
         if entry.kubeconfig is None and entry.context is not None:
             if entry.context in by_context:
-                problems.append(Problem(f"kubernetes.{name}", "context", entry.context,
+                problems.append(Problem(f"kubernetes.{entry_name}", "context", entry.context,
                                         f"a context of another Kubernetes cluster: kubernetes.{by_context[entry.context]} "
                                         "names it too (one cluster, one name: two would each get the audit's "
                                         "namespace and objects)"))
-            by_context.setdefault(entry.context, name)
+            by_context.setdefault(entry.context, entry_name)
     uses = [(f"clusters.{alias}", "kubernetes", c.kubernetes) for alias, c in sorted(topo.clusters.items())]
     for index, flow in enumerate(topo.flows):
         where = f"flows[{index}] ({flow.flow_name})"

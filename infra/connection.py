@@ -18,8 +18,9 @@ from infra import names, references, stores
 from infra.schema import Cluster, TargetConnection, Trust
 from infra.names import FlowNames, secret_key
 from infra.releases import WorkerFile
-from spark.clientprops import (INLINE_PEM, KEYSTORE_FILE, STORE_FILES, WORKER_FILE, Security, client_props,
-                               jaas_config, pem_keystore)
+from spark.clientprops import (HEARTBEAT_INLINE, HEARTBEAT_OWN, HEARTBEAT_STORES, INLINE_PEM, KEYSTORE_FILE,
+                               STORE_FILES, WORKER_FILE, Security, client_props, heartbeat_props, jaas_config,
+                               pem_keystore)
 
 TRUSTSTORE_FILES = {Trust.pem: "ca.crt", Trust.jks: "truststore.jks", Trust.pkcs12: "truststore.p12"}
 
@@ -170,7 +171,6 @@ CA_TRUSTSTORE_PASSWORD = "ca-truststore.password"
 TRUSTSTORE_PEM = "truststore-certificates.pem"
 CLIENT_KEYSTORE_FILE = "keystore.jks"
 CLIENT_KEYSTORE_PASSWORD = "keystore.password"
-JAVA_STORE_TYPES = {Trust.jks: "JKS", Trust.pkcs12: "PKCS12"}
 
 
 def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames, worker: WorkerFile) -> Connection:
@@ -190,71 +190,69 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
     Keys the worker does not set keep the source connection's own representation. SASL keys of
     a SASL target left on a non-SASL source connection are never read by Kafka (no SASL channel).
     """
-    sec_, tls = cluster.security, cluster.security.effective_tls
-    target_tls = target.security.effective_tls
+    tls, target_tls = cluster.security.effective_tls, target.security.effective_tls
     files, values = _source_files(alias, cluster, n)
-    cm, sec = n.source_configmap, n.source_secret
-    b = _Builder(n.namespace)
-    b.add("bootstrap.servers", *values["bootstrap"])
-    b.add("security.protocol", *values["protocol"])
-    if sec_.sasl:
-        b.add("sasl.mechanism", *values["mechanism"])
-        b.add("sasl.jaas.config", *values["jaas"])
-    if not tls:
-        return b.build()
     by_name = {e.key: e for e in files}
-
-    def setting(key: str, value: str) -> None:
-        # The heartbeat's own store settings sit beside the documented ones in the source
-        # ConfigMap, under `heartbeat.` keys, so neither can change the other.
-        b.add(key, Store.CONFIGMAP, cm, value, store_key=f"heartbeat.{key}")
-
-    worker_trust = target_tls is not None
-    worker_key = bool(target_tls and target_tls.clientCertificate)
-    if worker_trust and worker is WorkerFile.pemReferences:
-        setting("ssl.truststore.type", "PEM")
-        if tls.trust is Trust.pem:
-            b.entries.append(by_name["ca.crt"])
-            b.add("ssl.truststore.certificates", Store.SECRET, sec, None, store_key="ca.crt")
-        else:
-            b.add("ssl.truststore.certificates", Store.SECRET, sec, SecretValue(
-                (secret_key(alias, "truststore"), secret_key(alias, "truststorePassword")), stores.truststore_pem),
-                store_key=TRUSTSTORE_PEM)
-    elif worker_trust and tls.trust is Trust.pem:  # literalStores: a password-protected store
-        b.file(sec, CA_TRUSTSTORE_FILE, SecretValue((secret_key(alias, "caCert"),), stores.ca_truststore_jks,
-                                                    binary=True))
-        setting("ssl.truststore.location", n.source_file(CA_TRUSTSTORE_FILE))
-        b.add("ssl.truststore.password", Store.SECRET, sec,
-              SecretValue((secret_key(alias, "caCert"),), stores.derived_password), store_key=CA_TRUSTSTORE_PASSWORD)
-        setting("ssl.truststore.type", "JKS")
-    else:
-        b.entries.append(by_name[TRUSTSTORE_FILES[tls.trust]])
-        setting("ssl.truststore.location", n.source_file(TRUSTSTORE_FILES[tls.trust]))
-        if tls.trust is Trust.pem:
-            setting("ssl.truststore.type", "PEM")
-        else:
-            b.add("ssl.truststore.password", *values["truststorePassword"])
-            setting("ssl.truststore.type", JAVA_STORE_TYPES[tls.trust])
-    if not tls.clientCertificate:
-        return b.build()
+    cm, sec = n.source_configmap, n.source_secret
     keys = (secret_key(alias, "clientKey"), secret_key(alias, "clientCert"))
-    if worker_key and worker is WorkerFile.pemReferences:
-        # Kafka reads a PEM key store file as both chain and key (FileBasedPemStore): the same
-        # key-then-certificate text serves inline.
-        b.entries.append(by_name[KEYSTORE_FILE])
-        setting("ssl.keystore.type", "PEM")
-        b.add("ssl.keystore.certificate.chain", Store.SECRET, sec, None, store_key=KEYSTORE_FILE)
-        b.add("ssl.keystore.key", Store.SECRET, sec, None, store_key=KEYSTORE_FILE)
-    elif worker_key:
-        b.file(sec, CLIENT_KEYSTORE_FILE, SecretValue(keys, stores.client_keystore_jks, binary=True))
-        setting("ssl.keystore.location", n.source_file(CLIENT_KEYSTORE_FILE))
-        b.add("ssl.keystore.password", Store.SECRET, sec, SecretValue(keys, stores.derived_password),
-              store_key=CLIENT_KEYSTORE_PASSWORD)
-        setting("ssl.keystore.type", "JKS")
-    else:
-        b.entries.append(by_name[KEYSTORE_FILE])
-        setting("ssl.keystore.location", n.source_file(KEYSTORE_FILE))
-        setting("ssl.keystore.type", "PEM")
+    b = _Builder(n.namespace)
+    mounted: set[str] = set()
+
+    def mount(name: str) -> str:
+        # A file of the source Secret the heartbeat reads: mounted once, its path as the value.
+        if name not in mounted:
+            mounted.add(name)
+            b.entries.append(by_name[name])
+        return n.source_file(name)
+
+    def built(name: str, value: SecretValue) -> str:
+        b.file(sec, name, value)
+        return n.source_file(name)
+
+    # Where each item of the client item table (spark/clientprops.py) lives for the heartbeat:
+    # (store, object, value, key in the object). Settings sit beside the documented ones in the
+    # source ConfigMap under `heartbeat.` keys, so neither can change the other.
+    def located(key: str, item: str) -> tuple[Store, str, str | SecretValue | None, str | None]:
+        if item == "truststore" and tls:
+            return Store.CONFIGMAP, cm, mount(TRUSTSTORE_FILES[tls.trust]), f"heartbeat.{key}"
+        if item == "keystore":
+            return Store.CONFIGMAP, cm, mount(KEYSTORE_FILE), f"heartbeat.{key}"
+        if item == "caCertFile":
+            mount(TRUSTSTORE_FILES[Trust.pem])
+            return Store.SECRET, sec, None, TRUSTSTORE_FILES[Trust.pem]
+        if item == "keystorePem":
+            mount(KEYSTORE_FILE)
+            return Store.SECRET, sec, None, KEYSTORE_FILE
+        if item == "truststorePem":
+            return Store.SECRET, sec, SecretValue((secret_key(alias, "truststore"), secret_key(
+                alias, "truststorePassword")), stores.truststore_pem), TRUSTSTORE_PEM
+        if item == "caTruststore":
+            return Store.CONFIGMAP, cm, built(CA_TRUSTSTORE_FILE, SecretValue(
+                (secret_key(alias, "caCert"),), stores.ca_truststore_jks, binary=True)), f"heartbeat.{key}"
+        if item == "caTruststorePassword":
+            return Store.SECRET, sec, SecretValue((secret_key(alias, "caCert"),), stores.derived_password), \
+                CA_TRUSTSTORE_PASSWORD
+        if item == "clientKeystore":
+            return Store.CONFIGMAP, cm, built(CLIENT_KEYSTORE_FILE, SecretValue(
+                keys, stores.client_keystore_jks, binary=True)), f"heartbeat.{key}"
+        if item == "clientKeystorePassword":
+            return Store.SECRET, sec, SecretValue(keys, stores.derived_password), CLIENT_KEYSTORE_PASSWORD
+        store, obj, value = values[item]
+        return store, obj, value, None
+
+    def representation(worker_sets: bool) -> str:
+        if not worker_sets:
+            return HEARTBEAT_OWN
+        return HEARTBEAT_INLINE if worker is WorkerFile.pemReferences else HEARTBEAT_STORES
+
+    trust = representation(target_tls is not None)
+    key_rep = representation(bool(target_tls and target_tls.clientCertificate))
+    for prop in heartbeat_props(trust, key_rep, security(cluster)):
+        if prop.item is None:
+            b.add(prop.key, Store.CONFIGMAP, cm, prop.constant, store_key=f"heartbeat.{prop.key}")
+        else:
+            store, obj, value, store_key = located(prop.key, prop.item)
+            b.add(prop.key, store, obj, value, store_key=store_key)
     return b.build()
 
 

@@ -144,10 +144,10 @@ def test_inline_pem_and_worker_file_representation_keys(mode):
 
 @pytest.mark.parametrize("mode, worker, expected", [
     ("sasl-plain-jks", WorkerFile.literalStores,
-     BASE + SASL + ["ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type"]),
+     BASE + SASL + ["ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password"]),
     ("sasl-plain-jks", WorkerFile.pemReferences, BASE + SASL + ["ssl.truststore.type", "ssl.truststore.certificates"]),
     ("scram-pem", WorkerFile.literalStores,
-     BASE + SASL + ["ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type"]),
+     BASE + SASL + ["ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password"]),
     ("mtls-pem", WorkerFile.pemReferences,
      BASE + ["ssl.truststore.type", "ssl.truststore.certificates", "ssl.keystore.location", "ssl.keystore.type"]),
     ("plaintext", WorkerFile.literalStores, BASE),
@@ -157,3 +157,21 @@ def test_heartbeat_override_keys(mode, worker, expected):
     key the worker file sets is overridden in the worker's own representation."""
     target = Cluster.model_validate({"bootstrapServers": "t:9093", "security": MODES["scram-pem"]})
     assert list(heartbeat_client("s", cluster(mode), target, N, worker).properties("")) == expected
+
+
+@pytest.mark.parametrize("representation, expected", [
+    ("heartbeatInline", [("ssl.truststore.type", "=PEM"), ("ssl.truststore.certificates", "caCertFile"),
+                         ("ssl.keystore.type", "=PEM"), ("ssl.keystore.certificate.chain", "keystorePem"),
+                         ("ssl.keystore.key", "keystorePem")]),
+    ("heartbeatStores", [("ssl.truststore.location", "caTruststore"), ("ssl.truststore.type", "=JKS"),
+                         ("ssl.truststore.password", "caTruststorePassword"), ("ssl.keystore.location", "clientKeystore"),
+                         ("ssl.keystore.type", "=JKS"), ("ssl.keystore.password", "clientKeystorePassword")]),
+    ("heartbeatOwn", [("ssl.truststore.location", "truststore"), ("ssl.truststore.type", "=PEM"),
+                      ("ssl.keystore.location", "keystore"), ("ssl.keystore.type", "=PEM")]),
+])
+def test_the_heartbeat_representations_come_from_the_table(representation, expected):
+    """A PEM-trusting mTLS source, over a worker that sets both store families in each way."""
+    from spark.clientprops import Security, heartbeat_props
+    props = heartbeat_props(representation, representation, Security(None, "pem", True))
+    assert [(p.key, p.item or f"={p.constant}") for p in props] == [
+        ("bootstrap.servers", "bootstrap"), ("security.protocol", "protocol"), *expected]

@@ -215,3 +215,30 @@ except TopologyError as exc:
         "the secret arguments has 1 problem(s):",
         "  - clusters.us-west: secret config kafka-replication:us-west.caCert: got the secret value (not shown); "
         "expected the PEM CA certificate (TLS trust: pem); this is no PEM certificate (-----BEGIN CERTIFICATE-----)"]
+
+
+def test_each_secret_item_given_as_an_output_is_checked_once(monkeypatch):
+    """Hundreds of objects use a stack's few secret items: each item is one Output, checked once
+    when it resolves, not once per object that holds it (docs/performance.md)."""
+    from infra import config as stack_config
+    checked: list[str] = []
+    real = stack_config.unusable_secrets
+
+    def counting(keys, text, *args, **kwargs):
+        # Called before anything deploys too, where an Output's text cannot be read yet.
+        checked.extend(k for k in keys if text(k) is not None)
+        return real(keys, text, *args, **kwargs)
+    monkeypatch.setattr(stack_config, "unusable_secrets", counting)
+    # Two flows from one source: its items are held by the objects of both.
+    topology = doc_topology()
+    topology["clusters"]["eu"] = {"bootstrapServers": "eu-kafka-bootstrap.kafka-eu:9093",
+                                  "security": {"protocol": "SSL", "tls": {"trust": "pem"}}}
+    topology["flows"].append({"source": "us-west", "target": "eu", "topics": ["test.*"]})
+    secrets = {k: pulumi.Output.secret(v) for k, v in {**SECRETS, "eu.caCert": material("eu").ca_pem}.items()}
+    mocks, _ = run(lambda: ReplicationTopology("replication", {"topology": topology, "secrets": secrets}).flows)
+    assert sorted(checked) == sorted(set(checked))
+    assert {"us-west.password", "us-west.truststore", "us-east.caCert", "eu.caCert"} <= set(checked)
+    # Both flows' source Secrets hold the source's items, which were checked once each.
+    assert sorted(r.name for r in mocks.resources if r.name.endswith("/source-us-west") and r.secret_paths) == [
+        "repl-us-west-eu/source-us-west", "repl-us-west-us-east/source-us-west"]
+    assert checked.count("us-west.password") == checked.count("us-west.truststore") == 1

@@ -254,6 +254,12 @@ def common_topic(*languages: Filter | Topics | Language, allowance: Allowance | 
 def unified_pair(a: Filter | Topics, b: Filter | Topics, allowance: Allowance | None = None) -> tuple[str, str] | None:
     """Two different names, one of each language, that Kafka takes for the same topic ('.' and
     '_' unified, Topic.hasCollision): a shortest such pair, or None. Raises Undecided."""
+    # Every name starts with its filter's guaranteed prefix, so two colliding names have unified
+    # prefixes of which one starts the other: no automaton is needed when they do not (flows
+    # of prefix filters, hundreds into one target, are decided here).
+    pa, pb = unify(a.guaranteed_prefix), unify(b.guaranteed_prefix)
+    if not (pa.startswith(pb) or pb.startswith(pa)):
+        return None
     allowance = allowance or Allowance()
     la, lb = a.language(allowance), b.language(allowance)
     pairs: list[tuple[str, str]] = []

@@ -80,3 +80,17 @@ def test_a_filter_whose_excludes_cover_it_is_warned_about():
 
 def test_legal_filters_are_not_warned_about():
     accepted(topo({"source": "a", "target": "b", "topics": ["orders\\.eu", "x{249}", "\\.\\.\\."]}))
+
+
+def test_hundreds_of_prefix_flows_into_shared_targets_are_decided_without_automata():
+    """The program benchmark's 500 flows (prefix filters, identity pairs beside prefixed flows into
+    the same targets): every '.'/'_' question is answered on the filters' literal prefixes."""
+    import importlib.util
+    from tests.conftest import ROOT
+    spec = importlib.util.spec_from_file_location("bench_program", ROOT / "benchmarks" / "program.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    model = validation.parse(bench.topology(500))
+    # Accepted and decided: its only warnings are the heartbeat look-alikes of its identity pairs.
+    assert len(model.flows) == 500
+    assert model.warnings and all("end in 'heartbeats'" in w for w in model.warnings), model.warnings[:3]

@@ -17,7 +17,8 @@ from infra.manifests import Manifest
 SecretResolver = Callable[[SecretValue], pulumi.Output[str]]
 
 
-def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()) -> SecretResolver:
+def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset(),
+                    literal: bool = False) -> SecretResolver:
     """Planned SecretValues as secret Outputs, built from one Output per secret item
     (stack_config.secret_item). A stack's few items are used by hundreds of objects: one Output
     each means an item given as an Output is checked once when it resolves, not once per use,
@@ -26,7 +27,7 @@ def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozen
 
     def item(key: str) -> pulumi.Output[str]:
         if key not in items:
-            items[key] = stack_config.secret_item(secrets, key, targets)
+            items[key] = stack_config.secret_item(secrets, key, targets, literal=literal)
         return items[key]
 
     def resolve(value: SecretValue) -> pulumi.Output[str]:

@@ -129,7 +129,8 @@ def _deploy(parent: pulumi.ComponentResource, prepared: Prepared, secrets: Mappi
     model, stack_plan, audits = prepared
     for warning in model.warnings:
         pulumi.log.warn(warning, parent)
-    resolve = secret_resolver(secrets, frozenset(d.flow.target for d in model.flows))
+    resolve = secret_resolver(secrets, frozenset(d.flow.target for d in model.flows),
+                              deployment.writes_target_literally(model))
     providers = kubernetes_providers(parent, model.topology.kubernetes or {}, secrets)
     moved = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
     flows = [FlowDirection(flow_plan, resolve, moved, providers) for flow_plan in stack_plan.flows]

@@ -149,7 +149,7 @@ def plain_secrets(keys: list[str], is_plain: Callable[[str], bool]) -> list[Prob
 
 
 def secret_item(secrets: Mapping[str, Any], key: str, targets: frozenset[str] = frozenset(),
-                contexts: Mapping[str, str | None] | None = None) -> pulumi.Output[str]:
+                contexts: Mapping[str, str | None] | None = None, literal: bool = False) -> pulumi.Output[str]:
     """One secret item (text, or an Output such as secret config) as a secret Output. Text was
     checked before anything deployed (deployment.check); an Output is checked like text
     (`unusable_secrets`) when it resolves, failing the update before anything holds it."""
@@ -158,18 +158,8 @@ def secret_item(secrets: Mapping[str, Any], key: str, targets: frozenset[str] = 
         return pulumi.Output.secret(value)
 
     def checked(text: str) -> str:
-        problems = unusable_secrets([key], {key: text}.get, targets, contexts)
+        problems = unusable_secrets([key], {key: text}.get, targets, contexts, literal)
         if problems:
             raise TopologyError(problems, "the secret arguments")
         return text
     return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
-
-
-def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset()
-                    ) -> Callable[[SecretValue], pulumi.Output[str]]:
-    """Planned SecretValues built from secret items (`secret_item`): every value is a secret
-    Output."""
-    def resolve(value: SecretValue) -> pulumi.Output[str]:
-        inputs = [secret_item(secrets, key, targets) for key in value.config_keys]
-        return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
-    return resolve

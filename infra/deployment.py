@@ -93,6 +93,11 @@ def kubeconfig_contexts(model: Model) -> dict[str, str | None]:
     return {name: c.context for name, c in (model.topology.kubernetes or {}).items()}
 
 
+def writes_target_literally(model: Model) -> bool:
+    """Whether the release writes a target's SASL password literally into the worker file."""
+    return model.operator.release.worker_file is WorkerFile.literalStores
+
+
 def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], has_secret: Callable[[str], bool],
           previous_flows: Callable[[], Mapping[str, Any] | None] = lambda: None,
           secret_text: Callable[[str], str | None] = lambda key: None,
@@ -105,7 +110,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
                                               kubeconfig_contexts(model),
-                                              literal=model.operator.release.worker_file is WorkerFile.literalStores)
+                                              literal=writes_target_literally(model))
     problems += topology_problems(stack_plan, audits)
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -114,6 +116,19 @@ def render_topology(tmp_path: Path, topology: dict, secrets: dict | None = None,
     path = write_topology(tmp_path, topology)
     return render.run(stack, {"topology": str(path)}, dict(SECRETS if secrets is None else secrets),
                       placeholder_secrets=placeholder_secrets, previous_outputs=previous_outputs)
+
+
+def refused_in_process(setup: str, program: str) -> tuple[list[str], str]:
+    """Run a program on the mock engine in a process of its own, as `pulumi up` runs one (a
+    failed run leaves other uses of a refused value scheduled on Pulumi's event loop): `setup`
+    is Python that prepares it, `program` an expression that declares it. It must be refused
+    with a TopologyError: its report's lines, and everything the process printed."""
+    script = (f"import sys\nfrom infra.errors import TopologyError\nfrom infra.render import RecordingMocks, "
+              f"under_mocks\n{setup}\ntry:\n    under_mocks(lambda: {program}, RecordingMocks(), 'p', 's', {{}}, [])\n"
+              "except TopologyError as exc:\n    print(exc.report())\n    sys.exit(2)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    return done.stdout.splitlines(), done.stdout + done.stderr
 
 
 def by_kind_name(objects: list[dict]) -> dict[tuple[str, str], dict]:

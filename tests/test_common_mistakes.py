@@ -18,7 +18,7 @@ import yaml
 from infra import reading, render, validation
 from infra.__main__ import main
 from infra.errors import TopologyError
-from tests.conftest import ROOT, SECRETS, doc_topology
+from tests.conftest import ROOT, SECRETS, doc_topology, refused_in_process
 
 TOPOLOGY = """\
 clusters:
@@ -268,27 +268,15 @@ def test_two_kubernetes_entries_naming_one_context():
 
 def test_a_target_password_given_as_an_output_is_checked_for_references_when_it_resolves():
     """Through the component (an Output, as ESC hands it): the same rule when the value resolves.
-    In a process of its own, as `pulumi up` runs a program."""
-    script = """
-import sys, pulumi
-from components import ReplicationTopology
-from infra.errors import TopologyError
-from infra.render import RecordingMocks, under_mocks
-from tests.conftest import SECRETS, doc_topology
-secrets = {**SECRETS, "us-east.password": pulumi.Output.secret("${env:HOME}")}
-try:
-    under_mocks(lambda: ReplicationTopology("t", {"topology": doc_topology(), "secrets": secrets}).outputs,
-                RecordingMocks(), "p", "s", {}, [])
-except TopologyError as exc:
-    print(exc.report())
-    sys.exit(2)
-"""
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stdout.splitlines() == [
+    In a process of its own, as `pulumi up` runs a program (conftest.refused_in_process)."""
+    lines, printed = refused_in_process(
+        "import pulumi\nfrom components import ReplicationTopology\nfrom tests.conftest import SECRETS, "
+        "doc_topology\nsecrets = {**SECRETS, 'us-east.password': pulumi.Output.secret('${env:HOME}')}",
+        "ReplicationTopology('t', {'topology': doc_topology(), 'secrets': secrets}).outputs")
+    assert lines == [
         "the secret arguments has 1 problem(s):",
         "  - clusters.us-east: secret config kafka-replication:us-east.password: got the secret value (not shown); "
         "expected the SASL password; this is a password with ${: the cluster is a flow's target, and this operator "
         "release writes its password literally into the Connect worker's file, where the worker would resolve "
         "${...} as a config-provider reference (reading a file or Secret instead)"]
-    assert "HOME" not in done.stdout
+    assert "HOME" not in printed

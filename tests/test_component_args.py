@@ -5,8 +5,6 @@ what was given and what is allowed; secret values never shown."""
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
 
 import pulumi
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from components import ReplicationFlow, ReplicationTopology
 from infra.errors import TopologyError
 from infra.render import RecordingMocks, under_mocks
-from tests.conftest import ROOT, SECRETS, doc_topology
+from tests.conftest import ROOT, SECRETS, doc_topology, refused_in_process
 from tests.material import material
 
 CLUSTERS = {
@@ -237,29 +235,16 @@ def test_argument_problems_come_before_the_topology_is_read():
 
 
 def test_an_output_secret_that_resolves_to_no_text_fails_before_it_is_held():
-    """Run in a process of its own, as `pulumi up` runs a program: a failed run leaves the other
-    uses of the refused value scheduled on Pulumi's event loop."""
-    script = """
-import sys, pulumi
-from components import ReplicationFlow
-from infra.errors import TopologyError
-from infra.render import RecordingMocks, under_mocks
-from tests.test_component_args import flow_args, flow_secrets
-def make():
-    secrets = {**flow_secrets(), "us-west.password": pulumi.Output.secret(12345678)}
-    return ReplicationFlow("orders", flow_args(secrets=secrets)).flows
-try:
-    under_mocks(make, RecordingMocks(), "p", "s", {}, [])
-except TopologyError as exc:
-    print(exc.report())
-    sys.exit(2)
-"""
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stdout.splitlines() == [
+    """In a process of its own, as `pulumi up` runs a program (conftest.refused_in_process)."""
+    lines, printed = refused_in_process(
+        "import pulumi\nfrom components import ReplicationFlow\n"
+        "from tests.test_component_args import flow_args, flow_secrets\n"
+        "secrets = {**flow_secrets(), 'us-west.password': pulumi.Output.secret(12345678)}",
+        "ReplicationFlow('orders', flow_args(secrets=secrets)).flows")
+    assert lines == [
         "the secret arguments has 1 problem(s):",
         "  - args: secrets.us-west.password: got an Output of an int (not shown); expected " + SECRET_VALUE]
-    assert "12345678" not in done.stdout + done.stderr
+    assert "12345678" not in printed
 
 
 def test_the_documented_example_is_what_the_component_says():

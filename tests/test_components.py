@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pulumi
@@ -18,7 +16,7 @@ from components.replication import provider_schema
 from infra import render
 from infra.errors import TopologyError
 from infra.render import RecordingMocks, under_mocks
-from tests.conftest import ROOT, SECRETS, doc_topology, render_topology
+from tests.conftest import ROOT, SECRETS, doc_topology, refused_in_process, render_topology
 from tests.material import material
 from tests.urns import Recorder, Registered, make_urn
 
@@ -189,29 +187,14 @@ def test_the_schema_check_sees_a_changed_component(monkeypatch):
 
 
 def test_secret_material_given_as_an_output_is_checked_when_it_resolves():
-    """Run in a process of its own, as `pulumi up` runs a program: a failed run leaves the other
-    uses of the refused value scheduled on Pulumi's event loop."""
-    script = """
-import json, sys, pulumi
-from components import ReplicationFlow
-from infra.errors import TopologyError
-from infra.render import RecordingMocks, under_mocks
-from tests.material import material
-from tests.test_components import example
-module = example()
-secrets = {"us-west.password": pulumi.Output.secret("pw"),
-           "us-west.caCert": pulumi.Output.secret("not a certificate"),
-           "us-east.caCert": material("us-east").ca_pem}
-try:
-    under_mocks(lambda: ReplicationFlow("orders", {"clusters": module.CLUSTERS, "flow": module.FLOW,
-                                                   "secrets": secrets}).flows, RecordingMocks(), "p", "s", {}, [])
-except TopologyError as exc:
-    print(exc.report())
-    sys.exit(2)
-"""
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stdout.splitlines() == [
+    """In a process of its own, as `pulumi up` runs a program (conftest.refused_in_process)."""
+    lines, _ = refused_in_process(
+        "import pulumi\nfrom components import ReplicationFlow\nfrom tests.material import material\n"
+        "from tests.test_components import example\nmodule = example()\n"
+        "secrets = {'us-west.password': pulumi.Output.secret('pw'), "
+        "'us-west.caCert': pulumi.Output.secret('not a certificate'), 'us-east.caCert': material('us-east').ca_pem}",
+        "ReplicationFlow('orders', {'clusters': module.CLUSTERS, 'flow': module.FLOW, 'secrets': secrets}).flows")
+    assert lines == [
         "the secret arguments has 1 problem(s):",
         "  - clusters.us-west: secret config kafka-replication:us-west.caCert: got the secret value (not shown); "
         "expected the PEM CA certificate (TLS trust: pem); this is no PEM certificate (-----BEGIN CERTIFICATE-----)"]

@@ -16,6 +16,9 @@ guardrails decide without automata. Cases:
   allow-list    two identity flows into one target, each listing 10,000 plain names as a YAML list,
                 sharing exactly one (refused, naming it), and a third flow back (a loop to search)
   allow-alt     the same names, each list written as one alternation `a|b|c|...`
+  allow-dots    allow-list with the names' dots unescaped as users write them (`team0.orders-00000`,
+                where each '.' matches any character): the same verdict, naming the shared name
+  dots-alt      allow-dots with each list written as one alternation
 It prints seconds per case and the ratio to the baseline; docs/performance.md records them.
 """
 
@@ -62,10 +65,13 @@ def cases() -> dict[str, dict]:
     back = [f"team{i % 7}\\.refunds-{i:05d}" for i in range(10_000)]
     allow = [identity("c0", "c2", listed), identity("c1", "c2", other), identity("c2", "c0", back)]
     allow_alt = [{**flow, "topics": "|".join(flow["topics"])} for flow in allow]
+    allow_dots = [{**flow, "topics": [n.replace("\\.", ".") for n in flow["topics"]]} for flow in allow]
+    dots_alt = [{**flow, "topics": "|".join(flow["topics"])} for flow in allow_dots]
     return {"baseline": topology(baseline), "automata": topology(automata), "alternation": topology(alternation),
             "exploding": topology(exploding), "many-explode": topology(many), "backtracking": topology(backtracking),
             "dense-loops": {"clusters": dense_clusters, "flows": dense},
-            "allow-list": topology(allow), "allow-alt": topology(allow_alt)}
+            "allow-list": topology(allow), "allow-alt": topology(allow_alt),
+            "allow-dots": topology(allow_dots), "dots-alt": topology(dots_alt)}
 
 
 def timed(data: dict, repeat: int = 3) -> tuple[float, str]:

@@ -245,11 +245,11 @@ def _filters_that_match_nothing(ctx: _Context) -> None:
         for where, spec in _filters(flow):
             field = "topics" if where == "topics" else f"{where}.topics"
             try:
-                if spec.included(ctx.allowance).example(ctx.allowance) is None:
+                if not spec.included(ctx.allowance).nonempty(ctx.allowance):
                     ctx.warnings.append(
                         f"{flow.where}: {field} {_shown(spec.include)!r} can match no legal Kafka topic name (topic "
                         "names are 1-249 characters of letters, digits, '.', '_' and '-')")
-                elif spec.language(ctx.allowance).example(ctx.allowance) is None:
+                elif not spec.language(ctx.allowance).nonempty(ctx.allowance):
                     ctx.warnings.append(
                         f"{flow.where}: {field} {_shown(spec.include)!r} match no topic that is not excluded (by "
                         f"topicsExclude {_shown(spec.exclude)!r} or Kafka's default excludes "

@@ -19,6 +19,10 @@ Alternatives that spell out a finite set of names (an allow-list `orders|payment
 `orders\\.(eu|us)`) are kept as a set of words beside the automaton (`NFA.words`): migrations
 list thousands of topics, and a Thompson automaton of thousands of names (or a deterministic one
 of their product with other filters) would exceed any budget for a question a set lookup answers.
+Names written with an unescaped `.` (`team0.orders.v1`, which Java reads as "any character but a
+line terminator" at each dot) are kept likewise, as a trie of wildcard words (`NFA.wild`, `Wild`):
+questions about them walk the trie beside the other automata (`search`), never a product built
+ahead, so their cost grows with the names, not with the budget.
 """
 
 from __future__ import annotations
@@ -140,9 +144,10 @@ def parse(pattern: str) -> Node:
 def _parse(pattern: str) -> tuple[Node, list[str]]:
     if len(pattern) > MAX_PATTERN:
         raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
-    plain = _plain_alternatives(pattern)
-    if plain is not None:
-        branches: list[Node] = [("cat", [_char_node(c) for c in word]) for word in plain]
+    listed = _listed_alternatives(pattern)
+    if listed is not None:
+        branches: list[Node] = [("cat", [_DOT_NODE if mask >> i & 1 else _char_node(c) for i, c in enumerate(word)])
+                                for word, mask in listed]
         return (branches[0] if len(branches) == 1 else ("alt", branches)), []
     parser = _Parser(pattern)
     tree = parser.alternation(0)
@@ -157,40 +162,62 @@ def _char_node(c: str) -> Node:
     return ("chars", ((ord(c), ord(c)),))
 
 
-_META = frozenset(".^$*+?{}[]()\\")
+_DOT_NODE: Node = ("chars", DOT)
+_META = frozenset("^$*+?{}[]()\\")
 
 
-def _plain_alternatives(pattern: str) -> list[str] | None:
-    """The names a pattern of plain names (`orders|payments`, `orders\\.eu`) lists, read without
-    the parser: allow-lists are long. None when any other construct appears."""
+@lru_cache(maxsize=64)
+def _listed_alternatives(pattern: str) -> tuple[tuple[str, int], ...] | None:
+    """The wildcard words a pattern of names lists (`orders|payments`, `orders\\.eu`, also
+    `team0.orders`, whose unescaped `.` matches any character but a line terminator): each as its
+    text and the bit mask of the positions that are an unescaped `.` (the text has '.' there).
+    None when any other construct appears. Cached: a list is read by the schema, the parser and
+    the rules, and an alternation of thousands of names is long."""
     if "\\" not in pattern:
-        return None if _META.intersection(pattern) else pattern.split("|")
-    words: list[str] = []
+        return None if _META.intersection(pattern) else tuple((word, _dots(word)) for word in pattern.split("|"))
+    words: list[tuple[str, int]] = []
     pieces: list[str] = []
-    at = 0
+    length = mask = at = 0
     for token in _TOKENS.finditer(pattern):
-        pieces.append(pattern[at:token.start()])
+        text = pattern[at:token.start()]
+        pieces.append(text)
+        length += len(text)
         at = token.end()
-        quoted, bar = token.group(1), token.group(2)
+        quoted, bar, dot = token.group(1), token.group(2), token.group(3)
         if quoted is not None:
             # A backslash before a non-alphanumeric character quotes it (Pattern's rule); before a
             # letter or digit it is a construct.
             if quoted.isascii() and quoted.isalnum():
                 return None
             pieces.append(quoted)
+            length += 1
         elif bar is not None:
-            words.append("".join(pieces))
-            pieces = []
+            words.append(("".join(pieces), mask))
+            pieces, length, mask = [], 0, 0
+        elif dot is not None:
+            pieces.append(".")
+            mask |= 1 << length
+            length += 1
         else:
             return None
     pieces.append(pattern[at:])
-    words.append("".join(pieces))
-    return words
+    words.append(("".join(pieces), mask))
+    return tuple(words)
 
 
-# What a plain-names pattern may hold besides its names' characters: quotes and bars; a
+def _dots(word: str) -> int:
+    """The mask of a word's '.' positions."""
+    mask = 0
+    at = word.find(".")
+    while at >= 0:
+        mask |= 1 << at
+        at = word.find(".", at + 1)
+    return mask
+
+
+# What a names pattern may hold besides its names' characters: quotes, bars and dots; another
 # metacharacter, or a backslash that ends the pattern, makes it something else.
-_TOKENS = re.compile(r"\\(.)|(\|)|[.^$*+?{}\[\]()]|\\", re.DOTALL)
+_TOKENS = re.compile(r"\\(.)|(\|)|(\.)|[\^$*+?{}\[\]()]|\\", re.DOTALL)
 
 
 def parse_list(patterns: Iterable[str]) -> list[Node]:
@@ -510,6 +537,12 @@ class NFA:
     accept: int
     # Names the filter matches that are kept as a set, not states (see the module's docstring).
     words: frozenset[str] = frozenset()
+    # Wildcard words (text, mask of its unescaped '.' positions) kept as a trie, not states.
+    wild: frozenset[tuple[str, int]] = frozenset()
+
+    @cached_property
+    def wild_trie(self) -> Wild:
+        return Wild(self.wild)
 
     @cached_property
     def _plain(self) -> tuple[frozenset[int], ...]:
@@ -604,23 +637,29 @@ def compile_filter(patterns: tuple[str, ...], prefix: str = "") -> NFA:
     """The automaton of `prefix` followed by any of the patterns (Kafka's `|`-joined list); the
     alternatives that spell out a finite set of names are its `words`."""
     words: set[str] = set()
+    wild: set[tuple[str, int]] = set()
     rest: list[Node] = []
     for pattern in patterns:
         if len(pattern) > MAX_PATTERN:
             raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
-    plains = [_plain_alternatives(pattern) for pattern in patterns]
-    # Plain names need no parser (allow-lists are long); the rest is checked as Kafka joins it.
-    trees = iter(parse_list(p for p, plain in zip(patterns, plains) if plain is None))
-    for plain in plains:
-        if plain is not None:
-            words.update(prefix + w for w in plain)
+    lists = [_listed_alternatives(pattern) for pattern in patterns]
+    # Listed names need no parser (allow-lists are long); the rest is checked as Kafka joins it.
+    trees = iter(parse_list(p for p, listed in zip(patterns, lists) if listed is None))
+    shift = len(prefix)
+    for listed in lists:
+        if listed is not None:
+            for word, mask in listed:
+                (wild.add((prefix + word, mask << shift)) if mask else words.add(prefix + word))
             continue
         for branch in _alternatives(next(trees)):
             found = _finite_branch(branch)
-            if found is None:
-                rest.append(branch)
-            else:
+            dotted = _wild_branch(branch) if found is None else None
+            if found is not None:
                 words.update(prefix + w for w in found)
+            elif dotted is not None:
+                wild.add((prefix + dotted[0], dotted[1] << shift))
+            else:
+                rest.append(branch)
     b = _Builder()
     try:
         start = b.state()
@@ -631,7 +670,7 @@ def compile_filter(patterns: tuple[str, ...], prefix: str = "") -> NFA:
     except _TooLarge:
         raise Unsupported(_too_large(rest)) from None
     return NFA(tuple(tuple(x) for x in b.edges), tuple(tuple(x) for x in b.empty), tuple(tuple(x) for x in b.bol),
-               tuple(tuple(x) for x in b.eol), start, accept, frozenset(words))
+               tuple(tuple(x) for x in b.eol), start, accept, frozenset(words), frozenset(wild))
 
 
 def _too_large(rest: list[Node]) -> str:
@@ -639,22 +678,34 @@ def _too_large(rest: list[Node]) -> str:
     head = f"a pattern whose automaton exceeds {MAX_STATES} states"
     if any(_expands(branch) for branch in rest):
         return f"{head} (lower the repetition counts)"
-    dotted = sum(1 for branch in rest if _dotted_name(branch))
-    if dotted:
-        return (f"{head}: {dotted} alternatives are names with an unescaped '.', which matches any character "
-                "(write `orders\\.eu` for the topic orders.eu: plain names, however many, are kept as a list)")
     if len(rest) > 1:
-        return (f"{head}: {len(rest)} alternatives that are not plain names (plain names, however many, are "
-                "kept as a list; join the others under common prefixes such as `orders\\..*`)")
+        return (f"{head}: {len(rest)} alternatives that are not plain names (names, with or without an "
+                "unescaped '.', are kept as a list however many there are; join the others under common prefixes "
+                "such as `orders\\..*`)")
     return f"{head}: the pattern is too long (shorten it, or list plain names as alternatives)"
 
 
-def _dotted_name(tree: Node) -> bool:
-    """A name written with `.` for its dots: single characters and `.` only, at least one `.`."""
-    items = tree[1] if tree[0] == "cat" else [tree]
-    single = all(item[0] == "chars" and (item[1] == DOT or (len(item[1]) == 1 and item[1][0][0] == item[1][0][1]))
-                 for item in items)
-    return single and any(item[1] == DOT for item in items)
+def _wild_branch(tree: Node) -> tuple[str, int] | None:
+    """A top-level alternative that is a wildcard word (single characters and `.`, at least one
+    `.`; anchors only at its ends, as in `_finite_branch`): its text and the mask of its dots."""
+    items = list(tree[1]) if tree[0] == "cat" else [tree]
+    while items and items[0][0] == "bol":
+        items.pop(0)
+    while items and items[-1][0] == "eol":
+        items.pop()
+    text: list[str] = []
+    mask = 0
+    for i, item in enumerate(items):
+        if item[0] != "chars":
+            return None
+        if item[1] == DOT:
+            text.append(".")
+            mask |= 1 << i
+        elif len(item[1]) == 1 and item[1][0][0] == item[1][0][1]:
+            text.append(chr(item[1][0][0]))
+        else:
+            return None
+    return ("".join(text), mask) if mask else None
 
 
 def _expands(tree: Node) -> bool:
@@ -770,7 +821,7 @@ def _dollar_at(text: str, i: int) -> bool:
 
 def matches(nfa: NFA, text: str) -> bool:
     """`Matcher.matches()`: does the whole text match? Linear in len(text) x automaton size."""
-    if text in nfa.words:
+    if text in nfa.words or (nfa.wild and nfa.wild_trie.matches(text)):
         return True
     current = nfa.closure([nfa.start], True, _dollar_at(text, 0))
     for i, c in enumerate(text):
@@ -827,42 +878,27 @@ def _representatives(symbol: dict[str, int]) -> list[str]:
 
 
 def determinize(nfa: NFA, budget: int, words: bool = True) -> tuple[DFA, int]:
-    """The minimal DFA of a filter automaton (without its `words` unless `words`: callers that
-    keep names as sets ask about them by lookup), and the states its construction explored."""
-    listed = sorted(w for w in nfa.words if w and all(c in _TOPIC_CHARS for c in w)) if words else []
+    """The minimal DFA of a filter automaton (without its `words` and `wild` unless `words`:
+    callers that keep names as lists ask about them by lookup and walks), and the states its
+    construction explored."""
+    # The listed names and wildcard words as a trie beside the subsets.
+    listed = Wild([*((w, 0) for w in nfa.words), *nfa.wild] if words else ())
     symbol = _partition([chars for out in nfa.edges for chars, _ in out]
-                        + [((ord(c), ord(c)),) for c in {c for w in listed for c in w}])
+                        + [((ord(c), ord(c)),) for c in listed.literals])
     reps = _representatives(symbol)
     moves = [[tuple(t for chars, t in out if contains(chars, ord(c))) for out in nfa.edges] for c in reps]
-    # The listed names as a trie beside the subsets: node 0 is the root, -1 is off every name.
-    children: list[dict[str, int]] = [{}]
-    ends = [False]
-    for word in listed:
-        node = 0
-        for c in word:
-            nxt = children[node].get(c)
-            if nxt is None:
-                nxt = children[node][c] = len(children)
-                children.append({})
-                ends.append(False)
-            node = nxt
-        ends[node] = True
 
-    def step(state: tuple[frozenset[int], int]) -> list[tuple[frozenset[int], int]]:
-        subset, node = state
-        out: list[tuple[frozenset[int], int]] = []
+    def step(state: tuple[frozenset[int], frozenset[int]]) -> list[tuple[frozenset[int], frozenset[int]]]:
+        subset, nodes = state
+        out: list[tuple[frozenset[int], frozenset[int]]] = []
         for c, column in zip(reps, moves):
             moved = [t for s in subset for t in column[s]]
-            out.append((nfa.closure(moved, False, False) if moved else frozenset(),
-                        children[node].get(c, -1) if node >= 0 else -1))
+            out.append((nfa.closure(moved, False, False) if moved else frozenset(), listed.step(nodes, c)))
         return out
-    sets, table = _explore((nfa.closure([nfa.start], True, False), 0 if listed else -1), step, budget)
-    accepting = [nfa.accept in nfa.closure(subset, False, True) or (node >= 0 and ends[node])
-                 for subset, node in sets]
+    sets, table = _explore((nfa.closure([nfa.start], True, False), listed.begin()), step, budget)
+    accepting = [nfa.accept in nfa.closure(subset, False, True) or listed.accepting(nodes) for subset, nodes in sets]
     return _minimal(symbol, table, accepting, 0), len(sets)
 
-
-_TOPIC_CHARS = frozenset(TOPIC_ALPHABET)
 
 
 def combine(dfas: list[DFA], accept: Accept, budget: int) -> tuple[DFA, int]:
@@ -1049,6 +1085,382 @@ def shortest_unified_pair(a: DFA, b: DFA, budget: int) -> tuple[tuple[str, str] 
     return None, len(parents)
 
 
+# ------------------------------------------------------------------ wildcard words
+# Listed names and names written with an unescaped `.` are read one character at a time by
+# machines that are never built ahead: a trie of wildcard words (`Wild`), a DFA (`DFAMachine`)
+# and their unions and differences. Searches over them (`search`, `unified_search`,
+# `preimage_in`) follow only the characters that lead on to a name, so a trie of thousands of
+# words costs about one explored state per trie node, whatever the budget.
+
+
+class Machine:
+    """A language of names read one character at a time. `chars(state)` holds the characters
+    after which the state may still lead to a name (None: any); characters with one `klass`
+    lead every state to the same state; `dead(state)` states lead to no name; `size` counts the
+    states that are listed words' own (what a search explores for them without charge)."""
+
+    size = 0
+
+    def begin(self) -> Any:
+        raise NotImplementedError
+
+    def step(self, state: Any, c: str) -> Any:
+        raise NotImplementedError
+
+    def accepting(self, state: Any) -> bool:
+        raise NotImplementedError
+
+    def dead(self, state: Any) -> bool:
+        raise NotImplementedError
+
+    def chars(self, state: Any) -> frozenset[str] | None:
+        return None
+
+    def klass(self, c: str) -> Hashable:
+        raise NotImplementedError
+
+    def readings(self, name: str) -> list[str]:
+        """The listed words, as written, of which `name` is a match."""
+        return []
+
+    def accepts(self, name: str) -> bool:
+        state = self.begin()
+        for c in name:
+            if self.dead(state):
+                return False
+            state = self.step(state, c)
+        return bool(name) and self.accepting(state)
+
+
+class Wild(Machine):
+    """Wildcard words (text, mask of the positions that are an unescaped `.`) as a trie whose
+    edges are a character or the `.` (key ""), which Java matches with any character but a line
+    terminator: every topic character. A state is the set of trie nodes a name so far reaches."""
+
+    def __init__(self, words: Iterable[tuple[str, int]]) -> None:
+        children: list[dict[str, int]] = [{}]
+        ends: dict[int, str] = {}
+        for text, mask in words:
+            if not text:
+                continue
+            node = 0
+            for i, c in enumerate(text):
+                key = "" if mask >> i & 1 else c
+                row = children[node]
+                nxt = row.get(key)
+                if nxt is None:
+                    nxt = row[key] = len(children)
+                    children.append({})
+                node = nxt
+            ends[node] = text
+        self.children, self.ends = children, ends
+        self.literals = frozenset(k for row in children for k in row if k)
+        self.size = len(children)
+        self._steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+        self._chars: dict[frozenset[int], frozenset[str] | None] = {}
+
+    def _nodes(self, nodes: Iterable[int], c: str) -> set[int]:
+        dot = c not in LINE_TERMINATORS
+        out: set[int] = set()
+        for n in nodes:
+            row = self.children[n]
+            found = row.get(c)
+            if found is not None:
+                out.add(found)
+            if dot:
+                found = row.get("")
+                if found is not None:
+                    out.add(found)
+        return out
+
+    def matches(self, text: str) -> bool:
+        """`Matcher.matches()` of the words joined with `|`."""
+        nodes: set[int] = {0}
+        for c in text:
+            nodes = self._nodes(nodes, c)
+            if not nodes:
+                return False
+        return any(n in self.ends for n in nodes)
+
+    def readings(self, name: str) -> list[str]:
+        nodes: set[int] = {0}
+        for c in name:
+            nodes = self._nodes(nodes, c)
+        return [self.ends[n] for n in nodes if n in self.ends]
+
+    def begin(self) -> frozenset[int]:
+        return _ROOT
+
+    def step(self, state: frozenset[int], c: str) -> frozenset[int]:
+        key = (state, self.klass(c))
+        found = self._steps.get(key)
+        if found is None:
+            found = self._steps[key] = frozenset(self._nodes(state, c))
+        return found
+
+    def accepting(self, state: frozenset[int]) -> bool:
+        return any(n in self.ends for n in state)
+
+    def dead(self, state: frozenset[int]) -> bool:
+        return not state  # every trie node leads to a word
+
+    def chars(self, state: frozenset[int]) -> frozenset[str] | None:
+        if state not in self._chars:
+            rows = [self.children[n] for n in state]
+            self._chars[state] = None if any("" in row for row in rows) else frozenset(k for row in rows for k in row)
+        return self._chars[state]
+
+    def klass(self, c: str) -> str:
+        return c if c in self.literals else "" if c not in LINE_TERMINATORS else "\n"
+
+    def accepts(self, name: str) -> bool:
+        return bool(name) and self.matches(name)
+
+
+_ROOT = frozenset({0})
+
+
+class DFAMachine(Machine):
+    """A DFA as a machine; its dead states are those from which no name is accepted."""
+
+    def __init__(self, dfa: DFA) -> None:
+        self.dfa = dfa
+        back: list[set[int]] = [set() for _ in dfa.table]
+        for s, row in enumerate(dfa.table):
+            for t in row:
+                back[t].add(s)
+        live = {s for s, a in enumerate(dfa.accepting) if a}
+        stack = list(live)
+        while stack:
+            for s in back[stack.pop()]:
+                if s not in live:
+                    live.add(s)
+                    stack.append(s)
+        self.live = live
+        by_column: dict[int, list[str]] = {}
+        for c, col in dfa.symbol.items():
+            by_column.setdefault(col, []).append(c)
+        self._chars = [None if all(t in live for t in row) else
+                       frozenset(c for col, t in enumerate(row) if t in live for c in by_column.get(col, []))
+                       for row in dfa.table]
+
+    def begin(self) -> int:
+        return self.dfa.start
+
+    def step(self, state: int, c: str) -> int:
+        return self.dfa.table[state][self.dfa.symbol[c]]
+
+    def accepting(self, state: int) -> bool:
+        return self.dfa.accepting[state]
+
+    def dead(self, state: int) -> bool:
+        return state not in self.live
+
+    def chars(self, state: int) -> frozenset[str] | None:
+        return self._chars[state]
+
+    def klass(self, c: str) -> Hashable:
+        return self.dfa.symbol[c]
+
+    def accepts(self, name: str) -> bool:
+        return accepts(self.dfa, name)
+
+
+class Union(Machine):
+    """Names any part accepts."""
+
+    def __init__(self, parts: list[Machine]) -> None:
+        self.parts = parts
+        self.size = sum(p.size for p in parts)
+
+    def begin(self) -> tuple[Any, ...]:
+        return tuple(p.begin() for p in self.parts)
+
+    def step(self, state: tuple[Any, ...], c: str) -> tuple[Any, ...]:
+        return tuple(p.step(s, c) for p, s in zip(self.parts, state))
+
+    def accepting(self, state: tuple[Any, ...]) -> bool:
+        return any(p.accepting(s) for p, s in zip(self.parts, state))
+
+    def dead(self, state: tuple[Any, ...]) -> bool:
+        return all(p.dead(s) for p, s in zip(self.parts, state))
+
+    def chars(self, state: tuple[Any, ...]) -> frozenset[str] | None:
+        out: frozenset[str] = frozenset()
+        for p, s in zip(self.parts, state):
+            if not p.dead(s):
+                found = p.chars(s)
+                if found is None:
+                    return None
+                out |= found
+        return out
+
+    def klass(self, c: str) -> Hashable:
+        return tuple(p.klass(c) for p in self.parts)
+
+    def readings(self, name: str) -> list[str]:
+        return [r for p in self.parts for r in p.readings(name)]
+
+    def accepts(self, name: str) -> bool:
+        return any(p.accepts(name) for p in self.parts)
+
+
+class Diff(Machine):
+    """Names `keep` accepts and `drop` does not."""
+
+    def __init__(self, keep: Machine, drop: Machine) -> None:
+        self.keep, self.drop = keep, drop
+        self.size = keep.size + drop.size
+
+    def begin(self) -> tuple[Any, Any]:
+        return self.keep.begin(), self.drop.begin()
+
+    def step(self, state: tuple[Any, Any], c: str) -> tuple[Any, Any]:
+        return self.keep.step(state[0], c), self.drop.step(state[1], c)
+
+    def accepting(self, state: tuple[Any, Any]) -> bool:
+        return self.keep.accepting(state[0]) and not self.drop.accepting(state[1])
+
+    def dead(self, state: tuple[Any, Any]) -> bool:
+        return self.keep.dead(state[0])
+
+    def chars(self, state: tuple[Any, Any]) -> frozenset[str] | None:
+        return self.keep.chars(state[0])
+
+    def klass(self, c: str) -> Hashable:
+        return self.keep.klass(c), self.drop.klass(c)
+
+    def readings(self, name: str) -> list[str]:
+        return self.keep.readings(name)
+
+    def accepts(self, name: str) -> bool:
+        return self.keep.accepts(name) and not self.drop.accepts(name)
+
+
+def _reps(machines: list[Machine], alphabet: str = TOPIC_ALPHABET) -> list[str]:
+    """One character per joint class, in TOPIC_ALPHABET's order of preference."""
+    seen: dict[tuple[Hashable, ...], str] = {}
+    for c in alphabet:
+        seen.setdefault(tuple(m.klass(c) for m in machines), c)
+    return list(seen.values())
+
+
+def _following(reps: list[str], order: dict[str, int], allowed: list[frozenset[str]]) -> Iterable[str]:
+    """The characters a search follows from a state: one per class, those every machine allows."""
+    if not allowed:
+        return reps
+    fewest = min(allowed, key=len)
+    return sorted((c for c in fewest if c in order and all(c in a for a in allowed)), key=order.__getitem__)
+
+
+def search(machines: list[Machine], budget: int, shortest: bool = True) -> tuple[str | None, int]:
+    """`shortest(..., all, ...)` over machines: a shortest legal name every machine accepts, or
+    None; and the states explored. Only characters that keep every machine alive are followed.
+    Unless `shortest`, the walk goes depth first: a name, soon, when only whether there is one
+    matters (a None from it is not final: names near the length bound may be missed)."""
+    reps = _reps(machines)
+    order = {c: i for i, c in enumerate(reps)}
+    start = (tuple(m.begin() for m in machines), 0)
+    if any(m.dead(s) for m, s in zip(machines, start[0])):
+        return None, 1
+    parents: dict[tuple[tuple[Any, ...], int], tuple[tuple[tuple[Any, ...], int], str] | None] = {start: None}
+    queue = deque([(start, 0)])
+    while queue:
+        state, depth = queue.popleft() if shortest else queue.pop()
+        states, legal = state
+        if legal == 3 and all(m.accepting(s) for m, s in zip(machines, states)):
+            out: list[str] = []
+            step = parents[state]
+            while step is not None:
+                state, c = step
+                out.append(c)
+                step = parents[state]
+            return "".join(reversed(out)), len(parents)
+        if depth == MAX_TOPIC:
+            continue
+        allowed = [a for a in (m.chars(s) for m, s in zip(machines, states)) if a is not None]
+        for c in _following(reps, order, allowed):
+            moved = tuple(m.step(s, c) for m, s in zip(machines, states))
+            if any(m.dead(s) for m, s in zip(machines, moved)):
+                continue
+            nxt = (moved, _legal_step(legal, c))
+            if nxt in parents:
+                continue
+            if len(parents) >= budget:
+                raise Budget(f"more than {budget} automaton states")
+            parents[nxt] = (state, c)
+            queue.append((nxt, depth + 1))
+    return None, len(parents)
+
+
+def unified_search(a: Machine, b: Machine, budget: int) -> tuple[tuple[str, str] | None, int]:
+    """`shortest_unified_pair` over machines."""
+    reps = [c for c in _reps([a, b]) if c not in "._"]
+    pairs = [*((c, c) for c in reps), *((x, y) for x in "_." for y in "_.")]
+    start = (a.begin(), b.begin(), 0, 0, 0)
+    if a.dead(start[0]) or b.dead(start[1]):
+        return None, 1
+    parents: dict[tuple[Any, Any, int, int, int], tuple[tuple[Any, Any, int, int, int], str, str] | None] = {
+        start: None}
+    queue = deque([(start, 0)])
+    while queue:
+        state, depth = queue.popleft()
+        sa, sb, differ, la, lb = state
+        if differ and la == 3 and lb == 3 and a.accepting(sa) and b.accepting(sb):
+            left: list[str] = []
+            right: list[str] = []
+            step = parents[state]
+            while step is not None:
+                state, x, y = step
+                left.append(x)
+                right.append(y)
+                step = parents[state]
+            return ("".join(reversed(left)), "".join(reversed(right))), len(parents)
+        if depth == MAX_TOPIC:
+            continue
+        allowed_a, allowed_b = a.chars(sa), b.chars(sb)
+        for x, y in pairs:
+            if (allowed_a is not None and x not in allowed_a) or (allowed_b is not None and y not in allowed_b):
+                continue
+            na, nb = a.step(sa, x), b.step(sb, y)
+            if a.dead(na) or b.dead(nb):
+                continue
+            nxt = (na, nb, differ or int(x != y), _legal_step(la, x), _legal_step(lb, y))
+            if nxt in parents:
+                continue
+            if len(parents) >= budget:
+                raise Budget(f"more than {budget} automaton states")
+            parents[nxt] = (state, x, y)
+            queue.append((nxt, depth + 1))
+    return None, len(parents)
+
+
+def preimage_in(machine: Machine, unified: str, avoid: str | None = None) -> str | None:
+    """`preimage` over a machine: a legal name other than `avoid` it accepts that Kafka unifies
+    to `unified`, or None. Linear in the name times the states each position reaches."""
+    choices = [("_", ".") if c == "_" else (c,) for c in unified]
+    reach: list[set[Any]] = [{machine.begin()}]
+    for options in choices:
+        reach.append({t for s in reach[-1] for c in options for t in (machine.step(s, c),) if not machine.dead(t)})
+    live: list[set[Any]] = [set() for _ in reach]
+    live[-1] = {s for s in reach[-1] if machine.accepting(s)}
+    for i in range(len(choices) - 1, -1, -1):
+        live[i] = {s for s in reach[i] if any(machine.step(s, c) in live[i + 1] for c in choices[i])}
+    stack = [(machine.begin(), "")] if unified and machine.begin() in live[0] else []
+    while stack:
+        state, text = stack.pop()
+        i = len(text)
+        if i == len(unified):
+            if text != avoid and text not in (".", ".."):
+                return text
+            continue
+        for c in reversed(choices[i]):
+            nxt = machine.step(state, c)
+            if nxt in live[i + 1]:
+                stack.append((nxt, text + c))
+    return None
+
+
 def literal(pattern: str) -> str | None:
     """The one name a pattern matches when it is a plain name (no metacharacter), else None."""
     return pattern if pattern and not any(c in ".^$*+?{}[]|()\\" for c in pattern) else None
@@ -1060,9 +1472,12 @@ def literal_prefix(tree: Node) -> str:
 
 
 def pattern_prefix(pattern: str) -> str:
-    """`literal_prefix` of a pattern, read without its tree when it lists plain names."""
-    plain = _plain_alternatives(pattern)
-    return literal_prefix(parse(pattern)) if plain is None else _common_prefix(plain)
+    """`literal_prefix` of a pattern, read without its tree when it lists names."""
+    listed = _listed_alternatives(pattern)
+    if listed is None:
+        return literal_prefix(parse(pattern))
+    # A wildcard word's literal prefix ends at its first unescaped '.'.
+    return _common_prefix([word[:(mask & -mask).bit_length() - 1] if mask else word for word, mask in listed])
 
 
 def _common_prefix(texts: list[str]) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
+from typing import Callable, TypeVar
 
 from infra import jregex
 
@@ -82,19 +82,46 @@ def unify(name: str) -> str:
 
 @dataclass(frozen=True)
 class Language:
-    """Legal topic names: those listed in `names` and those `dfa` accepts (None: none). Listed
-    names come from alternatives that spell out names (allow-lists): questions about them are set
-    lookups and runs through the other automata, never products, so they cost no budget."""
+    """Legal topic names: those listed in `names`, those `dfa` accepts (None: none) and those
+    `wild` accepts (None: none). Listed names come from alternatives that spell out names
+    (allow-lists): questions about them are set lookups and runs through the other automata,
+    never products, so they cost no budget. `wild` holds the names written with an unescaped
+    `.` (a trie of wildcard words, less what the excludes take), read by walks that cost about
+    one state per trie node, which is not charged either (`jregex.search`)."""
     names: frozenset[str]
     dfa: jregex.DFA | None
+    wild: jregex.Machine | None = None
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self.names or (
-            self.dfa is not None and legal(name) and jregex.accepts(self.dfa, name)))
+        return isinstance(name, str) and (name in self.names or (legal(name) and (
+            (self.dfa is not None and jregex.accepts(self.dfa, name))
+            or (self.wild is not None and self.wild.accepts(name)))))
+
+    @property
+    def listed_only(self) -> bool:
+        return self.dfa is None and self.wild is None
+
+    @property
+    def machine(self) -> jregex.Machine | None:
+        """What the language accepts beyond `names`, as one machine."""
+        parts: list[jregex.Machine] = [jregex.DFAMachine(self.dfa)] if self.dfa is not None else []
+        parts += [self.wild] if self.wild is not None else []
+        return None if not parts else parts[0] if len(parts) == 1 else jregex.Union(parts)
 
     def example(self, allowance: Allowance) -> str | None:
         """A shortest name of the language, or None when it has none."""
         return common_topic(self, allowance=allowance)
+
+    def nonempty(self, allowance: Allowance) -> bool:
+        """Whether the language has a name: wildcard words are walked depth first (a name soon),
+        the rest searched as by `example`."""
+        if self.names:
+            return True
+        wild = self.wild
+        if wild is not None and self.dfa is None:
+            if _walk(lambda budget: jregex.search([wild], budget, shortest=False), [wild], allowance) is not None:
+                return True
+        return self.example(allowance) is not None
 
 
 @dataclass(frozen=True)
@@ -123,7 +150,8 @@ class Filter:
         include = _automaton(("rest", self.include, self.prefix), allowance,
                              lambda left: jregex.determinize(self._include, left, words=False))
         return Language(frozenset(n for n in self._include.words if legal(n)),
-                        include if any(include.accepting) else None)
+                        include if any(include.accepting) else None,
+                        self._include.wild_trie if self._include.wild else None)
 
     def language(self, allowance: Allowance) -> Language:
         key = ("filter", self.include, self.exclude, self.prefix)
@@ -138,10 +166,19 @@ class Filter:
         excluded_names = self._exclude.words
         exclude = _automaton(("rest", self.exclude, self.prefix), allowance,
                              lambda left: jregex.determinize(self._exclude, left, words=False))
-        names = frozenset(n for n in included.names
-                          if n not in excluded_names and not jregex.accepts(exclude, n))
+        excluded_wild = self._exclude.wild_trie if self._exclude.wild else None
+        names = frozenset(n for n in included.names if n not in excluded_names and not jregex.accepts(exclude, n)
+                          and not (excluded_wild is not None and excluded_wild.accepts(n)))
+        # Wildcard words less the excludes, read together as they are asked about (never built).
+        wild: list[jregex.Machine] = []
+        if included.wild is not None:
+            drop: list[jregex.Machine] = [jregex.DFAMachine(exclude)]
+            drop += [excluded_wild] if excluded_wild is not None else []
+            listed = [(n, 0) for n in excluded_names if legal(n) and included.wild.accepts(n)]
+            drop += [jregex.Wild(listed)] if listed else []
+            wild.append(jregex.Diff(included.wild, drop[0] if len(drop) == 1 else jregex.Union(drop)))
         if included.dfa is None:
-            return Language(names, None)
+            return Language(names, None, _union(wild))
         dfa = included.dfa
         # Only the listed excludes the include automaton accepts change its language: usually few.
         relevant = frozenset(n for n in excluded_names if legal(n) and jregex.accepts(dfa, n))
@@ -150,7 +187,12 @@ class Filter:
             parts.append(_automaton(("names", relevant), allowance, lambda left: jregex.word_automaton(relevant, left)))
         dfa = _automaton(("filter", self.include, self.exclude, self.prefix), allowance,
                          lambda left: jregex.combine(parts, lambda bits: bits[0] and not any(bits[1:]), left))
-        return Language(names, dfa if any(dfa.accepting) else None)
+        if not any(dfa.accepting):
+            return Language(names, None, _union(wild))
+        if excluded_wild is None:
+            return Language(names, dfa, _union(wild))
+        # Excluded wildcard words are taken out as the automaton is read.
+        return Language(names, None, _union([jregex.Diff(jregex.DFAMachine(dfa), excluded_wild), *wild]))
 
     @cached_property
     def guaranteed_prefix(self) -> str:
@@ -176,7 +218,8 @@ class Topics:
             dfas = [p.dfa for p in parts if p.dfa is not None]
             dfa = dfas[0] if len(dfas) == 1 else _automaton(
                 key, allowance, lambda left: jregex.combine(dfas, any, left)) if dfas else None
-            found = allowance.languages[key] = Language(frozenset().union(*(p.names for p in parts)), dfa)
+            found = allowance.languages[key] = Language(frozenset().union(*(p.names for p in parts)), dfa,
+                                                        _union([p.wild for p in parts if p.wild is not None]))
         return found
 
     @cached_property
@@ -196,6 +239,10 @@ def _compiled(patterns: tuple[str, ...], prefix: str) -> jregex.NFA:
         return jregex.compile_filter(patterns, prefix)
     except (jregex.Unsupported, jregex.RegexError) as exc:  # the model refuses these; never a crash here
         raise Undecided(str(exc)) from None
+
+
+def _union(machines: list[jregex.Machine]) -> jregex.Machine | None:
+    return None if not machines else machines[0] if len(machines) == 1 else jregex.Union(machines)
 
 
 def _common(prefixes: list[str]) -> str:
@@ -235,20 +282,48 @@ def common_topic(*languages: Filter | Topics | Language, allowance: Allowance | 
     allowance = allowance or Allowance()
     found = [lang if isinstance(lang, Language) else lang.language(allowance) for lang in languages]
     # A listed name in all of them: when one language is a list alone, only its names can be.
-    lists = [lang.names for lang in found if lang.dfa is None]
+    lists = [lang.names for lang in found if lang.listed_only]
     candidates = min(lists, key=len) if lists else frozenset().union(*(lang.names for lang in found))
     shared = [n for n in candidates if all(n in lang for lang in found)]
     best = min(shared, key=_key) if shared else None
     if lists:
         return best
+    # A name in no list: one that every automaton or wildcard word accepts.
+    machines = [lang.machine for lang in found]
+    cap = allowance.cap()
+    if all(lang.wild is None for lang in found):
+        try:
+            other, spent = jregex.shortest([lang.dfa for lang in found if lang.dfa is not None], all, cap)
+        except jregex.Budget:
+            allowance.left -= cap
+            raise Undecided(f"more than {cap} automaton states") from None
+        allowance.left -= spent
+    else:
+        other = _walk(lambda budget: jregex.search([m for m in machines if m is not None], budget), machines, allowance)
+        if other is not None:
+            # The name as written, when it is one of the shared names ('team0.orders' rather than
+            # 'team0aorders'): as short, and the one the user recognizes.
+            written = [r for m in machines if m is not None for r in m.readings(other)
+                       if all(r in lang for lang in found)]
+            other = min(written, key=_key, default=other)
+    return min((n for n in (best, other) if n is not None), key=_key, default=None)
+
+
+T = TypeVar("T")
+
+
+def _walk(run: Callable[[int], tuple[T, int]], machines: list[jregex.Machine | None], allowance: Allowance) -> T:
+    """A search through wildcard words: the states that are the words' own (one per trie node)
+    are free, as listed names are; only what it explores beyond them is charged."""
+    free = sum(m.size for m in machines if m is not None)
     cap = allowance.cap()
     try:
-        other, spent = jregex.shortest([lang.dfa for lang in found if lang.dfa is not None], all, cap)
+        found, spent = run(cap + free)
     except jregex.Budget:
         allowance.left -= cap
-        raise Undecided(f"more than {cap} automaton states") from None
-    allowance.left -= spent
-    return min((n for n in (best, other) if n is not None), key=_key, default=None)
+        raise Undecided(f"more than {cap} automaton states beyond the listed names' own") from None
+    allowance.left -= max(0, spent - free)
+    return found
 
 
 def unified_pair(a: Filter | Topics, b: Filter | Topics, allowance: Allowance | None = None) -> tuple[str, str] | None:
@@ -277,8 +352,18 @@ def unified_pair(a: Filter | Topics, b: Filter | Topics, allowance: Allowance | 
                 other = jregex.preimage(theirs.dfa, key, avoid=name)
                 if other is not None and legal(other):
                     others.append(other)
+            if theirs.wild is not None:
+                other = jregex.preimage_in(theirs.wild, key, avoid=name)
+                if other is not None and legal(other):
+                    others.append(other)
             pairs.extend((o, name) if swap else (name, o) for o in others)
-    if la.dfa is not None and lb.dfa is not None:
+    if la.wild is not None or lb.wild is not None:
+        ma, mb = la.machine, lb.machine
+        if ma is not None and mb is not None:
+            found_pair = _walk(lambda budget: jregex.unified_search(ma, mb, budget), [ma, mb], allowance)
+            if found_pair is not None:
+                pairs.append(found_pair)
+    elif la.dfa is not None and lb.dfa is not None:
         cap = allowance.cap()
         try:
             found, spent = jregex.shortest_unified_pair(la.dfa, lb.dfa, cap)

@@ -1,15 +1,18 @@
 """Allow-lists as migrations write them: thousands of plain topic names, as a YAML list and as one
-alternation, validate within seconds and every guardrail still decides exactly."""
+alternation, validate within seconds and every guardrail still decides exactly; so do names
+written with their dots unescaped (`team0.orders`, where each '.' matches any character)."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
 import pytest
 import yaml
 
-from infra import topics, validation
+from infra import jregex, topics, validation
+from tests import jregex_gen as gen
 from tests.test_guardrails import accepted, problems, topo
 
 IDENTITY = {"replicationPolicy": "identity", "topicsExclude": ".*heartbeats"}
@@ -101,3 +104,129 @@ def test_listed_names_never_spend_the_budget():
     assert topics.common_topic(listed, topics.Filter(tuple(names("orders")[::-1])), allowance=allowance) \
         == "team0.orders-00000"
     assert allowance.left > 0
+
+
+# ------------------------------------------------------------------ names with unescaped dots
+
+
+def dotted(kind: str) -> list[str]:
+    """The same names as users usually write them: dots unescaped, so each matches any character."""
+    return [f"team{i % 7}.{kind}-{i:05d}" for i in range(N)]
+
+
+@pytest.mark.parametrize("form", ["list", "alternation"])
+def test_dotted_lists_sharing_exactly_one_name_are_refused_naming_it(form):
+    a, b = dotted("orders"), dotted("payments")
+    b[5000] = a[1234]
+    t = topo({"source": "a", "target": "c", "topics": as_written(a, form), **IDENTITY},
+             {"source": "b", "target": "c", "topics": as_written(b, form), **IDENTITY})
+    shown = ("['team0.payments-00000', 'team1.payments-00001', 'team2.payments-00002', ... 10000 filters in all]"
+             if form == "list" else
+             "['team0.payments-00000|team1.payments-00001|team2.payments-00002|team3.payments-00...(209997 "
+             "characters)']")
+    assert problems(t) == [
+        f"flows[1] (repl-b-c): topics: got {shown}; expected target topics of its own: flow repl-a-c also writes "
+        "'team2.orders-01234' into cluster c. Narrow the filters, or declare both flows `aggregation: true` "
+        "(identity fan-in) if merging is intended"]
+
+
+@pytest.mark.parametrize("form", ["list", "alternation"])
+def test_disjoint_dotted_lists_are_valid_and_decided(form):
+    t = topo({"source": "a", "target": "c", "topics": as_written(dotted("orders"), form), **IDENTITY},
+             {"source": "b", "target": "c", "topics": as_written(dotted("payments"), form), **IDENTITY},
+             {"source": "c", "target": "a", "topics": as_written(dotted("refunds"), form), **IDENTITY})
+    accepted(t)  # no warning: nothing was left undecided
+
+
+@pytest.mark.parametrize("other", ["orders_eu", "ordersXeu", "orders-eu"])
+def test_an_unescaped_dot_matches_any_character_so_the_flows_share_a_topic(other):
+    t = topo({"source": "a", "target": "c", "topics": ["orders.eu", "payments"], **IDENTITY},
+             {"source": "b", "target": "c", "topics": [other], **IDENTITY})
+    assert problems(t) == [
+        f"flows[1] (repl-b-c): topics: got [{other!r}]; expected target topics of its own: flow repl-a-c also writes "
+        f"{other!r} into cluster c. Narrow the filters, or declare both flows `aggregation: true` (identity fan-in) "
+        "if merging is intended"]
+
+
+def test_escaped_and_unescaped_dots_collide_only_as_kafka_unifies_them():
+    t = topo({"source": "a", "target": "c", "topics": ["orders\\.eu"], **IDENTITY},
+             {"source": "b", "target": "c", "topics": ["orders_eu"], **IDENTITY})
+    assert "flow repl-a-c writes 'orders.eu' and this flow 'orders_eu' into cluster c" in problems(t)[0]
+    assert topics.unified_pair(topics.Filter(("a.b",)), topics.Filter(("a_b",))) == ("a.b", "a_b")
+    assert topics.unified_pair(topics.Filter(("a.b",), ("a[._]b",)), topics.Filter(("a_b",))) is None
+
+
+def test_an_identity_loop_through_dotted_lists_is_found():
+    a, b = dotted("orders"), dotted("payments")
+    b[9999] = a[42]
+    t = topo({"source": "a", "target": "b", "topics": a, "replicationPolicy": "identity"},
+             {"source": "b", "target": "a", "topics": b, "replicationPolicy": "identity"})
+    assert problems(t) == [
+        "flows[0] (repl-a-b): replicationPolicy: got 'identity'; expected no cycle of identity flows that replicate "
+        "the same topics: a -> b -> a (repl-a-b -> repl-b-a) would replicate topic 'team0.orders-00042' forever. "
+        "Declare a bidirectional pair (one flow with `bidirectional: true`, which adds the loop filter) or use the "
+        "default policy"]
+
+
+def test_a_dotted_list_beside_regex_filters_decides_overlaps_and_heartbeats():
+    listed = dotted("orders") + ["device.heartbeats"]
+    t = topo({"source": "a", "target": "b", "replicationPolicy": "identity",
+              "sources": [{"name": "listed", "topics": listed}, {"name": "rest", "topics": "team3\\.orders-0999.*"}]})
+    assert problems(t) == [
+        "flows[0] (repl-a-b): sources[1]: got ['team3\\\\.orders-0999.*']; expected a topic filter disjoint from "
+        "sources[0] (['team0.orders-00000', 'team1.orders-00001', 'team2.orders-00002', ... 10001 filters in all]): "
+        "both match topic 'team3.orders-09992', which would be replicated twice"]
+    t["flows"][0]["sources"][1]["topics"] = "team3\\.orders-1.*"
+    model = validation.parse(t)
+    # 'device.heartbeats' itself is no look-alike (Kafka's rule needs a character other than '.'
+    # before 'heartbeats'), but the pattern also matches 'deviceaheartbeats'.
+    assert [w.split(":")[1] for w in model.warnings] == [" topics such as 'deviceaheartbeats' match this identity flow and end in 'heartbeats'"]
+
+
+def test_excludes_take_what_they_match_out_of_dotted_names():
+    common = topics.common_topic
+    assert common(topics.Filter(("orders.eu",)), topics.Filter(("orders.*",))) == "orders.eu"
+    assert common(topics.Filter(("orders.eu",), ("orders[._]eu",)), topics.Filter(("orders.*",))) == "ordersaeu"
+    assert common(topics.Filter(("orders.eu",), ("orders.eu",)), topics.Filter(("orders.*",))) is None
+    assert common(topics.Filter(("orders.eu",), ("orders\\.eu", "orders_eu")), topics.Filter(("orders[._]eu",))) is None
+    assert common(topics.Filter((".*",), ("a.b",)), topics.Filter(("a[-_.]b",))) is None
+    assert common(topics.Filter(("x.internal",)), topics.Filter(("x.*",))) == "xainternal"  # Kafka's default excludes
+
+
+def test_dotted_names_never_spend_the_budget():
+    allowance = topics.Allowance(1_000)
+    listed = topics.Filter(tuple(dotted("orders")))
+    assert topics.common_topic(listed, topics.Filter(tuple(dotted("orders")[::-1])), allowance=allowance) \
+        == "team0.orders-00000"
+    assert topics.common_topic(listed, topics.Filter(("team3\\.orders-0999[5-9]",)), allowance=allowance) \
+        == "team3.orders-09999"
+    assert topics.common_topic(listed, topics.Filter(tuple(dotted("payments"))), allowance=allowance) is None
+    # A walk of every name against an automaton that never rejects a prefix: the names' own states.
+    assert topics.common_topic(listed, topics.Filter((".*x",)), allowance=allowance) is None
+    assert allowance.left > 900  # what is spent is the regex filters' and Kafka's default excludes' automata
+
+
+def test_dotted_names_match_as_java_does():
+    rng = random.Random(20261124)
+    alphabet = ["a", "b", "_", "-", "0", ".", ".", ".", "\\.", "é"]
+    cases = []
+    for _ in range(300):
+        words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 5))]
+        if not any("." in w.replace("\\.", "") for w in words):
+            words[0] += "."
+        probes = []
+        for _ in range(12):
+            w = rng.choice(words).replace("\\.", ".")
+            chars = [c if c != "." or rng.random() < 0.3 else rng.choice("._xé\n\r\u2028\u0085-") for c in w]
+            if rng.random() < 0.2:
+                chars.insert(rng.randrange(len(chars) + 1), rng.choice("a."))
+            probes.append("".join(chars))
+        patterns = words if rng.random() < 0.5 else ["|".join(words)]
+        nfa = jregex.compile_filter(tuple(patterns))
+        assert not nfa.edges[nfa.start] and nfa.wild  # kept as words, no automaton
+        cases.append((patterns, probes, "".join("1" if jregex.matches(nfa, p) else "0" for p in probes)))
+    verdicts = gen.java_verdicts([(patterns, probes) for patterns, probes, _ in cases])
+    for (patterns, probes, ours), (kind, java) in zip(cases, verdicts):
+        assert (kind, java) == ("M", ours), (patterns, probes)
+    assert sum(ours.count("1") for _, _, ours in cases) > 300
+    assert sum(ours.count("0") for _, _, ours in cases) > 300

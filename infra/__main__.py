@@ -111,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
             _check_previous(previous, str(args.previous_outputs))
         render.check_out(args.out)  # before the render, so a bad --out costs nothing
         try:
-            result = render.run(args.stack, config, secrets, args.placeholder_secrets, previous)
+            result = render.run(args.stack, config, secrets, args.placeholder_secrets, previous, only_read=True)
         finally:
             render.close_event_loop()
         written = render.write(result, args.out)
@@ -127,7 +127,11 @@ def _check_previous(previous: object, source: str) -> None:
     problems = []
     if not isinstance(previous, dict):
         problems.append(Problem(source, "(json)", type(previous).__name__, expected))
-    elif "flows" in previous:
+    elif "flows" not in previous:
+        # The program's outputs always have it: without it, nothing says what runs now.
+        problems.append(Problem(source, "flows", None, "the stack's outputs, which always have `flows` "
+                                "(`pulumi stack output --json`; docs/outputs.md)"))
+    else:
         flows = previous["flows"]
         if not isinstance(flows, dict):
             problems.append(Problem(source, "flows", type(flows).__name__, "an object of flows by name (docs/outputs.md)"))

@@ -91,8 +91,11 @@ CLIENT_PREFIXES: dict[str, str] = {
 # What the flow decides for every connector it runs, whichever kind reads them: its filters, its
 # policy, its pair of aliases, its start offsets and isolation (startFrom, exactlyOnce), and the
 # class and tasks Strimzi sets from the KafkaConnector's spec.
+# The policy's separator too, left at Kafka's `.`: remote topic names (`<alias>.<topic>`), the
+# guardrails, the audit and the stack outputs all read names with it.
 FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
-             "replication.policy.class", "source.cluster.alias", "target.cluster.alias",
+             "replication.policy.class", "replication.policy.separator",
+             "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
              "source.consumer.auto.offset.reset", "source.consumer.isolation.level")
 # Documented defaults of each kind: the only keys the program writes that `config` may replace.
 DEFAULTS = {

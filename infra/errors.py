@@ -20,7 +20,7 @@ class Problem:
     def __str__(self) -> str:
         given = "missing" if self.value is None else f"got {self.value!r}"
         place = f"line {self.line}: " if self.line else ""
-        return f"{place}{self.where}: {self.field}: {given}; expected {self.allowed}"
+        return f"{place}{_printable(self.where)}: {_printable(self.field)}: {given}; expected {self.allowed}"
 
     def steps(self) -> list[str | int]:
         """The path in the topology document this problem names (`clusters`, `us-west`,
@@ -35,12 +35,18 @@ class Problem:
             steps = [self.where]
         elif self.where != "topology":
             return []
-        for part in re.findall(r"([^.\[\]]+)|\[(\d+)\]", self.field):
+        # Connector, SMT and converter settings are keys with dots of their own
+        # (`consumer.bootstrap.servers`): the path ends with that key whole.
+        path, key = self.field, None
+        match = re.fullmatch(r"((?:[^.]*\.)*?config(?:\.(?:source|checkpoint|heartbeat))?)\.(.+)", self.field)
+        if match:
+            path, key = match.group(1), match.group(2)
+        for part in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path):
             name, index = part
             if name.startswith("("):
                 break
             steps.append(int(index) if index else name)
-        return steps
+        return steps + ([key] if key is not None else [])
 
 
 class TopologyError(Exception):
@@ -55,6 +61,11 @@ class TopologyError(Exception):
         lines = [f"{self.subject} has {len(self.problems)} problem(s):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
+
+
+def _printable(text: str) -> str:
+    """A location as one line: a name holding a line break (refused for it) is shown escaped."""
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 def at_lines(problems: list[Problem], line_of: Callable[[list[str | int]], int | None]) -> list[Problem]:

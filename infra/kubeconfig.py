@@ -45,7 +45,7 @@ import datetime
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_private_key
@@ -209,11 +209,10 @@ def api_server(text: str, context: str | None) -> tuple[str, str, int] | None:
     contexts = {e["name"]: e["context"] for e in document.get("contexts") or []}
     clusters = {e["name"]: e["cluster"] for e in document.get("clusters") or []}
     chosen = contexts[context or document["current-context"]]
-    url = urlsplit(clusters[chosen["cluster"]]["server"])
-    try:
-        port = url.port or 443
-    except ValueError:
+    url = _url(clusters[chosen["cluster"]]["server"])
+    if url is None:
         return None
+    port = 443 if url.port is None else url.port
     host, _ = names.broker_address(f"{url.hostname or ''}:{port}")
     return url.scheme.lower(), host, port
 
@@ -325,6 +324,17 @@ def _data(body: dict[str, Any], field: str, what: str, found: list[str]) -> str 
         return None
 
 
+def _url(text: str) -> SplitResult | None:
+    """`text` as a URL whose host and port can be read (a bracket left open, a port past 65535
+    or not a number are None, as Go's url.Parse refuses them)."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - reading it validates it
+    except ValueError:
+        return None
+    return parts
+
+
 def _cluster(body: dict[str, Any], dropped: set[str]) -> list[str]:
     found = _unknown(body, "cluster", "its cluster")
     server = _text(body, "server")
@@ -332,8 +342,11 @@ def _cluster(body: dict[str, Any], dropped: set[str]) -> list[str]:
         if "server" not in dropped:
             found.append("a kubeconfig whose cluster has no server")
     else:
-        parts = urlsplit(server)
-        if parts.scheme != "https" or not parts.hostname:
+        parts = _url(server)
+        if parts is None:
+            found.append("a kubeconfig whose cluster's server is not a URL with a valid host and port (the "
+                         "client could never connect)")
+        elif parts.scheme != "https" or not parts.hostname:
             found.append("a kubeconfig whose cluster's server is not an https:// URL (the credential would "
                          "cross the network in clear)")
     if body.get("insecure-skip-tls-verify") is True:
@@ -349,7 +362,11 @@ def _cluster(body: dict[str, Any], dropped: set[str]) -> list[str]:
         except stores.StoreError as exc:
             found.append(f"a kubeconfig whose certificate-authority-data is unusable: {exc}")
     proxy = _text(body, "proxy-url")
-    if proxy and urlsplit(proxy).scheme not in ("http", "https", "socks5"):
+    proxy_url = _url(proxy) if proxy else None
+    if proxy and proxy_url is None:
+        found.append("a kubeconfig whose cluster's proxy-url is not a URL with a valid host and port (the "
+                     "client could never connect)")
+    elif proxy_url is not None and proxy_url.scheme not in ("http", "https", "socks5"):
         found.append("a kubeconfig whose cluster's proxy-url is not http, https or socks5 (client-go refuses it)")
     return found
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import difflib
 import json
 import os
 import shutil
@@ -180,9 +181,12 @@ def placeholder(key: str, contexts: Mapping[str, str | None] | None = None) -> s
 
 
 def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str] | None = None,
-        placeholder_secrets: bool = False, previous_outputs: dict[str, Any] | None = None) -> Render:
+        placeholder_secrets: bool = False, previous_outputs: dict[str, Any] | None = None,
+        only_read: bool = False) -> Render:
     """Run the program for `stack` under mocks. Keys are config keys without the project prefix;
-    `previous_outputs` stands for the stack's last deployment (an outputs.json).
+    `previous_outputs` stands for the stack's last deployment (an outputs.json). With
+    `only_read`, as on the command line, secret config the stack does not read is refused (a
+    misspelt key would otherwise leave a placeholder where the value was meant to go).
 
     Raises TopologyError for invalid input, before any resource is registered.
     """
@@ -192,7 +196,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     with validation.located(text):
         model, stack_plan, audits = deployment.prepare(reading.load_yaml(text, str(path)), str(path))
     keys = deployment.secret_keys(model, stack_plan, audits)
-    _check_given(keys, config, secrets, placeholder_secrets)
+    _check_given(keys, config, secrets, placeholder_secrets, only_read)
     filled = []
     if placeholder_secrets:
         contexts = deployment.kubeconfig_contexts(model)
@@ -215,7 +219,8 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
 PAIRED_ITEMS = (("truststore", "truststorePassword"), ("clientCert", "clientKey"))
 
 
-def _check_given(keys: list[str], config: Mapping[str, str], secrets: Mapping[str, str], placeholders: bool) -> None:
+def _check_given(keys: list[str], config: Mapping[str, str], secrets: Mapping[str, str], placeholders: bool,
+                 only_read: bool = False) -> None:
     """Secret config given on the command line names secret items: a plain setting given as a
     secret (`topology`) would be read by the program as another value than the one checked,
     and a key given twice is ambiguous; a real truststore (or client certificate) beside a placeholder
@@ -230,6 +235,11 @@ def _check_given(keys: list[str], config: Mapping[str, str], secrets: Mapping[st
                                     "`topology` go with --set"))
         elif key in config:
             problems.append(Problem("--secret", key, "a value (not shown)", "the key once: it is also given with --set"))
+        elif only_read and key not in keys:
+            close = difflib.get_close_matches(key, keys, n=1)
+            problems.append(Problem("--secret", key, "a value (not shown)",
+                                    (f"a key this stack reads: did you mean {close[0]}? " if close else
+                                     "a key this stack reads: ") + "(" + (", ".join(keys) or "none") + ")"))
     if placeholders:
         for key in keys:
             owner, _, item = key.rpartition(".")

@@ -228,8 +228,9 @@ def _rules_without(exc: ValidationError, data: Any, schema: list[Problem]) -> li
     try:
         model = resolve(Topology.model_validate(salvaged))
         found = rules.check(model)
-        if _sound_for_guardrails(model):
-            found = found + guardrails.check(model)[0]
+        sound = _sound_for_guardrails(model, {p.where for p in found})
+        if sound is not None:
+            found = found + guardrails.check(sound)[0]
     except (ValidationError, TopologyError, ValueError):
         return []
     refused = {(p.where, p.field) for p in schema}
@@ -269,24 +270,28 @@ def parse(data: Any, source: str = "topology") -> Model:
     model = resolve(topology)
     problems = rules.check(model)
     undecided: list[str] = []
-    if _sound_for_guardrails(model):
-        # The safety rules are said even beside other problems (an invalid alias elsewhere),
-        # so that one round of fixes does not uncover another.
-        found, undecided = guardrails.check(model)
+    sound = _sound_for_guardrails(model, {p.where for p in problems})
+    if sound is not None:
+        # The safety rules are said even beside other problems (an invalid alias elsewhere, a
+        # flow naming a cluster that does not exist), so that one round of fixes does not
+        # uncover another; a flow with problems of its own is left out of them.
+        found, undecided = guardrails.check(sound)
         problems = in_file_order(problems + found)
     if problems:
         raise TopologyError(problems)
     return replace(model, warnings=tuple(rules.warnings(model) + undecided))
 
 
-def _sound_for_guardrails(model: Model) -> bool:
-    """Whether the rules across flows can read the model: every flow's clusters exist and the
-    operator release is known (what the guardrails look up); other rule problems leave the
-    flows' topics, policies and targets as they are."""
+def _sound_for_guardrails(model: Model, refused: frozenset[str] | set[str] = frozenset()) -> Model | None:
+    """The part of the model the rules across flows can read: the flows whose clusters exist and
+    that have no problem of their own (`refused`: where the rules found one; said once, by the
+    rules); None when the operator release is unknown (the guardrails read what it writes)."""
     topo = model.topology
     if find(topo.operator.flavour, topo.operator.version) is None:
-        return False
-    return all(f.source in topo.clusters and f.target in topo.clusters and f.source != f.target for f in topo.flows)
+        return None
+    flows = tuple(d for d in model.flows if d.flow.source in topo.clusters and d.flow.target in topo.clusters
+                  and d.flow.source != d.flow.target and d.where not in refused)
+    return model if len(flows) == len(model.flows) else replace(model, flows=flows)
 
 
 @contextmanager

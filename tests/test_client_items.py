@@ -30,13 +30,14 @@ THREE_LABELS = ("a three-label name whose last label is no top-level domain, rea
 
 
 @pytest.mark.parametrize("host", ["kafka-0.kafka-brokers.kafka", "broker-1.kafka-headless.kafka-us-west",
-                                  "kafka-0.brokers.ns1"])
+                                  "kafka-0.brokers.ns1", "kafka-0.kafka-brokers.dev", "kafka-0.kafka.test",
+                                  "kafka.corp.internal"])
 def test_pod_addresses_of_a_headless_service_are_in_cluster(host):
     assert service_address(host) == THREE_LABELS.format(name=host)
 
 
 @pytest.mark.parametrize("host", ["kafka.example.com", "kafka.eu-central.example.com", "broker-1.example.de",
-                                  "kafka.corp.internal", "kafka-0.kafka-brokers.kafka.", "kafka.xn--p1ai.xn--p1ai",
+                                  "kafka.corp.internal.", "kafka-0.kafka-brokers.kafka.", "kafka.xn--p1ai.xn--p1ai",
                                   "10.0.0.1"])
 def test_names_that_may_be_public_are_not(host):
     assert service_address(host) is None

@@ -280,3 +280,80 @@ def test_a_target_password_given_as_an_output_is_checked_for_references_when_it_
         "release writes its password literally into the Connect worker's file, where the worker would resolve "
         "${...} as a config-provider reference (reading a file or Secret instead)"]
     assert "HOME" not in printed
+
+
+# ----------------------------------------------------------------- found in review
+
+
+def test_a_flow_naming_an_unknown_cluster_does_not_hide_the_safety_rules(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("clusters:\n  a: {bootstrapServers: 'a.k:9092'}\n  c: {bootstrapServers: 'c.k:9092'}\n"
+                    "flows:\n  - {source: a, target: bb, topics: [x]}\n"
+                    "  - {source: a, target: c, topics: [orders], replicationPolicy: identity}\n"
+                    "  - {source: c, target: a, topics: [orders], replicationPolicy: identity}\n")
+    code, _, err = run("validate", str(path))
+    assert code == 2
+    assert err.splitlines()[1:] == [
+        "  - line 5: flows[0] (repl-a-bb): target: got 'bb'; expected a cluster alias defined under `clusters`: a, c",
+        "  - line 6: flows[1] (repl-a-c): replicationPolicy: got 'identity'; expected no cycle of identity flows "
+        "that replicate the same topics: a -> c -> a (repl-a-c -> repl-c-a) would replicate topic 'orders' "
+        "forever. Declare a bidirectional pair (one flow with `bidirectional: true`, which adds the loop filter) or "
+        "use the default policy"]
+
+
+def test_a_refused_override_key_says_its_own_line(tmp_path):
+    t = doc_topology()
+    t["flows"][0]["config"] = {"source": {"offset.lag.max": 10, "consumer.bootstrap.servers": "evil:9092"}}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t, sort_keys=False))
+    lines = path.read_text().splitlines()
+    code, _, err = run("validate", str(path))
+    assert code == 2
+    line = next(i for i, text in enumerate(lines, 1) if "consumer.bootstrap.servers" in text)
+    assert err.splitlines()[1].startswith(
+        f"  - line {line}: flows[0] (repl-us-west-us-east): config.source.consumer.bootstrap.servers: got "), err
+
+
+def test_the_replication_policy_separator_is_the_programs():
+    t = doc_topology()
+    t["flows"][0]["config"] = {"source": {"replication.policy.separator": "_"}}
+    with pytest.raises(TopologyError) as exc:
+        validation.parse(t)
+    assert [str(p) for p in exc.value.problems] == [
+        "flows[0] (repl-us-west-us-east): config.source.replication.policy.separator: got "
+        "'replication.policy.separator'; expected a property the program does not set itself (topics, groups, "
+        "policy and cluster connections come from the flow)"]
+
+
+def test_previous_outputs_without_flows_are_refused(tmp_path):
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps({"outputsVersion": 1, "flow": {}}))
+    code, _, err = run("render", "--stack", "dev", "--out", str(tmp_path / "o"), "--placeholder-secrets",
+                       "--previous-outputs", str(path))
+    assert code == 2
+    assert err == (f"error: the command line has 1 problem(s):\n  - {path}: flows: missing; expected the stack's "
+                   "outputs, which always have `flows` (`pulumi stack output --json`; docs/outputs.md)\n")
+
+
+def test_a_misspelt_secret_key_is_refused_on_the_command_line(tmp_path):
+    code, _, err = run("render", "--stack", "dev", "--out", str(tmp_path / "o"), "--placeholder-secrets",
+                       "--secret", "us-wst.password=hunter2")
+    assert code == 2
+    assert err == ("error: the command line has 1 problem(s):\n  - --secret: us-wst.password: got 'a value (not "
+                   "shown)'; expected a key this stack reads: did you mean us-west.password? (registry.password, "
+                   "us-east.caCert, us-east.password, us-west.password, us-west.truststore, "
+                   "us-west.truststorePassword)\n")
+    assert "hunter2" not in err
+
+
+@pytest.mark.parametrize("server", ["https://[::1", "https://api.example.com:99999", "https://api.example.com:x"])
+def test_a_kubeconfig_server_that_is_no_url_exits_2(tmp_path, server):
+    from tests.test_kubeconfig import valid
+    code, _, err = run("render", "--stack", "regions", "--out", str(tmp_path / "o"), "--placeholder-secrets",
+                       "--secret", f"kubernetes.k8s-eu-central.kubeconfig={yaml.safe_dump(valid(server))}")
+    assert code == 2
+    assert err == ("error: the topology has 1 problem(s):\n  - kubernetes.k8s-eu-central: secret config "
+                   "kafka-replication:kubernetes.k8s-eu-central.kubeconfig: got the secret value (not shown); "
+                   "expected the kubeconfig of Kubernetes cluster k8s-eu-central (its contents); this is a "
+                   "kubeconfig whose cluster's server is not a URL with a valid host and port (the client could "
+                   "never connect)\n")

@@ -352,8 +352,9 @@ def _eos_enabled() -> dict:
     return t
 
 
-@pytest.mark.parametrize("before, shown", [({}, "None"), ({"exactlyOnce": "Disabled"}, "'Disabled'"),
-                                           ({"exactlyOnce": 0}, "0"), ("garbled", "None")])
+@pytest.mark.parametrize("before, shown", [({}, "null (or missing)"), ({"exactlyOnce": "Disabled"}, "'Disabled'"),
+                                           ({"exactlyOnce": 0}, "a number"), ("garbled", "null (or missing)"),
+                                           ({"exactlyOnce": ["disabled"]}, "a list"), ({"exactlyOnce": {}}, "an object")])
 def test_enabling_with_an_unreadable_previous_state_is_refused(tmp_path, before, shown):
     from infra.errors import TopologyError
     ns = "repl-us-west-us-east"

@@ -78,15 +78,15 @@ def test_validate_refuses_what_only_the_plan_can_see(tmp_path):
 
 @pytest.mark.parametrize("where, change, expected", [
     ("flow name", lambda t: t["flows"][0].update(name="orders\n"),
-     "line 36: flows[0] (orders\n): name: got 'orders\\n'; expected lowercase letters, digits and '-' "
+     "line 36: flows[0] (orders\\n): name: got 'orders\\n'; expected lowercase letters, digits and '-' "
      "(DNS-1123), at most 40 characters"),
     ("alias", lambda t: t["clusters"].update({"us-east\n": t["clusters"].pop("us-east")}) or
      t["flows"][0].update(target="us-east\n"),
-     "line 20: clusters.us-east\n: alias: got 'us-east\\n'; expected lowercase letters, digits and '-' (DNS-1123), "
+     "line 20: clusters.us-east\\n: alias: got 'us-east\\n'; expected lowercase letters, digits and '-' (DNS-1123), "
      "at most 30 characters"),
 ])
 def test_a_final_line_break_is_not_a_name(tmp_path, where, change, expected):
-    """`$` matches before a final line break; names are matched whole."""
+    """`$` matches before a final line break; names are matched whole, and shown escaped."""
     t = doc_topology()
     change(t)
     v, r = verdicts(tmp_path, t)

@@ -119,7 +119,7 @@ def _material_problem(item: str, value: str, sibling: Callable[[str], str | None
         try:
             stores.parse_certificates(value)
         except stores.StoreError as exc:
-            return str(exc)
+            return f"unusable: {exc}"
         return None
     if item == "truststore":
         password = sibling("truststorePassword")
@@ -128,7 +128,7 @@ def _material_problem(item: str, value: str, sibling: Callable[[str], str | None
         try:
             stores.truststore_pem(value, password)
         except stores.StoreError as exc:
-            return str(exc)
+            return f"unusable: {exc}"
         return None
     if item == "clientKey":
         return stores.private_key_problem(value)

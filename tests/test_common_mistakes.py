@@ -131,7 +131,7 @@ def test_a_truststore_beside_a_placeholder_password_and_a_bad_truststore_exit_2(
     assert code == 2
     assert err == ("error: the topology has 1 problem(s):\n  - clusters.us-west: secret config "
                    "kafka-replication:us-west.truststore: got the secret value (not shown); expected the truststore "
-                   "file, base64-encoded (TLS trust: jks or pkcs12); this is the truststore is not base64 (Only "
+                   "file, base64-encoded (TLS trust: jks or pkcs12); this is unusable: the truststore is not base64 (Only "
                    "base64 data is allowed)\n")
     assert "pw1" not in err
 

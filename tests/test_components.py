@@ -197,7 +197,7 @@ def test_secret_material_given_as_an_output_is_checked_when_it_resolves():
     assert lines == [
         "the secret arguments has 1 problem(s):",
         "  - clusters.us-west: secret config kafka-replication:us-west.caCert: got the secret value (not shown); "
-        "expected the PEM CA certificate (TLS trust: pem); this is no PEM certificate (-----BEGIN CERTIFICATE-----)"]
+        "expected the PEM CA certificate (TLS trust: pem); this is unusable: no PEM certificate (-----BEGIN CERTIFICATE-----)"]
 
 
 def test_each_secret_item_given_as_an_output_is_checked_once(monkeypatch):

@@ -235,10 +235,10 @@ SECRET_MESSAGES = {
      "value (not shown); expected the SASL password; this is empty"),
     ("us-west.truststore", "not base64!", "clusters.us-west: secret config kafka-replication:us-west.truststore: got "
      "the secret value (not shown); expected the truststore file, base64-encoded (TLS trust: jks or pkcs12); this is "
-     "the truststore is not base64 (Only base64 data is allowed)"),
+     "unusable: the truststore is not base64 (Only base64 data is allowed)"),
     ("us-east.caCert", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
      "clusters.us-east: secret config kafka-replication:us-east.caCert: got the secret value (not shown); expected "
-     "the PEM CA certificate (TLS trust: pem); this is PEM block 1 is not an X.509 certificate"),
+     "the PEM CA certificate (TLS trust: pem); this is unusable: PEM block 1 is not an X.509 certificate"),
 ])
 def test_secret_material_is_checked_before_anything_deploys(tmp_path, key, value, expected):
     secrets = {**SECRETS, key: value}

@@ -62,7 +62,7 @@ def missing_secrets(keys: list[str], present: Callable[[str], bool]) -> list[Pro
     return problems
 
 
-class _NotShown:
+class NotShown:
     def __repr__(self) -> str:
         return "the secret value (not shown)"
 
@@ -88,7 +88,7 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
         kubernetes = names.kubeconfig_of(key)
         if kubernetes is not None:
             where, what = _owner(key)
-            problems += [Problem(where, f"secret config {PROJECT}:{key}", _NotShown(), f"{what}; this is {problem}")
+            problems += [Problem(where, f"secret config {PROJECT}:{key}", NotShown(), f"{what}; this is {problem}")
                          for problem in kubeconfig.problems(value, (contexts or {}).get(kubernetes))]
             continue
         owner, _, item = key.partition(".")
@@ -96,7 +96,7 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
                                     if f"{owner}.{other}" in present else None, owner in targets, literal)
         if problem:
             where, what = _owner(key)
-            problems.append(Problem(where, f"secret config {PROJECT}:{key}", _NotShown(), f"{what}; this is {problem}"))
+            problems.append(Problem(where, f"secret config {PROJECT}:{key}", NotShown(), f"{what}; this is {problem}"))
     return problems
 
 

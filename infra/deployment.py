@@ -80,7 +80,7 @@ def _one_name_per_kubernetes_cluster(model: Model, secret_text: Callable[[str], 
             continue
         if server in seen:
             problems.append(Problem(f"kubernetes.{name}", f"secret config {PROJECT}:{names.kubeconfig_key(name)}",
-                                    "a kubeconfig (not shown)",
+                                    stack_config.NotShown(),
                                     f"a kubeconfig of another Kubernetes cluster: it leads to the API server "
                                     f"kubernetes.{seen[server]}'s leads to (one cluster, one name: two would each "
                                     "get the audit's namespace and objects)"))

@@ -244,8 +244,8 @@ def test_two_kubernetes_entries_whose_kubeconfigs_lead_to_one_api_server(tmp_pat
     with pytest.raises(TopologyError) as exc:
         render.run("regions", {"topology": str(path)}, same, placeholder_secrets=True)
     assert [str(p) for p in exc.value.problems] == [
-        "kubernetes.k8s-us-east: secret config kafka-replication:kubernetes.k8s-us-east.kubeconfig: got 'a kubeconfig "
-        "(not shown)'; expected a kubeconfig of another Kubernetes cluster: it leads to the API server "
+        "kubernetes.k8s-us-east: secret config kafka-replication:kubernetes.k8s-us-east.kubeconfig: got the secret value "
+        "(not shown); expected a kubeconfig of another Kubernetes cluster: it leads to the API server "
         "kubernetes.k8s-eu-central's leads to (one cluster, one name: two would each get the audit's namespace and "
         "objects)"]
     other = {**same, "kubernetes.k8s-us-east.kubeconfig": yaml.safe_dump(valid("https://api.example.com:6443"))}

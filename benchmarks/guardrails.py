@@ -19,6 +19,9 @@ guardrails decide without automata. Cases:
   allow-dots    allow-list with the names' dots unescaped as users write them (`team0.orders-00000`,
                 where each '.' matches any character): the same verdict, naming the shared name
   dots-alt      allow-dots with each list written as one alternation
+  dots-varied   dotted names whose heads all differ (`svc0.events` ... `svc9999.events`) in two
+                identity flows into one target, sharing none, and a third flow back: every rule
+                decided (the heartbeat look-alike rule reads each name through its automaton)
 It prints seconds per case and the ratio to the baseline; docs/performance.md records them.
 """
 
@@ -67,11 +70,15 @@ def cases() -> dict[str, dict]:
     allow_alt = [{**flow, "topics": "|".join(flow["topics"])} for flow in allow]
     allow_dots = [{**flow, "topics": [n.replace("\\.", ".") for n in flow["topics"]]} for flow in allow]
     dots_alt = [{**flow, "topics": "|".join(flow["topics"])} for flow in allow_dots]
+    varied = [identity("c0", "c2", [f"svc{i}.events" for i in range(10_000)]),
+              identity("c1", "c2", [f"app{i}.events" for i in range(10_000)]),
+              identity("c2", "c0", [f"svc{i}.refunds" for i in range(10_000)])]
     return {"baseline": topology(baseline), "automata": topology(automata), "alternation": topology(alternation),
             "exploding": topology(exploding), "many-explode": topology(many), "backtracking": topology(backtracking),
             "dense-loops": {"clusters": dense_clusters, "flows": dense},
             "allow-list": topology(allow), "allow-alt": topology(allow_alt),
-            "allow-dots": topology(allow_dots), "dots-alt": topology(dots_alt)}
+            "allow-dots": topology(allow_dots), "dots-alt": topology(dots_alt),
+            "dots-varied": topology(varied)}
 
 
 def timed(data: dict, repeat: int = 3) -> tuple[float, str]:

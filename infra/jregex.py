@@ -1358,6 +1358,13 @@ def search(machines: list[Machine], budget: int, shortest: bool = True) -> tuple
     None; and the states explored. Only characters that keep every machine alive are followed.
     Unless `shortest`, the walk goes depth first: a name, soon, when only whether there is one
     matters (a None from it is not final: names near the length bound may be missed)."""
+    for i, m in enumerate(machines):
+        if isinstance(m, Union) and any(_wild_root(p) is not None for p in _parts(m)):
+            return _search_parts(machines, i, budget, shortest)
+    for i, m in enumerate(machines):
+        rooted = _wild_root(m)
+        if rooted is not None:
+            return _WildWalk(rooted[0], rooted[1], machines[:i] + machines[i + 1:], budget, shortest).run()
     reps = _reps(machines)
     order = {c: i for i, c in enumerate(reps)}
     start = (tuple(m.begin() for m in machines), 0)
@@ -1391,6 +1398,142 @@ def search(machines: list[Machine], budget: int, shortest: bool = True) -> tuple
             parents[nxt] = (state, c)
             queue.append((nxt, depth + 1))
     return None, len(parents)
+
+
+def _parts(m: Machine) -> list[Machine]:
+    return [q for p in m.parts for q in _parts(p)] if isinstance(m, Union) else [m]
+
+
+def _wild_root(m: Machine) -> tuple[Wild, list[Machine]] | None:
+    """The trie of a machine that is wildcard words less other languages (`Diff`s of a `Wild`),
+    and those languages; None for any other machine."""
+    if isinstance(m, Wild):
+        return m, []
+    if isinstance(m, Diff):
+        found = _wild_root(m.keep)
+        if found is not None:
+            return found[0], [*found[1], m.drop]
+    return None
+
+
+def _order(name: str) -> tuple[int, list[int]]:
+    return len(name), [_PREFERENCE[c] for c in name]
+
+
+_PREFERENCE = {c: i for i, c in enumerate(TOPIC_ALPHABET)}
+
+
+def _search_parts(machines: list[Machine], i: int, budget: int, shortest: bool) -> tuple[str | None, int]:
+    """`search` with the union at `i` taken part by part (a name of the union is one of a part):
+    parts that are wildcard words are then walked as words, not as a product with the rest."""
+    found: list[str] = []
+    spent = 0
+    for part in _parts(machines[i]):
+        name, used = search([*machines[:i], part, *machines[i + 1:]], budget - spent, shortest)
+        spent += used
+        if name is not None:
+            if not shortest:
+                return name, spent
+            found.append(name)
+    return min(found, key=_order, default=None), spent
+
+
+class _WildWalk:
+    """`search` for wildcard words (`trie`, less the `drops`) and other machines: each word is
+    walked through the others with the set of their joint states it can reach (a `.` takes
+    every character, so it steps to the states of all of them), memoised per trie node and set.
+    Since words share their prefixes in the trie and the other machines are read as a set of
+    states, not branched into, a walk explores about one pair per trie node (the sets rarely
+    differ), however many heads the words have and wherever their dots are: a question about a
+    suffix (`.*[^.]heartbeats`) is decided per word in its length. Exact: the shortest name, in
+    the order `search` prefers, is spelled from the walk."""
+
+    def __init__(self, trie: Wild, drops: list[Machine], others: list[Machine], budget: int, shortest: bool) -> None:
+        self.trie, self.drops, self.others, self.budget, self.shortest = trie, drops, others, budget, shortest
+        self.machines = [*drops, *others]
+        # One character per joint class of the other machines ('.' apart: legality), for the dots.
+        seen: dict[tuple[Hashable, ...], str] = {}
+        for c in TOPIC_ALPHABET:
+            seen.setdefault((c == ".", *(m.klass(c) for m in self.machines)), c)
+        self.reps = list(seen.values())
+        self.memo: dict[tuple[int, frozenset[tuple[tuple[Any, ...], int]]], int] = {}
+        self.moves: dict[tuple[tuple[tuple[Any, ...], int], str], frozenset[tuple[tuple[Any, ...], int]]] = {}
+
+    def _alive(self, joint: tuple[tuple[Any, ...], int]) -> bool:
+        k = len(self.drops)
+        return not any(m.dead(s) for m, s in zip(self.others, joint[0][k:]))
+
+    def _accepting(self, node: int, joint: tuple[tuple[Any, ...], int]) -> bool:
+        states, legal = joint
+        k = len(self.drops)
+        return (node in self.trie.ends and legal == 3
+                and not any(m.accepting(s) for m, s in zip(self.drops, states[:k]))
+                and all(m.accepting(s) for m, s in zip(self.others, states[k:])))
+
+    def _step(self, joint: tuple[tuple[Any, ...], int], c: str) -> tuple[tuple[Any, ...], int]:
+        return tuple(m.step(s, c) for m, s in zip(self.machines, joint[0])), _legal_step(joint[1], c)
+
+    def _move(self, joint: tuple[tuple[Any, ...], int], key: str) -> frozenset[tuple[tuple[Any, ...], int]]:
+        found = self.moves.get((joint, key))
+        if found is None:
+            chars = self.reps if key == "" else [key] if key in _PREFERENCE else []
+            found = self.moves[joint, key] = frozenset(
+                t for c in chars for t in (self._step(joint, c),) if self._alive(t))
+        return found
+
+    def _moved(self, joints: frozenset[tuple[tuple[Any, ...], int]], key: str) -> frozenset[tuple[tuple[Any, ...], int]]:
+        if len(joints) == 1:
+            for joint in joints:
+                return self._move(joint, key)
+        return frozenset().union(*(self._move(j, key) for j in joints))
+
+    def remaining(self, node: int, depth: int, joints: frozenset[tuple[tuple[Any, ...], int]]) -> int:
+        """The fewest characters that end a name from `node` reached with `joints` (MAX_TOPIC+1: none)."""
+        key = (node, joints)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        if len(self.memo) >= self.budget:
+            raise Budget(f"more than {self.budget} automaton states")
+        self.memo[key] = best = 0 if any(self._accepting(node, j) for j in joints) else MAX_TOPIC + 1
+        if best and depth < MAX_TOPIC:
+            for edge, child in self.trie.children[node].items():
+                moved = self._moved(joints, edge)
+                if moved:
+                    best = min(best, 1 + self.remaining(child, depth + 1, moved))
+                    if not self.shortest and best <= MAX_TOPIC:
+                        break  # whether there is a name, not the shortest
+            self.memo[key] = best
+        return best
+
+    def _ends(self, found: int, left: int) -> bool:
+        return found == left if self.shortest else found <= MAX_TOPIC
+
+    def run(self) -> tuple[str | None, int]:
+        start = ((tuple(m.begin() for m in self.machines), 0))
+        if not self._alive(start):
+            return None, 1
+        length = self.remaining(0, 0, frozenset({start}))
+        if length > MAX_TOPIC:
+            return None, len(self.memo)
+        # The first name in preference order among the shortest: one character at a time, the
+        # first that leaves some (node, joint state) pair a way to end in the rest of the length.
+        frontier = {(0, start)}
+        out: list[str] = []
+        for depth in range(length if self.shortest else MAX_TOPIC):
+            if not self.shortest and any(self._accepting(n, j) for n, j in frontier):
+                break
+            for c in TOPIC_ALPHABET:
+                nxt = {(child, t) for node, j in frontier
+                       for key, child in self.trie.children[node].items() if key in ("", c)
+                       for t in (self._step(j, c),)
+                       if self._alive(t) and self._ends(self.remaining(child, depth + 1, frozenset({t})),
+                                                        length - depth - 1)}
+                if nxt:
+                    frontier = nxt
+                    out.append(c)
+                    break
+        return "".join(out), len(self.memo)
 
 
 def unified_search(a: Machine, b: Machine, budget: int) -> tuple[tuple[str, str] | None, int]:

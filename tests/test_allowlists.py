@@ -206,6 +206,36 @@ def test_dotted_names_never_spend_the_budget():
     assert allowance.left > 900  # what is spent is the regex filters' and Kafka's default excludes' automata
 
 
+def varied(kind: str) -> list[str]:
+    """Dotted names whose heads before the dot all differ (`svc0.events`, `svc1.events`, ...)."""
+    return [f"svc{i}.{kind}" for i in range(N)]
+
+
+def test_dotted_names_with_varied_heads_are_decided_exactly():
+    # Each flow also asks whether its names can end in 'heartbeats' (`.*[^.]heartbeats`): every
+    # word is read through that automaton once, so the rule decides, and no topic is shared.
+    t = topo({"source": "a", "target": "c", "topics": varied("events"), **IDENTITY},
+             {"source": "b", "target": "c", "topics": [n.replace("svc", "app") for n in varied("events")], **IDENTITY},
+             {"source": "c", "target": "a", "topics": varied("refunds"), **IDENTITY})
+    accepted(t)  # no warning: nothing was left undecided
+    allowance = topics.Allowance(1_000)
+    lookalike = topics.Filter((r".*[^.]heartbeats",))
+    assert topics.common_topic(topics.Filter(tuple(varied("events")), (".*heartbeats",)), lookalike,
+                               allowance=allowance) is None
+    assert topics.common_topic(topics.Filter(tuple(varied("heartbeats"))), lookalike, allowance=allowance) \
+        == "svc0aheartbeats"  # a real match: the dot is any character, 'svc0.heartbeats' itself is none
+    assert allowance.left > 800  # the regex filters' automata, not 20,000 names' worth
+
+
+def test_dotted_names_with_varied_heads_sharing_one_are_refused_naming_it():
+    a, b = varied("events"), [n.replace("svc", "app") for n in varied("events")]
+    b[5000] = a[1234]
+    t = topo({"source": "a", "target": "c", "topics": a, **IDENTITY},
+             {"source": "b", "target": "c", "topics": b, **IDENTITY})
+    found = problems(t)
+    assert len(found) == 1 and "flow repl-a-c also writes 'svc1234.events' into cluster c" in found[0], found
+
+
 def test_dotted_names_match_as_java_does():
     rng = random.Random(20261124)
     alphabet = ["a", "b", "_", "-", "0", ".", ".", ".", "\\.", "é"]

@@ -451,8 +451,11 @@ def _replication_view(part: PartPlan) -> list[JSON]:
 
 
 def _swap(value: Any, mapping: dict[str, str]) -> Any:
-    """Replace every occurrence of the mapping's keys, in one pass (so a -> b, b -> a swaps)."""
-    pattern = re.compile("|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True)))
+    """Replace every occurrence of the mapping's keys, in one pass (so a -> b, b -> a swaps).
+    Names, and names that start derived ones (`repl-a-b` in `repl-a-b-heartbeat`), but never a
+    name inside a word: `source-a` is not in the user's key `offset-syncs-source-admin.retries`."""
+    names_ = "|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True))
+    pattern = re.compile(f"(?<![a-z0-9-])(?:{names_})(?![a-z0-9])")
 
     def walk(v: Any) -> Any:
         if isinstance(v, dict):

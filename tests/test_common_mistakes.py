@@ -357,3 +357,19 @@ def test_a_kubeconfig_server_that_is_no_url_exits_2(tmp_path, server):
                    "expected the kubeconfig of Kubernetes cluster k8s-eu-central (its contents); this is a "
                    "kubeconfig whose cluster's server is not a URL with a valid host and port (the client could "
                    "never connect)\n")
+
+
+def test_a_pair_whose_keys_contain_a_name_of_the_program_is_planned(tmp_path):
+    """Found by the verdict test: the pair's symmetry check swapped `source-a` inside the user's
+    key `offset-syncs-source-admin.retries` and stopped a valid topology with an internal error."""
+    t = {"operator": {"flavour": "csm", "version": "1.2"},
+         "clusters": {"a": {"bootstrapServers": "a-kafka:9093"}, "b": {"bootstrapServers": "b-kafka:9093"}},
+         "flows": [{"source": "a", "target": "b", "bidirectional": True,
+                    "sources": [{"name": "more", "topics": "y", "config": {"offset-syncs-source-admin.retries": 3}}]}]}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t))
+    code, out, err = run("validate", str(path))
+    assert (code, err) == (0, "")
+    objects = render.run("test", {"topology": str(path)}, {}, placeholder_secrets=True).objects()
+    sources = [o for o in objects if o["kind"] == "KafkaConnector" and o["metadata"]["name"].endswith("-source-more")]
+    assert [o["spec"]["config"]["offset-syncs-source-admin.retries"] for o in sources] == [3, 3]

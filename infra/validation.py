@@ -78,8 +78,8 @@ def _expected(err: Any) -> str:
         return _EXPECTED[kind]
     if kind in ("too_short", "too_long"):
         bound = ctx.get("min_length" if kind == "too_short" else "max_length")
-        what = "entries" if isinstance(err.get("input"), dict) else "items"
-        return f"{'at least' if kind == 'too_short' else 'at most'} {bound} {what if bound != 1 else what[:-1] if what == 'items' else 'entry'}"
+        one, many = ("entry", "entries") if isinstance(err.get("input"), dict) else ("item", "items")
+        return f"{'at least' if kind == 'too_short' else 'at most'} {bound} {one if bound == 1 else many}"
     if kind == "string_too_short":
         bound = ctx.get("min_length", 1)
         return "a non-empty string" if bound == 1 else f"at least {bound} characters"

@@ -35,11 +35,19 @@ def validate(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditP
     return model, stack_plan, audits
 
 
-def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
-    """`validate` on a topology file; its problems say their lines."""
+def prepare_file(path: str | Path, whole: bool = False) -> tuple[Any, Model, StackPlan, tuple[AuditPlan, ...]]:
+    """A topology file's document and `prepare` of it (`validate` when `whole`); its problems
+    say their lines. The one way the program, `render` and `validate` read the file."""
     text = reading.read_text(path, "topology file")
     with validation.located(text):
-        return validate(reading.load_yaml(text, str(path)), str(path))
+        document = reading.load_yaml(text, str(path))
+        return (document, *(validate if whole else prepare)(document, str(path)))
+
+
+def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
+    """`validate` on a topology file; its problems say their lines."""
+    _, model, stack_plan, audits = prepare_file(path, whole=True)
+    return model, stack_plan, audits
 
 
 def topology_problems(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:

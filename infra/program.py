@@ -9,7 +9,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components.replication import ReplicationTopology
 from infra import config as stack_config
-from infra import deployment, names, reading, validation
+from infra import deployment, names
 from infra.errors import TopologyError
 
 PREVIOUS_OUTPUTS = "previous-outputs"
@@ -27,10 +27,7 @@ def main() -> dict[str, Any]:
     config = pulumi.Config()
     try:
         path = stack_config.topology_path(config, pulumi.get_stack())
-        text = reading.read_text(path, "topology file")
-        with validation.located(text):  # the file's problems say their lines, as `validate` does
-            document = reading.load_yaml(text, str(path))
-            model, stack_plan, audits = deployment.prepare(document, str(path))
+        document, model, stack_plan, audits = deployment.prepare_file(path)
 
         def full(key: str) -> str:
             return f"{pulumi.get_project()}:{key}"

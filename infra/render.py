@@ -23,7 +23,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, deployment, names, program, reading, stores, validation
+from infra import PROJECT, deployment, names, program, stores
 from infra import config as stack_config
 from infra.errors import Problem, TopologyError
 
@@ -192,9 +192,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     """
     config, secrets = dict(config or {}), dict(secrets or {})
     path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
-    text = reading.read_text(path, "topology file")
-    with validation.located(text):
-        model, stack_plan, audits = deployment.prepare(reading.load_yaml(text, str(path)), str(path))
+    _, model, stack_plan, audits = deployment.prepare_file(path)
     keys = deployment.secret_keys(model, stack_plan, audits)
     _check_given(keys, config, secrets, placeholder_secrets, only_read)
     filled = []

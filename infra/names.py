@@ -154,6 +154,22 @@ class FlowNames:
         """The topic filter of one of several MirrorSourceConnectors."""
         return f"replication-{instance}"
 
+    # -- monitoring: the JMX exporter's rules, in the Connect cluster's namespace
+    @property
+    def metrics_configmap(self) -> str:
+        return "replication-metrics"
+
+    # -- offsets as code (KafkaConnector spec.listOffsets / spec.alterOffsets)
+    @staticmethod
+    def offsets_list_configmap(connector: str) -> str:
+        """Where the operator writes a connector's listed offsets (it creates and owns it)."""
+        return f"{connector}-offsets"
+
+    @staticmethod
+    def offsets_alter_configmap(connector: str) -> str:
+        """The ConfigMap we write with the offsets to set on a connector."""
+        return f"{connector}-offsets-alter"
+
     @property
     def resource_quota(self) -> str:
         return f"{self.connect}-quota"
@@ -274,6 +290,14 @@ REGISTRY_PASSWORD_KEY = "registry.password"
 
 
 # -- the replication audit (infra/audit.py, components/audit.py)
+# Monitoring (infra/monitoring.py): the JMX exporter's rules file, and the stack-level objects
+# in `monitoring.namespace` of every Kubernetes cluster hosting flows.
+METRICS_CONFIG_KEY = "metrics-config.yml"
+MONITORING = "kafka-replication"                   # PodMonitor and PrometheusRule
+DASHBOARD_CONFIGMAP = "kafka-replication-dashboard"
+DASHBOARD_LABEL = {"grafana_dashboard": "1"}       # the Grafana sidecar's usual label
+CONNECTOR_OFFSETS_ANNOTATION = "strimzi.io/connector-offsets"
+
 AUDIT = "kafka-replication-audit"
 AUDIT_SELECTOR = {"app.kubernetes.io/name": AUDIT}  # the audit's pods, admitted to Connect REST APIs
 AUDIT_CONFIG_DIR = "/etc/replication-audit/config"

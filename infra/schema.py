@@ -402,6 +402,60 @@ class ConnectPart(_Strict):
     sources: Annotated[list[SourceInstance], Field(min_length=1)] | None = None
 
 
+class Alerts(_Strict):
+    """Alert thresholds (infra/monitoring.py). A flow's `alerts` override the stack's
+    `monitoring.alerts` field by field; unset everywhere, the defaults of infra/monitoring.py."""
+    replicationLatencySeconds: Count | None = None  # record produced at the source until acked by the target
+    recordAgeSeconds: Count | None = None           # record's age when the source connector reads it
+    sourceLagRecords: Amount | None = None          # the source connector's consumer lag per partition
+    heartbeatAgeSeconds: Count | None = None        # no heartbeat replicated for this long
+    forMinutes: Annotated[int, _integer(1, 1440)] | None = None  # how long a condition holds before it fires
+
+
+class OffsetsAction(str, Enum):
+    list = "list"    # the operator writes the connector's offsets to a ConfigMap
+    alter = "alter"  # the operator sets the offsets given here (connector stopped)
+    reset = "reset"  # the operator deletes every offset of the connector (connector stopped)
+
+
+# A topic name as Kafka accepts it; consumer groups are free text, bounded here.
+TopicName = Annotated[str, _shaped(r"[A-Za-z0-9._-]+", "a Kafka topic name (letters, digits, '.', '_', '-')", 249)]
+GroupName = Annotated[str, _shaped(r"[^\x00-\x1f\x7f]+", "a consumer group name without control characters", 1024)]
+OffsetsRequestId = Annotated[str, _shaped(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+                                          "a request id such as 2026-11-24-rewind (lowercase letters, digits, '-')",
+                                          40)]
+
+
+class PartitionOffset(_Strict):
+    """One partition's offset to set. Source connectors: `topic`, `partition`, and `offset` the
+    last source offset already replicated (replication resumes after it); the checkpoint
+    connector: also `group`. `offset: null` deletes the partition's offset."""
+    topic: TopicName
+    partition: Annotated[int, _integer(0, INT32)]
+    group: GroupName | None = None
+    offset: Annotated[int, _integer(0, 2**63 - 1)] | None
+
+
+class OffsetsRequest(_Strict):
+    """A one-shot operation on a connector's offsets, run by the operator (Strimzi 0.44 and newer,
+    CSM 1.4): changing `request` asks again; the connector must be stopped to alter or reset."""
+    connector: Annotated[str, Field(min_length=1, max_length=253)]  # a KafkaConnector of this flow, by name
+    action: OffsetsAction
+    request: OffsetsRequestId
+    offsets: Annotated[list[PartitionOffset], Field(max_length=10_000)] = []  # alter only
+
+
+class FailoverProcedure(str, Enum):
+    """The documents' failover procedures (docs/operations.md)."""
+    continuous = "continuous"  # continuous and controlled: consumers move first; Default policy only
+    cutoff = "cutoff"          # controlled with a cutoff: producers stopped, consumers drained
+    disaster = "disaster"      # the source is gone: clients restart on the target
+
+
+class Failover(_Strict):
+    procedure: FailoverProcedure = FailoverProcedure.cutoff
+
+
 class Flow(_Strict):
     source: str
     target: str
@@ -432,6 +486,9 @@ class Flow(_Strict):
     converters: Converters | None = None
     connect: ConnectSettings = ConnectSettings()
     resourceQuota: ResourceQuota | None = None
+    alerts: Alerts = Alerts()
+    offsets: Annotated[list[OffsetsRequest], Field(max_length=100)] = []
+    failover: Failover = Failover()
     # Where the flow deploys (a name under `kubernetes`): the target Kafka's when unset.
     kubernetes: DnsLabel | None = None
 
@@ -578,11 +635,35 @@ class KubernetesCluster(_Strict):
         return self
 
 
+class Exporter(str, Enum):
+    jmxPrometheusExporter = "jmxPrometheusExporter"    # the Prometheus JMX exporter agent, our rules
+    strimziMetricsReporter = "strimziMetricsReporter"  # Strimzi's metrics reporter (Strimzi 0.48 and newer)
+
+
+LabelKey = Annotated[str, _shaped(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?",
+                                  "a Kubernetes label key such as release or example.com/team", 317)]
+LabelValue = Annotated[str, _shaped(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?",
+                                    "a Kubernetes label value (letters, digits, '-', '_', '.')", 63)]
+
+
+class Monitoring(_Strict):
+    """Metrics, alerts and dashboards (infra/monitoring.py, docs/operations.md)."""
+    metrics: bool = True                 # spec.metricsConfig on every KafkaConnect
+    exporter: Exporter = Exporter.jmxPrometheusExporter
+    namespace: DnsLabel = "replication-monitoring"  # of the PodMonitor, PrometheusRule and dashboard
+    prometheusOperator: bool = False     # a PodMonitor and a PrometheusRule: needs the Prometheus Operator's CRDs
+    dashboard: bool = False              # a Grafana dashboard ConfigMap (the sidecar's grafana_dashboard label)
+    labels: Annotated[dict[LabelKey, LabelValue], Field(max_length=20)] = {}  # e.g. what Prometheus selects on
+    alerts: Alerts = Alerts()
+
+
 class Topology(_Strict):
+
     operator: Operator = Operator()
     clusters: Annotated[dict[str, Cluster], Field(min_length=1)]
     flows: Annotated[list[Flow], Field(min_length=1)]
     audit: Audit | None = None
+    monitoring: Monitoring = Monitoring()
     # The Kubernetes clusters the stack deploys to, by name. Unset: everything goes to the
     # ambient kubeconfig context, as before the section existed.
     kubernetes: Annotated[dict[DnsLabel, KubernetesCluster], Field(max_length=50)] | None = None

@@ -156,7 +156,7 @@ def test_json_schema_is_printed_and_documents_every_field():
     proc = subprocess.run([sys.executable, "-m", "infra", "schema"], cwd=ROOT, capture_output=True, text=True, check=True)
     schema = json.loads(proc.stdout)
     assert schema["title"] == "kafka-replication topology"
-    assert set(schema["properties"]) == {"operator", "clusters", "flows", "audit", "kubernetes"}
+    assert set(schema["properties"]) == {"operator", "clusters", "flows", "audit", "monitoring", "kubernetes"}
     assert set(schema["$defs"]["KubernetesCluster"]["properties"]) == {"context", "kubeconfig"}
     assert schema["$defs"]["Flow"]["additionalProperties"] is False
     assert set(schema["$defs"]["Flow"]["required"]) == {"source", "target"}

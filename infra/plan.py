@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Union
 
-from infra import names, references
+from infra import metrics, names, references
 from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, heartbeat_client,
                               source_connection, target_connection, target_objects)
 from infra.connectors import ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations, topics_configmap
@@ -49,7 +49,7 @@ class PartPlan:
     spec: PartSpec
     names: FlowNames
     namespace: Namespace
-    access: tuple[Stored, ...]              # ConfigMaps and Secrets: clusters, replication, registry
+    access: tuple[Stored, ...]              # ConfigMaps and Secrets: clusters, replication, metrics, registry
     connect: tuple[ConnectObject, ...]      # ResourceQuota, KafkaConnect, Role, RoleBinding
     connectors: tuple[ConnectorPlan, ...]   # KafkaConnectors
 
@@ -248,6 +248,11 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
     ]
     planned = connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)])
     access: list[Stored] = [*stored_objects(entries, n, flow)]
+    rules = metrics_configmap(model, flow, n)
+    if rules:
+        # Among the objects the KafkaConnect reads, created before it: the operator refuses a
+        # metricsConfig whose ConfigMap is missing (MetricsModel.metricsJson).
+        access.append(rules)
     pull = model.operator.imagePullSecret
     if pull:
         server, username = pull.server, pull.username
@@ -346,6 +351,14 @@ def resource_quota(flow: Flow, n: FlowNames, part: PartSpec) -> ResourceQuota:
             "spec": {"hard": {k: str(v) for k, v in sorted(part.quota.hard.items())}}}
 
 
+def metrics_configmap(model: Model, flow: Flow, n: FlowNames) -> ConfigMap | None:
+    """The JMX exporter's rules for this Connect cluster (infra/metrics.py), in its namespace."""
+    data = metrics.configmap_data(model.operator.release, model.topology.monitoring, n, flow.source)
+    if data is None:
+        return None
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(n.metrics_configmap, n, flow), "data": data}
+
+
 def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry]) -> KafkaConnect:
     """Step 7: a Connect cluster dedicated to the flow, depending on the TARGET Kafka."""
     release = model.operator.release
@@ -385,6 +398,9 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
     template = connect_template(model, n, entries)
     if template:
         spec["template"] = template
+    metrics_config = metrics.metrics_config(model.topology.monitoring, n)
+    if metrics_config:
+        spec["metricsConfig"] = metrics_config  # type: ignore[typeddict-unknown-key]
     if flow.exactlyOnce is not ExactlyOnce.disabled:
         config["exactly.once.source.support"] = flow.exactlyOnce.value
     config.update({"config.storage.replication.factor": -1, "offset.storage.replication.factor": -1,

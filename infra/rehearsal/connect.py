@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra import metrics
 from infra.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
 from infra.rehearsal.process import Network, Process, RuntimeStartError, java, logging_options
 
@@ -48,6 +49,17 @@ class Worker:
     def url(self) -> str:
         return f"http://{self.host}:{REST_PORT}"
 
+    @property
+    def metrics_url(self) -> str:
+        """The exporter agent's endpoint on the pod's address (with `spec.metricsConfig`)."""
+        return f"http://{self.host}:{metrics.METRICS_PORT}{metrics.METRICS_PATH}"
+
+    def scrape(self) -> str:
+        """The exporter's text exposition, as Prometheus scrapes it."""
+        with urllib.request.urlopen(self.metrics_url, timeout=60) as resp:
+            text: str = resp.read().decode()
+            return text
+
     def start(self) -> None:
         if shutil.which("unshare") is None:
             raise RuntimeStartError("util-linux `unshare` is needed to give each Connect worker its own /tmp")
@@ -64,7 +76,7 @@ class Worker:
         logs = logging_options(_inside(self.pod, "/tmp"), self.log_level)
         logs = [o.replace(str(_inside(self.pod, "/tmp")), "/tmp") for o in logs]
         argv = [java(), "-Xms256m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Djdk.net.hosts.file=/tmp/hosts", "-Djava.io.tmpdir=/tmp", *logs,
+                "-Djdk.net.hosts.file=/tmp/hosts", "-Djava.io.tmpdir=/tmp", *logs, *self.setup.jvm_options,
                 "-cp", self.classpath, "org.apache.kafka.connect.cli.ConnectDistributed", WORKER_FILE]
         binds = " && ".join(f"mount --bind '{_inside(self.pod, r)}' '{r}'" for r in POD_ROOTS)
         quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in argv)

@@ -59,9 +59,30 @@ def _copy(pom: Path, folder: str, profile_args: list[str]) -> Path:
     return target
 
 
+AGENTS = "agents"
+JMX_EXPORTER_AGENT = "jmx_prometheus_javaagent-*.jar"
+
+
 def release_jars(release: Release) -> Path:
-    """The folder holding the release's broker, Connect, MirrorMaker 2 and config providers."""
-    return _copy(POM, profile(release), ["-P", profile(release)])
+    """The folder holding the release's broker, Connect, MirrorMaker 2 and config providers.
+    Java agents are kept in a folder of their own beside them (the images keep the exporter
+    outside the classpath too: `$JMX_EXPORTER_HOME` from Strimzi 0.46), so `<folder>/*` is the
+    classpath and nothing more."""
+    folder = _copy(POM, profile(release), ["-P", profile(release)])
+    agents = folder / AGENTS
+    for jar in folder.glob(JMX_EXPORTER_AGENT):
+        agents.mkdir(exist_ok=True)
+        jar.replace(agents / jar.name)
+    return folder
+
+
+def jmx_exporter_agent(release: Release) -> Path:
+    """The Prometheus JMX exporter agent of the release's profile (pom.xml says which version)."""
+    found = sorted((release_jars(release) / AGENTS).glob(JMX_EXPORTER_AGENT))
+    if len(found) != 1:
+        raise JarsError(f"{profile(release)}: expected one {JMX_EXPORTER_AGENT} in {release_jars(release) / AGENTS}, "
+                        f"found {[p.name for p in found]}")
+    return found[0]
 
 
 def audit_jars() -> list[Path]:

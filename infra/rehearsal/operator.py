@@ -13,12 +13,22 @@ rendered KafkaConnect and its KafkaConnectors, reproduced from the release's sou
   - pemReferences (Strimzi 0.48.0, 1.2.0): `cluster-operator/.../model/
     KafkaConnectConfigurationBuilder.java`, `KafkaConnectCluster.generateRole`,
     `AbstractConnectOperator` (the `<name>-connect-tls-trusted-certs` Secret), at those tags.
+- `worker` also attaches the Prometheus JMX exporter agent when the KafkaConnect's
+  `spec.metricsConfig` is `jmxPrometheusExporter`, as the release does: the operator reads the
+  ConfigMap key it names, turns its YAML into JSON (`MetricsModel.metricsJson`, 0.43.0;
+  `JmxPrometheusExporterModel`, 0.48.0 and 1.2.0: Jackson YAML in, JSON out, "{}" when empty)
+  and mounts it as `/opt/kafka/custom-config/metrics-config.json`
+  (`KafkaConnectCluster.KAFKA_CONNECT_CONFIG_VOLUME_MOUNT`); the pod's environment enables the
+  agent (`KAFKA_CONNECT_METRICS_ENABLED` to 0.47, `KAFKA_CONNECT_JMX_EXPORTER_ENABLED` from
+  0.48) and `kafka_connect_run.sh` adds
+  `-javaagent:<jmx_prometheus_javaagent jar>=9404:$KAFKA_HOME/custom-config/metrics-config.json`.
 - `connector_requests`: what the operator sends to the worker's REST API for a KafkaConnector
   (`AbstractConnectOperator.asJson`, 0.48.0): the config with `connector.class` and
   `tasks.max`, then the state.
 
-Where the stand-in must differ from a pod, it says so: the REST listener is bound to the pod's
-own loopback address (pods here share one network), and the worker's Kubernetes client reaches
+Where the stand-in must differ from a pod, it says so: the REST listener and the exporter agent
+are bound to the pod's own loopback address (pods here share one network), and the worker's
+Kubernetes client reaches
 the API server through a kubeconfig holding the service account's token instead of the
 in-cluster files.
 """
@@ -26,16 +36,18 @@ in-cluster files.
 from __future__ import annotations
 
 import base64
+import json
 import secrets as random_secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from infra import names, stores
+from infra import metrics, names, stores
 from infra.releases import Release, WorkerFile
 from spark.clientprops import LOGIN_MODULES
 
@@ -44,6 +56,8 @@ REST_PORT = 8083
 PASSWORD_MOUNT = "/opt/kafka/connect-password"   # KafkaConnectCluster.PASSWORD_VOLUME_MOUNT
 CERTS_MOUNT = "/opt/kafka/connect-certs"         # KafkaConnectCluster.TLS_CERTS_BASE_VOLUME_MOUNT
 STORE_DIR = "/tmp/kafka"                         # kafka_connect_run.sh
+CUSTOM_CONFIG = "/opt/kafka/custom-config"       # KafkaConnectCluster.KAFKA_CONNECT_CONFIG_VOLUME_MOUNT
+METRICS_JSON = f"{CUSTOM_CONFIG}/metrics-config.json"  # MetricsModel.CONFIG_MAP_KEY, as kafka_connect_run.sh reads it
 # KafkaConnectConfiguration.DEFAULTS: the converters at every tag here; the group and storage
 # topics too up to 0.48.0 (from 1.0 they are spec fields, `groupId` and `*StorageTopic`).
 CONVERTER_DEFAULTS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -65,6 +79,11 @@ MECHANISMS = {"plain": "PLAIN", "scram-sha-256": "SCRAM-SHA-256", "scram-sha-512
 PREFIXES = ("", "producer.", "consumer.", "admin.")
 
 Secrets = Mapping[str, Mapping[str, bytes]]  # Secret name -> key -> bytes, in the flow namespace
+ConfigMaps = Mapping[str, Mapping[str, str]]  # ConfigMap name -> key -> text, in the flow namespace
+
+
+class OperatorRefusal(RuntimeError):
+    """What the release's operator would report on the KafkaConnect's status instead of a pod."""
 
 
 @dataclass
@@ -73,6 +92,7 @@ class WorkerSetup:
     files: dict[str, bytes]                  # path inside the pod -> content
     env: dict[str, str] = field(default_factory=dict)
     objects: list[dict[str, Any]] = field(default_factory=list)  # what the operator creates in the namespace
+    jvm_options: list[str] = field(default_factory=list)          # KAFKA_OPTS of kafka_connect_run.sh (agents)
 
     def worker_file(self) -> str:
         return "".join(f"{k}={_escape(v)}\n" for k, v in self.properties.items())
@@ -99,7 +119,25 @@ def _pkcs12(password: str, certs: list[bytes] | None = None, key_pem: str | None
     return pkcs12.serialize_java_truststore(trusted, enc)
 
 
-def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_host: str) -> WorkerSetup:
+def metrics_json(connect: Mapping[str, Any], configmaps: ConfigMaps) -> str | None:
+    """The exporter configuration the operator mounts for a KafkaConnect, None without the JMX
+    exporter; refused as the operator refuses it (MetricsModel.metricsJson, 0.43.0)."""
+    config = connect["spec"].get("metricsConfig")
+    if not config or config.get("type") != "jmxPrometheusExporter":
+        return None
+    ref = config["valueFrom"]["configMapKeyRef"]
+    if ref["name"] not in configmaps:
+        raise OperatorRefusal(f"ConfigMap {ref['name']} does not exist")
+    data = configmaps[ref["name"]].get(ref["key"])
+    if data is None:
+        raise OperatorRefusal(f"ConfigMap {ref['name']} does not contain specified key {ref['key']}")
+    return json.dumps(yaml.safe_load(data), separators=(",", ":")) if data else "{}"
+
+
+def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_host: str,
+           configmaps: ConfigMaps | None = None, agent: str | None = None) -> WorkerSetup:
+    """The pod the operator would start for `connect`. `configmaps` (the namespace's) and
+    `agent` (the exporter jar) are needed only where the KafkaConnect asks for metrics."""
     meta, spec = connect["metadata"], connect["spec"]
     name, namespace = meta["name"], meta["namespace"]
     files: dict[str, bytes] = {}
@@ -210,7 +248,17 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
     # loopback address (a pod listens on 0.0.0.0:8083 of its own).
     props["listeners"] = f"http://{rest_host}:{REST_PORT}"
     files[WORKER_FILE] = b""  # written by the caller from `properties`
-    return WorkerSetup(props, files, env, objects)
+    jvm_options: list[str] = []
+    exporter = metrics_json(connect, configmaps) if configmaps is not None else None
+    if exporter is not None:
+        if agent is None:
+            raise OperatorRefusal("the KafkaConnect asks for the JMX exporter and no agent jar was given")
+        files[METRICS_JSON] = exporter.encode()
+        enabled = "KAFKA_CONNECT_METRICS_ENABLED" if release.strimzi_line < (0, 48) else "KAFKA_CONNECT_JMX_EXPORTER_ENABLED"
+        env[enabled] = "true"
+        # Stand-in: `<host>:<port>` instead of the port alone, the pod's own address.
+        jvm_options.append(f"-javaagent:{agent}={rest_host}:{metrics.METRICS_PORT}:{METRICS_JSON}")
+    return WorkerSetup(props, files, env, objects, jvm_options)
 
 
 def _strimzi_jaas(auth: Mapping[str, Any], password: str) -> str:

@@ -3,8 +3,9 @@ usable from another Python program without a topology file, and from TypeScript,
 through the component provider (components/__main__.py; its schema is components/schema.json).
 
     ReplicationTopology   kafka-replication:index:ReplicationTopology
-      every flow of a topology, checked together (the rules across flows need all of them), and
-      the replication audit when the topology has an `audit` section
+      every flow of a topology, checked together (the rules across flows need all of them), the
+      replication audit when the topology has an `audit` section, and the monitoring objects
+      (PodMonitor, PrometheusRule, dashboard) when `monitoring` asks for them
     ReplicationFlow       kafka-replication:index:ReplicationFlow
       one flow between two clusters, with its own checks (a bidirectional flow is two directions)
 
@@ -12,7 +13,8 @@ Both validate their arguments before creating anything, themselves included: unk
 missing arguments, wrong types, Outputs where plain data is needed and secret values that are
 not text first (components/arguments.py), then the topology they make. Either raises one error
 that lists every problem (field paths as in docs/topology.md). Inside, each flow as deployed is a
-FlowDirection (components/flow.py) and the audit a ReplicationAudit (components/audit.py).
+FlowDirection (components/flow.py), the audit a ReplicationAudit (components/audit.py) and the
+monitoring objects a ReplicationMonitoring (components/monitoring.py).
 """
 
 # No `from __future__ import annotations`: Pulumi's analyzer reads these annotations as types.
@@ -25,8 +27,9 @@ from components import arguments
 from components.audit import ReplicationAudit
 from components.flow import FlowDirection
 from components.kube import secret_resolver
+from components.monitoring import ReplicationMonitoring
 from infra import config as stack_config
-from infra import deployment, names
+from infra import deployment, monitoring, names
 from infra.audit import AuditPlan
 from infra.errors import TopologyError
 from infra.plan import StackPlan
@@ -119,6 +122,9 @@ def _prepare(document: Any, secrets: Mapping[str, Any], subject: str) -> Prepare
         # Material given as text is checked now; secret Outputs when they resolve (secret_resolver).
         deployment.check(model, stack_plan, audits, lambda key: key in secrets,
                          secret_text=lambda key: secrets[key] if isinstance(secrets.get(key), str) else None)
+        refused = monitoring.problems(model, stack_plan)
+        if refused:
+            raise TopologyError(refused)
     except TopologyError as exc:
         raise TopologyError(exc.problems, subject) from None
     return model, stack_plan, audits
@@ -138,6 +144,10 @@ def _deploy(parent: pulumi.ComponentResource, prepared: Prepared, secrets: Mappi
         # The REST NetworkPolicies live in the flows' namespaces: created after them.
         ReplicationAudit(audit_plan, resolve, pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(
             depends_on=flows)), providers[audit_plan.kubernetes] if audit_plan.kubernetes else None)
+    for monitoring_plan in monitoring.plan_monitorings(model, stack_plan):
+        # The PodMonitor selects pods of the flows' namespaces; nothing orders it after them.
+        ReplicationMonitoring(monitoring_plan, resolve, moved,
+                              providers[monitoring_plan.kubernetes] if monitoring_plan.kubernetes else None)
     return deployment.outputs(stack_plan, audits)
 
 

@@ -23,7 +23,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, deployment, names, program, stores
+from infra import PROJECT, deployment, monitoring, names, program, stores
 from infra import config as stack_config
 from infra.errors import Problem, TopologyError
 
@@ -206,6 +206,9 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
                      lambda: (previous_outputs or {}).get("flows"),
                      lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
                      lambda k: k in config and k not in secrets)
+    refused = monitoring.problems(model, stack_plan)
+    if refused:
+        raise TopologyError(refused)
 
     mocks = RecordingMocks(previous_outputs)
     all_config = {f"{PROJECT}:{k}": v for k, v in {**config, **secrets}.items()}
@@ -353,7 +356,8 @@ def summary(render: Render) -> str:
         # Objects are grouped per namespace: one per flow, or per Connect cluster of a split flow.
         owner = meta["labels"].get(names.FLOW_LABEL)
         audit = names.AUDIT_SELECTOR.items() <= meta["labels"].items()
-        owner = f"flow {owner}" if owner else "audit" if audit else "?"
+        owner = (f"flow {owner}" if owner else "audit" if audit else
+                 "monitoring" if monitoring.is_monitoring(meta["labels"]) else "?")
         per_flow[(kubernetes or "", owner, meta.get("namespace") or meta["name"])][obj["kind"]] += 1
     components = Counter(r.type.removeprefix(COMPONENT_PREFIX) for r in render.resources
                          if r.type.startswith(COMPONENT_PREFIX))

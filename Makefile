@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver clean lock
+.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver promtool prometheus-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ render: venv-deploy
 rehearse: venv apiserver
 	$(BIN)/python -m infra rehearse stacks/$(STACK).yaml
 
-test: venv apiserver
+test: venv apiserver promtool prometheus-crds
 	$(BIN)/python -m pytest
 
 # mypy --strict on infra/ and components/ ([tool.mypy] in pyproject.toml); `make test` runs it
@@ -66,6 +66,23 @@ lock: $(UV)
 apiserver:
 	@bash infra/rehearsal/apiserver-build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
 	  echo "kube-apiserver could not be built: the API-server tier will skip (docs/apiserver.md)"; }
+
+# promtool, from Debian's prometheus package unpacked into ~/.cache (the service is not installed):
+# tests/test_monitoring.py checks and unit-tests the alert rules with it. Root and apt, as for the
+# API server; without it those tests skip, unless APISERVER_REQUIRED=1 (CI).
+CACHE := $(HOME)/.cache/kafka-replication
+PROMTOOL := $(CACHE)/promtool/usr/bin/promtool
+promtool:
+	@test -x $(PROMTOOL) || { d=$$(mktemp -d) && cd $$d && \
+	  { apt-get download prometheus >/dev/null 2>&1 || { apt-get update -qq && apt-get download prometheus; }; } && \
+	  mkdir -p $(CACHE)/promtool && dpkg-deb -x prometheus_*.deb $(CACHE)/promtool && rm -rf $$d; } || \
+	  { test "$$APISERVER_REQUIRED" != 1 && echo "promtool could not be installed: the rule tests will skip"; }
+
+# The Prometheus Operator's PodMonitor and PrometheusRule CRDs (tools/prometheus-operator/go.mod)
+# into ~/.cache, for the API-server tier (Go and its module proxy).
+prometheus-crds:
+	@bash tools/prometheus-operator/crds.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
+	  echo "the Prometheus Operator CRDs could not be downloaded: their API-server tests will skip"; }
 
 # The replication audit on a generated sample with injected faults (docs/audit.md): the audit
 # must exit 1 (findings) and name each fault.

@@ -6,7 +6,8 @@
       Namespace
       ClusterAccess <connect>/access          (ConfigMaps, Secrets)
       ConnectCluster <connect>/connect        (ResourceQuota, KafkaConnect, Role, RoleBinding)
-      MirrorConnectors <connect>/connectors   (KafkaConnectors)
+      MirrorConnectors <connect>/connectors   (KafkaConnectors; with an offsets request, the
+                                              alter ConfigMap and the annotation's patch)
 
 Type tokens and names are part of every URN: change them only with `aliases`. (The token of
 FlowDirection is the one its URNs have carried since the first release.) These are the inner
@@ -19,9 +20,9 @@ from collections.abc import Mapping
 
 import pulumi
 
-from components.kube import SecretResolver, create, name_of
+from components.kube import SecretResolver, annotate, create, name_of
 from infra import names
-from infra.manifests import Manifest
+from infra.connectors import ConnectorPlan
 from infra.plan import ConnectObject, FlowPlan, Stored
 
 
@@ -54,19 +55,44 @@ class ConnectCluster(pulumi.ComponentResource):
 
 
 class MirrorConnectors(pulumi.ComponentResource):
-    """The MirrorSource/Checkpoint/Heartbeat KafkaConnectors (steps 9-11)."""
+    """The MirrorSource/Checkpoint/Heartbeat KafkaConnectors (steps 9-11), and the offsets
+    requests on them (docs/operations.md#offsets-as-code)."""
 
-    def __init__(self, name: str, objects: tuple[Manifest, ...], namespace: pulumi.Input[str],
+    def __init__(self, name: str, connectors: tuple[ConnectorPlan, ...], namespace: pulumi.Input[str],
                  cluster: pulumi.Input[str], secrets: SecretResolver,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(names.component_type("flow", "MirrorConnectors"), name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        # The strimzi.io/cluster label comes from the KafkaConnect's Output: connectors are
-        # created after their Connect cluster.
-        self.resources = [create(o, child, secrets, namespace,
-                                 metadata={"labels": {**o["metadata"]["labels"], names.CLUSTER_LABEL: cluster}})
-                          for o in objects]
-        self.register_outputs({"connectors": [o["metadata"]["name"] for o in objects]})
+        self.resources: list[pulumi.CustomResource] = []
+        self.offsets: list[pulumi.CustomResource] = []
+        for c in connectors:
+            o = c.manifest
+            # The strimzi.io/cluster label comes from the KafkaConnect's Output: connectors are
+            # created after their Connect cluster.
+            connector = create(o, child, secrets, namespace,
+                               metadata={"labels": {**o["metadata"]["labels"], names.CLUSTER_LABEL: cluster}})
+            self.resources.append(connector)
+            if c.offsets is None:
+                continue
+            # The operator reads the offsets to set from this ConfigMap when the annotation asks.
+            after: list[pulumi.Resource] = [connector]
+            if c.offsets.configmap is not None:
+                configmap = create(c.offsets.configmap, child, secrets, namespace)
+                self.offsets.append(configmap)
+                after.append(configmap)
+            # The operator's annotation is one-shot: it removes it once it has acted. Set on the
+            # KafkaConnector's own inputs, pulumi-kubernetes (v4, server-side apply) would diff the
+            # next inputs against the live object pruned to the last inputs (provider.go Diff) and
+            # put it back, acting again, on the first `pulumi up` after any refresh, and
+            # ignoreChanges there would keep a new request from ever being applied once a refresh
+            # has taken the annotation out of the state. So a Patch resource of its own field
+            # manager sets it, named after the request: a new request (or action) is a new resource,
+            # created once, and the old one is deleted, which only relinquishes its field
+            # (ssa.Relinquish). Its inputs are never meant to change, so changes to them are ignored:
+            # the live object lacking the annotation after a refresh is no reason to apply it again.
+            self.offsets.append(annotate(c.offsets.patch, c.offsets.resource_name, namespace, pulumi.ResourceOptions(
+                parent=self, depends_on=after, ignore_changes=["metadata"])))
+        self.register_outputs({"connectors": [c.name for c in connectors]})
 
 
 class FlowDirection(pulumi.ComponentResource):
@@ -92,7 +118,7 @@ class FlowDirection(pulumi.ComponentResource):
             # pods; the Role must exist before the config providers first ask.
             connect = ConnectCluster(f"{name}/connect", part.connect, ns, secrets,
                                      pulumi.ResourceOptions.merge(inherited, pulumi.ResourceOptions(depends_on=[access])))
-            connectors = MirrorConnectors(f"{name}/connectors", part.connector_manifests, ns, connect.cluster_name,
+            connectors = MirrorConnectors(f"{name}/connectors", part.connectors, ns, connect.cluster_name,
                                           secrets, pulumi.ResourceOptions.merge(
                                               inherited, pulumi.ResourceOptions(depends_on=[connect])))
             self.parts.append((namespace, access, connect, connectors))

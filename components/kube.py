@@ -71,6 +71,16 @@ def create(manifest: Manifest, opts: pulumi.ResourceOptions, secrets: SecretReso
     return resource
 
 
+def annotate(patch: dict[str, Any], name: str, namespace: pulumi.Input[str],
+             opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """A server-side apply patch of an existing custom resource's metadata (pulumi-kubernetes'
+    `<Kind>Patch`): it owns the fields it sets, and only those."""
+    meta = {**patch["metadata"], "namespace": namespace}
+    resource: pulumi.CustomResource = k8s.apiextensions.CustomResourcePatch(
+        name, api_version=patch["apiVersion"], kind=patch["kind"], metadata=meta, opts=opts)
+    return resource
+
+
 def _construct(kind: str, name: str, body: dict[str, Any], meta: dict[str, Any], opts: pulumi.ResourceOptions) -> Any:
     if kind == "Namespace":
         return k8s.core.v1.Namespace(name, metadata=meta, opts=opts)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any, cast
 
 from infra import names, references
 from infra.connection import Connection
 from infra.manifests import ConfigValue, KafkaConnector, KafkaConnectorSpec, meta
 from infra.names import FlowNames
+from infra.offsets import OffsetsPlan, plan_offsets, request_for
 from infra.releases import Release
 from infra.resolution import Direction, PartSpec, SourceSpec
 from infra.schema import ConnectorState, ExactlyOnce, Flow, Operator, Predicate, StartFrom, Transform
@@ -156,6 +158,7 @@ class ConnectorPlan:
     kind: ConnectorKind
     manifest: KafkaConnector
     program: ProgramConfig | None = None  # the program's part of the config, with its ownership
+    offsets: OffsetsPlan | None = None  # the flow's offsets request on this connector
 
     @property
     def name(self) -> str:
@@ -217,8 +220,16 @@ class Wiring:
         labels = {**names.flow_labels(self.flow.flow_name), names.CLUSTER_LABEL: self.n.connect}
         # A stopped or paused connector never reports Ready: nothing to wait for.
         ready = readiness_annotations(self.operator) if state is ConnectorState.running else None
+        request = request_for(self.flow, name) if self.release.offset_management else None
+        planned = None
+        if request is not None:
+            planned = plan_offsets(request, kind.value, name, self.n.namespace, self.flow.source,
+                                   self.release.api_version, names.flow_labels(self.flow.flow_name))
+            # KafkaConnectorSpec (infra/manifests.py) does not declare listOffsets/alterOffsets.
+            cast(dict[str, Any], spec).update(planned.spec)
         return ConnectorPlan(kind, {"apiVersion": self.release.api_version, "kind": "KafkaConnector",
-                                    "metadata": meta(name, self.n.namespace, labels, ready), "spec": spec}, program)
+                                    "metadata": meta(name, self.n.namespace, labels, ready), "spec": spec}, program,
+                             planned)
 
 
 def readiness_annotations(operator: Operator) -> dict[str, str] | None:

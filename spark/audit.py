@@ -1,5 +1,6 @@
 """The replication audit job: `python -m spark.audit --config audit.json --out DIR` (also runs
-under spark-submit). See docs/audit.md.
+under spark-submit). See docs/audit.md. `python -m spark.audit failover ...` checks whether a flow
+is ready to fail over (spark/failover.py, docs/operations.md).
 
 For every flow of the audit configuration (infra/audit.py, rendered into the audit ConfigMap):
   1. offsets audit: each MirrorSourceConnector's committed offsets (Connect REST API) against
@@ -306,7 +307,12 @@ class CouldNotAudit(Exception):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["failover"]:
+        # The failover readiness of a flow: the same configuration, clients and offsets audit.
+        from spark import failover
+        return failover.main(argv[1:])
+    args = parse_args(argv)
     try:
         return _main(args)
     except CouldNotAudit as exc:

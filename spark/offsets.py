@@ -110,11 +110,12 @@ def _read_within(response, deadline: float, limit: int = MAX_PAYLOAD) -> bytes:
         chunks.append(chunk)
 
 
-def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, backoff_seconds: float = 2.0,
-                          timeout_seconds: float = 10.0) -> dict:
-    """Read a connector's offsets from the Connect REST API, retrying a bounded number of times;
-    each attempt, connection and body together, ends within `timeout_seconds`."""
-    url = f"{rest_url.rstrip('/')}/connectors/{connector}/offsets"
+def connect_get(rest_url: str, path: str, attempts: int = 3, backoff_seconds: float = 2.0,
+                timeout_seconds: float = 10.0):
+    """A JSON answer of the Connect REST API (`path` such as `/connectors/<name>/offsets`),
+    retrying a bounded number of times; each attempt, connection and body together, ends within
+    `timeout_seconds`."""
+    url = f"{rest_url.rstrip('/')}{path}"
     last = None
     for attempt in range(attempts):
         try:
@@ -124,12 +125,18 @@ def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, back
         except urllib.error.HTTPError as exc:
             last = f"HTTP {exc.code}"
             if exc.code == 404:
-                break  # the connector does not exist: retrying will not help
+                break  # no such connector (or path): retrying will not help
         except (urllib.error.URLError, OSError, ValueError) as exc:  # TimeoutError is an OSError
             last = repr(exc)
         if attempt + 1 < attempts:
             time.sleep(backoff_seconds * (2 ** attempt))
     raise Unverifiable(f"{url}: {last} after {attempt + 1} attempt(s)")
+
+
+def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, backoff_seconds: float = 2.0,
+                          timeout_seconds: float = 10.0) -> dict:
+    """Read a connector's offsets from the Connect REST API (connect_get's retries and deadline)."""
+    return connect_get(rest_url, f"/connectors/{connector}/offsets", attempts, backoff_seconds, timeout_seconds)
 
 
 def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], filters: TopicFilters,

@@ -1,0 +1,557 @@
+"""Failover readiness of one flow: `python -m spark.audit failover --config audit.json --flow NAME
+[--group G ...] [--procedure continuous|cutoff|disaster] [--out DIR] [--json]` (docs/operations.md,
+"Failover and failback").
+
+What it reads, all live: the replication lag of every source partition (the offsets audit,
+spark/offsets.py: the source connectors' committed offsets against the source's end offsets), the
+flow's checkpoint connector on its Connect REST API (state, `emit.checkpoints.*` and
+`sync.group.offsets.*` as it runs them), the checkpoints in the target's
+`<source>.checkpoints.internal` topic decoded as Kafka writes them, and each consumer group's
+committed offsets and activity on both clusters. It judges them against the procedure (the flow's
+own unless `--procedure` says another) and answers ready (exit 0), not ready with the findings
+(exit 1), or could not tell (exit 2), as the audit does.
+
+Decisions the documents imply, written down:
+- continuous: needs the Default policy, a running checkpoint connector with group offset sync;
+  each group inactive on both clusters, its newest checkpoint translating exactly the offset the
+  group committed on the source, and that translation committed into the target group (the
+  documents' wait, `2 * (emit + sync)`, is how long that takes; the check looks at the result);
+  replication lag within the audit's `maxLag` (replication goes on during this procedure);
+- cutoff: replication caught up (lag 0), every group drained (its committed offset at the end
+  of each partition it reads) and stopped on the source; under Identity the target groups must
+  be inactive too (they are reset to the latest offsets there). Checkpoints are shown, not judged;
+- disaster: the source is not read at all; the target groups' synced offsets against the newest
+  checkpoints, and the groups inactive on the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
+
+PROCEDURES = ("continuous", "cutoff", "disaster")
+EXIT = {"ready": 0, "not-ready": 1, "error": 2}
+REPORT_FILE = "failover.json"
+CHECKPOINT_CLASS = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
+# MirrorCheckpointTask syncs translated offsets only into groups in these states on the target
+# (refreshIdleConsumerGroupOffset: EMPTY; a group unknown there is DEAD), apache/kafka 3.8.0.
+INACTIVE = ("EMPTY", "DEAD")
+# MirrorCheckpointConfig defaults (3.8.0 through 4.x): emit on, every 60 s; sync off, every 60 s.
+EMIT_DEFAULT = (True, 60)
+SYNC_DEFAULT = (False, 60)
+
+
+# ----------------------------------------------------------------- checkpoints as Kafka writes them
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One checkpoint record (apache/kafka connect/mirror-client Checkpoint.java, 3.8.0 to 4.x):
+    key = group (STRING), topic (STRING, the target's name), partition (INT32); value = version
+    (INT16, 0), upstreamOffset (INT64, the group's offset on the source), offset (INT64, its
+    translation on the target), metadata (STRING). Kafka's protocol types: big-endian, a STRING is
+    an INT16 length then that many UTF-8 bytes (Type.STRING); the key has no version."""
+    group: str
+    topic: str
+    partition: int
+    upstream: int
+    downstream: int
+    metadata: str
+
+
+class _Reader:
+    def __init__(self, data: bytes, what: str):
+        self.data, self.pos, self.what = data, 0, what
+
+    def take(self, size: int, field_name: str) -> bytes:
+        if self.pos + size > len(self.data):
+            raise ValueError(f"checkpoint {self.what}: {len(self.data)} byte(s) end inside {field_name} "
+                             f"(at byte {self.pos}, {size} needed)")
+        chunk = self.data[self.pos:self.pos + size]
+        self.pos += size
+        return chunk
+
+    def int16(self, name: str) -> int:
+        return int(struct.unpack(">h", self.take(2, name))[0])
+
+    def int32(self, name: str) -> int:
+        return int(struct.unpack(">i", self.take(4, name))[0])
+
+    def int64(self, name: str) -> int:
+        return int(struct.unpack(">q", self.take(8, name))[0])
+
+    def string(self, name: str) -> str:
+        length = self.int16(f"the length of {name}")
+        if length < 0:  # Type.STRING refuses a negative length (a nullable string would be -1)
+            raise ValueError(f"checkpoint {self.what}: {name} has a negative length ({length})")
+        # Utils.utf8 decodes with the JDK's replacement of malformed input.
+        return self.take(length, name).decode("utf-8", "replace")
+
+
+CHECKPOINT_VERSION = 0
+
+
+def decode_checkpoint(key: bytes, value: bytes) -> Checkpoint:
+    """A checkpoint record's key and value, as Checkpoint.deserializeRecord reads them (trailing
+    bytes are ignored there too: Schema.read reads the fields and stops)."""
+    k = _Reader(key, "key")
+    group, topic, partition = k.string("group"), k.string("topic"), k.int32("partition")
+    v = _Reader(value, "value")
+    version = v.int16("version")
+    if version != CHECKPOINT_VERSION:
+        raise ValueError(f"checkpoint value: version {version}; this reader knows version {CHECKPOINT_VERSION} "
+                         "(Kafka 3.8 to 4.x)")
+    upstream, downstream = v.int64("upstreamOffset"), v.int64("offset")
+    return Checkpoint(group, topic, partition, upstream, downstream, v.string("metadata"))
+
+
+@dataclass(frozen=True)
+class Stamped:
+    """The newest checkpoint of one (group, target topic, partition), with its record's timestamp
+    (MirrorCheckpointTask stamps each record with the time it was emitted)."""
+    checkpoint: Checkpoint
+    timestamp_ms: int
+
+
+def newest_checkpoints(records: list[tuple[int, int, int, bytes | None, bytes | None]], topic: str
+                       ) -> dict[tuple[str, str, int], Stamped]:
+    """(partition, offset, timestamp ms, key, value) records of the checkpoints topic -> the newest
+    checkpoint per key, in offset order (the topic is compacted by that key)."""
+    newest: dict[tuple[str, str, int], Stamped] = {}
+    for partition, offset, stamp, key, value in sorted(records, key=lambda r: (r[0], r[1])):
+        if key is None or value is None:
+            continue  # not a checkpoint Kafka writes; a tombstone would only drop a key it never had
+        try:
+            c = decode_checkpoint(key, value)
+        except ValueError as exc:
+            raise Unverifiable(f"{topic}[{partition}] offset {offset}: {exc}") from None
+        newest[(c.group, c.topic, c.partition)] = Stamped(c, stamp)
+    return newest
+
+
+# ----------------------------------------------------------------- what was observed
+
+
+@dataclass(frozen=True)
+class GroupState:
+    state: str     # ConsumerGroupState's name: EMPTY, DEAD, STABLE, PREPARING_REBALANCING...
+    members: int
+
+    @property
+    def active(self) -> bool:
+        return self.state not in INACTIVE or self.members > 0
+
+
+@dataclass(frozen=True)
+class CheckpointConnector:
+    name: str
+    state: str                  # the connector's (RUNNING, PAUSED, STOPPED, FAILED...)
+    tasks: tuple[str, ...]      # each task's state
+    emit_seconds: int | None    # None: checkpoints are not emitted
+    sync_seconds: int | None    # None: group offsets are not synced
+
+    @property
+    def running(self) -> bool:
+        return self.state == "RUNNING" and bool(self.tasks) and all(t == "RUNNING" for t in self.tasks)
+
+
+@dataclass
+class Observed:
+    """Everything read for one flow; None where the procedure does not read it (the source, on
+    disaster)."""
+    connector: CheckpointConnector | None
+    checkpoints: dict[tuple[str, str, int], Stamped]
+    groups: list[str]
+    target_offsets: dict[str, dict[tuple[str, int], int]]
+    target_states: dict[str, GroupState]
+    replication: list[PartitionAudit] | None = None
+    source_offsets: dict[str, dict[tuple[str, int], int]] | None = None
+    source_states: dict[str, GroupState] | None = None
+    source_ends: dict[tuple[str, int], int] | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _flag(config: dict, key: str, default: bool) -> bool:
+    value = config.get(key)
+    return default if value is None else str(value).strip().lower() == "true"
+
+
+def _seconds(config: dict, key: str, default: int, name: str) -> int:
+    value = config.get(key)
+    if value is None:
+        return default
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise Unverifiable(f"checkpoint connector {name}: {key} is {value!r}, not a number of seconds") from None
+
+
+def checkpoint_connector(name: str, info: dict) -> CheckpointConnector:
+    """The checkpoint connector as it runs, from `GET /connectors?expand=info&expand=status`:
+    Kafka's defaults where its configuration leaves a key out (MirrorCheckpointConfig: a
+    disabled feature or a negative interval means none)."""
+    config, status = info["info"]["config"], info["status"]
+    emit = _seconds(config, "emit.checkpoints.interval.seconds", EMIT_DEFAULT[1], name)
+    sync = _seconds(config, "sync.group.offsets.interval.seconds", SYNC_DEFAULT[1], name)
+    return CheckpointConnector(
+        name, status["connector"]["state"], tuple(t["state"] for t in sorted(status["tasks"], key=lambda t: t["id"])),
+        emit if _flag(config, "emit.checkpoints.enabled", EMIT_DEFAULT[0]) and emit >= 0 else None,
+        sync if _flag(config, "sync.group.offsets.enabled", SYNC_DEFAULT[0]) and sync >= 0 else None)
+
+
+def find_checkpoint_connector(flow: dict, get: Callable[[str, str], Any]) -> CheckpointConnector | None:
+    """The flow's MirrorCheckpointConnector: each flow has Connect clusters of its own, so it is the
+    one checkpoint connector on the flow's REST APIs (None: the flow runs none)."""
+    found = []
+    for url in sorted({c["restUrl"] for c in flow["connectors"]}):
+        listing = get(url, "/connectors?expand=info&expand=status")
+        found += [checkpoint_connector(name, body) for name, body in sorted(listing.items())
+                  if body["info"]["config"].get("connector.class") == CHECKPOINT_CLASS]
+    if len(found) > 1:
+        raise Unverifiable(f"flow {flow['name']}: {len(found)} checkpoint connectors "
+                           f"({', '.join(c.name for c in found)}); one was expected")
+    return found[0] if found else None
+
+
+def checkpoints_topic(flow: dict) -> str | None:
+    """The flow's checkpoints topic on the target: Kafka names it `<source alias>.checkpoints.internal`
+    under both policies (DefaultReplicationPolicy.checkpointsTopic; IdentityReplicationPolicy
+    inherits it). The program lists it among the target's own topics of the audit configuration
+    exactly when the flow runs checkpoints (infra/names.py FlowNames.checkpoints_topic is its home
+    there; tests hold the two equal)."""
+    if flow.get("checkpointsTopic"):
+        return str(flow["checkpointsTopic"])
+    name = f"{flow['sourceAlias']}.checkpoints.internal"
+    return name if name in flow["excludeTopics"]["target"] else None
+
+
+def allowed(policy: str, connector: CheckpointConnector | None) -> list[str]:
+    """The procedures the flow allows as it runs (infra/failover.py decides the same from the
+    topology; the tests hold the two equal)."""
+    synced = connector is not None and connector.emit_seconds is not None and connector.sync_seconds is not None
+    return (["continuous"] if policy == "default" and synced else []) + ["cutoff", "disaster"]
+
+
+def wait_seconds(connector: CheckpointConnector | None) -> int | None:
+    """The documents' wait: 2 * (emit.checkpoints.interval.seconds + sync.group.offsets.interval.seconds)."""
+    if connector is None or connector.emit_seconds is None or connector.sync_seconds is None:
+        return None
+    return 2 * (connector.emit_seconds + connector.sync_seconds)
+
+
+# ----------------------------------------------------------------- the verdict
+
+
+def _replication_findings(rows: list[PartitionAudit], procedure: str, max_lag: int) -> list[str]:
+    found = []
+    for r in rows:
+        where = f"{r.topic}[{r.partition}]"
+        if r.status is Status.retention_loss:
+            found.append(f"{where}: {r.lost} offset(s) aged out of the source before replication")
+        elif r.status is Status.never_replicated:
+            found.append(f"{where}: never replicated ({r.end - r.earliest} record(s) on the source)")
+        elif r.status is Status.lagging:
+            limit = "" if procedure == "cutoff" else f" (threshold {max_lag})"
+            found.append(f"{where}: replication is {r.lag} record(s) behind the source{limit}")
+    return found
+
+
+def _partition_findings(row: dict, procedure: str, synced: bool, names: dict) -> list[str]:
+    found = []
+    committed, stamped, target = row["sourceCommitted"], row["checkpoint"], row["targetCommitted"]
+    if procedure == "cutoff":
+        end = row["sourceEnd"]
+        if committed is not None and end is not None and end > committed:
+            found.append(f"{end - committed} record(s) left to read on {names['source']}: let the consumers "
+                         "drain first")
+        return found
+    if stamped is None:
+        if committed is not None:
+            found.append(f"no checkpoint yet for offset {committed} committed on {names['source']}")
+        return found
+    upstream, translated = stamped["upstream"], stamped["translated"]
+    if committed is not None and upstream != committed:
+        found.append(f"the newest checkpoint ({stamped['ageSeconds']:.0f} s old) translates offset {upstream}, "
+                     f"the group committed {committed} on {names['source']}: checkpoints have not caught up")
+    elif synced:
+        if target is None:
+            found.append(f"not synced: no committed offset on {names['target']} (translated offset {translated})")
+        elif target < translated:
+            found.append(f"not synced: committed {target} on {names['target']}, translated offset {translated}")
+        elif target > translated:
+            found.append(f"committed {target} on {names['target']}, past the translated offset {translated}: "
+                         "the group has read the replica there")
+    return found
+
+
+def judge(flow: dict, procedure: str, seen: Observed, now_ms: int, max_lag: int) -> dict:
+    """The readiness report of one flow for `procedure`, from what was observed. Pure."""
+    names = {"source": flow["sourceAlias"], "target": flow["targetAlias"]}
+    connector = seen.connector
+    report: dict = {
+        "version": 1, "flow": flow["name"], "sourceAlias": names["source"], "targetAlias": names["target"],
+        "replicationPolicy": flow["replicationPolicy"], "procedure": procedure,
+        "procedures": allowed(flow["replicationPolicy"], connector), "waitSeconds": wait_seconds(connector),
+        "checkpointsTopic": checkpoints_topic(flow), "checkedAt": now_ms,
+        "checkpointConnector": None if connector is None else {
+            "name": connector.name, "state": connector.state, "tasks": list(connector.tasks),
+            "emitSeconds": connector.emit_seconds, "syncSeconds": connector.sync_seconds},
+        "replication": None if seen.replication is None else [r.row() for r in seen.replication],
+        "groups": [], "findings": [], "errors": list(seen.errors)}
+    findings: list[str] = report["findings"]
+    if procedure == "continuous":
+        if flow["replicationPolicy"] != "default":
+            findings.append(f"continuous failover needs the default replication policy; this flow uses "
+                            f"{flow['replicationPolicy']}: fail over with a cutoff (--procedure cutoff)")
+        elif connector is None:
+            findings.append(f"the flow runs no checkpoint connector: consumers have no translated offsets on "
+                            f"{names['target']}; fail over with a cutoff (--procedure cutoff)")
+        elif connector.emit_seconds is None or connector.sync_seconds is None:
+            off = "checkpoints are not emitted" if connector.emit_seconds is None else "group offset sync is off"
+            findings.append(f"checkpoint connector {connector.name}: {off}, so consumers would not find their "
+                            f"offsets on {names['target']}; fail over with a cutoff (--procedure cutoff)")
+        elif not connector.running:
+            findings.append(f"checkpoint connector {connector.name} is {connector.state} (tasks: "
+                            f"{', '.join(connector.tasks) or 'none'}): checkpoints and group offset sync do not run")
+    if seen.replication is not None:
+        findings += _replication_findings(seen.replication, procedure, max_lag)
+    synced = connector is not None and connector.sync_seconds is not None
+    prefix = flow["topicPrefix"]
+    for group in seen.groups:
+        source_offsets = (seen.source_offsets or {}).get(group, {})
+        target_offsets = seen.target_offsets.get(group, {})
+        rows: dict[tuple[str, int], dict] = {}
+
+        def row(topic: str, partition: int) -> dict:
+            return rows.setdefault((topic, partition), {
+                "topic": topic, "targetTopic": prefix + topic, "partition": partition,
+                "sourceCommitted": None, "sourceEnd": None, "checkpoint": None, "targetCommitted": None,
+                "findings": []})
+        for (topic, partition), offset in source_offsets.items():
+            r = row(topic, partition)
+            r["sourceCommitted"] = offset
+            r["sourceEnd"] = (seen.source_ends or {}).get((topic, partition))
+        for (g, target_topic, partition), stamped in seen.checkpoints.items():
+            if g != group or not target_topic.startswith(prefix):
+                continue
+            c = stamped.checkpoint
+            row(target_topic[len(prefix):], partition)["checkpoint"] = {
+                "upstream": c.upstream, "translated": c.downstream, "metadata": c.metadata,
+                "timestamp": stamped.timestamp_ms, "ageSeconds": round((now_ms - stamped.timestamp_ms) / 1000, 3)}
+        for r in rows.values():
+            r["targetCommitted"] = target_offsets.get((r["targetTopic"], r["partition"]))
+            r["findings"] = _partition_findings(r, procedure, synced, names)
+        source_state = None if seen.source_states is None else seen.source_states.get(group)
+        target_state = seen.target_states.get(group)
+        entry = {"group": group,
+                 "source": None if source_state is None else {"state": source_state.state,
+                                                              "members": source_state.members},
+                 "target": None if target_state is None else {"state": target_state.state,
+                                                              "members": target_state.members},
+                 "partitions": [rows[k] for k in sorted(rows)], "findings": []}
+        group_findings: list[str] = entry["findings"]
+        if not rows:
+            group_findings.append(f"no checkpoint on {names['target']}" + (
+                "" if seen.source_offsets is None else f" and no committed offset on {names['source']}")
+                + " for the flow's topics")
+        if source_state is not None and source_state.active and procedure in ("continuous", "cutoff"):
+            group_findings.append(f"still active on {names['source']} (state {source_state.state}, "
+                                  f"{source_state.members} member(s)): stop its consumers first")
+        if target_state is not None and target_state.active and (
+                procedure != "cutoff" or flow["replicationPolicy"] == "identity"):
+            group_findings.append(f"active on {names['target']} (state {target_state.state}, {target_state.members} "
+                                  "member(s)): stop its consumers there first (offsets are synced or reset only "
+                                  "into inactive groups)")
+        report["groups"].append(entry)
+    unready = findings or any(g["findings"] or any(p["findings"] for p in g["partitions"]) for g in report["groups"])
+    report["verdict"] = "error" if report["errors"] else "not-ready" if unready else "ready"
+    return report
+
+
+def summary(report: dict) -> str:
+    """The report for a person: the verdict, what the procedure needs, every finding."""
+    wait = report["waitSeconds"]
+    lines = [f"failover {report['verdict']}: flow {report['flow']} ({report['sourceAlias']} -> "
+             f"{report['targetAlias']}, {report['replicationPolicy']} policy), procedure {report['procedure']}; "
+             f"allowed: {', '.join(report['procedures'])}; wait after stopping consumers: "
+             + (f"{wait} s" if wait is not None else "none (no synced group offsets)")]
+    lines += [f"  error: {e}" for e in report["errors"]]
+    lines += [f"  {f}" for f in report["findings"]]
+    for g in report["groups"]:
+        lines += [f"  group {g['group']}: {f}" for f in g["findings"]]
+        for p in g["partitions"]:
+            lines += [f"  group {g['group']} {p['topic']}[{p['partition']}]: {f}" for f in p["findings"]]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------- reading the clusters
+
+
+def _group_offsets(cluster, group: str) -> dict[tuple[str, int], int]:
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    futures = cluster.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                        request_timeout=cluster.timeout)
+    result = cluster._call(f"offsets of group {group}", futures[group].result)
+    return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
+
+
+def _group_states(cluster, groups: list[str]) -> dict[str, GroupState]:
+    from confluent_kafka import KafkaError, KafkaException
+    if not groups:
+        return {}
+    futures = cluster.admin.describe_consumer_groups(groups, request_timeout=cluster.timeout)
+    states = {}
+    for group, future in futures.items():
+        try:
+            desc = future.result()
+        except KafkaException as exc:
+            if exc.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:  # Kafka 4 answers so for no group
+                states[group] = GroupState("DEAD", 0)
+                continue
+            raise Unverifiable(f"group {group}: {exc.args[0]}") from None
+        states[group] = GroupState(desc.state.name, len(desc.members or []))
+    return states
+
+
+def _read_topic(cluster, topic: str, partitions: int, deadline_seconds: float = 60.0
+                ) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
+    """Every record of the topic, bytes as stored (librdkafka, no group, nothing committed)."""
+    from confluent_kafka import TopicPartition
+    marks = {p: cluster._call(f"watermarks of {topic}[{p}]", cluster.consumer.get_watermark_offsets,
+                              TopicPartition(topic, p), cluster.timeout) for p in range(partitions)}
+    left = {p for p, (lo, hi) in marks.items() if hi > lo}
+    if not left:
+        return []
+    cluster.consumer.assign([TopicPartition(topic, p, marks[p][0]) for p in sorted(left)])
+    out = []
+    deadline = time.monotonic() + deadline_seconds
+    try:
+        while left:
+            if time.monotonic() > deadline:
+                raise Unverifiable(f"{topic}: not read to its end within {deadline_seconds:.0f} s")
+            for msg in cluster.consumer.consume(500, 1.0):
+                if msg.error():
+                    raise Unverifiable(f"{topic}: {msg.error()}")
+                out.append((msg.partition(), msg.offset(), msg.timestamp()[1], msg.key(), msg.value()))
+                if msg.offset() + 1 >= marks[msg.partition()][1]:
+                    left.discard(msg.partition())
+    finally:
+        cluster.consumer.unassign()
+    return out
+
+
+def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:
+    """Read what `judge` needs. `clusters[alias]`: spark.clusters.KafkaCluster; `get(rest_url,
+    path)`: a Connect REST answer; `filters`: spark.topicfilter.TopicFilters."""
+    connector = find_checkpoint_connector(flow, get)
+    target = clusters[flow["targetAlias"]]
+    topic = checkpoints_topic(flow)
+    checkpoints: dict[tuple[str, str, int], Stamped] = {}
+    partitions = target.partitions()
+    if topic and topic in partitions:
+        checkpoints = newest_checkpoints(_read_topic(target, topic, partitions[topic]), topic)
+    chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
+    seen = Observed(connector, checkpoints, chosen, {g: _group_offsets(target, g) for g in chosen},
+                    _group_states(target, chosen))
+    if procedure == "disaster":
+        return seen  # the source is gone: nothing is read there
+    source = clusters[flow["sourceAlias"]]
+    source_topics = source.topics()
+    marks = source.watermarks(source_topics)
+    seen.replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
+                                  0 if procedure == "cutoff" else max_lag)
+    mine = {(r.topic, r.partition) for r in seen.replication}
+    seen.source_ends = {tp: end for tp, (_, end) in marks.items() if tp in mine}
+    # Only the flow's topics: a group may read others, which this flow does not replicate.
+    seen.source_offsets = {g: {tp: o for tp, o in _group_offsets(source, g).items() if tp in mine} for g in chosen}
+    seen.source_states = _group_states(source, chosen)
+    return seen
+
+
+# ----------------------------------------------------------------- command line
+
+
+def java_filters():
+    """Topic filters answered by java.util.regex, as the audit's (spark/topicfilter.py), in a
+    plain JVM through py4j: the readiness check needs no Spark."""
+    import glob
+    from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
+    from pyspark.find_spark_home import _find_spark_home
+    from spark.topicfilter import TopicFilters
+    jars = sorted(glob.glob(os.path.join(_find_spark_home(), "jars", "py4j-*.jar")))
+    if not jars:
+        raise Unverifiable("no py4j jar beside PySpark: the topic filters need Java's regex engine")
+    port = launch_gateway(jarpath=jars[-1], die_on_exit=True)
+    gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+    return TopicFilters(gateway.jvm), gateway
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m spark.audit failover", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", type=Path, required=True, help="the audit configuration (audit.json)")
+    ap.add_argument("--flow", required=True, help="the flow to fail over")
+    ap.add_argument("--group", action="append", default=[],
+                    help="a consumer group to check (repeatable); default: every group with checkpoints")
+    ap.add_argument("--procedure", choices=PROCEDURES,
+                    help="the procedure to check for; default: the flow's failover.procedure, else cutoff")
+    ap.add_argument("--credentials", type=Path, default=Path("/etc/replication-audit/kafka"),
+                    help="directory of <alias>/<file> credentials (mounted Secrets)")
+    ap.add_argument("--out", type=Path, help=f"also write the report to <out>/{REPORT_FILE}")
+    ap.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
+    ap.add_argument("--now-ms", type=int, help="the time checkpoint ages are measured at; default: now")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    from spark.audit import CouldNotAudit, _check_out
+    args = parse_args(argv)
+    try:
+        if args.out:
+            _check_out(args.out)
+        result = _main(args)
+    except (CouldNotAudit, Unverifiable) as exc:
+        print(f"failover error: could not tell: {exc}", file=sys.stderr)
+        return EXIT["error"]
+    except Exception as exc:  # a crash is "could not tell", never "not ready"
+        print(f"failover error: could not tell: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+              file=sys.stderr)
+        return EXIT["error"]
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / REPORT_FILE).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(result, indent=2, sort_keys=True) if args.json else summary(result))
+    return EXIT[result["verdict"]]
+
+
+def _main(args) -> dict:
+    from spark.audit import CouldNotAudit, _Clusters, read_config
+    from spark.clusters import KafkaCluster, librdkafka_config
+    config = read_config(args.config)
+    flows = {f["name"]: f for f in config["flows"]}
+    if args.flow not in flows:
+        raise CouldNotAudit(f"no flow named {args.flow} in the configuration ({', '.join(sorted(flows))})")
+    flow = flows[args.flow]
+    procedure = args.procedure or flow.get("failover", {}).get("procedure") or "cutoff"
+    now = args.now_ms or int(time.time() * 1000)
+    clusters = _Clusters(lambda alias: KafkaCluster(None, librdkafka_config(config["clusters"][alias],
+                                                                            args.credentials / alias)))
+    filters, gateway = java_filters()
+    try:
+        try:
+            seen = observe(flow, procedure, clusters, connect_get, filters, args.group,
+                           config["settings"]["thresholds"]["maxLag"])
+        except Unverifiable as exc:
+            hint = (" (if the source cluster is gone: --procedure disaster)" if procedure != "disaster" else "")
+            seen = Observed(None, {}, [], {}, {}, errors=[f"{exc}{hint}"])
+    finally:
+        gateway.shutdown()
+    return judge(flow, procedure, seen, now, config["settings"]["thresholds"]["maxLag"])

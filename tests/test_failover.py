@@ -1,0 +1,404 @@
+"""Failover and failback: the plan's outputs and guardrails (infra/failover.py) and the readiness
+check's decoding and verdicts (spark/failover.py). Checkpoint bytes come from Kafka's own
+Checkpoint class of every supported release line, run on the JDK; the readiness check on real
+clusters is tests/test_runtime_failover.py."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from infra import failover, validation
+from infra.plan import plan
+from infra.rehearsal import jars
+from infra.releases import SUPPORTED
+from infra.schema import FailoverProcedure
+from spark import failover as readiness
+from spark.failover import (Checkpoint, CheckpointConnector, GroupState, Observed, Stamped, decode_checkpoint,
+                            judge, newest_checkpoints)
+from spark.offsets import PartitionAudit, Status, Unverifiable
+from tests.conftest import unavailable
+from tests.jregex_gen import java_verdicts
+from tests.test_variants import topo
+
+# ------------------------------------------------------------------ checkpoints, as Kafka writes them
+
+# Kafka's Checkpoint (connect/mirror-client) serialises itself in package-private methods: a class
+# of the same package, on the same class path, calls them.
+ORACLE = """
+package org.apache.kafka.connect.mirror;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import org.apache.kafka.common.TopicPartition;
+
+public class CheckpointBytes {
+    public static void main(String[] args) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Base64.Decoder d = Base64.getDecoder();
+        Base64.Encoder e = Base64.getEncoder();
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] f = line.split("\\t", -1);
+            Checkpoint c = new Checkpoint(new String(d.decode(f[0]), StandardCharsets.UTF_8),
+                new TopicPartition(new String(d.decode(f[1]), StandardCharsets.UTF_8), Integer.parseInt(f[2])),
+                Long.parseLong(f[3]), Long.parseLong(f[4]), new String(d.decode(f[5]), StandardCharsets.UTF_8));
+            System.out.println(e.encodeToString(c.recordKey()) + "\\t" + e.encodeToString(c.recordValue()));
+        }
+    }
+}
+"""
+
+CASES = [
+    Checkpoint("test.readers", "us-west.test.orders", 0, 5, 5, ""),
+    Checkpoint("g", "t", 2147483647, 9223372036854775807, 0, "meta"),
+    Checkpoint("gruppe-ü-☃-😀", "a.b_c-d", 7, 0, 0, "ünïcode 😀"),
+    Checkpoint("", "x" * 249, 1, 123456789012, 123456789000, "m" * 300),
+]
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def kafka_bytes(release, cases: list[Checkpoint], tmp_path: Path) -> list[tuple[bytes, bytes]]:
+    if shutil.which("javac") is None:
+        unavailable("no JDK (javac): Kafka's Checkpoint class is the oracle")
+    try:
+        classpath = jars.classpath(release)
+    except jars.JarsError as exc:
+        unavailable(str(exc))
+    src = tmp_path / "src" / "CheckpointBytes.java"
+    src.parent.mkdir(parents=True)
+    src.write_text(ORACLE)
+    out = tmp_path / "classes"
+    subprocess.run(["javac", "-nowarn", "-d", str(out), "-cp", classpath, str(src)], check=True,
+                   capture_output=True, timeout=300)
+    lines = "".join(f"{_b64(c.group)}\t{_b64(c.topic)}\t{c.partition}\t{c.upstream}\t{c.downstream}\t"
+                    f"{_b64(c.metadata)}\n" for c in cases)
+    done = subprocess.run(["java", "-cp", f"{out}:{classpath}", "org.apache.kafka.connect.mirror.CheckpointBytes"],
+                          input=lines, capture_output=True, text=True, check=True, timeout=300)
+    return [(base64.b64decode(k), base64.b64decode(v)) for k, v in
+            (line.split("\t") for line in done.stdout.splitlines())]
+
+
+@pytest.mark.parametrize("release", SUPPORTED, ids=lambda r: f"{r.flavour.value}-{r.version}-kafka-{r.kafka}")
+def test_checkpoints_decode_as_kafka_writes_them(release, tmp_path):
+    written = kafka_bytes(release, CASES, tmp_path)
+    assert [decode_checkpoint(k, v) for k, v in written] == CASES
+    # The key carries no version; the value starts with version 0 (INT16).
+    key, value = written[0]
+    assert key == b"\x00\x0ctest.readers\x00\x13us-west.test.orders\x00\x00\x00\x00"
+    assert value == b"\x00\x00" + (5).to_bytes(8, "big") * 2 + b"\x00\x00"
+
+
+@pytest.mark.parametrize("key, value, message", [
+    (b"\x00\x05ab", b"", "checkpoint key: 4 byte(s) end inside group (at byte 2, 5 needed)"),
+    (b"\xff\xfe", b"", "checkpoint key: group has a negative length (-2)"),
+    (b"\x00\x01g\x00\x01t\x00\x00", b"", "checkpoint key: 8 byte(s) end inside partition (at byte 6, 4 needed)"),
+    (b"\x00\x01g\x00\x01t\x00\x00\x00\x01", b"\x00\x01" + bytes(18),
+     "checkpoint value: version 1; this reader knows version 0 (Kafka 3.8 to 4.x)"),
+    (b"\x00\x01g\x00\x01t\x00\x00\x00\x01", b"\x00\x00" + bytes(12),
+     "checkpoint value: 14 byte(s) end inside offset (at byte 10, 8 needed)"),
+])
+def test_malformed_checkpoints_are_refused_exactly(key, value, message):
+    with pytest.raises(ValueError) as exc:
+        decode_checkpoint(key, value)
+    assert str(exc.value) == message
+
+
+def test_the_newest_checkpoint_per_key_wins_and_bad_records_are_unverifiable():
+    def record(offset, c, stamp):
+        key = (len(c.group).to_bytes(2, "big") + c.group.encode() + len(c.topic).to_bytes(2, "big")
+               + c.topic.encode() + c.partition.to_bytes(4, "big"))
+        value = (b"\x00\x00" + c.upstream.to_bytes(8, "big") + c.downstream.to_bytes(8, "big") + b"\x00\x00")
+        return (0, offset, stamp, key, value)
+    old, new = Checkpoint("g", "a.t", 0, 3, 3, ""), Checkpoint("g", "a.t", 0, 9, 8, "")
+    assert newest_checkpoints([record(1, new, 20), record(0, old, 10), (0, 2, 30, None, None)], "a.checkpoints.internal") \
+        == {("g", "a.t", 0): Stamped(new, 20)}
+    with pytest.raises(Unverifiable) as exc:
+        newest_checkpoints([(0, 4, 1, b"\x00", b"")], "a.checkpoints.internal")
+    assert str(exc.value) == ("a.checkpoints.internal[0] offset 4: checkpoint key: 1 byte(s) end inside the length "
+                              "of group (at byte 0, 2 needed)")
+
+
+# ------------------------------------------------------------------ the plan: wait, procedures, topics
+
+
+def flow_plan(**flow):
+    model = validation.parse(topo({}, {}, **flow))
+    (fp,) = plan(model).flows
+    return fp
+
+
+@pytest.mark.parametrize("flow, wait", [
+    ({}, 240),                                               # Kafka's defaults, 60 s and 60 s
+    ({"syncGroupOffsets": {"intervalSeconds": 5}, "config": {"checkpoint": {
+        "emit.checkpoints.interval.seconds": 10}}}, 30),
+    ({"config": {"checkpoint": {"emit.checkpoints.interval.seconds": "15"}}}, 150),
+    ({"checkpoints": False}, None),
+    ({"syncGroupOffsets": {"enabled": False}}, None),
+    ({"config": {"checkpoint": {"emit.checkpoints.enabled": False}}}, None),
+    ({"config": {"checkpoint": {"emit.checkpoints.interval.seconds": -1}}}, None),
+])
+def test_the_failover_wait_is_twice_emit_plus_sync(flow, wait):
+    assert failover.failover_outputs(flow_plan(**flow))["failover"]["waitSeconds"] == wait
+
+
+def test_outputs_of_a_default_flow():
+    fp = flow_plan(failover={"procedure": "continuous"}, topicsExclude=["orders\\.tmp.*"])
+    assert failover.failover_outputs(fp) == {"failover": {
+        "procedure": "continuous", "procedures": ["continuous", "cutoff", "disaster"], "waitSeconds": 240,
+        "topics": [r"a\.(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)",
+                   r"(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)"]}}
+    # After a cutoff the old data is read already: the active topics alone.
+    assert failover.subscriptions(fp, FailoverProcedure.cutoff) == [
+        r"(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)"]
+
+
+def test_outputs_of_an_identity_flow():
+    fp = flow_plan(replicationPolicy="identity", topics=["orders", "pay.*"])
+    out = failover.failover_outputs(fp)["failover"]
+    assert (out["procedure"], out["procedures"], out["waitSeconds"]) == ("cutoff", ["cutoff", "disaster"], 240)
+    storage = r"repl-a-b-config-topic|repl-a-b-offsets-topic|repl-a-b-status-topic"
+    assert out["topics"] == [rf"(?!(?:{storage}|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders|pay.*)"]
+
+
+def test_subscriptions_select_what_the_connector_writes_as_java_reads_them():
+    """The JDK decides: a consumer subscribing with the regexes gets the replica and active topics
+    of exactly the topics the connector replicates."""
+    fp = flow_plan(failover={"procedure": "continuous"}, topics=["orders.*", "pay"], topicsExclude=["orders\\.tmp.*"])
+    replica, active = failover.subscriptions(fp, FailoverProcedure.continuous)
+    names = ["a.orders.eu", "a.pay", "a.orders.tmp1", "a.payx", "orders.eu", "pay", "orders.tmp1", "b.orders",
+             "a.orders-internal", "a.checkpoints.internal", "orders.replica", "a.heartbeats", "__consumer_offsets"]
+    try:
+        verdicts = java_verdicts([([replica], names), ([active], names)])
+    except RuntimeError as exc:
+        unavailable(str(exc))
+    assert verdicts == [("M", "1100000000000"), ("M", "0000110000000")]
+
+
+# ------------------------------------------------------------------ guardrails
+
+
+@pytest.mark.parametrize("flow, message", [
+    ({"replicationPolicy": "identity", "failover": {"procedure": "continuous"}},
+     "flows[0] (repl-a-b): failover.procedure: got 'continuous'; expected cutoff or disaster: continuous failover "
+     "works with the default replication policy only (consumers read the prefixed replica and the active topic side "
+     "by side); this flow uses the identity policy. Set `failover.procedure: cutoff`, or `replicationPolicy: default`"),
+    ({"checkpoints": False, "failover": {"procedure": "continuous"}},
+     "flows[0] (repl-a-b): failover.procedure: got 'continuous'; expected cutoff or disaster: continuous failover "
+     "relies on checkpoints and group offset sync, and checkpoints are off for this flow. Set `failover.procedure: "
+     "cutoff`, or turn them on (`checkpoints`, `syncGroupOffsets.enabled`)"),
+    ({"syncGroupOffsets": {"enabled": False}, "failover": {"procedure": "continuous"}},
+     "flows[0] (repl-a-b): failover.procedure: got 'continuous'; expected cutoff or disaster: continuous failover "
+     "relies on checkpoints and group offset sync, and group offset sync is off for this flow. Set "
+     "`failover.procedure: cutoff`, or turn them on (`checkpoints`, `syncGroupOffsets.enabled`)"),
+    ({"config": {"checkpoint": {"emit.checkpoints.interval.seconds": "soon"}}},
+     "flows[0] (repl-a-b): config.checkpoint.emit.checkpoints.interval.seconds: got 'soon'; expected a whole number "
+     "of seconds (Kafka reads it as a long)"),
+])
+def test_the_guardrails_refuse_what_the_documents_forbid(flow, message):
+    assert [str(p) for p in failover.problems(validation.parse(topo({}, {}, **flow)))] == [message]
+
+
+def test_the_guardrails_accept_what_the_documents_allow():
+    for flow in ({}, {"failover": {"procedure": "continuous"}},
+                 {"replicationPolicy": "identity", "failover": {"procedure": "disaster"}},
+                 {"bidirectional": True, "failover": {"procedure": "cutoff"}}):
+        assert failover.problems(validation.parse(topo({}, {}, **flow))) == [], flow
+
+
+def test_the_job_and_the_plan_allow_the_same_procedures():
+    """spark/failover.py judges the running connector, infra/failover.py the topology: one rule."""
+    for policy in ("default", "identity"):
+        for checkpoints, sync in ((True, True), (True, False), (False, True)):
+            fp = flow_plan(replicationPolicy=policy, checkpoints=checkpoints, syncGroupOffsets={"enabled": sync})
+            running_connector = (CheckpointConnector("c", "RUNNING", ("RUNNING",), 60, 60 if sync else None)
+                                 if checkpoints else None)
+            assert readiness.allowed(policy, running_connector) == failover.failover_outputs(fp)["failover"]["procedures"]
+            assert readiness.wait_seconds(running_connector) == failover.failover_outputs(fp)["failover"]["waitSeconds"]
+
+
+def test_the_job_names_the_checkpoints_topic_as_the_plan_does():
+    from infra.audit import audit_config
+    for flow in ({}, {"checkpoints": False}, {"replicationPolicy": "identity"}, {"bidirectional": True}):
+        model = validation.parse({**topo({}, {}, **flow), "audit": {}})
+        stack = plan(model)
+        for fp, config in zip(stack.flows, audit_config(model, stack)["flows"], strict=True):
+            assert readiness.checkpoints_topic(config) == fp.internal_topics.target_checkpoints, flow
+
+
+# ------------------------------------------------------------------ the verdicts
+
+FLOW = {"name": "repl-us-west-us-east", "sourceAlias": "us-west", "targetAlias": "us-east",
+        "replicationPolicy": "default", "topicPrefix": "us-west.",
+        "excludeTopics": {"source": [], "target": ["us-west.checkpoints.internal"]},
+        "connectors": [{"name": "repl-us-west-us-east-source", "restUrl": "http://connect:8083"}]}
+NOW = 1_767_225_600_000
+RUNNING = CheckpointConnector("repl-us-west-us-east-checkpoint", "RUNNING", ("RUNNING",), 5, 5)
+EMPTY = GroupState("EMPTY", 0)
+
+
+def seen(**changes) -> Observed:
+    """A flow ready for a continuous failover: group g read 5 records of each partition on the
+    source, checkpointed and synced; replication caught up."""
+    base = Observed(
+        connector=RUNNING,
+        checkpoints={("g", "us-west.t", p): Stamped(Checkpoint("g", "us-west.t", p, 5, 5, ""), NOW - 3000)
+                     for p in (0, 1)},
+        groups=["g"],
+        target_offsets={"g": {("us-west.t", 0): 5, ("us-west.t", 1): 5}},
+        target_states={"g": EMPTY},
+        replication=[PartitionAudit("repl-us-west-us-east-source", "t", p, 0, 5, 4, 0, 0, Status.ok) for p in (0, 1)],
+        source_offsets={"g": {("t", 0): 5, ("t", 1): 5}},
+        source_states={"g": EMPTY},
+        source_ends={("t", 0): 5, ("t", 1): 5})
+    for key, value in changes.items():
+        setattr(base, key, value)
+    return base
+
+
+def findings(report: dict) -> list[str]:
+    """Every finding of a report, each with where it is."""
+    out = list(report["findings"])
+    for g in report["groups"]:
+        out += [f"{g['group']}: {f}" for f in g["findings"]]
+        out += [f"{g['group']} {p['topic']}[{p['partition']}]: {f}" for p in g["partitions"] for f in p["findings"]]
+    return out
+
+
+def test_ready_for_a_continuous_failover():
+    report = judge(FLOW, "continuous", seen(), NOW, 0)
+    assert (report["verdict"], findings(report), report["waitSeconds"]) == ("ready", [], 20)
+    assert report["groups"][0]["partitions"][0] == {
+        "topic": "t", "targetTopic": "us-west.t", "partition": 0, "sourceCommitted": 5, "sourceEnd": 5,
+        "checkpoint": {"upstream": 5, "translated": 5, "metadata": "", "timestamp": NOW - 3000, "ageSeconds": 3.0},
+        "targetCommitted": 5, "findings": []}
+    assert readiness.summary(report) == ("failover ready: flow repl-us-west-us-east (us-west -> us-east, default "
+                                         "policy), procedure continuous; allowed: continuous, cutoff, disaster; wait "
+                                         "after stopping consumers: 20 s")
+
+
+LAGGING = [PartitionAudit("repl-us-west-us-east-source", "t", 0, 0, 9, 4, 4, 0, Status.lagging),
+           PartitionAudit("repl-us-west-us-east-source", "t", 1, 2, 5, None, 3, 0, Status.never_replicated),
+           PartitionAudit("repl-us-west-us-east-source", "u", 0, 8, 9, 4, 0, 3, Status.retention_loss)]
+
+
+@pytest.mark.parametrize("procedure, changes, expected", [
+    ("continuous", {"connector": None},
+     ["the flow runs no checkpoint connector: consumers have no translated offsets on us-east; fail over with a cutoff "
+      "(--procedure cutoff)"]),
+    ("continuous", {"connector": CheckpointConnector("c", "RUNNING", ("RUNNING",), 5, None)},
+     ["checkpoint connector c: group offset sync is off, so consumers would not find their offsets on us-east; fail "
+      "over with a cutoff (--procedure cutoff)"]),
+    ("continuous", {"connector": CheckpointConnector("c", "STOPPED", (), 5, 5)},
+     ["checkpoint connector c is STOPPED (tasks: none): checkpoints and group offset sync do not run"]),
+    ("continuous", {"connector": CheckpointConnector("c", "RUNNING", ("RUNNING", "FAILED"), 5, 5)},
+     ["checkpoint connector c is RUNNING (tasks: RUNNING, FAILED): checkpoints and group offset sync do not run"]),
+    ("continuous", {"replication": LAGGING},
+     ["t[0]: replication is 4 record(s) behind the source (threshold 0)",
+      "t[1]: never replicated (3 record(s) on the source)",
+      "u[0]: 3 offset(s) aged out of the source before replication"]),
+    ("cutoff", {"replication": LAGGING[:1]}, ["t[0]: replication is 4 record(s) behind the source"]),
+    ("continuous", {"source_states": {"g": GroupState("STABLE", 2)}},
+     ["g: still active on us-west (state STABLE, 2 member(s)): stop its consumers first"]),
+    ("continuous", {"target_states": {"g": GroupState("PREPARING_REBALANCING", 1)}},
+     ["g: active on us-east (state PREPARING_REBALANCING, 1 member(s)): stop its consumers there first (offsets are "
+      "synced or reset only into inactive groups)"]),
+    ("continuous", {"source_offsets": {"g": {("t", 0): 7, ("t", 1): 5, ("t", 2): 1}}},
+     ["g t[0]: the newest checkpoint (3 s old) translates offset 5, the group committed 7 on us-west: checkpoints "
+      "have not caught up",
+      "g t[2]: no checkpoint yet for offset 1 committed on us-west"]),
+    ("continuous", {"target_offsets": {"g": {("us-west.t", 0): 4, ("us-west.t", 1): 6}}},
+     ["g t[0]: not synced: committed 4 on us-east, translated offset 5",
+      "g t[1]: committed 6 on us-east, past the translated offset 5: the group has read the replica there"]),
+    ("continuous", {"target_offsets": {}},
+     ["g t[0]: not synced: no committed offset on us-east (translated offset 5)",
+      "g t[1]: not synced: no committed offset on us-east (translated offset 5)"]),
+    ("continuous", {"groups": ["g", "other"]},
+     ["other: no checkpoint on us-east and no committed offset on us-west for the flow's topics"]),
+    ("disaster", {"groups": ["other"], "replication": None, "source_offsets": None, "source_states": None},
+     ["other: no checkpoint on us-east for the flow's topics"]),
+    ("cutoff", {"source_offsets": {"g": {("t", 0): 2, ("t", 1): 5}}},
+     ["g t[0]: 3 record(s) left to read on us-west: let the consumers drain first"]),
+])
+def test_not_ready_names_each_finding(procedure, changes, expected):
+    report = judge(FLOW, procedure, seen(**changes), NOW, 0)
+    assert (report["verdict"], findings(report)) == ("not-ready", expected)
+
+
+def test_what_each_procedure_leaves_out():
+    # Cutoff: checkpoints and sync are not relied on; a default-policy target group may be active.
+    stale = {"connector": None, "checkpoints": {}, "target_offsets": {}, "target_states": {"g": GroupState("STABLE", 1)}}
+    assert judge(FLOW, "cutoff", seen(**stale), NOW, 0)["verdict"] == "ready"
+    # ...but under Identity the target groups are reset to the latest, which needs them inactive.
+    identity = {**FLOW, "replicationPolicy": "identity", "topicPrefix": ""}
+    observed = seen(target_states={"g": GroupState("STABLE", 1)}, checkpoints={}, target_offsets={},
+                    source_offsets={"g": {("t", 0): 5}})
+    assert findings(judge(identity, "cutoff", observed, NOW, 0)) == [
+        "g: active on us-east (state STABLE, 1 member(s)): stop its consumers there first (offsets are synced or "
+        "reset only into inactive groups)"]
+    # Disaster: the source is never read; the target's synced offsets are what is judged.
+    gone = {"replication": None, "source_offsets": None, "source_states": None, "source_ends": None}
+    assert judge(FLOW, "disaster", seen(**gone), NOW, 0)["verdict"] == "ready"
+
+
+def test_continuous_is_refused_under_identity_and_errors_are_errors():
+    identity = {**FLOW, "replicationPolicy": "identity", "topicPrefix": ""}
+    report = judge(identity, "continuous", seen(checkpoints={}, target_offsets={}), NOW, 0)
+    assert report["findings"][0] == ("continuous failover needs the default replication policy; this flow uses "
+                                     "identity: fail over with a cutoff (--procedure cutoff)")
+    assert report["procedures"] == ["cutoff", "disaster"]
+    broken = judge(FLOW, "continuous", Observed(None, {}, [], {}, {}, errors=["metadata: timed out"]), NOW, 0)
+    assert (broken["verdict"], broken["errors"]) == ("error", ["metadata: timed out"])
+
+
+def test_the_checkpoint_connector_as_it_runs():
+    def info(config, state="RUNNING", tasks=("RUNNING",)):
+        return {"info": {"config": config}, "status": {"connector": {"state": state},
+                                                       "tasks": [{"id": i, "state": s} for i, s in enumerate(tasks)]}}
+    cls = {"connector.class": readiness.CHECKPOINT_CLASS}
+    assert readiness.checkpoint_connector("c", info({**cls, "sync.group.offsets.enabled": "true"})) == \
+        CheckpointConnector("c", "RUNNING", ("RUNNING",), 60, 60)
+    # Kafka's own default leaves group offset sync off.
+    assert readiness.checkpoint_connector("c", info(cls)).sync_seconds is None
+    assert readiness.checkpoint_connector("c", info({**cls, "emit.checkpoints.enabled": "false",
+                                                     "sync.group.offsets.enabled": "true",
+                                                     "sync.group.offsets.interval.seconds": "5"})) == \
+        CheckpointConnector("c", "RUNNING", ("RUNNING",), None, 5)
+    with pytest.raises(Unverifiable) as exc:
+        readiness.checkpoint_connector("c", info({**cls, "emit.checkpoints.interval.seconds": "${x}"}))
+    assert str(exc.value) == "checkpoint connector c: emit.checkpoints.interval.seconds is '${x}', not a number of seconds"
+    listing = {"a-checkpoint": info({**cls}), "a-source": info({"connector.class": "x.MirrorSourceConnector"})}
+    found = readiness.find_checkpoint_connector(FLOW, lambda url, path: listing)
+    assert found is not None and found.name == "a-checkpoint"
+    two = {**listing, "b-checkpoint": info(cls)}
+    with pytest.raises(Unverifiable) as exc:
+        readiness.find_checkpoint_connector(FLOW, lambda url, path: two)
+    assert str(exc.value) == ("flow repl-us-west-us-east: 2 checkpoint connectors (a-checkpoint, b-checkpoint); one "
+                              "was expected")
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def test_the_command_refuses_what_it_cannot_check(tmp_path, capsys):
+    from spark import audit
+    assert audit.main(["failover", "--config", str(tmp_path / "none.json"), "--flow", "f"]) == 2
+    assert capsys.readouterr().err == (f"failover error: could not tell: the audit configuration "
+                                       f"{tmp_path / 'none.json'} is not a readable file\n")
+    config = json.loads(json.dumps({"version": 2, "clusters": {}, "flows": [], "settings": {
+        "window": {"lookbackMinutes": 60, "graceMinutes": 10, "bucketSeconds": 60},
+        "thresholds": {"maxLag": 1, "maxMissing": 0, "maxUnexpected": 0, "maxHeartbeatAgeSeconds": 300}}}))
+    (tmp_path / "audit.json").write_text(json.dumps(copy.deepcopy(config)))
+    assert audit.main(["failover", "--config", str(tmp_path / "audit.json"), "--flow", "f"]) == 2
+    assert capsys.readouterr().err == "failover error: could not tell: no flow named f in the configuration ()\n"

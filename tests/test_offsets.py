@@ -94,7 +94,9 @@ def test_alter_renders_the_spec_field_the_configmap_and_the_annotation_patch(tmp
     assert objects[("KafkaConnectorPatch", "repl-a-b/repl-a-b-source/offsets-alter-2026-11-24-rewind")] == {
         "apiVersion": api, "kind": "KafkaConnector",
         "metadata": {"name": "repl-a-b-source", "namespace": "repl-a-b", "labels": LABELS,
-                     "annotations": {"strimzi.io/connector-offsets": "alter", "pulumi.com/patchForce": "true"}}}
+                     "annotations": {"strimzi.io/connector-offsets": "alter",
+                                     "kafka-replication.io/offsets-request": "alter/2026-11-24-rewind",
+                                     "pulumi.com/patchForce": "true"}}}
     # The other connectors are untouched.
     for name in ("repl-a-b-checkpoint", "repl-a-b-heartbeat"):
         spec = objects[("KafkaConnector", f"repl-a-b/{name}")]["spec"]

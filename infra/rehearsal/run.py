@@ -3,6 +3,11 @@ Kubernetes API server with real material in its Secrets, one Connect worker per 
 and every KafkaConnector sent to its worker as the operator sends it.
 
 The API server is given (`Kube`): the test tier uses a real kube-apiserver on loopback.
+
+Offsets requests (infra/offsets.py) are the render's KafkaConnector patches: each one's
+annotations are merged into its connector, as the API server merges the patch, and the
+operator's offsets management (infra/rehearsal/offsets.py) is run once per request, as Pulumi
+creates each request's patch resource once.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from typing import Any, Protocol
 import yaml
 
 from infra import names, render, validation
+from infra.offsets import OFFSETS_REQUEST_ANNOTATION, is_patch
 from infra.rehearsal import jars, operator
+from infra.rehearsal import offsets as operator_offsets
 from infra.rehearsal.clients import Clients
 from infra.rehearsal.connect import Worker
 from infra.rehearsal.kafka import KafkaCluster
@@ -106,6 +113,10 @@ class Rehearsal:
     outputs: dict[str, Any] | None = None  # of the last render: the next one's previous outputs
     generation: int = 0                    # of the workers: a redeploy starts new pods
     started_before_redeploy: int = 0       # workers of earlier generations
+    # Offsets requests carried out, by (namespace, connector, request), and the ConfigMaps the
+    # operator wrote for `list`, by (namespace, name).
+    offsets_done: set[tuple[str, str, str]] = field(default_factory=set)
+    listed: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -151,20 +162,58 @@ class Rehearsal:
         self.deploy(objects)
 
     def deploy(self, objects: Iterable[dict[str, Any]] | None = None) -> None:
-        """Apply the render, start a worker per KafkaConnect, send every KafkaConnector."""
+        """Apply the render, start a worker per KafkaConnect, send every KafkaConnector, then
+        carry out the offsets requests."""
         self.objects = list(objects) if objects is not None else self.render()
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
-            self.kube.apply(obj)
+            if not is_patch(obj):
+                self.kube.apply(obj)
         secrets: dict[str, dict[str, dict[str, bytes]]] = {}
         for obj in self.objects:
             if obj["kind"] == "Secret":
                 secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = _secret_data(obj)
         for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
             self.start_worker(connect, secrets.get(connect["metadata"]["namespace"], {}))
-        for connector in (o for o in self.objects if o["kind"] == "KafkaConnector"):
+        for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
             key = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL])
             self.send(key, connector)
+        self.manage_offsets()
+
+    def update(self, objects: Iterable[dict[str, Any]]) -> None:
+        """A render applied to the running Connect clusters (no rolling update): the objects
+        replaced, every KafkaConnector reconciled again as the operator does on a change, then
+        the offsets requests carried out."""
+        self.objects = list(objects)
+        for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
+            if not is_patch(obj) and obj["kind"] != "Namespace":
+                self.kube.apply(obj)
+        for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
+            meta = connector["metadata"]
+            self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
+        self.manage_offsets()
+
+    def manage_offsets(self) -> None:
+        """Each offsets request of the render, once: its patch's annotations on the connector,
+        the operator's REST calls against the connector's worker, the ConfigMap it writes for a
+        list, and the annotation it then removes."""
+        configmaps = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["data"]
+                      for o in self.objects if o["kind"] == "ConfigMap"}
+        configmaps.update({key: cm["data"] for key, cm in self.listed.items()})
+        for patch in (o for o in self.objects if is_patch(o)):
+            meta = patch["metadata"]
+            done = (meta["namespace"], meta["name"], meta["annotations"][OFFSETS_REQUEST_ANNOTATION])
+            if done in self.offsets_done:
+                continue
+            connect, connector = self.connectors[(meta["namespace"], meta["name"])]
+            annotated = {**connector, "metadata": {**connector["metadata"], "annotations": {
+                **connector["metadata"].get("annotations", {}), **meta["annotations"]}}}
+            written = operator_offsets.manage(self.workers[connect], annotated, configmaps)
+            if written is not None:
+                self.kube.apply(written)
+                self.listed[(meta["namespace"], written["metadata"]["name"])] = written
+            self.connectors[(meta["namespace"], meta["name"])] = (connect, operator_offsets.without_annotation(annotated))
+            self.offsets_done.add(done)
 
     def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]]) -> Worker:
         meta = connect["metadata"]
@@ -188,7 +237,17 @@ class Rehearsal:
                                     "which the render does not hold")
         name, config, state = operator.connector_requests(connector)
         self.connectors[(connect[0], name)] = (connect, connector)
-        self.workers[connect].put_connector(name, config, state)
+        worker = self.workers[connect]
+        worker.put_connector(name, config, state)
+        if state == "running":
+            # AbstractConnectOperator.updateState: a PAUSED or STOPPED connector whose spec says
+            # running is resumed.
+            try:
+                current = worker.status(name)["connector"]["state"]
+            except RuntimeStartError:
+                current = None  # just created: no status yet, and nothing to resume
+            if current in ("PAUSED", "STOPPED"):
+                worker.request("PUT", f"/connectors/{name}/resume")
 
     def wait_running(self, timeout: float = 180) -> dict[str, dict[str, Any]]:
         """Every connector whose spec says running: RUNNING with every task."""

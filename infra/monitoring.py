@@ -237,11 +237,16 @@ def _q(value: str) -> str:
     return json.dumps(value)
 
 
-def _alert(name: str, expr: str, minutes: int | None, severity: str, summary: str, description: str) -> JSON:
+def _alert(name: str, expr: str, minutes: int | None, severity: str, summary: str, description: str,
+           condition: str = "") -> JSON:
+    """One alerting rule. Its `threshold` label says the condition and how long it held: flows
+    with other thresholds get rules of their own, told apart by it (promtool refuses two rules
+    of one alert with the same labels), and a receiver sees which limit was crossed."""
     rule: JSON = {"alert": name, "expr": expr}
     if minutes:
         rule["for"] = f"{minutes}m"
-    rule["labels"] = {"severity": severity}
+    held = f"for {minutes}m" if minutes else "at once"
+    rule["labels"] = {"severity": severity, "threshold": f"{condition} {held}" if condition else held}
     rule["annotations"] = {"summary": summary, "description": description,
                            "runbook": f"{DOCS}#{name.lower()}"}
     return rule
@@ -347,7 +352,7 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
             "Replication of {{ $labels.topic }} (flow {{ $labels.flow }}) takes over " + f"{seconds} s",
             "Records of {{ $labels.topic }} reach {{ $labels.target }} {{ $value }} ms after they were written to "
             f"{{{{ $labels.source }}}} (threshold {seconds} s): the target or the Connect cluster is slow "
-            "(producer throttling, broker load, the network between the clusters)."))
+            "(producer throttling, broker load, the network between the clusters).", f"> {seconds}s"))
     for (seconds, minutes), flows in _by_threshold(
             [((f.limits.recordAgeSeconds, f.limits.forMinutes), f.flow.name) for f in facts]):
         rules.append(_alert(
@@ -357,7 +362,7 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
             "Flow {{ $labels.flow }} reads {{ $labels.topic }} records over " + f"{seconds} s old",
             "The source connector reads records of {{ $labels.topic }} {{ $value }} ms after they were written "
             f"(threshold {seconds} s): it is behind the source (catching up after a start from earliest "
-            "or an outage, or too few tasks for the source's rate)."))
+            "or an outage, or too few tasks for the source's rate).", f"> {seconds}s"))
     client = f"client_id=~{_q(REPLICATION_CONSUMER)}"
     for (records, minutes), flows in _by_threshold(
             [((f.limits.sourceLagRecords, f.limits.forMinutes), f.flow.name) for f in facts]):
@@ -373,7 +378,7 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
             "Source lag of {{ $labels.connector }} on {{ $labels.topic }} grows (flow {{ $labels.flow }})",
             "The source connector's consumer is {{ $value }} records behind on a partition of {{ $labels.topic }} "
             f"(over {records}; Kafka writes '.' in topic names as '_' here) and the lag grew over the last "
-            f"{minutes} minutes: the source is written faster than the flow replicates."))
+            f"{minutes} minutes: the source is written faster than the flow replicates.", f"> {records} records, growing"))
     window = f"{PROGRESS_WINDOW_MINUTES}m"
     sources = [((f.limits.forMinutes), c) for f in facts for c in f.source_connectors]
     for minutes, connectors in _by_threshold(sources):
@@ -390,7 +395,7 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
             "Connector {{ $labels.connector }} writes nothing while its source has records (flow {{ $labels.flow }})",
             f"Its consumer lags behind the source, yet no record was written to the target for {PROGRESS_WINDOW_MINUTES} "
             "minutes: the task is stuck (target unreachable or refusing writes, producer blocked, "
-            "a poison record), though it may not be FAILED."))
+            "a poison record), though it may not be FAILED.", f"lag > 0, nothing written in {window}"))
     return rules
 
 
@@ -406,37 +411,41 @@ def checkpoint_rules(facts: list[_FlowFacts]) -> list[JSON]:
             "The newest checkpoint of {{ $labels.group }} took {{ $value }} ms to reach "
             f"{{{{ $labels.target }}}}, more than {seconds} s, twice the emit and sync intervals: consumers failing "
             "over now would resume from older offsets than the documents promise (docs/operations.md, "
-            "failover wait)."))
+            "failover wait).", f"> {seconds}s"))
     return rules
 
 
 def heartbeat_rules(model: Model, stack_plan: StackPlan, whole: StackPlan, facts: list[_FlowFacts]) -> list[JSON]:
-    """Per cluster pair with heartbeats, on the one connector that copies them (plan.heartbeat_replicators)."""
+    """Per cluster pair with heartbeats, on the one connector that copies them
+    (plan.heartbeat_replicators): one term per pair, pairs with the same limits in one rule."""
     copiers = heartbeat_replicators(model)
-    where = {c.name: (fp, part) for fp in stack_plan.flows for part in fp.parts for c in part.connectors}
+    where = {c.name: (fp, part, c) for fp in stack_plan.flows for part in fp.parts for c in part.connectors}
     limits = {f.flow.name: f.limits for f in facts}
+    # Heartbeats reach a source cluster from the running heartbeat connectors of its flows.
     emitted = {(fp.flow.source, fp.flow.target) for fp in whole.flows for part in fp.parts
                for c in _connectors(part, ConnectorKind.heartbeat) if "state" not in c.manifest["spec"]}
-    rules = []
+    terms: list[tuple[tuple[int, int], str]] = []
     for (source, target), connector in sorted(copiers.items()):
         if (source, target) not in emitted or connector not in where:
             continue  # nothing emits heartbeats into the source, or the copier runs in another cluster
-        fp, part = where[connector]
-        if "state" in next(c for c in part.connectors if c.name == connector).manifest["spec"]:
-            continue
-        topic = fp.internal_topics.target_heartbeats or names.replicated_topic(source, names.HEARTBEATS_TOPIC)
+        fp, part, copier = where[connector]
+        if "state" in copier.manifest["spec"]:
+            continue  # the topology stops or pauses it: no heartbeat is expected
+        topic = names.replicated_topic(source, names.HEARTBEATS_TOPIC)  # both policies prefix heartbeats
         limit = limits[fp.name]
         sel = f"flow={_q(fp.name)}, connect_cluster={_q(part.names.connect)}, topic={_q(topic)}"
+        terms.append(((limit.heartbeatAgeSeconds, limit.forMinutes),
+                      f"max by (flow, connect_cluster, source, target, topic) "
+                      f"(changes({RECORD_COUNT}{{{sel}}}[{limit.heartbeatAgeSeconds}s])) == 0"))
+    rules = []
+    for (seconds, minutes), exprs in _by_threshold(terms):
         rules.append(_alert(
-            "KafkaReplicationHeartbeatsStale",
-            f"max by (flow, connect_cluster, source, target, topic) "
-            f"(changes({RECORD_COUNT}{{{sel}}}[{limit.heartbeatAgeSeconds}s])) == 0",
-            limit.forMinutes, "warning",
-            "No heartbeat replicated from {{ $labels.source }} to {{ $labels.target }} for "
-            f"{limit.heartbeatAgeSeconds} s",
-            f"Connector {connector} copies the heartbeats of {source} into {topic} on {target}; none arrived for "
-            f"{limit.heartbeatAgeSeconds} s. Heartbeats are emitted every second: the pair does not replicate "
-            "(or its heartbeat connector does not run)."))
+            "KafkaReplicationHeartbeatsStale", " or ".join(exprs), minutes, "warning",
+            "No heartbeat replicated from {{ $labels.source }} to {{ $labels.target }} for " + f"{seconds} s",
+            "The connector of flow {{ $labels.flow }} (Connect cluster {{ $labels.connect_cluster }}) that copies "
+            "the heartbeats of {{ $labels.source }} into {{ $labels.topic }} on {{ $labels.target }} wrote none for "
+            f"{seconds} s. Heartbeats are emitted every second: the pair does not replicate (or its heartbeat "
+            "connector does not run).", f"none for {seconds}s"))
     return rules
 
 

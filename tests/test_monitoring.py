@@ -1,0 +1,796 @@
+"""The monitoring objects (infra/monitoring.py): the PodMonitor, the PrometheusRule and the Grafana
+dashboard as rendered, field by field; every rule checked by `promtool check rules` and every
+alert unit-tested by `promtool test rules` on series shaped as the real worker's scrape shows
+(tests/data/scrape/*.txt, written by tests/test_runtime_metrics.py), firing exactly the expected
+alert with its exact labels and annotations, and nothing on a healthy set; every series and label
+the rules and the dashboard read present in every release's scrape.
+
+promtool comes from Debian's prometheus package (`make promtool`); without it the promtool tests
+skip, unless APISERVER_REQUIRED=1 (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from infra import monitoring, names, render
+from infra.deployment import prepare
+from infra.errors import TopologyError
+from infra.monitoring import DEFAULTS, Thresholds
+from tests.conftest import ROOT, by_kind_name, doc_topology, render_topology, unavailable
+
+PROMTOOL_CACHE = Path.home() / ".cache" / "kafka-replication" / "promtool" / "usr" / "bin" / "promtool"
+SCRAPES = ROOT / "tests" / "data" / "scrape"
+CRDS_CACHE = Path.home() / ".cache" / "kafka-replication" / "prometheus-operator-crds"
+FLOW = "repl-us-west-us-east"
+SOURCE_CONNECTOR = f"{FLOW}-source"
+MONITORED = {"prometheusOperator": True, "dashboard": True, "labels": {"release": "prometheus"}}
+
+
+def promtool() -> str:
+    found = os.environ.get("PROMTOOL") or (str(PROMTOOL_CACHE) if PROMTOOL_CACHE.exists() else shutil.which("promtool"))
+    if not found:
+        unavailable("no promtool: run `make promtool` (Debian's prometheus package, unpacked into ~/.cache)")
+    return str(found)
+
+
+def model_of(topology: dict):
+    return prepare(topology, "test")
+
+
+def plans(topology: dict):
+    model, stack_plan, _ = model_of(topology)
+    return model, stack_plan, monitoring.plan_monitorings(model, stack_plan)
+
+
+def monitored(**changes) -> dict:
+    topo = doc_topology(**changes)
+    topo.setdefault("monitoring", copy.deepcopy(MONITORED))
+    return topo
+
+
+def groups_of(topology: dict) -> list[dict]:
+    (plan,) = plans(topology)[2]
+    rule = plan.kind("PrometheusRule")
+    assert rule is not None
+    return rule["spec"]["groups"]
+
+
+def alerts_of(topology: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for group in groups_of(topology):
+        for rule in group["rules"]:
+            out.setdefault(rule["alert"], []).append(rule)
+    return out
+
+
+# ----------------------------------------------------------------- the objects, field by field
+
+
+def test_dev_renders_the_pod_monitor_rule_and_dashboard(tmp_path):
+    rendered = render.run("dev", placeholder_secrets=True)
+    objects = by_kind_name(rendered.objects())
+    labels = {"app.kubernetes.io/component": "monitoring", "app.kubernetes.io/managed-by": "pulumi",
+              "app.kubernetes.io/part-of": "kafka-replication", "release": "prometheus"}
+    assert objects[("Namespace", "replication-monitoring")]["metadata"] == {
+        "name": "replication-monitoring", "labels": {k: v for k, v in labels.items() if k != "release"}}
+    assert objects[("PodMonitor", "kafka-replication")] == {
+        "apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+        "metadata": {"name": "kafka-replication", "namespace": "replication-monitoring", "labels": labels},
+        "spec": {"selector": {"matchLabels": {"strimzi.io/kind": "KafkaConnect"},
+                              "matchExpressions": [
+                                  {"key": "kafka-replication.io/flow", "operator": "In", "values": [FLOW]},
+                                  {"key": "strimzi.io/cluster", "operator": "In", "values": [FLOW]}]},
+                 "namespaceSelector": {"matchNames": [FLOW]},
+                 "podMetricsEndpoints": [{"port": "tcp-prometheus", "path": "/metrics"}]}}
+    rule = objects[("PrometheusRule", "kafka-replication")]
+    assert rule["metadata"]["labels"] == labels
+    assert [g["name"] for g in rule["spec"]["groups"]] == [
+        "kafka-replication.connectors", "kafka-replication.replication", "kafka-replication.checkpoints",
+        "kafka-replication.heartbeats", "kafka-replication.audit"]
+    board = objects[("ConfigMap", "kafka-replication-dashboard")]
+    assert board["metadata"]["labels"] == {"app.kubernetes.io/component": "monitoring",
+                                           "app.kubernetes.io/managed-by": "pulumi",
+                                           "app.kubernetes.io/part-of": "kafka-replication",
+                                           "grafana_dashboard": "1"}
+    assert list(board["data"]) == ["kafka-replication.json"]
+    out = tmp_path / "out"
+    written = render.write(rendered, out)
+    assert sorted(w for w in written if w.startswith("replication-monitoring/")) == [
+        "replication-monitoring/ConfigMap-kafka-replication-dashboard.yaml",
+        "replication-monitoring/Namespace-replication-monitoring.yaml",
+        "replication-monitoring/PodMonitor-kafka-replication.yaml",
+        "replication-monitoring/PrometheusRule-kafka-replication.yaml"]
+    summary = render.summary(rendered)
+    assert "  monitoring  (namespace replication-monitoring): + 4 objects" in summary.splitlines()
+
+
+def test_nothing_without_prometheus_operator_or_dashboard(tmp_path):
+    rendered = render_topology(tmp_path, doc_topology(), secrets={})
+    assert not [o for o in rendered.objects() if monitoring.is_monitoring(o["metadata"]["labels"])]
+    assert not [r for r in rendered.resources if "monitoring" in r.type]
+    assert not [o for o in rendered.objects() if o["apiVersion"].startswith("monitoring.coreos.com/")]
+
+
+def test_only_the_objects_asked_for():
+    (plan,) = plans(monitored(monitoring={"dashboard": True}))[2]
+    assert [o["kind"] for o in plan.objects] == ["ConfigMap"]
+    (plan,) = plans(monitored(monitoring={"prometheusOperator": True}))[2]
+    assert [o["kind"] for o in plan.objects] == ["PodMonitor", "PrometheusRule"]
+    assert plan.outputs == {"namespace": "replication-monitoring", "podMonitor": "kafka-replication",
+                            "prometheusRule": "kafka-replication", "dashboardConfigMap": None}
+
+
+def test_user_labels_cannot_replace_ours():
+    (plan,) = plans(monitored(monitoring={"prometheusOperator": True,
+                                          "labels": {"app.kubernetes.io/part-of": "other", "team": "data"}}))[2]
+    assert plan.objects[0]["metadata"]["labels"] == {
+        "team": "data", "app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi",
+        "app.kubernetes.io/component": "monitoring"}
+
+
+def test_each_kubernetes_cluster_monitors_its_own_flows():
+    topo = yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text())
+    topo["monitoring"] = {"prometheusOperator": True}
+    model, stack_plan, found = plans(topo)
+    assert [p.kubernetes for p in found] == list(stack_plan.kubernetes_clusters)
+    for plan in found:
+        inside = stack_plan.in_cluster(plan.kubernetes)
+        pod_monitor = plan.kind("PodMonitor")
+        assert pod_monitor is not None
+        assert pod_monitor["spec"]["namespaceSelector"]["matchNames"] == sorted(
+            {p.names.namespace for f in inside.flows for p in f.parts})
+        assert plan.outputs["kubernetesCluster"] == plan.kubernetes
+
+
+# ----------------------------------------------------------------- thresholds
+
+
+def test_thresholds_flow_over_stack_over_defaults():
+    topo = monitored(monitoring={**MONITORED, "alerts": {"replicationLatencySeconds": 120, "forMinutes": 15}})
+    topo["flows"][0]["alerts"] = {"replicationLatencySeconds": 30, "sourceLagRecords": 0}
+    model, stack_plan, _ = model_of(topo)
+    (fp,) = stack_plan.flows
+    assert monitoring.thresholds(model, fp.flow.alerts) == Thresholds(
+        replicationLatencySeconds=30, recordAgeSeconds=300, sourceLagRecords=0, heartbeatAgeSeconds=300, forMinutes=15)
+    assert monitoring.stack_thresholds(model) == Thresholds(120, 300, 10_000, 300, 15)
+    assert DEFAULTS == Thresholds(60, 300, 10_000, 300, 10)
+    alerts = alerts_of(topo)
+    (latency,) = alerts["KafkaReplicationLatencyHigh"]
+    assert latency["expr"].endswith(") > 30000") and latency["for"] == "15m"
+    (lag,) = alerts["KafkaReplicationSourceLagGrowing"]
+    assert ") > 0 and max by" in lag["expr"]
+
+
+def test_flows_sharing_a_threshold_share_a_rule():
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [f"{n}\\..*"], "name": n,
+                             **({"alerts": {"recordAgeSeconds": 900}} if n == "c" else {})} for n in "abc"])
+    (age_ab, age_c) = alerts_of(topo)["KafkaReplicationRecordAgeHigh"]
+    assert 'flow=~"a|b"' in age_ab["expr"] and age_ab["expr"].endswith("> 300000")
+    assert 'flow=~"c"' in age_c["expr"] and age_c["expr"].endswith("> 900000")
+    (latency,) = alerts_of(topo)["KafkaReplicationLatencyHigh"]
+    assert 'flow=~"a|b|c"' in latency["expr"]
+
+
+@pytest.mark.parametrize("config,sync,expected", [
+    ({}, {}, 240),                                                  # 2 x (60 + 60): Kafka's defaults
+    ({"emit.checkpoints.interval.seconds": 30}, {"intervalSeconds": 15}, 90),
+    ({"emit.checkpoints.interval.seconds": "45"}, {"enabled": False}, 90),  # no sync: emit only
+    ({"emit.checkpoints.interval.seconds": -1}, {}, None),          # checkpoints switched off: no rule
+])
+def test_checkpoint_threshold_from_the_flow(config, sync, expected):
+    topo = monitored()
+    topo["flows"][0]["config"] = {"checkpoint": config}
+    topo["flows"][0]["syncGroupOffsets"] = sync
+    rules = alerts_of(topo).get("KafkaReplicationCheckpointsLate", [])
+    if expected is None:
+        assert rules == []
+    else:
+        (rule,) = rules
+        assert rule["expr"].endswith(f"> {expected * 1000}")
+        assert f"more than {expected} s" in rule["annotations"]["description"]
+
+
+def test_no_checkpoint_rule_without_checkpoints():
+    topo = monitored()
+    topo["flows"][0]["checkpoints"] = False
+    topo["flows"][0].pop("groups")
+    assert "KafkaReplicationCheckpointsLate" not in alerts_of(topo)
+
+
+def test_not_running_only_for_connectors_that_should_run():
+    topo = monitored()
+    topo["flows"][0]["state"] = {"checkpoint": "stopped"}
+    (rule,) = alerts_of(topo)["KafkaReplicationConnectorNotRunning"]
+    assert f'connector=~"{FLOW}-heartbeat|{FLOW}-source"' in rule["expr"]
+
+
+def test_heartbeats_only_on_the_connector_that_copies_them():
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [t], "name": n}
+                            for n, t in (("b-flow", "b.*"), ("a-flow", "a.*"))])
+    model, _, _ = model_of(topo)
+    (rule,) = alerts_of(topo)["KafkaReplicationHeartbeatsStale"]
+    # The first running source connector of the pair by name (plan.heartbeat_replicators).
+    assert rule["expr"] == ('max by (flow, connect_cluster, source, target, topic) '
+                            '(changes(kafka_connect_mirror_mirrorsourceconnector_record_count{flow="a-flow", '
+                            'connect_cluster="a-flow", topic="us-west.heartbeats"}[300s])) == 0')
+    topo["flows"][0]["heartbeats"] = topo["flows"][1]["heartbeats"] = False
+    assert "KafkaReplicationHeartbeatsStale" not in alerts_of(topo)
+
+
+def test_audit_rules_follow_the_audit_section():
+    assert "kafka-replication.audit" not in [g["name"] for g in groups_of(monitored())]
+    topo = monitored(audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1"})
+    alerts = alerts_of(topo)
+    assert "KafkaReplicationAuditFindings" not in alerts  # nothing pushed without a pushgateway
+    (job,) = alerts["KafkaReplicationAuditJobFailed"]
+    assert 'job_name=~"kafka-replication-audit-[0-9]+"' in job["expr"]
+    topo["audit"]["pushgateway"] = "http://pushgateway.monitoring.svc:9091"
+    (findings,) = alerts_of(topo)["KafkaReplicationAuditFindings"]
+    assert findings["expr"] == 'max by (job) (kafka_replication_audit_status{job="kafka-replication-audit"}) > 0'
+
+
+def test_the_audit_pushes_under_the_job_the_rule_reads():
+    import inspect
+
+    from spark.report import push_metrics
+    assert inspect.signature(push_metrics).parameters["job"].default == names.AUDIT
+
+
+def test_every_alert_names_its_runbook_and_severity():
+    topo = monitored(audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1",
+                            "pushgateway": "http://pg:9091"})
+    docs = (ROOT / "docs" / "operations.md").read_text()
+    for name, rules in alerts_of(topo).items():
+        for rule in rules:
+            assert rule["labels"]["severity"] in ("warning", "critical")
+            assert rule["annotations"]["runbook"] == f"docs/operations.md#{name.lower()}"
+            assert set(rule["annotations"]) == {"summary", "description", "runbook"}
+            if "Audit" not in name:
+                assert "flow" in re.findall(r"by \(([^)]*)\)", rule["expr"])[0]
+        if f"#### {name}" not in docs:
+            pytest.xfail(f"docs/operations.md has no section for {name} yet")
+
+
+def test_deterministic_and_sorted():
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [f"t{i}.*"], "name": f"f{i}"}
+                            for i in (3, 1, 2)])
+    again = copy.deepcopy(topo)
+    again["flows"].reverse()
+    assert groups_of(topo) == groups_of(again)
+
+
+# ----------------------------------------------------------------- refusals
+
+
+def test_problems_a_checkpoint_interval_that_is_no_number():
+    topo = monitored()
+    topo["flows"][0]["config"] = {"checkpoint": {"emit.checkpoints.interval.seconds": "1m"}}
+    model, stack_plan, _ = model_of(topo)
+    assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+        f"flows[0] ({FLOW}): config.checkpoint.emit.checkpoints.interval.seconds: got '1m'; expected a whole "
+        "number of seconds (the checkpoint alert's threshold is twice the emit and sync intervals)"]
+
+
+def test_problems_a_namespace_already_taken(tmp_path):
+    topo = monitored(monitoring={**MONITORED, "namespace": FLOW})
+    model, stack_plan, _ = model_of(topo)
+    assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+        f"monitoring: namespace: got '{FLOW}'; expected a namespace of its own: it is the namespace of flow {FLOW}"]
+    topo = monitored(monitoring={**MONITORED, "namespace": "replication-audit"},
+                     audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1"})
+    model, stack_plan, _ = model_of(topo)
+    assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+        "monitoring: namespace: got 'replication-audit'; expected a namespace of its own: it is the audit's "
+        "namespace (audit.namespace)"]
+    with pytest.raises(TopologyError, match="a namespace of its own"):
+        render_topology(tmp_path, topo, secrets={})
+    # Without the objects, the namespace is not used: no refusal.
+    topo["monitoring"] = {"namespace": "replication-audit"}
+    model, stack_plan, _ = model_of(topo)
+    assert monitoring.problems(model, stack_plan) == []
+
+
+def test_the_rule_stays_within_one_object():
+    flows = [{"source": "us-west", "target": "us-east", "topics": [f"t{i}\\..*"], "name": f"flow-{i:03}",
+              "checkpoints": False} for i in range(500)]
+    same = monitored(flows=copy.deepcopy(flows))
+    model, stack_plan, _ = model_of(same)
+    assert monitoring.problems(model, stack_plan) == []
+    size = len(monitoring.rules_yaml(monitoring.rule_groups(model, stack_plan)).encode())
+    assert size < 150_000, size  # one rule per alert: the flows' names once each
+    for i, f in enumerate(flows):
+        f["alerts"] = {"recordAgeSeconds": 1000 + i, "replicationLatencySeconds": 100 + i,
+                       "sourceLagRecords": 1000 + i, "forMinutes": 1 + i % 1000 // 2}
+    model, stack_plan, _ = model_of(monitored(flows=flows))
+    (problem,) = monitoring.problems(model, stack_plan)
+    assert problem.where == "monitoring" and problem.field == "alerts"
+    assert re.fullmatch(r"a PrometheusRule of [0-9]+ bytes", problem.value)
+    assert problem.allowed == ("at most 900000 bytes: fewer distinct thresholds across flows (flows sharing "
+                               "thresholds share rules)")
+
+
+# ----------------------------------------------------------------- the Prometheus Operator's CRD schemas
+
+
+def crd_schema(kind: str) -> dict:
+    files = {"PodMonitor": "monitoring.coreos.com_podmonitors.yaml",
+             "PrometheusRule": "monitoring.coreos.com_prometheusrules.yaml"}
+    found = sorted(CRDS_CACHE.glob(f"*/{files[kind]}"))
+    if not found:
+        unavailable("no Prometheus Operator CRDs: run `make prometheus-crds` (tools/prometheus-operator)")
+    crd = yaml.safe_load(found[-1].read_text())
+    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1" and v.get("served")]
+    return served["schema"]["openAPIV3Schema"]
+
+
+def crd_validate(obj: dict, schema: dict) -> None:
+    """The schema as the API server reads it: its patterns are Go's (`(?i)` inside), which
+    Python's metaschema check would refuse, so the schema is used without that check."""
+    jsonschema.validators.validator_for(schema)(schema).validate(obj)
+
+
+def test_objects_validate_against_the_operator_crds():
+    from tests.test_schemas import unknown_fields
+    for stack in ("dev", "prod"):
+        for obj in stack_objects(stack):
+            if obj["apiVersion"] == "monitoring.coreos.com/v1":
+                schema = crd_schema(obj["kind"])
+                crd_validate(obj, schema)
+                assert unknown_fields(obj, schema) == [], obj["kind"]
+    pod_monitor = next(o for o in render.run("dev", placeholder_secrets=True).objects() if o["kind"] == "PodMonitor")
+    broken = copy.deepcopy(pod_monitor)
+    broken["spec"]["podMetricsEndpoints"][0]["port"] = 9404  # a number where the CRD wants the port's name
+    with pytest.raises(jsonschema.ValidationError, match="9404 is not of type 'string'"):
+        crd_validate(broken, crd_schema("PodMonitor"))
+
+
+# ----------------------------------------------------------------- series the scrape has
+
+# Series shapes of the metrics contract (infra/metrics.py), standing in until the runtime tier
+# has written tests/data/scrape/*.txt: `name -> label names`.
+CONTRACT: dict[str, frozenset[str]] = {
+    "kafka_connect_connector_status": frozenset({"connector", "status"}),
+    "kafka_connect_connector_task_status": frozenset({"connector", "task", "status"}),
+    **{f"kafka_connect_mirror_mirrorsourceconnector_{a}": frozenset({"source", "target", "topic", "partition"})
+       for a in ("record_count", "record_rate", "record_age_ms_max", "replication_latency_ms_max", "byte_rate")},
+    "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms":
+        frozenset({"source", "target", "group", "topic", "partition"}),
+    "kafka_connect_source_task_source_record_write_total": frozenset({"connector", "task"}),
+    "kafka_consumer_fetch_manager_records_lag": frozenset({"client_id", "topic", "partition"}),
+}
+STATIC = frozenset({"flow", "connect_cluster"})
+# Series from elsewhere, with the labels their sources give them: kube-state-metrics' Job
+# series, and the audit's push (spark/report.py, `job` from the Pushgateway's grouping key).
+EXTERNAL: dict[str, frozenset[str]] = {
+    "kube_job_status_failed": frozenset({"namespace", "job_name"}),
+    "kube_job_status_succeeded": frozenset({"namespace", "job_name"}),
+    "kube_job_status_start_time": frozenset({"namespace", "job_name"}),
+    "kafka_replication_audit_status": frozenset({"job"}),
+}
+# What the Prometheus Operator adds to every series of a PodMonitor's targets.
+TARGET_LABELS = {"namespace": "repl-us-west-us-east", "pod": "repl-us-west-us-east-connect-0",
+                 "container": "repl-us-west-us-east-connect", "endpoint": "tcp-prometheus",
+                 "job": "replication-monitoring/kafka-replication"}
+
+
+def scrape_files() -> list[Path]:
+    return sorted(SCRAPES.glob("*.txt")) if SCRAPES.is_dir() else []
+
+
+def scraped() -> dict[str, frozenset[str]] | None:
+    """name -> label names present in EVERY scrape file (None before they exist)."""
+    files = scrape_files()
+    if not files:
+        return None
+    per_file = []
+    for path in files:
+        found: dict[str, set[str]] = {}
+        for line in path.read_text().split():
+            match = re.fullmatch(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", line)
+            assert match, f"{path.name}: not a series shape: {line!r}"
+            found.setdefault(match.group(1), set()).update(filter(None, match.group(2).split(",")))
+        per_file.append(found)
+    common = set.intersection(*(set(f) for f in per_file))
+    return {n: frozenset(set.intersection(*(f[n] for f in per_file))) for n in common}
+
+
+def shapes() -> dict[str, frozenset[str]]:
+    """What the rules may read: the scrape's shapes once they exist (else the contract's), and the
+    external series."""
+    found = scraped()
+    worker = found if found is not None else {n: labels | STATIC for n, labels in CONTRACT.items()}
+    return {**worker, **EXTERNAL}
+
+
+_SELECTOR = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[^{}\"]|\"(?:[^\"\\]|\\.)*\")*)\}")
+_MATCHER = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*\"(?:[^\"\\]|\\.)*\"")
+_CLAUSE = re.compile(r"\b(?:by|on|without|ignoring)\s*\(([^)]*)\)")
+_REPLACE = re.compile(r"label_replace\(.*?,\s*\"([^\"]+)\",\s*\"[^\"]*\",\s*\"([^\"]+)\"")
+_STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
+_LABEL_VALUES = re.compile(r"^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$")
+
+
+def used(expr: str) -> tuple[dict[str, set[str]], set[str], set[str]]:
+    """(series -> the labels its selector matches on, labels of by/on clauses, labels created by
+    label_replace) of a query; every series is written with a selector."""
+    series: dict[str, set[str]] = {}
+    for name, body in _SELECTOR.findall(expr):
+        series.setdefault(name, set()).update(_MATCHER.findall(body))
+    for name in re.findall(r"\b((?:kafka|kube)_[a-z0-9_]+)\b", _STRINGS.sub('""', expr)):
+        series.setdefault(name, set())  # written without a selector
+    clauses = {label.strip() for group in _CLAUSE.findall(expr) for label in group.split(",") if label.strip()}
+    created, read = set(), set()
+    for new, source in _REPLACE.findall(expr):
+        created.add(new)
+        read.add(source)
+    for labels in series.values():
+        labels |= read & labels  # read labels are checked below with the series that has them
+    return series, clauses | read, created
+
+
+def missing(expr: str, available: dict[str, frozenset[str]]) -> list[str]:
+    series, clauses, created = used(expr)
+    out = [f"series {n}" for n in sorted(series) if n not in available]
+    for name, labels in sorted(series.items()):
+        out += [f"{name}{{{label}}}" for label in sorted(labels - available.get(name, frozenset()))]
+    having = set().union(*(available.get(n, frozenset()) for n in series)) | created
+    out += [f"by/on ({label})" for label in sorted(clauses - having)]
+    return out
+
+
+def all_queries() -> list[str]:
+    topo = yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text())
+    rules = [r["expr"] for g in groups_of(topo) for r in g["rules"]]
+    board = []
+    for query in monitoring.dashboard_queries():
+        match = _LABEL_VALUES.match(query)
+        board.append(f"count by ({match.group(2)}) ({match.group(1)})" if match else query)
+    return rules + [substitute(q) for q in board]
+
+
+def substitute(query: str) -> str:
+    for name in monitoring.VARIABLES:
+        query = query.replace(f"${name}", monitoring.ALL_VALUES)
+    return query
+
+
+def test_every_series_and_label_read_is_in_every_scrape():
+    available = shapes()
+    problems = {q: m for q in all_queries() for m in [missing(q, available)] if m}
+    assert problems == {}
+    if scraped() is None:
+        pytest.skip(f"no scrape files in {SCRAPES.relative_to(ROOT)} yet (tests/test_runtime_metrics.py writes "
+                    "them): checked against the metrics contract only")
+    # The contract's shapes are what the scrape showed.
+    for name, labels in CONTRACT.items():
+        assert name in available and labels | STATIC <= available[name], name
+
+
+def test_the_checker_refuses_what_the_scrape_lacks():
+    available = shapes()
+    assert missing('max by (flow, pod) (kafka_connect_connector_status{flow=~"x", state="failed"}) == 1', available) == [
+        "kafka_connect_connector_status{state}", "by/on (pod)"]
+    assert missing("rate(kafka_connect_nothing_total{flow=\"x\"}[5m])", available) == [
+        "series kafka_connect_nothing_total", "kafka_connect_nothing_total{flow}"]
+    assert missing("count by (flow) (kafka_connect_nothing)", available) == ["series kafka_connect_nothing",
+                                                                          "by/on (flow)"]
+    assert missing('label_replace(kafka_connect_connector_status{flow="x"}, "c", "$1", "client_id", "(.*)")',
+                   available) == ["by/on (client_id)"]
+
+
+# ----------------------------------------------------------------- promtool
+
+
+def run_promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([promtool(), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def stack_objects(stack: str) -> list[dict]:
+    """A stack's monitoring objects: dev's as rendered; prod's as planned (its render is the
+    program's whole verdict, which other parts of the program decide)."""
+    if stack == "dev":
+        return render.run(stack, placeholder_secrets=True).objects()
+    topo = yaml.safe_load((ROOT / "stacks" / f"{stack}.yaml").read_text())
+    return [o for p in plans(topo)[2] for o in p.objects]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_promtool_checks_the_rendered_rules(stack, tmp_path):
+    rule = next(o for o in stack_objects(stack) if o["kind"] == "PrometheusRule")
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
+    done = run_promtool("check", "rules", "rules.yaml", cwd=tmp_path)
+    count = sum(len(g["rules"]) for g in rule["spec"]["groups"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"SUCCESS: {count} rules found" in done.stdout
+
+
+def test_promtool_checks_every_dashboard_query(tmp_path):
+    queries = [q for q in all_queries() if q not in [r["expr"] for g in groups_of(
+        yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text())) for r in g["rules"]]]
+    assert len(queries) == len(monitoring.dashboard_queries()) == 13
+    rules = [{"record": f"dashboard:query_{i}", "expr": q} for i, q in enumerate(queries)]
+    (tmp_path / "board.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    done = run_promtool("check", "rules", "board.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # It can fail: a broken query is refused.
+    rules[0]["expr"] = "max by (flow (kafka_connect_connector_status)"
+    (tmp_path / "board.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    assert run_promtool("check", "rules", "board.yaml", cwd=tmp_path).returncode != 0
+
+
+def test_dashboard_has_the_variables_and_panels():
+    board = json.loads(monitoring.dashboard_configmap("ns")["data"]["kafka-replication.json"])
+    assert [v["name"] for v in board["templating"]["list"]] == ["datasource", "flow", "source", "target",
+                                                                 "connect_cluster"]
+    assert [v["query"]["query"] for v in board["templating"]["list"][1:]] == [
+        "label_values(kafka_connect_connector_status, flow)",
+        'label_values(kafka_connect_mirror_mirrorsourceconnector_record_count{flow=~"$flow"}, source)',
+        'label_values(kafka_connect_mirror_mirrorsourceconnector_record_count{flow=~"$flow", source=~"$source"}, target)',
+        'label_values(kafka_connect_connector_status{flow=~"$flow"}, connect_cluster)']
+    assert [p["title"] for p in board["panels"]] == [
+        "Connector status", "Task status", "Replication latency (max)", "Record age (max)", "Throughput (records/s)",
+        "Throughput (bytes/s)", "Source consumer lag (records)", "Checkpoint latency (newest)",
+        "Heartbeats replicated (per 5 minutes)"]
+    assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
+
+
+# The promtool unit tests: the documents' flow on its default thresholds, its checkpoint connector
+# stopped by the topology (so that a stopped connector that should be stopped fires nothing), an
+# audit pushing to a Pushgateway.
+UNIT_TOPOLOGY = monitored(audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1",
+                                 "pushgateway": "http://pushgateway.monitoring.svc:9091"})
+UNIT_TOPOLOGY["flows"][0]["state"] = {"checkpoint": "stopped"}
+BASE = {"flow": FLOW, "connect_cluster": FLOW, **TARGET_LABELS}
+CLIENT = f"us-west->us-east|{SOURCE_CONNECTOR}-0|replication-consumer"  # MirrorConnectorConfig.addClientId
+SOURCE_TOPIC = {"source": "us-west", "target": "us-east", "topic": "us-west.test.orders"}
+
+
+def series(name: str, values: str, **labels: str) -> dict:
+    body = ", ".join(f'{k}="{v}"' for k, v in sorted({**BASE, **labels}.items()) if v is not None)
+    return {"series": f"{name}{{{body}}}", "values": values}
+
+
+def external(name: str, values: str, **labels: str) -> dict:
+    body = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return {"series": f"{name}{{{body}}}", "values": values}
+
+
+def healthy() -> list[dict]:
+    """Every series every alert reads, healthy, for 40 minutes."""
+    return [
+        *[series("kafka_connect_connector_status", "1x40", connector=f"{FLOW}-{c}", status="running")
+          for c in ("source", "heartbeat")],
+        series("kafka_connect_connector_status", "1x40", connector=f"{FLOW}-checkpoint", status="stopped"),
+        *[series("kafka_connect_connector_task_status", "1x40", connector=f"{FLOW}-{c}", task="0", status="running")
+          for c in ("source", "heartbeat")],
+        *[series(f"kafka_connect_mirror_mirrorsourceconnector_{m}", v, partition=p, **SOURCE_TOPIC)
+          for m, v in (("replication_latency_ms_max", "80x40"), ("record_age_ms_max", "40x40"),
+                       ("record_count", "0+10x40")) for p in ("0", "1")],
+        series("kafka_connect_mirror_mirrorsourceconnector_record_count", "0+60x40", source="us-west",
+               target="us-east", topic="us-west.heartbeats", partition="0"),
+        series("kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", "30x40", source="us-west",
+               target="us-east", group="test.readers", topic="us-west.test.orders", partition="0"),
+        *[series("kafka_consumer_fetch_manager_records_lag", "0x40", client_id=CLIENT, topic="test_orders", partition=p)
+          for p in ("0", "1")],
+        series("kafka_connect_source_task_source_record_write_total", "0+10x40", connector=SOURCE_CONNECTOR, task="0"),
+        external("kube_job_status_failed", "0x40", namespace="replication-audit",
+                 job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
+        external("kube_job_status_succeeded", "1x40", namespace="replication-audit",
+                 job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
+        external("kube_job_status_start_time", "1764000000x40", namespace="replication-audit",
+                 job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
+        external("kafka_replication_audit_status", "0x40", job="kafka-replication-audit", instance=""),
+    ]
+
+
+def replace(inputs: list[dict], *new: dict) -> list[dict]:
+    """The healthy set with the series of `new` (by name and labels) replaced or added."""
+    keys = {n["series"] for n in new}
+    return [s for s in inputs if s["series"] not in keys] + list(new)
+
+
+ALERTS = [
+    "KafkaReplicationConnectorFailed", "KafkaReplicationTaskFailed", "KafkaReplicationConnectorNotRunning",
+    "KafkaReplicationLatencyHigh", "KafkaReplicationRecordAgeHigh", "KafkaReplicationSourceLagGrowing",
+    "KafkaReplicationNoProgress", "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
+    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings"]
+
+
+def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
+    """(alert, inputs, eval time, expected alerts) per alert."""
+    running = f"{FLOW}-source"
+    src = {"flow": FLOW, "connect_cluster": FLOW}
+    h = healthy()
+    without_running_source = [s for s in h if not (s["series"].startswith("kafka_connect_connector_status{")
+                                                   and f'connector="{running}"' in s["series"])]
+    without_running_task = [s for s in h if not (s["series"].startswith("kafka_connect_connector_task_status{")
+                                                 and f'connector="{running}"' in s["series"])]
+    lag_series = [s for s in h if s["series"].startswith("kafka_consumer_fetch_manager_records_lag{")]
+    return [
+        ("KafkaReplicationConnectorFailed",
+         without_running_source + [series("kafka_connect_connector_status", "1x40", connector=running, status="failed")],
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src, "connector": running},
+                  "exp_annotations": {
+                      "summary": f"Connector {running} of flow {FLOW} has failed",
+                      "description": f"Kafka Connect reports connector {running} (Connect cluster {FLOW}) FAILED: "
+                                     "nothing of it replicates. Its KafkaConnector may still look Ready; read the "
+                                     "connector's trace in its status (kubectl get kafkaconnector -o yaml) and the "
+                                     "Connect pod logs.",
+                      "runbook": "docs/operations.md#kafkareplicationconnectorfailed"}}]),
+        ("KafkaReplicationTaskFailed",
+         without_running_task + [series("kafka_connect_connector_task_status", "1x40", connector=running, task="0",
+                                        status="failed")],
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src, "connector": running, "task": "0"},
+                  "exp_annotations": {
+                      "summary": f"Task 0 of connector {running} (flow {FLOW}) has failed",
+                      "description": f"Task 0 of {running} (Connect cluster {FLOW}) is FAILED: the partitions it owns "
+                                     "do not replicate while the other tasks run. Read its trace (KafkaConnector "
+                                     "status, Connect pod logs); the operator restarts it when autoRestart is on.",
+                      "runbook": "docs/operations.md#kafkareplicationtaskfailed"}}]),
+        ("KafkaReplicationConnectorNotRunning",
+         without_running_source + [series("kafka_connect_connector_status", "1x40", connector=running, status="paused")],
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", **src, "connector": running, "status": "paused"},
+                  "exp_annotations": {
+                      "summary": f"Connector {running} of flow {FLOW} is paused",
+                      "description": f"The topology says {running} runs, but Kafka Connect reports it paused: someone "
+                                     "paused or stopped it outside the topology (REST API, annotation), or a change "
+                                     "is not deployed yet. Deploy the stack again or set its `state` in the topology.",
+                      "runbook": "docs/operations.md#kafkareplicationconnectornotrunning"}}]),
+        ("KafkaReplicationLatencyHigh",
+         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max", "70000x40",
+                           partition="1", **SOURCE_TOPIC)),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 60s for 10m", **src, **SOURCE_TOPIC},
+                  "exp_annotations": {
+                      "summary": f"Replication of us-west.test.orders (flow {FLOW}) takes over 60 s",
+                      "description": "Records of us-west.test.orders reach us-east 70000 ms after they were written to "
+                                     "us-west (threshold 60 s): the target or the Connect cluster is slow (producer "
+                                     "throttling, broker load, the network between the clusters).",
+                      "runbook": "docs/operations.md#kafkareplicationlatencyhigh"}}]),
+        ("KafkaReplicationRecordAgeHigh",
+         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_age_ms_max", "400000x40",
+                           partition="0", **SOURCE_TOPIC)),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 300s for 10m", **src, **SOURCE_TOPIC},
+                  "exp_annotations": {
+                      "summary": f"Flow {FLOW} reads us-west.test.orders records over 300 s old",
+                      "description": "The source connector reads records of us-west.test.orders 400000 ms after they "
+                                     "were written (threshold 300 s): it is behind the source (catching up after a "
+                                     "start from earliest or an outage, or too few tasks for the source's rate).",
+                      "runbook": "docs/operations.md#kafkareplicationrecordagehigh"}}]),
+        ("KafkaReplicationSourceLagGrowing",
+         replace(h, series("kafka_consumer_fetch_manager_records_lag", "20000+100x40", client_id=CLIENT,
+                           topic="test_orders", partition="1")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 10000 records, growing for 10m", **src, "connector": running, "topic": "test_orders"},
+                  "exp_annotations": {
+                      "summary": f"Source lag of {running} on test_orders grows (flow {FLOW})",
+                      "description": "The source connector's consumer is 21500 records behind on a partition of "
+                                     "test_orders (over 10000; Kafka writes '.' in topic names as '_' here) and the "
+                                     "lag grew over the last 10 minutes: the source is written faster than the flow "
+                                     "replicates.",
+                      "runbook": "docs/operations.md#kafkareplicationsourcelaggrowing"}}]),
+        ("KafkaReplicationNoProgress",
+         replace(h, series("kafka_consumer_fetch_manager_records_lag", "7x40", client_id=CLIENT, topic="test_orders",
+                           partition="0"),
+                 series("kafka_connect_source_task_source_record_write_total", "500x40", connector=running, task="0")),
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "lag > 0, nothing written in 5m for 10m", **src, "connector": running},
+                  "exp_annotations": {
+                      "summary": f"Connector {running} writes nothing while its source has records (flow {FLOW})",
+                      "description": "Its consumer lags behind the source, yet no record was written to the target "
+                                     "for 5 minutes: the task is stuck (target unreachable or refusing writes, "
+                                     "producer blocked, a poison record), though it may not be FAILED.",
+                      "runbook": "docs/operations.md#kafkareplicationnoprogress"}}]),
+        ("KafkaReplicationCheckpointsLate",
+         replace(h, series("kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", "300000x40",
+                           source="us-west", target="us-east", group="test.readers", topic="us-west.test.orders",
+                           partition="0")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 240s for 10m", **src, "source": "us-west", "target": "us-east",
+                                 "group": "test.readers"},
+                  "exp_annotations": {
+                      "summary": f"Checkpoints of group test.readers are late (flow {FLOW})",
+                      "description": "The newest checkpoint of test.readers took 300000 ms to reach us-east, more "
+                                     "than 240 s, twice the emit and sync intervals: consumers failing over now "
+                                     "would resume from older offsets than the documents promise "
+                                     "(docs/operations.md, failover wait).",
+                      "runbook": "docs/operations.md#kafkareplicationcheckpointslate"}}]),
+        ("KafkaReplicationHeartbeatsStale",
+         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_count", "0+60x5 300x35",
+                           source="us-west", target="us-east", topic="us-west.heartbeats", partition="0")),
+         # Stuck from minute 5: no change over 300 s from minute 10, then 10 minutes `for`.
+         "21m", [{"exp_labels": {"severity": "warning", "threshold": "none for 300s for 10m", **src, "source": "us-west", "target": "us-east",
+                                 "topic": "us-west.heartbeats"},
+                  "exp_annotations": {
+                      "summary": "No heartbeat replicated from us-west to us-east for 300 s",
+                      "description": f"The connector of flow {FLOW} (Connect cluster {FLOW}) that copies the "
+                                     "heartbeats of us-west into us-west.heartbeats on us-east wrote none for 300 s. "
+                                     "Heartbeats are emitted every second: the pair does not replicate (or its "
+                                     "heartbeat connector does not run).",
+                      "runbook": "docs/operations.md#kafkareplicationheartbeatsstale"}}]),
+        ("KafkaReplicationAuditJobFailed",
+         # An older run failed and a newer one succeeded, then the newest failed: only the newest fires.
+         replace(h, *[external(m, v, namespace="replication-audit", job_name=j, job="kube-state-metrics")
+                      for m, v, j in (
+                          ("kube_job_status_failed", "1x40", "kafka-replication-audit-29399940"),
+                          ("kube_job_status_succeeded", "0x40", "kafka-replication-audit-29399940"),
+                          ("kube_job_status_start_time", "1763996400x40", "kafka-replication-audit-29399940"),
+                          ("kube_job_status_failed", "1x40", "kafka-replication-audit-29400060"),
+                          ("kube_job_status_succeeded", "0x40", "kafka-replication-audit-29400060"),
+                          ("kube_job_status_start_time", "1764003600x40", "kafka-replication-audit-29400060"))]),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", "namespace": "replication-audit",
+                                 "job_name": "kafka-replication-audit-29400060"},
+                  "exp_annotations": {
+                      "summary": "The replication audit's last run failed (kafka-replication-audit-29400060)",
+                      "description": "The newest Job of CronJob kafka-replication-audit in replication-audit failed: "
+                                     "the audit found faults (exit 1) or could not audit (exit 2). Its report is under "
+                                     "/reports/latest (docs/audit.md).",
+                      "runbook": "docs/operations.md#kafkareplicationauditjobfailed"}}]),
+        ("KafkaReplicationAuditFindings",
+         replace(h, external("kafka_replication_audit_status", "1x40", job="kafka-replication-audit", instance="")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", "job": "kafka-replication-audit"},
+                  "exp_annotations": {
+                      "summary": "The replication audit reports faults",
+                      "description": "The last audit pushed status 1 (1: records missing, duplicated or unexpected, or "
+                                     "heartbeats too old; 2: it could not audit). Read its report (docs/audit.md).",
+                      "runbook": "docs/operations.md#kafkareplicationauditfindings"}}]),
+    ]
+
+
+def unit_tests() -> dict:
+    tests = []
+    cases = firing_cases()
+    assert [c[0] for c in cases] == ALERTS
+    for alert, inputs, at, expected in cases:
+        # The fired alert, exactly; no other alert.
+        tests.append({"name": f"{alert} fires", "interval": "1m", "input_series": inputs,
+                      "alert_rule_test": [{"eval_time": at, "alertname": a, "exp_alerts": expected if a == alert else []}
+                                          for a in ALERTS]})
+    tests.append({"name": "healthy: nothing fires", "interval": "1m", "input_series": healthy(),
+                  "alert_rule_test": [{"eval_time": t, "alertname": a, "exp_alerts": []}
+                                      for a in ALERTS for t in ("5m", "15m", "35m")]})
+    # A lag over the threshold that shrinks is no alert (the connector catches up).
+    tests.append({"name": "a shrinking lag does not fire", "interval": "1m",
+                  "input_series": replace(healthy(), series("kafka_consumer_fetch_manager_records_lag", "50000-100x40",
+                                                            client_id=CLIENT, topic="test_orders", partition="1")),
+                  "alert_rule_test": [{"eval_time": "20m", "alertname": "KafkaReplicationSourceLagGrowing",
+                                       "exp_alerts": []}]})
+    return {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
+
+
+def test_input_series_are_shaped_as_the_scrape(tmp_path):
+    available = shapes()
+    for _, inputs, _, _ in firing_cases():
+        for s in inputs:
+            match = re.fullmatch(r"([a-z_]+)\{(.*)\}", s["series"])
+            name, labels = match.group(1), set(re.findall(r'([a-z_]+)="', match.group(2)))
+            assert name in available, name
+            if name in EXTERNAL:
+                assert EXTERNAL[name] <= labels, (name, labels)
+            else:
+                assert labels - set(TARGET_LABELS) == set(available[name]), (name, labels)
+
+
+def test_promtool_unit_tests_every_alert(tmp_path):
+    (tmp_path / "rules.yaml").write_text(monitoring.rules_yaml(groups_of(UNIT_TOPOLOGY)))
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(unit_tests(), sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-6000:]
+    assert "SUCCESS" in done.stdout
+
+
+def test_promtool_unit_tests_can_fail(tmp_path):
+    """A wrong expectation (another label value) fails promtool: the tests above do assert."""
+    (tmp_path / "rules.yaml").write_text(monitoring.rules_yaml(groups_of(UNIT_TOPOLOGY)))
+    tests = unit_tests()
+    tests["tests"][0]["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"]["connector"] = "another"
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode != 0 and "FAILED" in done.stdout + done.stderr

@@ -40,6 +40,15 @@ class ConnectCluster:
 
 
 @dataclass(frozen=True)
+class Failover:
+    """How consumers move to the target (docs/operations.md, "Failover and failback")."""
+    procedure: str                 # the flow's own: continuous, cutoff or disaster
+    procedures: tuple[str, ...]    # those its replication policy and checkpoints allow
+    wait_seconds: int | None       # 2 * (emit + sync); None without synced group offsets
+    topics: tuple[str, ...]        # Java regexes consumers subscribe to on the target afterwards
+
+
+@dataclass(frozen=True)
 class Flow:
     name: str
     source_alias: str
@@ -54,6 +63,7 @@ class Flow:
     target_checkpoints_topic: str | None  # None when its checkpoints are off
     partner: str | None  # the other direction of a bidirectional pair
     kubernetes_cluster: str | None = None  # with a `kubernetes` section: where it is deployed
+    failover: Failover | None = None  # added within version 1: None in outputs written before it
 
     def replicated_topic(self, topic: str) -> str:
         """The target topic a source topic is replicated to."""
@@ -161,6 +171,26 @@ def _optional_name(values: Mapping[str, Any], key: str, path: str) -> str | None
     return _string(values, key, path) if key in values else None
 
 
+def _seconds(values: Mapping[str, Any], key: str, path: str) -> int | None:
+    expected = "a whole number of seconds or null"
+    value = _field(values, key, path, expected)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _wrong(_join(path, key), value, expected)
+    return value
+
+
+def _failover(flow: Mapping[str, Any], path: str) -> Failover | None:
+    """A field added within the version: absent is None, present must have its type."""
+    if "failover" not in flow:
+        return None
+    body = _mapping(flow, "failover", path)
+    where = _join(path, "failover")
+    return Failover(procedure=_string(body, "procedure", where), procedures=_names(body, "procedures", where),
+                    wait_seconds=_seconds(body, "waitSeconds", where), topics=_names(body, "topics", where))
+
+
 def _connect_cluster(value: Any, path: str) -> ConnectCluster:
     if not isinstance(value, Mapping):
         raise _wrong(path, value, "a mapping")
@@ -191,7 +221,8 @@ def _flow(name: str, flow: Any, path: str) -> Flow:
         target_heartbeats_topic=_string(target, "heartbeats", _join(internal, "target"), nullable=True),
         target_checkpoints_topic=_string(target, "checkpoints", _join(internal, "target"), nullable=True),
         partner=_string(pair, "partner", _join(path, "bidirectional")) if pair is not None else None,
-        kubernetes_cluster=_optional_name(flow, "kubernetesCluster", path))
+        kubernetes_cluster=_optional_name(flow, "kubernetesCluster", path),
+        failover=_failover(flow, path))
 
 
 def read(values: Mapping[str, Any]) -> StackOutputs:

@@ -12,6 +12,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 import pulumi
 from infra import outputs, validation
+from infra.failover import failover_outputs
 from infra.audit import plan_audit
 from infra.plan import plan
 from tests.conftest import ROOT
@@ -100,3 +101,37 @@ def test_the_reader_works_on_a_stack_reference(all_outputs):
     stack = _sync_await(outputs.from_stack_reference(_Reference(all_outputs["dev-csm-1.2"])).future())
     assert stack.flows["repl-us-west-us-east"].connect_rest_url == \
         "http://repl-us-west-us-east-connect-api.repl-us-west-us-east.svc:8083"
+
+
+# ------------------------------------------------------------------ failover (added within version 1)
+
+
+def with_failover(data: dict) -> dict:
+    """The outputs with each flow's `failover` (infra/failover.py), as plan.flow_outputs adds them."""
+    out = stack_outputs(data)
+    for fp in plan(validation.parse(data)).flows:
+        out["flows"][fp.name].update(json.loads(json.dumps(failover_outputs(fp))))
+    return out
+
+
+def test_failover_outputs_keep_the_schema():
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    shapes = set()
+    for name, data in renders().items():
+        out = with_failover(data)
+        assert [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(out)] == [], name
+        shapes |= {(f["failover"]["waitSeconds"] is None, tuple(f["failover"]["procedures"])) for f in out["flows"].values()}
+    # Flows with and without the continuous procedure and a wait are among the renders.
+    assert (False, ("continuous", "cutoff", "disaster")) in shapes and (True, ("cutoff", "disaster")) in shapes
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f["failover"].update(waitSeconds=-1), "-1 is not valid under any of the given schemas"),
+    (lambda f: f["failover"].update(procedure="later"), "'later' is not one of ['continuous', 'cutoff', 'disaster']"),
+    (lambda f: f["failover"].pop("topics"), "'topics' is a required property"),
+    (lambda f: f["failover"].update(wait=1), "Additional properties are not allowed ('wait' was unexpected)"),
+])
+def test_the_schema_refuses_failover_drift(change, message):
+    out = with_failover(renders()["prod-csm-1.2"])
+    change(next(iter(out["flows"].values())))
+    assert [e.message for e in jsonschema.Draft202012Validator(SCHEMA).iter_errors(out)] == [message]

@@ -17,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infra import outputs, render
+from infra import outputs, render, validation
+from infra.failover import failover_outputs
+from infra.plan import plan
 from tests.conftest import ROOT, render_topology
 from tests.test_runtime import renders
 from tests.test_schemas import STACKS
@@ -63,7 +65,11 @@ def assert_read_back(out: dict) -> outputs.StackOutputs:
                 source_connectors=tuple(c["connectors"]["source"])) for c in raw["connectClusters"]),
             target_heartbeats_topic=target["heartbeats"], target_checkpoints_topic=target["checkpoints"],
             partner=raw["bidirectional"]["partner"] if raw["bidirectional"] else None,
-            kubernetes_cluster=raw.get("kubernetesCluster"))
+            kubernetes_cluster=raw.get("kubernetesCluster"),
+            failover=outputs.Failover(
+                procedure=raw["failover"]["procedure"], procedures=tuple(raw["failover"]["procedures"]),
+                wait_seconds=raw["failover"]["waitSeconds"], topics=tuple(raw["failover"]["topics"]))
+            if "failover" in raw else None)
         # Off means absent, in the typed reader as in the connectors the flow runs.
         assert (stack.flows[name].target_heartbeats_topic is None) == (raw["connectors"]["heartbeat"] == [])
         assert (stack.flows[name].target_checkpoints_topic is None) == (raw["connectors"]["checkpoint"] == [])
@@ -225,3 +231,48 @@ def test_any_mutation_of_real_outputs_is_read_or_refused(data):
         if not isinstance(out, (dict, list)):
             break
     reads_or_refuses(out)
+
+
+# ------------------------------------------------------------------ failover (added within version 1)
+
+
+def with_failover(tmp_path: Path, name: str) -> Any:
+    """A variant's outputs with each flow's `failover`, as plan.flow_outputs adds them."""
+    out = topology_outputs(tmp_path, name)
+    for fp in plan(validation.parse(TOPOLOGIES[name])).flows:
+        out["flows"][fp.name].update(as_consumers_get_them(failover_outputs(fp)))
+    return out
+
+
+@pytest.mark.parametrize("name", ["checkpoints-off", "bidirectional-csm-1.2", "split-csm-1.2"])
+def test_the_reader_reads_failover(tmp_path, name):
+    stack = assert_read_back(with_failover(tmp_path, name))
+    assert all(f.failover is not None for f in stack.flows.values())
+
+
+def test_the_reader_types_failover(tmp_path):
+    flow_ = assert_read_back(with_failover(tmp_path, "checkpoints-off")).flows["repl-a-b"]
+    assert flow_.failover == outputs.Failover(
+        procedure="cutoff", procedures=("cutoff", "disaster"), wait_seconds=None,
+        topics=(r"(?!(?:.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)",))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.update(failover=None), "flows.repl-a-b.failover: got null; expected a mapping"),
+    (lambda f: f["failover"].update(waitSeconds=True),
+     "flows.repl-a-b.failover.waitSeconds: got true; expected a whole number of seconds or null"),
+    (lambda f: f["failover"].update(waitSeconds=-5),
+     "flows.repl-a-b.failover.waitSeconds: got an integer; expected a whole number of seconds or null"),
+    (lambda f: f["failover"].pop("waitSeconds"),
+     "flows.repl-a-b.failover.waitSeconds: missing; expected a whole number of seconds or null"),
+    (lambda f: f["failover"].update(procedures="cutoff"),
+     "flows.repl-a-b.failover.procedures: got a string; expected a list of non-empty strings"),
+    (lambda f: f["failover"].update(topics=[""]),
+     "flows.repl-a-b.failover.topics[0]: got an empty string; expected a non-empty string"),
+])
+def test_the_reader_refuses_bad_failover(tmp_path, change, message):
+    out = with_failover(tmp_path, "checkpoints-off")
+    change(out["flows"]["repl-a-b"])
+    with pytest.raises(outputs.ContractError) as exc:
+        outputs.read(out)
+    assert str(exc.value) == message

@@ -104,7 +104,7 @@ def test_failover_readiness_on_real_kafka(runtime_api, tmp_path):
         eventually("the group's offsets synced on us-east", lambda: r.clients.group_offsets(target, GROUP) == synced, 120)
 
         # 1. Ready: every checkpoint translates the source's offsets, synced into an inactive group.
-        code, report, out = readiness_run(r, tmp_path, "ready")
+        code, report, out = readiness_run(r, tmp_path, "ready", "--procedure", "continuous")
         assert (code, report["verdict"]) == (0, "ready"), out
         assert (report["procedure"], report["procedures"], report["waitSeconds"]) == (
             "continuous", ["continuous", "cutoff", "disaster"], 20)
@@ -130,7 +130,7 @@ def test_failover_readiness_on_real_kafka(runtime_api, tmp_path):
         reader.start()
         try:
             def active():
-                code, report, _ = readiness_run(r, tmp_path, "target-active")
+                code, report, _ = readiness_run(r, tmp_path, "target-active", "--procedure", "continuous")
                 return (code, report) if report["groups"][0]["target"]["members"] else None
             code, report = eventually("the target consumer seen in its group", active, 50, every=1)
             assert (code, report["verdict"]) == (1, "not-ready")
@@ -151,7 +151,7 @@ def test_failover_readiness_on_real_kafka(runtime_api, tmp_path):
         r.clients.consume(source, ["test.orders"], 4, 30_000, group=GROUP)
         assert r.clients.group_offsets(source, GROUP) == {"test.orders:0": 7, "test.orders:1": 7}
         eventually("replication caught up", lambda: committed() == {0: 6, 1: 6}, 120)
-        code, report, out = readiness_run(r, tmp_path, "stale")
+        code, report, out = readiness_run(r, tmp_path, "stale", "--procedure", "continuous")
         assert (code, report["verdict"]) == (1, "not-ready"), out
         assert report["findings"] == [f"checkpoint connector {CHECKPOINT} is STOPPED (tasks: none): checkpoints and "
                                       "group offset sync do not run"]

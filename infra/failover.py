@@ -18,11 +18,15 @@ The documents ("Performing a failover or failback", seeds/002):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from infra.errors import Problem
 from infra.manifests import JSON
-from infra.plan import FlowPlan
 from infra.resolution import Model
 from infra.schema import FailoverProcedure, Flow, Policy
+
+if TYPE_CHECKING:  # plan.flow_outputs calls failover_outputs: no import back at run time
+    from infra.plan import FlowPlan
 
 # MirrorCheckpointConfig's defaults (apache/kafka connect/mirror, MirrorCheckpointConfig.java at
 # 3.8.0, unchanged through 4.x): EMIT_CHECKPOINTS_INTERVAL_SECONDS_DEFAULT = 60,

@@ -90,14 +90,22 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
     attribute ends at its ':' (`records-lag` must not take `records-lag-avg`)."""
     static = {FLOW_LABEL: n.flow, CONNECT_LABEL: n.connect}
 
-    def rule(pattern: str, name: str, labels: dict[str, str], help_: str, value: int | None = None) -> JSON:
+    def rule(pattern: str, name: str, labels: dict[str, str], help_: str, value: int | None = None,
+             kind: str = "GAUGE") -> JSON:
         out: JSON = {"pattern": pattern, "name": name}
         if value is not None:
             out["value"] = value
-        out.update({"labels": {**labels, **static}, "help": help_, "type": "GAUGE"})
+        out.update({"labels": {**labels, **static}, "help": help_, "type": kind})
         return out
 
+    def numbers(bean: str, name: str, attribute: str, labels: dict[str, str], help_: str) -> list[JSON]:
+        """A family's numeric attributes: Kafka's cumulative `*-total` ones as counters (the
+        exporter 1.x drops a `_total` from a gauge's name, client_java's naming), the rest gauges."""
+        return [rule(f"{bean}><>([a-z-]+-total):", name + attribute, labels, help_, kind="COUNTER"),
+                rule(f"{bean}><>([a-z-]+):", name + attribute, labels, help_)]
+
     source_attrs = _alternation(MIRROR_SOURCE_ATTRIBUTES)
+    task = {"connector": "$1", "task": "$2"}
     rules = [
         rule("kafka.connect<type=connector-metrics, connector=(.+)><>status: ([a-z-]+)",
              "kafka_connect_connector_status", {"connector": "$1", "status": "$2"},
@@ -105,16 +113,14 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
         rule("kafka.connect<type=connector-task-metrics, connector=(.+), task=([0-9]+)><>status: ([a-z-]+)",
              "kafka_connect_connector_task_status", {"connector": "$1", "task": "$2", "status": "$3"},
              "Kafka Connect task status (1 for the current status)", 1),
-        rule("kafka.connect<type=connector-task-metrics, connector=(.+), task=([0-9]+)><>([a-z-]+):",
-             "kafka_connect_connector_task_$3", {"connector": "$1", "task": "$2"},
-             "Kafka Connect connector-task-metrics"),
-        rule("kafka.connect<type=source-task-metrics, connector=(.+), task=([0-9]+)><>([a-z-]+):",
-             "kafka_connect_source_task_$3", {"connector": "$1", "task": "$2"},
-             "Kafka Connect source-task-metrics"),
-        rule("kafka.connect<type=connect-worker-metrics, connector=(.+)><>([a-z-]+):",
-             "kafka_connect_worker_$2", {"connector": "$1"}, "Kafka Connect connect-worker-metrics per connector"),
-        rule("kafka.connect<type=connect-worker-metrics><>([a-z-]+):",
-             "kafka_connect_worker_$1", {}, "Kafka Connect connect-worker-metrics"),
+        *numbers("kafka.connect<type=connector-task-metrics, connector=(.+), task=([0-9]+)",
+                 "kafka_connect_connector_task_", "$3", task, "Kafka Connect connector-task-metrics"),
+        *numbers("kafka.connect<type=source-task-metrics, connector=(.+), task=([0-9]+)",
+                 "kafka_connect_source_task_", "$3", task, "Kafka Connect source-task-metrics"),
+        *numbers("kafka.connect<type=connect-worker-metrics, connector=(.+)", "kafka_connect_worker_", "$2",
+                 {"connector": "$1"}, "Kafka Connect connect-worker-metrics per connector"),
+        *numbers("kafka.connect<type=connect-worker-metrics", "kafka_connect_worker_", "$1", {},
+                 "Kafka Connect connect-worker-metrics"),
         rule("kafka.connect.mirror<type=MirrorSourceConnector, source=(.+), target=(.+), topic=(.+), "
              f"partition=([0-9]+)><>{source_attrs}:",
              "kafka_connect_mirror_mirrorsourceconnector_$5",

@@ -455,7 +455,8 @@ def _replication_view(part: PartPlan) -> list[JSON]:
         {k: ",".join(t for t in v.split(",") if not names.is_storage_topic(t)) if k == "topics.exclude" else v
          for k, v in o["data"].items()}
         for o in part.access if o["kind"] == "ConfigMap"
-        and o["metadata"]["name"].startswith(part.names.replication_configmap)]
+        and o["metadata"]["name"].startswith(part.names.replication_configmap)
+        and o["metadata"]["name"] != part.names.metrics_configmap]  # the exporter's rules: not replication
     for c in part.connectors:
         # Which connector of a cluster pair copies the heartbeats is decided across the whole
         # stack (heartbeat_replicators), so the key may differ between the two directions.

@@ -308,6 +308,9 @@ def judge(flow: dict, procedure: str, seen: Observed, now_ms: int, max_lag: int)
         "replication": None if seen.replication is None else [r.row() for r in seen.replication],
         "groups": [], "findings": [], "errors": list(seen.errors)}
     findings: list[str] = report["findings"]
+    if report["errors"]:
+        report["verdict"] = "error"  # what could not be read is never judged
+        return report
     if procedure == "continuous":
         if flow["replicationPolicy"] != "default":
             findings.append(f"continuous failover needs the default replication policy; this flow uses "
@@ -449,19 +452,50 @@ def _read_topic(cluster, topic: str, partitions: int, deadline_seconds: float = 
     return out
 
 
+class LiveCluster:
+    """What the readiness check asks a cluster, answered by the audit's clients of it
+    (spark.clusters.KafkaCluster: librdkafka, the same connection and credentials)."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def partitions(self) -> dict[str, int]:
+        return self.cluster.partitions()
+
+    def topics(self):
+        return self.cluster.topics()
+
+    def watermarks(self, topics):
+        return self.cluster.watermarks(topics)
+
+    def records(self, topic: str, partitions: int):
+        return _read_topic(self.cluster, topic, partitions)
+
+    def group_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        return _group_offsets(self.cluster, group)
+
+    def group_states(self, groups: list[str]) -> dict[str, GroupState]:
+        return _group_states(self.cluster, groups)
+
+
 def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:
-    """Read what `judge` needs. `clusters[alias]`: spark.clusters.KafkaCluster; `get(rest_url,
-    path)`: a Connect REST answer; `filters`: spark.topicfilter.TopicFilters."""
+    """Read what `judge` needs. `clusters[alias]`: a LiveCluster; `get(rest_url, path)`: a Connect
+    REST answer; `filters`: spark.topicfilter.TopicFilters."""
     connector = find_checkpoint_connector(flow, get)
     target = clusters[flow["targetAlias"]]
     topic = checkpoints_topic(flow)
     checkpoints: dict[tuple[str, str, int], Stamped] = {}
     partitions = target.partitions()
     if topic and topic in partitions:
-        checkpoints = newest_checkpoints(_read_topic(target, topic, partitions[topic]), topic)
+        checkpoints = newest_checkpoints(target.records(topic, partitions[topic]), topic)
+    # Every flow from this source to this target writes the one checkpoints topic: keep this
+    # flow's topics (the target name less the policy's prefix, selected by one of its connectors).
+    prefix, never = flow["topicPrefix"], flow["excludeTopics"]["source"]
+    checkpoints = {k: v for k, v in checkpoints.items() if k[1].startswith(prefix) and any(
+        filters.selects(c, never, k[1][len(prefix):]) for c in flow["connectors"])}
     chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
-    seen = Observed(connector, checkpoints, chosen, {g: _group_offsets(target, g) for g in chosen},
-                    _group_states(target, chosen))
+    seen = Observed(connector, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
+                    target.group_states(chosen))
     if procedure == "disaster":
         return seen  # the source is gone: nothing is read there
     source = clusters[flow["sourceAlias"]]
@@ -472,8 +506,8 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
     mine = {(r.topic, r.partition) for r in seen.replication}
     seen.source_ends = {tp: end for tp, (_, end) in marks.items() if tp in mine}
     # Only the flow's topics: a group may read others, which this flow does not replicate.
-    seen.source_offsets = {g: {tp: o for tp, o in _group_offsets(source, g).items() if tp in mine} for g in chosen}
-    seen.source_states = _group_states(source, chosen)
+    seen.source_offsets = {g: {tp: o for tp, o in source.group_offsets(g).items() if tp in mine} for g in chosen}
+    seen.source_states = source.group_states(chosen)
     return seen
 
 
@@ -542,8 +576,8 @@ def _main(args) -> dict:
     flow = flows[args.flow]
     procedure = args.procedure or flow.get("failover", {}).get("procedure") or "cutoff"
     now = args.now_ms or int(time.time() * 1000)
-    clusters = _Clusters(lambda alias: KafkaCluster(None, librdkafka_config(config["clusters"][alias],
-                                                                            args.credentials / alias)))
+    clusters = _Clusters(lambda alias: LiveCluster(KafkaCluster(None, librdkafka_config(
+        config["clusters"][alias], args.credentials / alias))))
     filters, gateway = java_filters()
     try:
         try:

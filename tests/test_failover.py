@@ -116,13 +116,8 @@ def test_malformed_checkpoints_are_refused_exactly(key, value, message):
 
 
 def test_the_newest_checkpoint_per_key_wins_and_bad_records_are_unverifiable():
-    def record(offset, c, stamp):
-        key = (len(c.group).to_bytes(2, "big") + c.group.encode() + len(c.topic).to_bytes(2, "big")
-               + c.topic.encode() + c.partition.to_bytes(4, "big"))
-        value = (b"\x00\x00" + c.upstream.to_bytes(8, "big") + c.downstream.to_bytes(8, "big") + b"\x00\x00")
-        return (0, offset, stamp, key, value)
     old, new = Checkpoint("g", "a.t", 0, 3, 3, ""), Checkpoint("g", "a.t", 0, 9, 8, "")
-    assert newest_checkpoints([record(1, new, 20), record(0, old, 10), (0, 2, 30, None, None)], "a.checkpoints.internal") \
+    assert newest_checkpoints([_record(1, new, 20), _record(0, old, 10), (0, 2, 30, None, None)], "a.checkpoints.internal") \
         == {("g", "a.t", 0): Stamped(new, 20)}
     with pytest.raises(Unverifiable) as exc:
         newest_checkpoints([(0, 4, 1, b"\x00", b"")], "a.checkpoints.internal")
@@ -359,7 +354,7 @@ def test_continuous_is_refused_under_identity_and_errors_are_errors():
                                      "identity: fail over with a cutoff (--procedure cutoff)")
     assert report["procedures"] == ["cutoff", "disaster"]
     broken = judge(FLOW, "continuous", Observed(None, {}, [], {}, {}, errors=["metadata: timed out"]), NOW, 0)
-    assert (broken["verdict"], broken["errors"]) == ("error", ["metadata: timed out"])
+    assert (broken["verdict"], broken["errors"], broken["findings"]) == ("error", ["metadata: timed out"], [])
 
 
 def test_the_checkpoint_connector_as_it_runs():
@@ -402,3 +397,82 @@ def test_the_command_refuses_what_it_cannot_check(tmp_path, capsys):
     (tmp_path / "audit.json").write_text(json.dumps(copy.deepcopy(config)))
     assert audit.main(["failover", "--config", str(tmp_path / "audit.json"), "--flow", "f"]) == 2
     assert capsys.readouterr().err == "failover error: could not tell: no flow named f in the configuration ()\n"
+
+
+# ------------------------------------------------------------------ what is read, and from where
+
+
+def _record(offset: int, c: Checkpoint, stamp: int) -> tuple:
+    """A checkpoint record with the bytes Kafka writes (the layout the JDK test above pins)."""
+    key = (len(c.group).to_bytes(2, "big") + c.group.encode() + len(c.topic).to_bytes(2, "big") + c.topic.encode()
+           + c.partition.to_bytes(4, "big"))
+    return (0, offset, stamp, key, b"\x00\x00" + c.upstream.to_bytes(8, "big") + c.downstream.to_bytes(8, "big")
+            + b"\x00\x00")
+
+
+class FakeCluster:
+    def __init__(self, topics=None, marks=None, records=None, offsets=None, states=None):
+        self._topics, self._marks, self._records = topics or {}, marks or {}, records or []
+        self._offsets, self._states, self.asked = offsets or {}, states or {}, []
+
+    def partitions(self):
+        self.asked.append("partitions")
+        return {t: n for t, n in self._topics.items()}
+
+    def topics(self):
+        self.asked.append("topics")
+        return dict(self._topics)
+
+    def watermarks(self, topics):
+        return dict(self._marks)
+
+    def records(self, topic, partitions):
+        self.asked.append(f"records {topic}")
+        return list(self._records)
+
+    def group_offsets(self, group):
+        self.asked.append(f"offsets {group}")
+        return dict(self._offsets.get(group, {}))
+
+    def group_states(self, groups):
+        return {g: self._states.get(g, GroupState("DEAD", 0)) for g in groups}
+
+
+class PythonFilters:
+    """A stand-in for the JVM's filters (these patterns mean the same in Python's re)."""
+
+    def selects(self, connector, never, topic):
+        import re
+        return (topic not in never and any(re.fullmatch(p, topic) for p in connector["topics"])
+                and not any(re.fullmatch(p, topic) for p in connector["topicsExclude"]))
+
+
+def test_observe_reads_the_flows_checkpoints_and_groups():
+    flow = {**FLOW, "connectors": [{**FLOW["connectors"][0], "topics": ["t"], "topicsExclude": []}]}
+    mine, other = Checkpoint("g", "us-west.t", 0, 5, 5, ""), Checkpoint("h", "us-west.other", 0, 1, 1, "")
+    target = FakeCluster(topics={"us-west.checkpoints.internal": 1},
+                         records=[_record(0, mine, NOW - 1000), _record(1, other, NOW - 1000)],
+                         offsets={"g": {("us-west.t", 0): 5}}, states={"g": EMPTY})
+    source = FakeCluster(topics={"t": 1, "other": 1}, marks={("t", 0): (0, 5), ("other", 0): (0, 2)},
+                         offsets={"g": {("t", 0): 5, ("other", 0): 2}}, states={"g": GroupState("STABLE", 1)})
+    listing = {"c": {"info": {"config": {"connector.class": readiness.CHECKPOINT_CLASS,
+                                         "sync.group.offsets.enabled": "true"}},
+                     "status": {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0, "state": "RUNNING"}]}}}
+    offsets = {"offsets": [{"partition": {"cluster": "us-west", "topic": "t", "partition": 0}, "offset": {"offset": 4}}]}
+
+    def get(url, path):
+        return offsets if path.endswith("/offsets") else listing
+    observed = readiness.observe(flow, "continuous", {"us-west": source, "us-east": target}, get, PythonFilters(),
+                                 [], 0)
+    # Group h checkpoints a topic of another flow from us-west: not this flow's.
+    assert (observed.groups, list(observed.checkpoints)) == (["g"], [("g", "us-west.t", 0)])
+    # The group's offsets on topics the flow does not replicate are left out.
+    assert observed.source_offsets == {"g": {("t", 0): 5}}
+    assert observed.source_ends == {("t", 0): 5}
+    assert [(r.topic, r.partition, r.committed, r.lag) for r in observed.replication] == [("t", 0, 4, 0)]
+    assert findings(judge(flow, "continuous", observed, NOW, 0)) == [
+        "g: still active on us-west (state STABLE, 1 member(s)): stop its consumers first"]
+    # On disaster the source is never asked anything.
+    untouched = FakeCluster()
+    gone = readiness.observe(flow, "disaster", {"us-west": untouched, "us-east": target}, get, PythonFilters(), ["g"], 0)
+    assert (untouched.asked, gone.replication, gone.source_offsets) == ([], None, None)

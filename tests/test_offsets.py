@@ -297,3 +297,120 @@ def test_the_documented_example_validates_and_renders(tmp_path):
     data = json.loads(objects[("ConfigMap", "orders/orders-source-offsets-alter")]["data"]["offsets.json"])
     assert data == {"offsets": [{"partition": {"cluster": "us-west", "topic": "orders", "partition": 0},
                                  "offset": {"offset": 41}}]}
+
+
+# ----------------------------------------------------------------- the stand-in operator (no worker)
+
+# ObjectMapper.writerWithDefaultPrettyPrinter() of jackson-databind 2.21.2 (the release jars) on
+# this value, recorded: objects one entry a line, arrays on the line, empty ones with a space.
+JACKSON = """{
+  "offsets" : [ {
+    "partition" : {
+      "cluster" : "a",
+      "partition" : 0,
+      "topic" : "té"
+    },
+    "offset" : {
+      "offset" : 5
+    }
+  }, {
+    "partition" : {
+      "x" : [ ]
+    },
+    "offset" : null
+  } ],
+  "e" : { },
+  "n" : [ 1, [ 2, {
+    "a" : true
+  } ] ],
+  "f" : 1.5
+}"""
+
+
+def test_the_listed_offsets_are_printed_as_jackson_prints_them():
+    from infra.rehearsal.offsets import pretty
+    value = {"offsets": [{"partition": {"cluster": "a", "partition": 0, "topic": "té"}, "offset": {"offset": 5}},
+                         {"partition": {"x": []}, "offset": None}], "e": {}, "n": [1, [2, {"a": True}]], "f": 1.5}
+    assert pretty(value) == JACKSON
+
+
+class FakeWorker:
+    """The REST calls the stand-in makes, answered from a script."""
+
+    def __init__(self, states: list[str], offsets: dict | None = None):
+        self.states, self.offsets, self.calls = list(states), offsets, []
+
+    def status(self, name):
+        self.calls.append(("status", name))
+        return {"connector": {"state": self.states.pop(0) if len(self.states) > 1 else self.states[0]}}
+
+    def request(self, method, path, body=None):
+        self.calls.append((method, path, body))
+        return self.offsets if method == "GET" else {"message": "ok"}
+
+
+def annotated(action: str, **spec) -> dict:
+    return {"apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaConnector",
+            "metadata": {"name": "c", "namespace": "ns", "labels": {"strimzi.io/cluster": "connect",
+                                                                     "app.kubernetes.io/name": "x", "team": "t"},
+                         "annotations": {"strimzi.io/connector-offsets": action, "keep": "me"}},
+            "spec": {"class": "X", "config": {}, **spec}}
+
+
+def test_the_stand_in_lists_alters_and_resets_as_the_operator_does(monkeypatch):
+    from infra.rehearsal import offsets as standin
+    monkeypatch.setattr(standin.time, "sleep", lambda s: None)
+    answer = {"offsets": [{"partition": {"cluster": "a", "partition": 0, "topic": "t"}, "offset": {"offset": 9}}]}
+    worker = FakeWorker(["RUNNING"], answer)
+    written = standin.manage(worker, annotated("list", listOffsets={"toConfigMap": {"name": "c-offsets"}}),
+                             {("ns", "c-offsets"): {"other": "kept"}})
+    assert worker.calls == [("GET", "/connectors/c/offsets", None)]  # list needs no stopped connector
+    assert written == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c-offsets", "namespace": "ns", "labels": {
+        "team": "t", "strimzi.io/cluster": "c", "strimzi.io/kind": "KafkaConnector", "strimzi.io/name": "c",
+        "strimzi.io/component-type": "kafka-connector", "app.kubernetes.io/name": "kafka-connector",
+        "app.kubernetes.io/instance": "c", "app.kubernetes.io/part-of": "strimzi-c",
+        "app.kubernetes.io/managed-by": "strimzi-cluster-operator"}},
+        "data": {"other": "kept", "offsets.json": standin.pretty(answer)}}
+
+    worker = FakeWorker(["RUNNING", "RUNNING", "STOPPED"])
+    cm = {("ns", "c-offsets-alter"): {"offsets.json": REWIND_JSON}}
+    assert standin.manage(worker, annotated("alter", alterOffsets={"fromConfigMap": {"name": "c-offsets-alter"}}),
+                          cm) is None
+    assert worker.calls == [("status", "c")] * 3 + [("PATCH", "/connectors/c/offsets", json.loads(REWIND_JSON))]
+
+    worker = FakeWorker(["STOPPED"])
+    assert standin.manage(worker, annotated("reset"), {}) is None
+    assert worker.calls == [("status", "c"), ("DELETE", "/connectors/c/offsets", None)]
+    assert standin.without_annotation(annotated("reset"))["metadata"]["annotations"] == {"keep": "me"}
+
+
+@pytest.mark.parametrize("connector, configmaps, message", [
+    (annotated("list"), {}, "Failed to list the connector offsets due to missing property listOffsets in "
+                            "KafkaConnector CR."),
+    (annotated("alter"), {}, "Failed to alter the connector offsets due to missing property alterOffsets in "
+                             "KafkaConnector CR."),
+    (annotated("alter", alterOffsets={"fromConfigMap": {"name": "gone"}}), {},
+     "Encountered error fetching offsets to use in alter operation. ConfigMap ns/gone does not exist."),
+    (annotated("alter", alterOffsets={"fromConfigMap": {"name": "m"}}), {("ns", "m"): {}},
+     "Encountered error fetching offsets to use in alter operation. Data field offsets.json is missing."),
+    (annotated("rewind"), {}, "c: strimzi.io/connector-offsets=rewind is none of list, alter, reset"),
+])
+def test_the_stand_in_refuses_what_the_operator_refuses(connector, configmaps, message):
+    from infra.rehearsal import offsets as standin
+    from infra.rehearsal.process import RuntimeStartError
+    with pytest.raises(RuntimeStartError) as exc:
+        standin.manage(FakeWorker(["STOPPED"]), connector, configmaps)
+    assert str(exc.value) == message
+
+
+def test_the_stand_in_alters_a_stopped_connector_only(monkeypatch):
+    from infra.rehearsal import offsets as standin
+    from infra.rehearsal.process import RuntimeStartError
+    clock = iter(range(0, 1000, 30))
+    monkeypatch.setattr(standin.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(standin.time, "sleep", lambda s: None)
+    worker = FakeWorker(["RUNNING"])
+    with pytest.raises(RuntimeStartError) as exc:
+        standin.manage(worker, annotated("reset"), {})
+    assert str(exc.value) == "c: Connector is not in STOPPED state (it is RUNNING after 60 s)"
+    assert ("DELETE", "/connectors/c/offsets", None) not in worker.calls

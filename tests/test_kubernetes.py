@@ -35,7 +35,7 @@ def problems(data: dict) -> list[str]:
 
 def test_every_resource_carries_its_clusters_provider(regions):
     placed = [(r, r.kubernetes) for r in regions.resources if r.is_kubernetes]
-    assert len(placed) == 78
+    assert len(placed) == 82  # with each Connect cluster's metrics rules ConfigMap
     for resource, cluster in placed:
         labels = resource.inputs["metadata"]["labels"]
         flow = labels.get(names.FLOW_LABEL)
@@ -82,7 +82,7 @@ def test_render_writes_each_cluster_apart(regions, tmp_path):
         assert sorted(w for w in written if w.startswith(f"{cluster}/replication-audit/Secret-")) == [
             f"{cluster}/replication-audit/Secret-kafka-replication-audit-{a}.yaml" for a in aliases]
     summary = render.summary(regions)
-    assert "Kubernetes cluster k8s-us-east (provider kubernetes-k8s-us-east): + 21 objects" in summary
+    assert "Kubernetes cluster k8s-us-east (provider kubernetes-k8s-us-east): + 22 objects" in summary
     assert "3 Kubernetes providers" in summary
 
 

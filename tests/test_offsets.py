@@ -414,3 +414,13 @@ def test_the_stand_in_alters_a_stopped_connector_only(monkeypatch):
         standin.manage(worker, annotated("reset"), {})
     assert str(exc.value) == "c: Connector is not in STOPPED state (it is RUNNING after 60 s)"
     assert ("DELETE", "/connectors/c/offsets", None) not in worker.calls
+
+
+def test_validate_and_render_agree_on_the_example_and_its_refusal(tmp_path):
+    from tests.test_verdicts import verdicts
+    document = yaml.safe_load((ROOT / "docs" / "examples" / "offsets" / "topology.yaml").read_text())
+    assert verdicts(tmp_path, document) == (None, None)
+    old = {**document, "operator": {"flavour": "csm", "version": "1.2"}}
+    v, r = verdicts(tmp_path, old)
+    assert v == r and v is not None and len(v) == 1 and v[0].startswith(
+        "line 21: flows[0] (orders): offsets[0].action: got 'alter'; expected no offsets request on csm 1.2")

@@ -5,6 +5,7 @@ here they are held exactly, and run through a model of the exporter's matching."
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,6 +15,7 @@ from infra import metrics, plan, validation
 from infra.names import FlowNames
 from infra.releases import SUPPORTED, Flavour, find
 from tests.conftest import RELEASES, doc_topology, on_release
+from tests.material import material
 
 FLOW = "repl-us-west-us-east"
 N = FlowNames(FLOW, "us-west", "us-east")
@@ -267,3 +269,51 @@ def test_connector_config_per_release(flavour, version):
         (("add.source.alias.to.metrics",) if three else ()) + ("metric.reporters", "prometheus.metrics.reporter.listener.enable"))
     assert metrics.connector_keys(release, "heartbeat") == ("metric.reporters",
                                                             "prometheus.metrics.reporter.listener.enable")
+
+
+# -- the stand-in operator (infra/rehearsal/operator.py): what the release does with metricsConfig
+
+
+def _connect(flavour: str, version: str, **monitoring) -> tuple[dict, dict[str, dict[str, str]]]:
+    objects = _objects(flavour, version, **monitoring)
+    (connect,) = [o for o in objects if o["kind"] == "KafkaConnect"]
+    maps = {o["metadata"]["name"]: o["data"] for o in objects if o["kind"] == "ConfigMap"}
+    return connect, maps
+
+
+@pytest.mark.parametrize("flavour,version,variable", [
+    ("csm", "1.2", "KAFKA_CONNECT_METRICS_ENABLED"), ("csm", "1.4", "KAFKA_CONNECT_METRICS_ENABLED"),
+    ("strimzi", "0.48.0", "KAFKA_CONNECT_JMX_EXPORTER_ENABLED"),
+    ("strimzi", "1.2.0", "KAFKA_CONNECT_JMX_EXPORTER_ENABLED")])
+def test_operator_attaches_the_agent_as_the_release_does(flavour, version, variable):
+    from infra.rehearsal import operator
+    connect, maps = _connect(flavour, version)
+    release = find(Flavour(flavour), version)
+    setup = operator.worker(release, connect, {"target-us-east-ca": {"ca.crt": material("us-east").ca_pem.encode()},
+                                               "target-us-east-password": {"pass": b"pw"},
+                                               "source-us-west": {"truststore.jks": b"x"}},
+                            "127.0.0.9", maps, "/jars/jmx_prometheus_javaagent-1.0.1.jar")
+    # kafka_connect_run.sh's -javaagent, on the pod's own address here.
+    assert setup.jvm_options == ["-javaagent:/jars/jmx_prometheus_javaagent-1.0.1.jar=127.0.0.9:9404:"
+                                 "/opt/kafka/custom-config/metrics-config.json"]
+    assert setup.env[variable] == "true"
+    # The ConfigMap's YAML as the JSON the operator writes (Jackson: compact, the same document).
+    written = setup.files["/opt/kafka/custom-config/metrics-config.json"].decode()
+    assert json.loads(written) == yaml.safe_load(maps[RULES]["metrics-config.yml"])
+    assert written == json.dumps(json.loads(written), separators=(",", ":"))
+
+
+def test_operator_refuses_a_missing_rules_configmap_or_key():
+    from infra.rehearsal import operator
+    connect, maps = _connect("csm", "1.2")
+    with pytest.raises(operator.OperatorRefusal, match=f"^ConfigMap {RULES} does not exist$"):
+        operator.metrics_json(connect, {k: v for k, v in maps.items() if k != RULES})
+    with pytest.raises(operator.OperatorRefusal,
+                       match=f"^ConfigMap {RULES} does not contain specified key metrics-config.yml$"):
+        operator.metrics_json(connect, {**maps, RULES: {"other.yml": "rules: []"}})
+    assert operator.metrics_json(connect, {**maps, RULES: {"metrics-config.yml": ""}}) == "{}"
+    # No metricsConfig, or Strimzi's reporter: no agent, no file.
+    bare, _ = _connect("csm", "1.2", metrics=False)
+    assert operator.metrics_json(bare, maps) is None
+    reporter, _ = _connect("strimzi", "1.2.0", exporter="strimziMetricsReporter")
+    assert operator.metrics_json(reporter, maps) is None

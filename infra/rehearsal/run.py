@@ -236,17 +236,21 @@ class Rehearsal:
             raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
                                     "which the render does not hold")
         name, config, state = operator.connector_requests(connector)
+        before = self.connectors.get((connect[0], name))
         self.connectors[(connect[0], name)] = (connect, connector)
         worker = self.workers[connect]
         worker.put_connector(name, config, state)
         if state == "running":
             # AbstractConnectOperator.updateState: a PAUSED or STOPPED connector whose spec says
-            # running is resumed.
+            # running is resumed. The stand-in PUTs the config even when it is unchanged (the
+            # operator does not), which restarts the connector: its status may not say STOPPED
+            # yet, so the spec it was last sent with says it too.
+            was = before[1]["spec"].get("state", "running") if before else None
             try:
                 current = worker.status(name)["connector"]["state"]
             except RuntimeStartError:
-                current = None  # just created: no status yet, and nothing to resume
-            if current in ("PAUSED", "STOPPED"):
+                current = None  # just created: no status yet
+            if was in ("paused", "stopped") or current in ("PAUSED", "STOPPED"):
                 worker.request("PUT", f"/connectors/{name}/resume")
 
     def wait_running(self, timeout: float = 180) -> dict[str, dict[str, Any]]:

@@ -257,7 +257,7 @@ def _by_threshold(items: list[tuple[Any, str]]) -> list[tuple[Any, list[str]]]:
     grouped: dict[Any, list[str]] = defaultdict(list)
     for key, name in items:
         grouped[key].append(name)
-    return [(key, sorted(set(v))) for key, v in sorted(grouped.items(), key=lambda kv: repr(kv[0]))]
+    return [(key, sorted(set(v))) for key, v in sorted(grouped.items())]
 
 
 @dataclass(frozen=True)
@@ -445,7 +445,7 @@ def heartbeat_rules(model: Model, stack_plan: StackPlan, whole: StackPlan, facts
             "The connector of flow {{ $labels.flow }} (Connect cluster {{ $labels.connect_cluster }}) that copies "
             "the heartbeats of {{ $labels.source }} into {{ $labels.topic }} on {{ $labels.target }} wrote none for "
             f"{seconds} s. Heartbeats are emitted every second: the pair does not replicate (or its heartbeat "
-            "connector does not run).", f"none for {seconds}s"))
+            "connector does not run).", f"no heartbeat in {seconds}s"))
     return rules
 
 

@@ -706,7 +706,7 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
          replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_count", "0+60x5 300x35",
                            source="us-west", target="us-east", topic="us-west.heartbeats", partition="0")),
          # Stuck from minute 5: no change over 300 s from minute 10, then 10 minutes `for`.
-         "21m", [{"exp_labels": {"severity": "warning", "threshold": "none for 300s for 10m", **src, "source": "us-west", "target": "us-east",
+         "21m", [{"exp_labels": {"severity": "warning", "threshold": "no heartbeat in 300s for 10m", **src, "source": "us-west", "target": "us-east",
                                  "topic": "us-west.heartbeats"},
                   "exp_annotations": {
                       "summary": "No heartbeat replicated from us-west to us-east for 300 s",

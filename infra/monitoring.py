@@ -30,7 +30,7 @@ from infra.errors import Problem
 from infra.manifests import JSON, ConfigMap, Manifest, Namespace, ObjectMeta, meta
 from infra.plan import FlowPlan, PartPlan, StackPlan, heartbeat_replicators
 from infra.resolution import Model
-from infra.schema import Alerts, ConnectorState
+from infra.schema import Alerts, Exporter
 
 API_VERSION: Literal["monitoring.coreos.com/v1"] = "monitoring.coreos.com/v1"
 # The container port Strimzi gives the exporter of every KafkaConnect pod (MetricsModel
@@ -586,6 +586,14 @@ def problems(model: Model, stack_plan: StackPlan | None = None) -> list[Problem]
                                "sync intervals)"))
     if not (monitoring.prometheusOperator or monitoring.dashboard):
         return out
+    if not monitoring.metrics or monitoring.exporter is not Exporter.jmxPrometheusExporter:
+        asked = " and ".join(f for f in ("prometheusOperator", "dashboard") if getattr(monitoring, f))
+        given = (f"metrics: {str(monitoring.metrics).lower()}, exporter: {monitoring.exporter.value}, "
+                 f"{asked}: true")
+        out.append(Problem("monitoring", "exporter" if monitoring.metrics else "metrics", given,
+                           "metrics: true with exporter jmxPrometheusExporter for the alerts and the dashboard: "
+                           "they read the series and labels of the JMX exporter's rules (flow, connect_cluster), "
+                           f"or {asked}: false"))
     taken = {d.names(p).namespace: f"the namespace of flow {d.name}" for d in model.flows for p in d.parts}
     if model.audit is not None:
         taken[model.audit.namespace] = "the audit's namespace (audit.namespace)"

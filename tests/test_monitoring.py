@@ -27,7 +27,7 @@ from infra import monitoring, names, render
 from infra.deployment import prepare
 from infra.errors import TopologyError
 from infra.monitoring import DEFAULTS, Thresholds
-from tests.conftest import ROOT, by_kind_name, doc_topology, render_topology, unavailable
+from tests.conftest import ROOT, by_kind_name, doc_topology, on_release, render_topology, unavailable
 
 PROMTOOL_CACHE = Path.home() / ".cache" / "kafka-replication" / "promtool" / "usr" / "bin" / "promtool"
 SCRAPES = ROOT / "tests" / "data" / "scrape"
@@ -299,6 +299,20 @@ def test_problems_a_namespace_already_taken(tmp_path):
     topo["monitoring"] = {"namespace": "replication-audit"}
     model, stack_plan, _ = model_of(topo)
     assert monitoring.problems(model, stack_plan) == []
+
+
+def test_problems_alerts_without_the_series_they_read():
+    for settings, field, given in (
+            ({"metrics": False}, "metrics", "metrics: false, exporter: jmxPrometheusExporter, prometheusOperator and "
+                                            "dashboard: true"),
+            ({"exporter": "strimziMetricsReporter"}, "exporter",
+             "metrics: true, exporter: strimziMetricsReporter, prometheusOperator and dashboard: true")):
+        topo = on_release(monitored(monitoring={**MONITORED, **settings}), "strimzi", "1.2.0")
+        model, stack_plan, _ = model_of(topo)
+        assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+            f"monitoring: {field}: got '{given}'; expected metrics: true with exporter jmxPrometheusExporter for the "
+            "alerts and the dashboard: they read the series and labels of the JMX exporter's rules (flow, "
+            "connect_cluster), or prometheusOperator and dashboard: false"]
 
 
 def test_the_rule_stays_within_one_object():

@@ -85,6 +85,9 @@ def audit_config(topo: Model, stack_plan: StackPlan) -> JSON:
             # Bidirectional pairs: records carrying `dropped` came from the target side and are
             # never replicated back; replicated records carry `added`, stripped before comparing.
             "loopHeaders": {"added": loop[0], "dropped": loop[1]} if loop else None,
+            # Read by the failover readiness check (spark/failover.py).
+            "checkpointsTopic": internal.target_checkpoints,
+            "failover": {"procedure": flow.failover.procedure.value},
         })
     return {"version": VERSION,
             "clusters": {alias: _cluster(topo, alias) for alias in audited_aliases(stack_plan)},

@@ -319,11 +319,15 @@ def _loops(ctx: _Context) -> list[Problem]:
                     continue  # a declared bidirectional pair, filtered by its SMT chain
                 names = " -> ".join(f.name for f in cycle)
                 route = " -> ".join([*(f.flow.source for f in cycle), cycle[0].flow.source])
+                # Two opposite identity flows are also how a failback under the identity policy is
+                # first written: the documents' answer is to remove the flow, then reverse it.
+                failback = ("; to fail back under the identity policy, keep one direction: remove the flow you "
+                            "failed over with, then deploy its reverse (docs/operations.md)" if len(cycle) == 2 else "")
                 problems.append(Problem(
                     cycle[0].where, "replicationPolicy", Policy.identity.value,
                     f"no cycle of identity flows that replicate the same topics: {route} ({names}) would "
                     f"replicate topic {topic!r} forever. Declare a bidirectional pair (one flow with "
-                    "`bidirectional: true`, which adds the loop filter) or use the default policy"))
+                    f"`bidirectional: true`, which adds the loop filter) or use the default policy{failback}"))
     return problems
 
 

@@ -168,6 +168,7 @@ class KafkaConnectSpec(TypedDict):
     authentication: NotRequired[Authentication]
     resources: NotRequired[JSON]
     template: NotRequired[JSON]
+    metricsConfig: NotRequired[JSON]  # infra/metrics.py
     config: dict[str, ConfigValue]
 
 

@@ -154,10 +154,11 @@ class FlowNames:
         """The topic filter of one of several MirrorSourceConnectors."""
         return f"replication-{instance}"
 
-    # -- monitoring: the JMX exporter's rules, in the Connect cluster's namespace
+    # -- monitoring: the JMX exporter's rules, in the Connect cluster's namespace. Not under
+    # `replication-`: a source instance named `metrics` owns `replication-metrics`.
     @property
     def metrics_configmap(self) -> str:
-        return "replication-metrics"
+        return "connect-metrics"
 
     # -- offsets as code (KafkaConnector spec.listOffsets / spec.alterOffsets)
     @staticmethod

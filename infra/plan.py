@@ -20,6 +20,7 @@ from infra.connection import (Connection, Entry, SecretValue, Store, docker_conf
                               source_connection, target_connection, target_objects)
 from infra.connectors import ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations, topics_configmap
 from infra.errors import Problem
+from infra.failover import failover_outputs
 from infra.manifests import (JSON, Authentication, ConfigMap, ConfigValue, KafkaConnect, KafkaConnectSpec, Manifest,
                              Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret, meta,
                              opaque_secret)
@@ -400,7 +401,7 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         spec["template"] = template
     metrics_config = metrics.metrics_config(model.topology.monitoring, n)
     if metrics_config:
-        spec["metricsConfig"] = metrics_config  # type: ignore[typeddict-unknown-key]
+        spec["metricsConfig"] = metrics_config
     if flow.exactlyOnce is not ExactlyOnce.disabled:
         config["exactly.once.source.support"] = flow.exactlyOnce.value
     config.update({"config.storage.replication.factor": -1, "offset.storage.replication.factor": -1,
@@ -582,4 +583,6 @@ def flow_outputs(fp: FlowPlan) -> JSON:
                 "connectStatusStorage": first.status_storage_topic,
             },
         },
+        # The documents' failover: its wait, the procedures the policy allows, what consumers read after.
+        **failover_outputs(fp),
     }

@@ -74,7 +74,8 @@ def test_an_identity_loop_through_long_lists_is_found(written):
         "flows[0] (repl-a-b): replicationPolicy: got 'identity'; expected no cycle of identity flows that replicate "
         "the same topics: a -> b -> a (repl-a-b -> repl-b-a) would replicate topic 'team0.orders-00042' forever. "
         "Declare a bidirectional pair (one flow with `bidirectional: true`, which adds the loop filter) or use the "
-        "default policy"]
+        "default policy"
+        "; to fail back under the identity policy, keep one direction: remove the flow you failed over with, then deploy its reverse (docs/operations.md)"]
 
 
 def test_a_long_list_beside_regex_filters_decides_overlaps_and_heartbeats():

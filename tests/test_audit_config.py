@@ -45,6 +45,8 @@ def test_documented_flow():
                           "target": [f"{NS}-config-topic", f"{NS}-offsets-topic", f"{NS}-status-topic",
                                      "us-west.checkpoints.internal", "us-west.heartbeats"]},
         "loopHeaders": None,
+        "checkpointsTopic": "us-west.checkpoints.internal",
+        "failover": {"procedure": "cutoff"},
     }]}
 
 

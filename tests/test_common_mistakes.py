@@ -100,7 +100,8 @@ def test_a_safety_rule_is_said_beside_an_invalid_alias():
         "flows[1] (repl-us-east-us-west): replicationPolicy: got 'identity'; expected no cycle of identity flows "
         "that replicate the same topics: us-east -> us-west -> us-east (repl-us-east-us-west -> "
         "repl-us-west-us-east) would replicate topic 'orders' forever. Declare a bidirectional pair (one flow with "
-        "`bidirectional: true`, which adds the loop filter) or use the default policy"]
+        "`bidirectional: true`, which adds the loop filter) or use the default policy"
+        "; to fail back under the identity policy, keep one direction: remove the flow you failed over with, then deploy its reverse (docs/operations.md)"]
 
 
 # ----------------------------------------------------------------- the command line: exit 2, never 3
@@ -298,7 +299,8 @@ def test_a_flow_naming_an_unknown_cluster_does_not_hide_the_safety_rules(tmp_pat
         "  - line 6: flows[1] (repl-a-c): replicationPolicy: got 'identity'; expected no cycle of identity flows "
         "that replicate the same topics: a -> c -> a (repl-a-c -> repl-c-a) would replicate topic 'orders' "
         "forever. Declare a bidirectional pair (one flow with `bidirectional: true`, which adds the loop filter) or "
-        "use the default policy"]
+        "use the default policy"
+        "; to fail back under the identity policy, keep one direction: remove the flow you failed over with, then deploy its reverse (docs/operations.md)"]
 
 
 def test_a_refused_override_key_says_its_own_line(tmp_path):

@@ -129,7 +129,7 @@ def test_step7_kafka_connect(doc_objects):
         },
         # Metrics on by default: the JMX exporter with our rules (tests/test_metrics.py).
         "metricsConfig": {"type": "jmxPrometheusExporter", "valueFrom": {"configMapKeyRef": {
-            "name": "replication-metrics", "key": "metrics-config.yml"}}},
+            "name": "connect-metrics", "key": "metrics-config.yml"}}},
         "config": {
             "group.id": f"{NS}-consumer-group",
             "offset.storage.topic": f"{NS}-offsets-topic",
@@ -225,7 +225,7 @@ def test_exactly_the_documented_objects(doc_render):
         ("Namespace", NS), ("Secret", "cloudera-registry"),
         ("ConfigMap", "target-us-east"), ("Secret", "target-us-east-password"), ("Secret", "target-us-east-ca"),
         ("Secret", "source-us-west"), ("ConfigMap", "source-us-west"), ("ConfigMap", "replication"),
-        ("ConfigMap", "replication-metrics"), ("KafkaConnect", NS), ("Role", f"{NS}-connector-configuration"),
+        ("ConfigMap", "connect-metrics"), ("KafkaConnect", NS), ("Role", f"{NS}-connector-configuration"),
         ("RoleBinding", f"{NS}-connector-configuration"),
         ("KafkaConnector", f"{NS}-source"), ("KafkaConnector", f"{NS}-checkpoint"),
         ("KafkaConnector", f"{NS}-heartbeat"),

@@ -77,7 +77,8 @@ def test_identity_cycle_that_would_circulate_topics():
         "flows[0] (repl-a-b): replicationPolicy: got 'identity'; expected no cycle of identity flows that replicate "
         "the same topics: a -> b -> a (repl-a-b -> repl-b-a) would replicate topic 'orders' forever. Declare a "
         "bidirectional pair (one flow with `bidirectional: true`, which adds the loop filter) or use the default "
-        "policy"]
+        "policy; to fail back under the identity policy, keep one direction: remove the flow you failed over with, "
+        "then deploy its reverse (docs/operations.md)"]
 
 
 def test_three_cluster_identity_cycle():
@@ -119,7 +120,8 @@ def test_bidirectional_pair_plus_another_identity_flow_is_a_loop():
         "flows[0] (repl-a-b): replicationPolicy: got 'identity'; expected no cycle of identity flows that "
         "replicate the same topics: a -> b -> a (repl-a-b -> extra) would replicate topic 'shared.x' forever. "
         "Declare a bidirectional pair (one flow with `bidirectional: true`, which adds the loop filter) or use the "
-        "default policy"]
+        "default policy"
+        "; to fail back under the identity policy, keep one direction: remove the flow you failed over with, then deploy its reverse (docs/operations.md)"]
 
 
 # ------------------------------------------------------------------ topics
@@ -229,7 +231,8 @@ def test_java_dialect_decides_loops_python_would_miss():
             "flows[0] (repl-a-b): replicationPolicy: got 'identity'; expected no cycle of identity flows that "
             "replicate the same topics: a -> b -> a (repl-a-b -> repl-b-a) would replicate topic 'orders' forever. "
             "Declare a bidirectional pair (one flow with `bidirectional: true`, which adds the loop filter) or use "
-            "the default policy"], pattern
+            "the default policy"
+            "; to fail back under the identity policy, keep one direction: remove the flow you failed over with, then deploy its reverse (docs/operations.md)"], pattern
 
 
 def test_identity_flows_that_match_topics_ending_in_heartbeats_are_warned_about():

@@ -77,7 +77,7 @@ sys.modules.update(dict.fromkeys({blocked!r}))
 
 DEPLOYER = ["infra", "components", "pulumi", "pulumi_kubernetes", "pydantic", "yaml"]
 JOB_MODULES = ["spark.audit", "spark.clusters", "spark.data", "spark.offsets", "spark.report", "spark.contract",
-               "spark.clientprops", "spark.topicfilter"]
+               "spark.clientprops", "spark.topicfilter", "spark.failover"]
 
 
 def test_every_module_of_the_job_imports_without_the_deployer():

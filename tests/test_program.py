@@ -26,7 +26,7 @@ def test_resource_names_and_types_are_stable(doc_render):
         ("kubernetes:core/v1:Namespace", NS),
         ("kubernetes:core/v1:Secret", f"{NS}/cloudera-registry"),
         ("kubernetes:core/v1:ConfigMap", f"{NS}/replication"),
-        ("kubernetes:core/v1:ConfigMap", f"{NS}/replication-metrics"),
+        ("kubernetes:core/v1:ConfigMap", f"{NS}/connect-metrics"),
         ("kubernetes:core/v1:ConfigMap", f"{NS}/source-us-west"),
         ("kubernetes:core/v1:ConfigMap", f"{NS}/target-us-east"),
         ("kubernetes:core/v1:Secret", f"{NS}/source-us-west"),

@@ -122,9 +122,6 @@ def _prepare(document: Any, secrets: Mapping[str, Any], subject: str) -> Prepare
         # Material given as text is checked now; secret Outputs when they resolve (secret_resolver).
         deployment.check(model, stack_plan, audits, lambda key: key in secrets,
                          secret_text=lambda key: secrets[key] if isinstance(secrets.get(key), str) else None)
-        refused = monitoring.problems(model, stack_plan)
-        if refused:
-            raise TopologyError(refused)
     except TopologyError as exc:
         raise TopologyError(exc.problems, subject) from None
     return model, stack_plan, audits

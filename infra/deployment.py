@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from infra import config as stack_config
-from infra import PROJECT, kubeconfig, names, reading, rules, validation
+from infra import PROJECT, kubeconfig, monitoring, names, reading, rules, validation
 from infra.audit import AuditPlan, plan_audits
 from infra.errors import Problem, TopologyError
 from infra.plan import StackPlan, plan
@@ -29,7 +29,7 @@ def validate(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditP
     beyond it needs the stack's secret config or its previous outputs): `validate`, `render`
     and `pulumi preview` give one verdict on a topology."""
     model, stack_plan, audits = prepare(document, source)
-    problems = topology_problems(stack_plan, audits)
+    problems = topology_problems(stack_plan, audits) + monitoring.problems(model, stack_plan)
     if problems:
         raise TopologyError(problems)
     return model, stack_plan, audits
@@ -120,6 +120,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
                                               kubeconfig_contexts(model),
                                               literal=writes_target_literally(model))
     problems += topology_problems(stack_plan, audits)
+    problems += monitoring.problems(model, stack_plan)
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())

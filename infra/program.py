@@ -9,7 +9,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components.replication import ReplicationTopology
 from infra import config as stack_config
-from infra import deployment, monitoring, names
+from infra import deployment, names
 from infra.errors import TopologyError
 
 PREVIOUS_OUTPUTS = "previous-outputs"
@@ -34,9 +34,6 @@ def main() -> dict[str, Any]:
         deployment.check(model, stack_plan, audits, lambda key: config.get_secret(key) is not None,
                          previous_flows, lambda key: pulumi.runtime.get_config(full(key)),
                          lambda key: not pulumi.runtime.is_config_secret(full(key)))
-        refused = monitoring.problems(model, stack_plan)
-        if refused:
-            raise TopologyError(refused)
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None

@@ -59,6 +59,14 @@ def validate(obj: dict) -> None:
         pruned = unknown_fields(obj, schema)
         if pruned:
             raise jsonschema.ValidationError(f"unknown fields (the server would drop them): {pruned}")
+    elif obj["apiVersion"].startswith("monitoring.coreos.com/"):
+        # The Prometheus Operator's PodMonitor and PrometheusRule: its pinned CRDs (make prometheus-crds).
+        from tests import test_monitoring
+        schema = test_monitoring.crd_schema(obj["kind"])
+        test_monitoring.crd_validate(obj, schema)
+        pruned = unknown_fields(obj, schema)
+        if pruned:
+            raise jsonschema.ValidationError(f"unknown fields (the server would drop them): {pruned}")
     else:
         kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
 

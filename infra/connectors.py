@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, cast
+from typing import Any
 
-from infra import names, references
+from infra import metrics, names, references
 from infra.connection import Connection
 from infra.manifests import ConfigValue, KafkaConnector, KafkaConnectorSpec, meta
 from infra.names import FlowNames
 from infra.offsets import OffsetsPlan, plan_offsets, request_for
 from infra.releases import Release
 from infra.resolution import Direction, PartSpec, SourceSpec
-from infra.schema import ConnectorState, ExactlyOnce, Flow, Operator, Predicate, StartFrom, Transform
+from infra.schema import ConnectorState, ExactlyOnce, Flow, Monitoring, Operator, Predicate, StartFrom, Transform
 
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 # Headers are handed over as bytes too: a KafkaConnect worker's default header converter
@@ -153,6 +153,13 @@ def program_config(kind: "ConnectorKind", config: Config, decided: tuple[str, ..
     return ProgramConfig(kind, config, ownership)
 
 
+def with_metrics(w: "Wiring", kind: "ConnectorKind", config: Config, decided: tuple[str, ...] = ()) -> ProgramConfig:
+    """`program_config` with what the stack's metrics need of the connector (infra/metrics.py:
+    the source alias on Kafka 3.x MirrorSource MBeans, Strimzi's reporter), owned written or not."""
+    config = {**config, **metrics.connector_config(w.release, w.monitoring, kind.value)}
+    return program_config(kind, config, (*decided, *metrics.connector_keys(w.release, kind.value)))
+
+
 @dataclass(frozen=True)
 class ConnectorPlan:
     kind: ConnectorKind
@@ -180,6 +187,7 @@ class Wiring:
     source: Connection
     target: Connection
     operator: Operator
+    monitoring: Monitoring = Monitoring()
 
     @property
     def flow(self) -> Flow:
@@ -225,8 +233,10 @@ class Wiring:
         if request is not None:
             planned = plan_offsets(request, kind.value, name, self.n.namespace, self.flow.source,
                                    self.release.api_version, names.flow_labels(self.flow.flow_name))
-            # KafkaConnectorSpec (infra/manifests.py) does not declare listOffsets/alterOffsets.
-            cast(dict[str, Any], spec).update(planned.spec)
+            if "listOffsets" in planned.spec:
+                spec["listOffsets"] = planned.spec["listOffsets"]
+            if "alterOffsets" in planned.spec:
+                spec["alterOffsets"] = planned.spec["alterOffsets"]
         return ConnectorPlan(kind, {"apiVersion": self.release.api_version, "kind": "KafkaConnector",
                                     "metadata": meta(name, self.n.namespace, labels, ready), "spec": spec}, program,
                              planned)
@@ -298,7 +308,7 @@ def source_config(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Program
         decided.append("heartbeats.replication.enabled")
     if w.direction.partner or (flow.with_checkpoints and release.emit_offset_syncs_key):
         decided.append("emit.offset-syncs.enabled")
-    return program_config(ConnectorKind.source, config, tuple(decided))
+    return with_metrics(w, ConnectorKind.source, config, tuple(decided))
 
 
 def checkpoint_connector(w: Wiring, part: PartSpec) -> ConnectorPlan:
@@ -326,7 +336,7 @@ def checkpoint_config(w: Wiring, part: PartSpec) -> ProgramConfig:
     config = {**w.converters, "refresh.groups.interval.seconds": 10, **sync, **topics, **groups,
               **w.policy, **w.both_clusters}
     # The interval has one home, `syncGroupOffsets.intervalSeconds`, even where Kafka's default stands.
-    return program_config(ConnectorKind.checkpoint, config, ("sync.group.offsets.interval.seconds",))
+    return with_metrics(w, ConnectorKind.checkpoint, config, ("sync.group.offsets.interval.seconds",))
 
 
 def heartbeat_connector(w: Wiring, heartbeat: Connection) -> ConnectorPlan:
@@ -347,7 +357,7 @@ def heartbeat_config(w: Wiring, heartbeat: Connection) -> ProgramConfig:
         **w.converters, **w.policy, **w.aliases, **w.source.properties("target.cluster."),
         **{k: v for c in clients for k, v in heartbeat.properties(f"{c}.override.").items()},
     }
-    return program_config(ConnectorKind.heartbeat, config)
+    return with_metrics(w, ConnectorKind.heartbeat, config)
 
 
 def source_converters(spec: SourceSpec) -> Config:

@@ -18,15 +18,12 @@ The documents ("Performing a failover or failback", seeds/002):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from infra import names
 from infra.errors import Problem
 from infra.manifests import JSON
-from infra.resolution import Model
+from infra.resolution import Direction, Model
 from infra.schema import FailoverProcedure, Flow, Policy
 
-if TYPE_CHECKING:  # plan.flow_outputs calls failover_outputs: no import back at run time
-    from infra.plan import FlowPlan
 
 # MirrorCheckpointConfig's defaults (apache/kafka connect/mirror, MirrorCheckpointConfig.java at
 # 3.8.0, unchanged through 4.x): EMIT_CHECKPOINTS_INTERVAL_SECONDS_DEFAULT = 60,
@@ -108,29 +105,29 @@ def _subscription(prefix: str, topics: tuple[str, ...], exclude: tuple[str, ...]
     return f"{_java_literal(prefix)}(?!(?:{'|'.join(exclude)})$)(?:{include})"
 
 
-def subscriptions(fp: FlowPlan, procedure: FailoverProcedure) -> list[str]:
+def subscriptions(d: Direction, procedure: FailoverProcedure) -> list[str]:
     """What consumers of the flow's topics subscribe to on the target after `procedure`, one
     regex per source connector and side. Default policy: the prefixed replica (`<source>.<topic>`,
     the data replicated until the switch, read from the synced offsets) and the active topic
     (the same name as on the source, where producers write after the switch); after a cutoff the
     old data is consumed already, so the active topics alone. Identity: the same names."""
-    specs = [s for part in fp.parts for s in part.spec.sources]
-    prefix = fp.topic_prefix
+    specs = [s for part in d.parts for s in part.sources]
+    prefix = names.topic_prefix(d.flow.source, d.flow.policy is Policy.default)
     replica = [_subscription(prefix, s.topics, s.kafka_topics_exclude) for s in specs]
-    if fp.flow.policy is Policy.identity:
+    if d.flow.policy is Policy.identity:
         return replica
     active = [_subscription("", s.topics, s.kafka_topics_exclude) for s in specs]
     return active if procedure is FailoverProcedure.cutoff else replica + active
 
 
-def failover_outputs(fp: FlowPlan) -> JSON:
-    """The flow's `failover` stack output (docs/outputs.md)."""
-    flow = fp.flow
+def failover_outputs(d: Direction) -> JSON:
+    """The flow's `failover` stack output (docs/outputs.md), from the flow as deployed (plan.flow_outputs)."""
+    flow = d.flow
     return {"failover": {
         "procedure": flow.failover.procedure.value,
         "procedures": [p.value for p in procedures(flow)],
         "waitSeconds": wait_seconds(flow),
-        "topics": subscriptions(fp, flow.failover.procedure),
+        "topics": subscriptions(d, flow.failover.procedure),
     }}
 
 

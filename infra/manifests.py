@@ -190,6 +190,8 @@ KafkaConnectorSpec = TypedDict("KafkaConnectorSpec", {
     "autoRestart": NotRequired[AutoRestart],
     "config": dict[str, ConfigValue],
     "state": NotRequired[str],
+    "listOffsets": NotRequired[JSON],   # {toConfigMap: {name}} (Strimzi 0.44+)
+    "alterOffsets": NotRequired[JSON],  # {fromConfigMap: {name}}
 })
 
 

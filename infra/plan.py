@@ -282,7 +282,7 @@ def part_wiring(model: Model, d: Direction, part: PartSpec) -> tuple[Wiring, Con
     target_conn = target_connection(flow.target, target, n, model.operator.target_connection)
     heartbeat_conn = (heartbeat_client(flow.source, source, target, n, release.worker_file)
                       if part.heartbeat else None)
-    return Wiring(release, d, n, source_conn, target_conn, model.operator), heartbeat_conn
+    return Wiring(release, d, n, source_conn, target_conn, model.operator, model.topology.monitoring), heartbeat_conn
 
 
 def _meta(name: str, n: FlowNames | None, flow: Flow, annotations: dict[str, str] | None = None) -> ObjectMeta:
@@ -464,7 +464,9 @@ def _replication_view(part: PartPlan) -> list[JSON]:
         config = {k: v for k, v in c.config.items()
                   if (not k.startswith(connection) or k.endswith(".cluster.alias"))
                   and k != "heartbeats.replication.enabled"}
-        view.append({**c.manifest["spec"], "config": config, "name": c.name})
+        # An offsets request names one connector of one direction (infra/offsets.py).
+        spec = {k: v for k, v in c.manifest["spec"].items() if k not in ("listOffsets", "alterOffsets")}
+        view.append({**spec, "config": config, "name": c.name})
     return view
 
 
@@ -584,5 +586,5 @@ def flow_outputs(fp: FlowPlan) -> JSON:
             },
         },
         # The documents' failover: its wait, the procedures the policy allows, what consumers read after.
-        **failover_outputs(fp),
+        **failover_outputs(fp.direction),
     }

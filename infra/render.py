@@ -26,6 +26,7 @@ from pulumi.runtime.sync_await import _sync_await
 from infra import PROJECT, deployment, monitoring, names, program, stores
 from infra import config as stack_config
 from infra.errors import Problem, TopologyError
+from infra.offsets import is_patch
 
 MASK = "[secret]"
 MARKER = ".kafka-replication-render"
@@ -291,7 +292,9 @@ def object_path(obj: dict[str, Any], kubernetes: str | None = None) -> str:
     """`<namespace>/<Kind>-<name>.yaml`, under `<kubernetes cluster>/` where the topology names them."""
     meta = obj["metadata"]
     folder = meta.get("namespace") or meta["name"]
-    local = f"{folder}/{obj['kind']}-{meta['name']}.yaml"
+    # The patch of an offsets request has its KafkaConnector's kind and name (infra/offsets.py).
+    kind = obj["kind"] + ("Patch" if is_patch(obj) else "")
+    local = f"{folder}/{kind}-{meta['name']}.yaml"
     return f"{kubernetes}/{local}" if kubernetes else local
 
 

@@ -15,6 +15,8 @@ from infra.errors import Problem, in_file_order
 from infra.names import DEFAULT_FLOW_BASE, LOOP_FILTER_TRANSFORM, LOOP_HEADER_TRANSFORM, LOOP_PREDICATE
 from infra.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FLOW_KEYS, ProgramConfig, checkpoint_config,
                               connection_client, heartbeat_config, source_config)
+from infra.failover import problems as failover_problems
+from infra.metrics import problems as metrics_problems
 from infra.offsets import problems as offsets_problems
 from infra.plan import heartbeat_replicators, part_wiring
 from infra.releases import REFUSED, Flavour, Release, find, supported_versions
@@ -133,6 +135,10 @@ def check(model: Model) -> list[Problem]:
                 problems += _check_smts(f"flows[{d.declared}] ({declared.flow_name})", declared, spec)
     # Offsets requests (infra/offsets.py): what the operator would not carry out, or Kafka refuse.
     problems += offsets_problems(model)
+    # Metrics (infra/metrics.py): an exporter the release's KafkaConnect does not have.
+    problems += metrics_problems(model)
+    # Failover (infra/failover.py): a procedure the flow's policy or checkpoints cannot carry.
+    problems += failover_problems(model)
     if topo.audit:
         problems += _check_audit(model, topo.audit)
     problems += _check_kubernetes(model)

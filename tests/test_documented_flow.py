@@ -180,6 +180,8 @@ def test_step9_mirror_source_connector(doc_objects):
         **prefixed("source.cluster.", SOURCE_CONNECTION),
         "target.cluster.alias": cfmap("target-us-east", "alias"),
         **prefixed("target.cluster.", TARGET_FROM_WORKER),
+        # Kafka 3.8: the MirrorSource MBeans carry `source` as on Kafka 4 (infra/metrics.py).
+        "add.source.alias.to.metrics": True,
     }
 
 
@@ -276,4 +278,8 @@ def test_stack_outputs_contract(doc_render):
                        "connectOffsetStorage": f"{NS}-offsets-topic",
                        "connectStatusStorage": f"{NS}-status-topic"},
         },
+        # The documents' failover: cutoff by default; 2 x (60 s + 60 s); after a cutoff the
+        # consumers read the active topics, Kafka's default excludes kept (a Java regex).
+        "failover": {"procedure": "cutoff", "procedures": ["continuous", "cutoff", "disaster"], "waitSeconds": 240,
+                     "topics": ["(?!(?:.*[\\-\\.]internal|.*\\.replica|__.*)$)(?:test.*)"]},
     }}

@@ -146,23 +146,23 @@ def flow_plan(**flow):
     ({"config": {"checkpoint": {"emit.checkpoints.interval.seconds": -1}}}, None),
 ])
 def test_the_failover_wait_is_twice_emit_plus_sync(flow, wait):
-    assert failover.failover_outputs(flow_plan(**flow))["failover"]["waitSeconds"] == wait
+    assert failover.failover_outputs(flow_plan(**flow).direction)["failover"]["waitSeconds"] == wait
 
 
 def test_outputs_of_a_default_flow():
     fp = flow_plan(failover={"procedure": "continuous"}, topicsExclude=["orders\\.tmp.*"])
-    assert failover.failover_outputs(fp) == {"failover": {
+    assert failover.failover_outputs(fp.direction) == {"failover": {
         "procedure": "continuous", "procedures": ["continuous", "cutoff", "disaster"], "waitSeconds": 240,
         "topics": [r"a\.(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)",
                    r"(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)"]}}
     # After a cutoff the old data is read already: the active topics alone.
-    assert failover.subscriptions(fp, FailoverProcedure.cutoff) == [
+    assert failover.subscriptions(fp.direction, FailoverProcedure.cutoff) == [
         r"(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)"]
 
 
 def test_outputs_of_an_identity_flow():
     fp = flow_plan(replicationPolicy="identity", topics=["orders", "pay.*"])
-    out = failover.failover_outputs(fp)["failover"]
+    out = failover.failover_outputs(fp.direction)["failover"]
     assert (out["procedure"], out["procedures"], out["waitSeconds"]) == ("cutoff", ["cutoff", "disaster"], 240)
     storage = r"repl-a-b-config-topic|repl-a-b-offsets-topic|repl-a-b-status-topic"
     assert out["topics"] == [rf"(?!(?:{storage}|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders|pay.*)"]
@@ -172,7 +172,7 @@ def test_subscriptions_select_what_the_connector_writes_as_java_reads_them():
     """The JDK decides: a consumer subscribing with the regexes gets the replica and active topics
     of exactly the topics the connector replicates."""
     fp = flow_plan(failover={"procedure": "continuous"}, topics=["orders.*", "pay"], topicsExclude=["orders\\.tmp.*"])
-    replica, active = failover.subscriptions(fp, FailoverProcedure.continuous)
+    replica, active = failover.subscriptions(fp.direction, FailoverProcedure.continuous)
     names = ["a.orders.eu", "a.pay", "a.orders.tmp1", "a.payx", "orders.eu", "pay", "orders.tmp1", "b.orders",
              "a.orders-internal", "a.checkpoints.internal", "orders.replica", "a.heartbeats", "__consumer_offsets"]
     try:
@@ -222,8 +222,8 @@ def test_the_job_and_the_plan_allow_the_same_procedures():
             fp = flow_plan(replicationPolicy=policy, checkpoints=checkpoints, syncGroupOffsets={"enabled": sync})
             running_connector = (CheckpointConnector("c", "RUNNING", ("RUNNING",), 60, 60 if sync else None)
                                  if checkpoints else None)
-            assert readiness.allowed(policy, running_connector) == failover.failover_outputs(fp)["failover"]["procedures"]
-            assert readiness.wait_seconds(running_connector) == failover.failover_outputs(fp)["failover"]["waitSeconds"]
+            assert readiness.allowed(policy, running_connector) == failover.failover_outputs(fp.direction)["failover"]["procedures"]
+            assert readiness.wait_seconds(running_connector) == failover.failover_outputs(fp.direction)["failover"]["waitSeconds"]
 
 
 def test_the_job_names_the_checkpoints_topic_as_the_plan_does():

@@ -15,8 +15,8 @@ from tests.conftest import ROOT
 # topics, jregex, cron, reading, stores, config, outputs, connection). The connector generators
 # and the plan come before the rules: they are pure functions of the resolved model, and the
 # rules read from them which connector keys the program owns (one home for that list).
-LAYERS = ["schema", "resolution", "connectors", "plan", "rules", "guardrails", "validation", "audit", "deployment",
-          "program", "render"]
+LAYERS = ["schema", "resolution", "metrics", "offsets", "connectors", "failover", "plan", "rules", "guardrails",
+          "validation", "audit", "monitoring", "deployment", "program", "render"]
 
 
 def imports_of(path) -> set[str]:

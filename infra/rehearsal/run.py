@@ -169,11 +169,15 @@ class Rehearsal:
             if not is_patch(obj):
                 self.kube.apply(obj)
         secrets: dict[str, dict[str, dict[str, bytes]]] = {}
+        configmaps: dict[str, dict[str, dict[str, str]]] = {}
         for obj in self.objects:
             if obj["kind"] == "Secret":
                 secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = _secret_data(obj)
+            elif obj["kind"] == "ConfigMap":
+                configmaps.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = obj.get("data", {})
         for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
-            self.start_worker(connect, secrets.get(connect["metadata"]["namespace"], {}))
+            namespace = connect["metadata"]["namespace"]
+            self.start_worker(connect, secrets.get(namespace, {}), configmaps.get(namespace, {}))
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
             key = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL])
@@ -215,11 +219,14 @@ class Rehearsal:
             self.connectors[(meta["namespace"], meta["name"])] = (connect, operator_offsets.without_annotation(annotated))
             self.offsets_done.add(done)
 
-    def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]]) -> Worker:
+    def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
+                     configmaps: dict[str, dict[str, str]] | None = None) -> Worker:
         meta = connect["metadata"]
         key = (meta["namespace"], meta["name"])
         host = self.network.address()
-        setup = operator.worker(self.release, connect, secrets, host)
+        # The release's exporter agent where the KafkaConnect asks for it (operator.metrics_json).
+        agent = str(jars.jmx_exporter_agent(self.release)) if connect["spec"].get("metricsConfig") else None
+        setup = operator.worker(self.release, connect, secrets, host, configmaps or {}, agent)
         self.kube.apply(operator.service_account(connect))
         for obj in setup.objects:
             self.kube.apply(obj)

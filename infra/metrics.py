@@ -33,7 +33,7 @@ import yaml
 from infra.errors import Problem
 from infra.manifests import JSON, ConfigValue
 from infra.names import METRICS_CONFIG_KEY, FlowNames
-from infra.releases import Release
+from infra.releases import Release, find
 from infra.resolution import Model
 from infra.schema import Exporter, Monitoring
 
@@ -220,7 +220,10 @@ def connector_keys(release: Release, kind: str) -> tuple[str, ...]:
 
 def problems(model: Model) -> list[Problem]:
     """Refusals: the Strimzi metrics reporter where the release's KafkaConnect has no such type."""
-    monitoring, release = model.topology.monitoring, model.operator.release
+    monitoring, operator = model.topology.monitoring, model.topology.operator
+    release = find(operator.flavour, operator.version)
+    if release is None:  # the operator rule refuses the version
+        return []
     found = []
     if monitoring.metrics and monitoring.exporter is Exporter.strimziMetricsReporter and not strimzi_reporter(release):
         found.append(Problem(

@@ -24,13 +24,13 @@ from typing import Any, Literal, TypedDict, Union
 
 import yaml
 
-from infra import names
+from infra import failover, names
 from infra.connectors import ConnectorKind, ConnectorPlan
 from infra.errors import Problem
 from infra.manifests import JSON, ConfigMap, Manifest, Namespace, ObjectMeta, meta
 from infra.plan import FlowPlan, PartPlan, StackPlan, heartbeat_replicators
 from infra.resolution import Model
-from infra.schema import Alerts, Exporter
+from infra.schema import Alerts, Exporter, Flow
 
 API_VERSION: Literal["monitoring.coreos.com/v1"] = "monitoring.coreos.com/v1"
 # The container port Strimzi gives the exporter of every KafkaConnect pod (MetricsModel
@@ -67,12 +67,6 @@ class Thresholds:
 # without one is no hiccup; ten minutes rides out a rebalance or a rolling restart.
 DEFAULTS = Thresholds(replicationLatencySeconds=60, recordAgeSeconds=300, sourceLagRecords=10_000,
                       heartbeatAgeSeconds=300, forMinutes=10)
-# Kafka's defaults of the checkpoint connector's intervals (MirrorCheckpointConfig,
-# emit.checkpoints.interval.seconds and sync.group.offsets.interval.seconds: 60 s each).
-EMIT_CHECKPOINTS_KEY = "emit.checkpoints.interval.seconds"
-SYNC_GROUP_OFFSETS_KEY = "sync.group.offsets.interval.seconds"
-SYNC_ENABLED_KEY = "sync.group.offsets.enabled"
-CHECKPOINT_INTERVAL_DEFAULT = 60
 
 
 def thresholds(model: Model, alerts: Alerts) -> Thresholds:
@@ -269,23 +263,13 @@ class _FlowFacts:
     checkpoint_seconds: int | None           # 2 × (emit + sync) or None without checkpoints emitted
 
 
-def _seconds(config: dict[str, Any], key: str) -> int:
-    value = config.get(key, CHECKPOINT_INTERVAL_DEFAULT)
-    return int(value)
-
-
-def checkpoint_threshold_seconds(connector: ConnectorPlan) -> int | None:
-    """2 × (emit.checkpoints.interval.seconds + sync.group.offsets.interval.seconds) of the
-    checkpoint connector as deployed (the documents' wait for a checkpointed offset to reach the
-    target group); the sync interval only while syncing is on. None: checkpoints never emitted
-    (a negative interval switches them off)."""
-    config = connector.config
-    emit = _seconds(config, EMIT_CHECKPOINTS_KEY)
-    if emit < 0:
-        return None
-    sync_on = str(config.get(SYNC_ENABLED_KEY, True)).lower() == "true"
-    sync = max(_seconds(config, SYNC_GROUP_OFFSETS_KEY), 0) if sync_on else 0
-    return 2 * (emit + sync)
+def checkpoint_threshold_seconds(flow: Flow) -> int | None:
+    """2 × (emit.checkpoints.interval.seconds + sync.group.offsets.interval.seconds): the
+    documents' wait for a checkpointed offset to reach the target group, read as the failover
+    wait is (infra/failover.py, one home); the sync interval counts only while syncing is on.
+    None: no checkpoints emitted."""
+    emit = failover.emit_seconds(flow)
+    return None if emit is None else 2 * (emit + (failover.sync_seconds(flow) or 0))
 
 
 def _connectors(part: PartPlan, kind: ConnectorKind) -> list[ConnectorPlan]:
@@ -294,13 +278,13 @@ def _connectors(part: PartPlan, kind: ConnectorKind) -> list[ConnectorPlan]:
 
 def _facts(model: Model, fp: FlowPlan) -> _FlowFacts:
     connectors = [c for p in fp.parts for c in p.connectors]
-    checkpoints = [checkpoint_threshold_seconds(c) for p in fp.parts for c in _connectors(p, ConnectorKind.checkpoint)]
-    known = [c for c in checkpoints if c is not None]
+    has_checkpoints = any(_connectors(p, ConnectorKind.checkpoint) for p in fp.parts)
+    checkpoint_seconds = checkpoint_threshold_seconds(fp.flow) if has_checkpoints else None
     return _FlowFacts(
         fp, thresholds(model, fp.flow.alerts),
         tuple(c.name for p in fp.parts for c in _connectors(p, ConnectorKind.source)),
         tuple(c.name for c in connectors if "state" not in c.manifest["spec"]),
-        max(known) if known else None)
+        checkpoint_seconds)
 
 
 def _flows(names_: list[str]) -> str:
@@ -573,17 +557,12 @@ def rules_yaml(groups: list[JSON]) -> str:
 
 
 def problems(model: Model, stack_plan: StackPlan | None = None) -> list[Problem]:
-    """What the monitoring objects refuse: a checkpoint interval that is no whole number (the
-    checkpoint alert's threshold is read from it), a `monitoring.namespace` that another object
-    of the stack already is, and a PrometheusRule too large for one Kubernetes object."""
-    out = []
+    """What the monitoring objects refuse: alerts or a dashboard without our exporter's series, a
+    `monitoring.namespace` that another object of the stack already is, and a PrometheusRule too
+    large for one Kubernetes object. (A checkpoint interval that is no whole number, which the
+    checkpoint alert reads, is refused with the rules: infra/failover.py.)"""
+    out: list[Problem] = []
     monitoring = model.topology.monitoring
-    for d in model.flows:
-        value = d.flow.config.checkpoint.get(EMIT_CHECKPOINTS_KEY)
-        if value is not None and (isinstance(value, bool) or not re.fullmatch(r"-?[0-9]{1,9}", str(value))):
-            out.append(Problem(d.where, f"config.checkpoint.{EMIT_CHECKPOINTS_KEY}", value,
-                               "a whole number of seconds (the checkpoint alert's threshold is twice the emit and "
-                               "sync intervals)"))
     if not (monitoring.prometheusOperator or monitoring.dashboard):
         return out
     if not monitoring.metrics or monitoring.exporter is not Exporter.jmxPrometheusExporter:

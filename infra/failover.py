@@ -145,6 +145,13 @@ def problems(model: Model) -> list[Problem]:
         if raw is not None and _long(raw) is None:
             found.append(Problem(d.where, f"config.checkpoint.{EMIT_INTERVAL_KEY}", raw,
                                  "a whole number of seconds (Kafka reads it as a long)"))
+        enabled = flow.config.checkpoint.get(EMIT_ENABLED_KEY)
+        if enabled is not None and not (isinstance(enabled, bool) or (
+                isinstance(enabled, str) and enabled.strip().lower() in ("true", "false"))):
+            # Kafka's ConfigDef would fail the connector; read as "off" here it would silently
+            # take continuous failover away.
+            found.append(Problem(d.where, f"config.checkpoint.{EMIT_ENABLED_KEY}", enabled,
+                                 "true or false (Kafka reads it as a boolean)"))
         if flow.failover.procedure is not FailoverProcedure.continuous:
             continue
         if flow.policy is Policy.identity:

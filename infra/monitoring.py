@@ -364,10 +364,13 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
             f"(over {records}; Kafka writes '.' in topic names as '_' here) and the lag grew over the last "
             f"{minutes} minutes: the source is written faster than the flow replicates.", f"> {records} records, growing"))
     window = f"{PROGRESS_WINDOW_MINUTES}m"
-    sources = [((f.limits.forMinutes), c) for f in facts for c in f.source_connectors]
+    # Only the source connectors the topology runs: a paused task keeps its consumer and its last
+    # lag (a Value stat) while writing nothing, which is no fault when the topology paused it.
+    sources = [((f.limits.forMinutes), c) for f in facts for c in f.source_connectors if c in f.running]
     for minutes, connectors in _by_threshold(sources):
         flows = sorted({f.flow.name for f in facts if set(f.source_connectors) & set(connectors)})
-        sel = f"{{{_flows(flows)}, {client}}}"
+        of_these = ".*\\|(?:" + _alternatives(connectors) + ")-[0-9]+\\|replication-consumer"
+        sel = f"{{{_flows(flows)}, client_id=~{_q(of_these)}}}"
         keep = "flow, connect_cluster, connector"
         lag = f'label_replace({RECORDS_LAG}{sel}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})'
         written = (f"changes({RECORDS_WRITTEN}{{{_flows(flows)}, connector=~{_q(_alternatives(connectors))}}}"
@@ -392,10 +395,11 @@ def checkpoint_rules(facts: list[_FlowFacts]) -> list[JSON]:
             f"max by (flow, connect_cluster, source, target, group) ({CHECKPOINT_LATENCY}{{{_flows(flows)}}}) "
             f"> {seconds * 1000}",
             minutes, "warning", "Checkpoints of group {{ $labels.group }} are late (flow {{ $labels.flow }})",
-            "The newest checkpoint of {{ $labels.group }} took {{ $value }} ms to reach "
-            f"{{{{ $labels.target }}}}, more than {seconds} s, twice the emit and sync intervals: consumers failing "
-            "over now would resume from older offsets than the documents promise (docs/operations.md, "
-            "failover wait).", f"> {seconds}s"))
+            "The newest checkpoint of {{ $labels.group }} took {{ $value }} ms to be written to "
+            f"{{{{ $labels.target }}}}, more than {seconds} s, twice the emit and sync intervals: the target "
+            "refuses or throttles the checkpoint connector's writes. (Kafka exports no checkpoint age: "
+            "whether checkpoints trail the group's commits is what the failover readiness check reads.)",
+            f"> {seconds}s"))
     return rules
 
 

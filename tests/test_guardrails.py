@@ -531,3 +531,16 @@ def test_too_many_identity_paths_refuse_instead_of_running_for_minutes():
         f"{', '.join(aliases)} can be decided: it needs more than 5000 identity paths to follow. Simplify the filters "
         "(literal names or prefixes such as `orders\\..*` rather than nested repetitions such as `(a|b)*a(a|b){15}`), "
         "or set `acknowledgeUndecidedFilters: true` on this flow to deploy without this check"]
+
+
+@pytest.mark.parametrize("value", ["yes", 1, "on"])
+def test_a_checkpoint_switch_kafka_would_refuse_is_refused(value):
+    """Read as "off" it would silently take continuous failover away; Kafka's ConfigDef would fail
+    the connector (a BOOLEAN: true or false, any case)."""
+    t = topo({"source": "a", "target": "b", "topics": "t.*",
+              "config": {"checkpoint": {"emit.checkpoints.enabled": value}}})
+    assert problems(t) == [
+        f"flows[0] (repl-a-b): config.checkpoint.emit.checkpoints.enabled: got {value!r}; expected true or false "
+        "(Kafka reads it as a boolean)"]
+    t["flows"][0]["config"]["checkpoint"]["emit.checkpoints.enabled"] = "False"
+    validation.parse(t)  # any case, as Kafka reads it

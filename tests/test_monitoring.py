@@ -215,6 +215,19 @@ def test_not_running_only_for_connectors_that_should_run():
     assert f'connector=~"{FLOW}-heartbeat|{FLOW}-source"' in rule["expr"]
 
 
+def test_no_progress_only_for_source_connectors_that_run():
+    """A paused task keeps its consumer and last lag while writing nothing: no fault when the
+    topology paused it."""
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "sources": [
+        {"name": "a", "topics": ["a.*"]}, {"name": "b", "topics": ["b.*"], "state": "paused"}]}])
+    (rule,) = alerts_of(topo)["KafkaReplicationNoProgress"]
+    assert f'client_id=~".*\\\\|(?:{FLOW}-source-a)-[0-9]+\\\\|replication-consumer"' in rule["expr"]
+    assert f'connector=~"{FLOW}-source-a"' in rule["expr"]
+    assert f"{FLOW}-source-b" not in rule["expr"]
+    topo["flows"][0]["sources"][0]["state"] = "stopped"
+    assert "KafkaReplicationNoProgress" not in alerts_of(topo)
+
+
 def test_heartbeats_only_on_the_connector_that_copies_them():
     topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [t], "name": n}
                             for n, t in (("b-flow", "b.*"), ("a-flow", "a.*"))])
@@ -712,10 +725,11 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                  "group": "test.readers"},
                   "exp_annotations": {
                       "summary": f"Checkpoints of group test.readers are late (flow {FLOW})",
-                      "description": "The newest checkpoint of test.readers took 300000 ms to reach us-east, more "
-                                     "than 240 s, twice the emit and sync intervals: consumers failing over now "
-                                     "would resume from older offsets than the documents promise "
-                                     "(docs/operations.md, failover wait).",
+                      "description": "The newest checkpoint of test.readers took 300000 ms to be written to "
+                                     "us-east, more than 240 s, twice the emit and sync intervals: the target "
+                                     "refuses or throttles the checkpoint connector's writes. (Kafka exports no "
+                                     "checkpoint age: whether checkpoints trail the group's commits is what the "
+                                     "failover readiness check reads.)",
                       "runbook": "docs/operations.md#kafkareplicationcheckpointslate"}}]),
         ("KafkaReplicationHeartbeatsStale",
          replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_count", "0+60x5 300x35",

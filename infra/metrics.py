@@ -38,6 +38,7 @@ from infra.resolution import Model
 from infra.schema import Exporter, Monitoring
 
 METRICS_PORT = 9404          # Strimzi MetricsModel.METRICS_PORT: the agent's and the reporter's port
+METRICS_PORT_NAME = "tcp-prometheus"  # MetricsModel.METRICS_PORT_NAME (0.43.0 to 1.2.0): the container port's name
 METRICS_PATH = "/metrics"
 FLOW_LABEL = "flow"
 CONNECT_LABEL = "connect_cluster"

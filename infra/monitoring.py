@@ -24,7 +24,7 @@ from typing import Any, Literal, TypedDict, Union
 
 import yaml
 
-from infra import failover, names
+from infra import failover, metrics, names
 from infra.connectors import ConnectorKind, ConnectorPlan
 from infra.errors import Problem
 from infra.manifests import JSON, ConfigMap, Manifest, Namespace, ObjectMeta, meta
@@ -33,11 +33,9 @@ from infra.resolution import Model
 from infra.schema import Alerts, Exporter, Flow
 
 API_VERSION: Literal["monitoring.coreos.com/v1"] = "monitoring.coreos.com/v1"
-# The container port Strimzi gives the exporter of every KafkaConnect pod (MetricsModel
-# METRICS_PORT_NAME, 9404, at 0.43.0 through 1.2.0; KafkaConnectCluster adds it to the container
-# when metrics are configured, and its NetworkPolicy opens it to all).
-METRICS_PORT = "tcp-prometheus"
-METRICS_PATH = "/metrics"
+# The PodMonitor scrapes the container port Strimzi gives the exporter of every KafkaConnect pod
+# (metrics.METRICS_PORT_NAME; KafkaConnectCluster adds it to the container when metrics are
+# configured, and its NetworkPolicy opens it to all).
 STRIMZI_KIND_LABEL = "strimzi.io/kind"
 DASHBOARD_KEY = "kafka-replication.json"
 DASHBOARD_UID = "kafka-replication"
@@ -181,7 +179,7 @@ def pod_monitor(stack_plan: StackPlan, namespace: str, labels: dict[str, str]) -
                                  {"key": names.FLOW_LABEL, "operator": "In", "values": flows},
                                  {"key": names.CLUSTER_LABEL, "operator": "In", "values": connects}]},
                 "namespaceSelector": {"matchNames": namespaces},
-                "podMetricsEndpoints": [{"port": METRICS_PORT, "path": METRICS_PATH}]}}
+                "podMetricsEndpoints": [{"port": metrics.METRICS_PORT_NAME, "path": metrics.METRICS_PATH}]}}
 
 
 # ----------------------------------------------------------------- the rules
@@ -203,8 +201,8 @@ RECORDS_WRITTEN = "kafka_connect_source_task_source_record_write_total"
 # a user's client.id before it (MirrorConnectorConfig.addClientId, MirrorSourceTaskConfig.entityLabel,
 # MirrorSourceTask: sourceConsumerConfig("replication-consumer"); Kafka 3.8 and later). The
 # worker's other consumers (its internal topics', the checkpoint task's offset-syncs reader) are not it.
-REPLICATION_CONSUMER = ".*\\|replication-consumer"
-CONSUMER_CONNECTOR = ".*\\|(.+)-[0-9]+\\|replication-consumer"
+REPLICATION_CONSUMER = ".*\\|" + metrics.REPLICATION_CONSUMER_ROLE
+CONSUMER_CONNECTOR = ".*\\|(.+)-[0-9]+\\|" + metrics.REPLICATION_CONSUMER_ROLE
 # Series from elsewhere: kube-state-metrics (the audit's Jobs) and the audit's own push
 # (spark/report.py push_metrics, job name names.AUDIT).
 KSM_FAILED = "kube_job_status_failed"
@@ -369,7 +367,7 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
     sources = [((f.limits.forMinutes), c) for f in facts for c in f.source_connectors if c in f.running]
     for minutes, connectors in _by_threshold(sources):
         flows = sorted({f.flow.name for f in facts if set(f.source_connectors) & set(connectors)})
-        of_these = ".*\\|(?:" + _alternatives(connectors) + ")-[0-9]+\\|replication-consumer"
+        of_these = ".*\\|(?:" + _alternatives(connectors) + ")-[0-9]+\\|" + metrics.REPLICATION_CONSUMER_ROLE
         sel = f"{{{_flows(flows)}, client_id=~{_q(of_these)}}}"
         keep = "flow, connect_cluster, connector"
         lag = f'label_replace({RECORDS_LAG}{sel}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})'

@@ -21,7 +21,12 @@ and the 3.9.0/4.1.0/4.3.1 jars of the releases):
 - MirrorSourceConnector: partition {cluster: <source alias>, topic, partition}, offset
   {offset: <a non-negative integer>}: the last source offset replicated; its task resumes at the
   next one (MirrorSourceTask.initializeConsumer seeks to offset + 1);
-- MirrorCheckpointConnector: partition {group, topic, partition}, offset {offset: 0} only;
+- MirrorCheckpointConnector: partition {group, topic, partition}, offset {offset: 0} only; its
+  `topic` is the topic as the TARGET cluster names it, not the source topic its filter reads
+  (MirrorCheckpointTask.checkpoint builds `new Checkpoint(group, renameTopicPartition(tp), ...)`
+  and checkpointRecord writes Checkpoint.connectPartition(), Kafka 3.8.0 and 3.9.0-rc3 tags):
+  `us-west.orders` for `orders` of us-west under the default policy, `orders` under the identity
+  policy, and `x` for `us-east.x`, a topic that came from the target us-east;
 - MirrorHeartbeatConnector: partition {sourceClusterAlias, targetClusterAlias}, offset 0 only;
 - a null offset deletes the partition's offset, for every connector.
 
@@ -41,7 +46,7 @@ from infra.manifests import JSON, ConfigMap, meta
 from infra.names import CONNECTOR_OFFSETS_ANNOTATION, FlowNames
 from infra.releases import find
 from infra.resolution import Model
-from infra.schema import ConnectorState, Flow, OffsetsAction, OffsetsRequest, PartitionOffset
+from infra.schema import ConnectorState, Flow, OffsetsAction, OffsetsRequest, PartitionOffset, Policy
 from infra.topics import Filter
 
 # KafkaConnectAssemblyOperator.getConnectorOffsetsConfigMapEntryKey: the key of both ConfigMaps.
@@ -67,6 +72,9 @@ class Target:
     state: ConnectorState
     state_field: str             # where the topology sets its state
     filters: tuple[Filter, ...]  # the topic filters of the topics it replicates or checkpoints
+    source: str = ""             # the direction's cluster aliases and policy: how a checkpoint
+    target: str = ""             # names its topic
+    policy: Policy = Policy.default
 
 
 def targets(model: Model) -> dict[int, dict[str, Target]]:
@@ -83,7 +91,8 @@ def targets(model: Model) -> dict[int, dict[str, Target]]:
                                                              field, (topic_filter,))
             if d.flow.with_checkpoints:
                 mine[n.checkpoint_connector] = Target(n.checkpoint_connector, CHECKPOINT, d.flow.state.checkpoint,
-                                                      "state.checkpoint", tuple(sources))
+                                                      "state.checkpoint", tuple(sources), d.flow.source,
+                                                      d.flow.target, d.flow.policy)
             if part.heartbeat:
                 mine[n.heartbeat_connector] = Target(n.heartbeat_connector, HEARTBEAT, d.flow.state.heartbeat,
                                                      "state.heartbeat", ())
@@ -91,14 +100,73 @@ def targets(model: Model) -> dict[int, dict[str, Target]]:
 
 
 def _replicates(target: Target, topic: str) -> bool | None:
-    """Whether the connector reads `topic` (None: its filter cannot be read here, and the
-    guardrails say why). MirrorSourceConnector copies heartbeats topics whatever its filter."""
-    if topic == names.HEARTBEATS_TOPIC or topic.endswith("." + names.HEARTBEATS_TOPIC):
+    """Whether the connector reads source topic `topic` (None: its filter cannot be read here,
+    and the guardrails say why). MirrorSourceConnector copies heartbeats topics whatever its
+    filter (MirrorSourceConnector.shouldReplicateTopic); MirrorCheckpointTask.shouldCheckpointTopic
+    asks the filter alone (Kafka 3.8.0)."""
+    heartbeats = topic == names.HEARTBEATS_TOPIC or topic.endswith("." + names.HEARTBEATS_TOPIC)
+    if target.kind == SOURCE and heartbeats:
         return True
     try:
         return any(f.matches(topic) for f in target.filters)
     except (jregex.RegexError, jregex.Unsupported):
         return None
+
+
+# ----------------------------------------------------------------- a checkpoint's topic name
+# How MirrorCheckpointTask.renameTopicPartition names a source topic in its checkpoints, through
+# the flow's replication policy (DefaultReplicationPolicy, IdentityReplicationPolicy and
+# ReplicationPolicy.originalTopic, connect/mirror-client, Kafka 3.8.0 and 3.9.0-rc3 tags).
+
+
+def _looks_like_heartbeat(policy: Policy, topic: str) -> bool:
+    # IdentityReplicationPolicy.looksLikeHeartbeat: the suffix alone; it defers to the default
+    # policy for such names. The default policy treats every name alike.
+    return policy is Policy.default or topic.endswith(names.HEARTBEATS_TOPIC)
+
+
+def _topic_source(policy: Policy, source: str, topic: str) -> str | None:
+    """ReplicationPolicy.topicSource: the alias before the first separator (Java's split drops
+    trailing empty parts); IdentityReplicationPolicy answers its source alias for other names."""
+    if not _looks_like_heartbeat(policy, topic):
+        return source
+    parts = topic.split(".")
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts[0] if len(parts) >= 2 else None
+
+
+def _original_topic(policy: Policy, source: str, topic: str) -> str:
+    """ReplicationPolicy.originalTopic: upstreamTopic applied until the name stops changing
+    (every `<alias>.` the default policy sees goes: `us-east.orders.eu` gives `eu`)."""
+    while True:
+        alias = _topic_source(policy, source, topic)
+        if alias is None or not _looks_like_heartbeat(policy, topic):
+            return topic
+        upstream = topic[len(names.topic_prefix(alias)):]
+        if upstream == topic:
+            return topic
+        topic = upstream
+
+
+def checkpoint_topic(target: Target, topic: str) -> str:
+    """The `topic` of a checkpoint of source topic `topic` (MirrorCheckpointTask.renameTopicPartition):
+    a topic that came from the target goes back to its original name; any other is named as
+    the policy replicates it (names.replicated_topic; identity keeps it, bar heartbeats names)."""
+    if _topic_source(target.policy, target.source, topic) == target.target:
+        return _original_topic(target.policy, target.source, topic)
+    return names.replicated_topic(target.source, topic, _looks_like_heartbeat(target.policy, topic))
+
+
+def checkpointed_topic(target: Target, topic: str) -> str | None:
+    """The source topic a checkpoint's `topic` (as the target names it) stands for: the name
+    without the policy's prefix, or, unprefixed, a topic that came from the target
+    (`<target>.<topic>`, one hop). None: no source topic is checkpointed under that name."""
+    candidates = [topic, names.replicated_topic(target.target, topic)]
+    prefix = names.topic_prefix(target.source)
+    if topic.startswith(prefix):
+        candidates.insert(0, topic[len(prefix):])
+    return next((c for c in candidates if checkpoint_topic(target, c) == topic), None)
 
 
 def problems(model: Model) -> list[Problem]:
@@ -184,10 +252,33 @@ def _offset_problems(where: str, at: str, target: Target, offset: PartitionOffse
             found.append(Problem(where, f"{at}.offset", offset.offset,
                                  "0 or null: MirrorCheckpointConnector accepts offset 0 only (MirrorUtils."
                                  "validateSourceOffset); its tasks do not read these offsets"))
-    if _replicates(target, offset.topic) is False:
+    if target.kind == CHECKPOINT:
+        found += _checkpoint_topic_problems(where, f"{at}.topic", target, offset.topic)
+    elif _replicates(target, offset.topic) is False:
         found.append(Problem(where, f"{at}.topic", offset.topic,
                              f"a topic {target.name} reads: its topic filter does not include it"))
     return found
+
+
+CHECKPOINT_NAMES = ("MirrorCheckpointConnector's partitions name the topic as the target cluster does, as `list` "
+                    "shows it (MirrorCheckpointTask.renameTopicPartition)")
+
+
+def _checkpoint_topic_problems(where: str, at: str, target: Target, topic: str) -> list[Problem]:
+    """A checkpoint offset names the topic as the target does; its filter reads the source's name."""
+    upstream = checkpointed_topic(target, topic)
+    if upstream is not None and _replicates(target, upstream) is not False:
+        return []
+    renamed = checkpoint_topic(target, topic)
+    if renamed != topic and _replicates(target, topic):
+        # The source topic's own name, which the connector's offsets never hold.
+        return [Problem(where, at, topic, f"{renamed!r}, the name {target.target} has for {topic} of "
+                                          f"{target.source}: {CHECKPOINT_NAMES}")]
+    if upstream is None:
+        return [Problem(where, at, topic, f"a topic named as {target.name} names one on {target.target}: no topic "
+                                          f"of {target.source} is checkpointed under it; {CHECKPOINT_NAMES}")]
+    return [Problem(where, at, topic, f"a topic {target.name} checkpoints, named as on {target.target}: its topic "
+                                      f"filter does not include {upstream}, the topic of {target.source} it names")]
 
 
 # ----------------------------------------------------------------- the plan

@@ -14,10 +14,10 @@ from pulumi.runtime import mocks
 
 from infra import render
 from infra.errors import TopologyError
-from infra.offsets import alter_body, is_patch
+from infra.offsets import Target, alter_body, checkpoint_topic, checkpointed_topic, is_patch
 from infra.offsets import problems as offsets_problems
 from infra.resolution import resolve
-from infra.schema import PartitionOffset, Topology
+from infra.schema import ConnectorState, PartitionOffset, Policy, Topology
 from tests.conftest import ROOT, render_topology, write_topology
 
 BASE = {
@@ -130,9 +130,57 @@ def test_a_flow_without_requests_renders_as_before(tmp_path):
 
 
 def test_checkpoint_offsets_name_the_group():
-    body = alter_body("checkpoint", "a", [PartitionOffset(topic="orders", partition=1, group="readers", offset=0)])
-    assert body == {"offsets": [{"partition": {"group": "readers", "topic": "orders", "partition": 1},
+    body = alter_body("checkpoint", "a", [PartitionOffset(topic="a.orders", partition=1, group="readers", offset=0)])
+    assert body == {"offsets": [{"partition": {"group": "readers", "topic": "a.orders", "partition": 1},
                                  "offset": {"offset": 0}}]}
+
+
+# A checkpoint's partition names the topic as the target names it (MirrorCheckpointTask.renameTopicPartition):
+# the request carries that name unchanged into the body.
+FORGET = {"connector": "repl-a-b-checkpoint", "action": "alter", "request": "2026-11-24-forget",
+          "offsets": [{"topic": "a.orders", "partition": 0, "group": "readers", "offset": None},
+                      {"topic": "a.orders.eu", "partition": 1, "group": "readers", "offset": 0}]}
+FORGET_JSON = """{
+  "offsets": [
+    {
+      "partition": {
+        "group": "readers",
+        "topic": "a.orders",
+        "partition": 0
+      },
+      "offset": null
+    },
+    {
+      "partition": {
+        "group": "readers",
+        "topic": "a.orders.eu",
+        "partition": 1
+      },
+      "offset": {
+        "offset": 0
+      }
+    }
+  ]
+}"""
+
+
+def test_a_checkpoint_alter_renders_the_target_side_topic_names(tmp_path):
+    objects = kube(render_topology(tmp_path, topology(FORGET, state={"checkpoint": "stopped"})))
+    assert objects[("ConfigMap", "repl-a-b/repl-a-b-checkpoint-offsets-alter")]["data"] == {"offsets.json": FORGET_JSON}
+
+
+@pytest.mark.parametrize("flow, topic", [
+    pytest.param({"replicationPolicy": "identity"}, "orders", id="identity-keeps-the-name"),
+    # A group of `a` on `b.orders`, the replica of b's `orders`: its checkpoint names `orders`, the
+    # name b has for it (ReplicationPolicy.originalTopic).
+    pytest.param({"topics": ["b\\.orders"]}, "orders", id="back-from-the-target"),
+    pytest.param({"topics": ["orders.*", "heartbeats"]}, "a.heartbeats", id="heartbeats-in-the-filter"),
+])
+def test_a_checkpoint_alter_takes_the_name_the_target_has(tmp_path, flow, topic):
+    request = {**FORGET, "offsets": [{"topic": topic, "partition": 0, "group": "readers", "offset": None}]}
+    objects = kube(render_topology(tmp_path, topology(request, state={"checkpoint": "stopped"}, **flow)))
+    data = json.loads(objects[("ConfigMap", "repl-a-b/repl-a-b-checkpoint-offsets-alter")]["data"]["offsets.json"])
+    assert data == {"offsets": [{"partition": {"group": "readers", "topic": topic, "partition": 0}, "offset": None}]}
 
 
 def test_the_patch_is_told_apart_from_the_connector(tmp_path):
@@ -204,6 +252,8 @@ def test_csm_1_2_has_no_offset_management(tmp_path):
         "/connectors/<name>/offsets) with the connector stopped, or a newer operator"]
 
 
+CHECKPOINT_NAMES = ("MirrorCheckpointConnector's partitions name the topic as the target cluster does, as `list` "
+                    "shows it (MirrorCheckpointTask.renameTopicPartition)")
 STOPPED = ("the operator alters and resets the offsets of a STOPPED connector only "
            "(AbstractConnectOperator.verifyConnectorStopped, Strimzi 0.45.0 to 1.2.0)")
 W = "flows[0] (repl-a-b)"
@@ -233,7 +283,7 @@ W = "flows[0] (repl-a-b)"
         "MirrorSourceConnector's partitions are {cluster, topic, partition} (MirrorSourceConnector.alterOffsets)"],
         id="group-on-source"),
     pytest.param([{**REWIND, "connector": "repl-a-b-checkpoint",
-                   "offsets": [{"topic": "orders", "partition": 0, "offset": 3}]}], {"state": {"checkpoint": "stopped"}}, [
+                   "offsets": [{"topic": "a.orders", "partition": 0, "offset": 3}]}], {"state": {"checkpoint": "stopped"}}, [
         f"{W}: offsets[0].offsets[0].group: missing; expected a consumer group: MirrorCheckpointConnector's "
         "partitions are {group, topic, partition} (MirrorCheckpointConnector.alterOffsets)",
         f"{W}: offsets[0].offsets[0].offset: got 3; expected 0 or null: MirrorCheckpointConnector accepts offset 0 "
@@ -249,6 +299,33 @@ W = "flows[0] (repl-a-b)"
     pytest.param([{**REWIND, "offsets": [{"topic": "payments", "partition": 0, "offset": 3}]}], {}, [
         f"{W}: offsets[0].offsets[0].topic: got 'payments'; expected a topic repl-a-b-source reads: its topic "
         "filter does not include it"], id="topic-not-replicated"),
+    # The source connector's partitions name the source topic: the target's name is refused.
+    pytest.param([{**REWIND, "offsets": [{"topic": "a.orders", "partition": 0, "offset": 3}]}], {}, [
+        f"{W}: offsets[0].offsets[0].topic: got 'a.orders'; expected a topic repl-a-b-source reads: its topic "
+        "filter does not include it"], id="target-name-on-source"),
+    pytest.param([{**FORGET, "offsets": [{"topic": "orders", "partition": 0, "group": "readers", "offset": None},
+                                         {"topic": "orders.eu", "partition": 0, "group": "readers", "offset": 0}]}],
+                 {"state": {"checkpoint": "stopped"}}, [
+        f"{W}: offsets[0].offsets[0].topic: got 'orders'; expected 'a.orders', the name b has for orders of a: "
+        f"{CHECKPOINT_NAMES}",
+        f"{W}: offsets[0].offsets[1].topic: got 'orders.eu'; expected 'a.orders.eu', the name b has for orders.eu "
+        f"of a: {CHECKPOINT_NAMES}"], id="source-name-on-checkpoint"),
+    pytest.param([{**FORGET, "offsets": [{"topic": "a.payments", "partition": 0, "group": "readers", "offset": 0},
+                                         {"topic": "a.heartbeats", "partition": 0, "group": "readers", "offset": 0},
+                                         {"topic": "payments.eu", "partition": 0, "group": "readers", "offset": 0}]}],
+                 {"state": {"checkpoint": "stopped"}}, [
+        f"{W}: offsets[0].offsets[0].topic: got 'a.payments'; expected a topic repl-a-b-checkpoint checkpoints, "
+        "named as on b: its topic filter does not include payments, the topic of a it names",
+        # No heartbeats exception: MirrorCheckpointTask.shouldCheckpointTopic asks the filter alone.
+        f"{W}: offsets[0].offsets[1].topic: got 'a.heartbeats'; expected a topic repl-a-b-checkpoint checkpoints, "
+        "named as on b: its topic filter does not include heartbeats, the topic of a it names",
+        f"{W}: offsets[0].offsets[2].topic: got 'payments.eu'; expected a topic named as repl-a-b-checkpoint names "
+        f"one on b: no topic of a is checkpointed under it; {CHECKPOINT_NAMES}"], id="checkpoint-topic-not-read"),
+    pytest.param([{**FORGET, "offsets": [{"topic": "a.orders", "partition": 0, "group": "readers", "offset": 0}]}],
+                 {"state": {"checkpoint": "stopped"}, "replicationPolicy": "identity"}, [
+        f"{W}: offsets[0].offsets[0].topic: got 'a.orders'; expected a topic repl-a-b-checkpoint checkpoints, "
+        "named as on b: its topic filter does not include a.orders, the topic of a it names"],
+        id="identity-prefixed-name"),
     pytest.param([{**REWIND, "offsets": [{"topic": "orders", "partition": 0, "offset": 3},
                                          {"topic": "orders", "partition": 0, "offset": 5}]}], {}, [
         f"{W}: offsets[0].offsets[1]: got 'orders:0'; expected each partition once: offsets[0] sets it already"],
@@ -424,3 +501,30 @@ def test_validate_and_render_agree_on_the_example_and_its_refusal(tmp_path):
     v, r = verdicts(tmp_path, old)
     assert v == r and v is not None and len(v) == 1 and v[0].startswith(
         "line 21: flows[0] (orders): offsets[0].action: got 'alter'; expected no offsets request on csm 1.2")
+
+
+@pytest.mark.parametrize("policy, topic, named, back", [
+    ("default", "orders", "us-west.orders", "orders"),
+    ("default", "orders.eu", "us-west.orders.eu", "orders.eu"),
+    # Came from the target: ReplicationPolicy.originalTopic drops every `<alias>.` it sees, so the
+    # way back names the one-hop replica of the name.
+    ("default", "us-east.orders", "orders", "us-east.orders"),
+    ("default", "us-east.orders.eu", "eu", "us-east.eu"),
+    ("identity", "orders", "orders", "orders"),
+    ("identity", "us-east.orders", "us-east.orders", "us-east.orders"),
+    ("identity", "heartbeats", "us-west.heartbeats", "heartbeats"),
+    ("identity", "us-east.heartbeats", "heartbeats", "us-east.heartbeats"),
+])
+def test_a_checkpoint_names_its_topic_as_mirror_checkpoint_task_does(policy, topic, named, back):
+    """MirrorCheckpointTask.renameTopicPartition in a flow us-west -> us-east, and the way back."""
+    target = Target("c", "checkpoint", ConnectorState.stopped, "state.checkpoint", (), "us-west", "us-east",
+                    Policy(policy))
+    assert checkpoint_topic(target, topic) == named
+    assert checkpointed_topic(target, named) == back
+
+
+def test_a_name_no_checkpoint_carries_maps_to_no_source_topic():
+    target = Target("c", "checkpoint", ConnectorState.stopped, "state.checkpoint", (), "us-west", "us-east",
+                    Policy.default)
+    # Unprefixed with a dot: neither `us-west.<it>` nor a topic back from us-east (that would lose the dot).
+    assert checkpointed_topic(target, "orders.eu") is None

@@ -376,6 +376,31 @@ def test_the_documented_example_validates_and_renders(tmp_path):
                                  "offset": {"offset": 41}}]}
 
 
+def test_the_documented_checkpoint_example_renders_the_target_side_name_and_its_source_name_is_refused(tmp_path):
+    path = ROOT / "docs" / "examples" / "offsets" / "checkpoint.yaml"
+    document = yaml.safe_load(path.read_text())
+    objects = kube(render.run("example", {"topology": str(write_topology(tmp_path, document))}, {},
+                              placeholder_secrets=True))
+    (patch,) = [k for k in objects if k[0] == "KafkaConnectorPatch"]
+    assert patch == ("KafkaConnectorPatch", "orders/orders-checkpoint/offsets-alter-2026-11-24-forget")
+    assert objects[("ConfigMap", "orders/orders-checkpoint-offsets-alter")]["data"]["offsets.json"] == """{
+  "offsets": [
+    {
+      "partition": {
+        "group": "orders-readers",
+        "topic": "us-west.orders",
+        "partition": 0
+      },
+      "offset": null
+    }
+  ]
+}"""
+    document["flows"][0]["offsets"][0]["offsets"][0]["topic"] = "orders"
+    assert [str(p) for p in offsets_problems(resolve(Topology.model_validate(document)))] == [
+        "flows[0] (orders): offsets[0].offsets[0].topic: got 'orders'; expected 'us-west.orders', the name "
+        f"us-east has for orders of us-west: {CHECKPOINT_NAMES}"]
+
+
 # ----------------------------------------------------------------- the stand-in operator (no worker)
 
 # ObjectMapper.writerWithDefaultPrettyPrinter() of jackson-databind 2.21.2 (the release jars) on

@@ -4,15 +4,18 @@
 
 What it reads, all live: the replication lag of every source partition (the offsets audit,
 spark/offsets.py: the source connectors' committed offsets against the source's end offsets), the
-flow's checkpoint connector on its Connect REST API (state, `emit.checkpoints.*` and
-`sync.group.offsets.*` as it runs them), the checkpoints in the target's
-`<source>.checkpoints.internal` topic decoded as Kafka writes them, and each consumer group's
+flow's checkpoint connectors on their Connect REST APIs (one per Connect cluster of the flow: a flow
+split over several, `connectClusters`, runs one on each; state, `emit.checkpoints.*` and
+`sync.group.offsets.*` as each runs them), the checkpoints in the target's
+`<source>.checkpoints.internal` topic decoded as Kafka writes them (committed records only: under
+exactly-once the checkpoint connector writes in transactions), and each consumer group's
 committed offsets and activity on both clusters. It judges them against the procedure (the flow's
 own unless `--procedure` says another) and answers ready (exit 0), not ready with the findings
 (exit 1), or could not tell (exit 2), as the audit does.
 
 Decisions the documents imply, written down:
-- continuous: needs the Default policy, a running checkpoint connector with group offset sync;
+- continuous: needs the Default policy, every checkpoint connector of the flow running with
+  checkpoints and group offset sync (the wait is the longest of theirs);
   each group inactive on both clusters, its newest checkpoint translating exactly the offset the
   group committed on the source, and that translation committed into the target group (the
   documents' wait, `2 * (emit + sync)`, is how long that takes; the check looks at the result);
@@ -167,8 +170,8 @@ class CheckpointConnector:
 @dataclass
 class Observed:
     """Everything read for one flow; None where the procedure does not read it (the source, on
-    disaster)."""
-    connector: CheckpointConnector | None
+    disaster). `connectors`: the flow's checkpoint connectors by name, none when it runs none."""
+    connectors: list[CheckpointConnector]
     checkpoints: dict[tuple[str, str, int], Stamped]
     groups: list[str]
     target_offsets: dict[str, dict[tuple[str, int], int]]
@@ -208,18 +211,16 @@ def checkpoint_connector(name: str, info: dict) -> CheckpointConnector:
         sync if _flag(config, "sync.group.offsets.enabled", SYNC_DEFAULT[0]) and sync >= 0 else None)
 
 
-def find_checkpoint_connector(flow: dict, get: Callable[[str, str], Any]) -> CheckpointConnector | None:
-    """The flow's MirrorCheckpointConnector: each flow has Connect clusters of its own, so it is the
-    one checkpoint connector on the flow's REST APIs (None: the flow runs none)."""
+def find_checkpoint_connectors(flow: dict, get: Callable[[str, str], Any]) -> list[CheckpointConnector]:
+    """The flow's MirrorCheckpointConnectors, by name: each flow has Connect clusters of its own, and
+    the plan runs one checkpoint connector on each (infra/connectors.py `connectors`: a flow split
+    over several Connect clusters has as many; none when checkpoints are off)."""
     found = []
     for url in sorted({c["restUrl"] for c in flow["connectors"]}):
         listing = get(url, "/connectors?expand=info&expand=status")
         found += [checkpoint_connector(name, body) for name, body in sorted(listing.items())
                   if body["info"]["config"].get("connector.class") == CHECKPOINT_CLASS]
-    if len(found) > 1:
-        raise Unverifiable(f"flow {flow['name']}: {len(found)} checkpoint connectors "
-                           f"({', '.join(c.name for c in found)}); one was expected")
-    return found[0] if found else None
+    return sorted(found, key=lambda c: c.name)
 
 
 def checkpoints_topic(flow: dict) -> str | None:
@@ -234,18 +235,25 @@ def checkpoints_topic(flow: dict) -> str | None:
     return name if name in flow["excludeTopics"]["target"] else None
 
 
-def allowed(policy: str, connector: CheckpointConnector | None) -> list[str]:
+def _synced(connectors: list[CheckpointConnector]) -> bool:
+    """Every checkpoint connector emits checkpoints and syncs group offsets (each one covers the
+    topics of its own Connect cluster: one without leaves those groups without synced offsets)."""
+    return bool(connectors) and all(c.emit_seconds is not None and c.sync_seconds is not None for c in connectors)
+
+
+def allowed(policy: str, connectors: list[CheckpointConnector]) -> list[str]:
     """The procedures the flow allows as it runs (infra/failover.py decides the same from the
     topology; the tests hold the two equal)."""
-    synced = connector is not None and connector.emit_seconds is not None and connector.sync_seconds is not None
-    return (["continuous"] if policy == "default" and synced else []) + ["cutoff", "disaster"]
+    return (["continuous"] if policy == "default" and _synced(connectors) else []) + ["cutoff", "disaster"]
 
 
-def wait_seconds(connector: CheckpointConnector | None) -> int | None:
-    """The documents' wait: 2 * (emit.checkpoints.interval.seconds + sync.group.offsets.interval.seconds)."""
-    if connector is None or connector.emit_seconds is None or connector.sync_seconds is None:
+def wait_seconds(connectors: list[CheckpointConnector]) -> int | None:
+    """The documents' wait, 2 * (emit.checkpoints.interval.seconds + sync.group.offsets.interval.seconds),
+    of the slowest checkpoint connector: every group's offsets are synced only after it. None when
+    one of them does not emit or sync."""
+    if not _synced(connectors):
         return None
-    return 2 * (connector.emit_seconds + connector.sync_seconds)
+    return max(2 * ((c.emit_seconds or 0) + (c.sync_seconds or 0)) for c in connectors)
 
 
 # ----------------------------------------------------------------- the verdict
@@ -296,15 +304,18 @@ def _partition_findings(row: dict, procedure: str, synced: bool, names: dict) ->
 def judge(flow: dict, procedure: str, seen: Observed, now_ms: int, max_lag: int) -> dict:
     """The readiness report of one flow for `procedure`, from what was observed. Pure."""
     names = {"source": flow["sourceAlias"], "target": flow["targetAlias"]}
-    connector = seen.connector
+    connectors = seen.connectors
+    shown = [{"name": c.name, "state": c.state, "tasks": list(c.tasks), "emitSeconds": c.emit_seconds,
+              "syncSeconds": c.sync_seconds} for c in connectors]
     report: dict = {
         "version": 1, "flow": flow["name"], "sourceAlias": names["source"], "targetAlias": names["target"],
         "replicationPolicy": flow["replicationPolicy"], "procedure": procedure,
-        "procedures": allowed(flow["replicationPolicy"], connector), "waitSeconds": wait_seconds(connector),
+        "procedures": allowed(flow["replicationPolicy"], connectors), "waitSeconds": wait_seconds(connectors),
         "checkpointsTopic": checkpoints_topic(flow), "checkedAt": now_ms,
-        "checkpointConnector": None if connector is None else {
-            "name": connector.name, "state": connector.state, "tasks": list(connector.tasks),
-            "emitSeconds": connector.emit_seconds, "syncSeconds": connector.sync_seconds},
+        # The flow's one checkpoint connector (null when it runs none, or several: a split flow's
+        # are all in checkpointConnectors, by name).
+        "checkpointConnector": shown[0] if len(shown) == 1 else None,
+        "checkpointConnectors": shown,
         "replication": None if seen.replication is None else [r.row() for r in seen.replication],
         "groups": [], "findings": [], "errors": list(seen.errors)}
     findings: list[str] = report["findings"]
@@ -315,19 +326,22 @@ def judge(flow: dict, procedure: str, seen: Observed, now_ms: int, max_lag: int)
         if flow["replicationPolicy"] != "default":
             findings.append(f"continuous failover needs the default replication policy; this flow uses "
                             f"{flow['replicationPolicy']}: fail over with a cutoff (--procedure cutoff)")
-        elif connector is None:
+        elif not connectors:
             findings.append(f"the flow runs no checkpoint connector: consumers have no translated offsets on "
                             f"{names['target']}; fail over with a cutoff (--procedure cutoff)")
-        elif connector.emit_seconds is None or connector.sync_seconds is None:
-            off = "checkpoints are not emitted" if connector.emit_seconds is None else "group offset sync is off"
-            findings.append(f"checkpoint connector {connector.name}: {off}, so consumers would not find their "
-                            f"offsets on {names['target']}; fail over with a cutoff (--procedure cutoff)")
-        elif not connector.running:
-            findings.append(f"checkpoint connector {connector.name} is {connector.state} (tasks: "
-                            f"{', '.join(connector.tasks) or 'none'}): checkpoints and group offset sync do not run")
+        for connector in connectors if flow["replicationPolicy"] == "default" else []:
+            # Each one checkpoints the groups of its own Connect cluster's topics: each must run.
+            if connector.emit_seconds is None or connector.sync_seconds is None:
+                off = "checkpoints are not emitted" if connector.emit_seconds is None else "group offset sync is off"
+                findings.append(f"checkpoint connector {connector.name}: {off}, so consumers would not find their "
+                                f"offsets on {names['target']}; fail over with a cutoff (--procedure cutoff)")
+            elif not connector.running:
+                findings.append(f"checkpoint connector {connector.name} is {connector.state} (tasks: "
+                                f"{', '.join(connector.tasks) or 'none'}): checkpoints and group offset sync do "
+                                "not run")
     if seen.replication is not None:
         findings += _replication_findings(seen.replication, procedure, max_lag)
-    synced = connector is not None and connector.sync_seconds is not None
+    synced = bool(connectors) and all(c.sync_seconds is not None for c in connectors)
     prefix = flow["topicPrefix"]
     for group in seen.groups:
         source_offsets = (seen.source_offsets or {}).get(group, {})
@@ -399,89 +413,144 @@ def summary(report: dict) -> str:
 # ----------------------------------------------------------------- reading the clusters
 
 
-def _group_offsets(cluster, group: str) -> dict[tuple[str, int], int]:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-    futures = cluster.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                        request_timeout=cluster.timeout)
-    result = cluster._call(f"offsets of group {group}", futures[group].result)
-    return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
+class ClusterUnverifiable(Unverifiable):
+    """What could not be read on one cluster of the flow; `role` is source or target (only a source
+    that cannot be read suggests the disaster procedure)."""
+
+    def __init__(self, message: str, role: str):
+        super().__init__(message)
+        self.role = role
 
 
-def _group_states(cluster, groups: list[str]) -> dict[str, GroupState]:
-    from confluent_kafka import KafkaError, KafkaException
-    if not groups:
-        return {}
-    futures = cluster.admin.describe_consumer_groups(groups, request_timeout=cluster.timeout)
-    states = {}
-    for group, future in futures.items():
-        try:
-            desc = future.result()
-        except KafkaException as exc:
-            if exc.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:  # Kafka 4 answers so for no group
-                states[group] = GroupState("DEAD", 0)
-                continue
-            raise Unverifiable(f"group {group}: {exc.args[0]}") from None
-        states[group] = GroupState(desc.state.name, len(desc.members or []))
-    return states
+# The checkpoints topic is read with a consumer of its own: committed records only (under exactly-once
+# the checkpoint connector writes in transactions, whose records are not checkpoints until committed),
+# and an end-of-partition event, since the last offset of a partition may be a transaction marker
+# that no consumer delivers (librdkafka CONFIGURATION.md: enable.partition.eof, isolation.level).
+READER_CONFIG = {"group.id": "kafka-replication-audit", "enable.auto.commit": False, "enable.partition.eof": True,
+                 "isolation.level": "read_committed", "log_level": 3}
 
 
-def _read_topic(cluster, topic: str, partitions: int, deadline_seconds: float = 60.0
-                ) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
-    """Every record of the topic, bytes as stored (librdkafka, no group, nothing committed)."""
-    from confluent_kafka import TopicPartition
-    marks = {p: cluster._call(f"watermarks of {topic}[{p}]", cluster.consumer.get_watermark_offsets,
-                              TopicPartition(topic, p), cluster.timeout) for p in range(partitions)}
+def _read_topic(consumer, on: LiveCluster, topic: str, partitions: int, deadline_seconds: float = 60.0,
+                clock: Callable[[], float] = time.monotonic) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
+    """Every committed record of the topic, bytes as stored (librdkafka, no group, nothing
+    committed). A partition is read to its end at its end-of-partition event, or once the consumer's
+    position reaches the high watermark read first (a position past a transaction marker, which is
+    never delivered). `on`: the cluster, named in what fails."""
+    from confluent_kafka import KafkaError, TopicPartition
+    call = on.call
+    marks = {p: call(f"watermarks of {topic}[{p}]", consumer.get_watermark_offsets, TopicPartition(topic, p),
+                     on.timeout) for p in range(partitions)}
     left = {p for p, (lo, hi) in marks.items() if hi > lo}
     if not left:
         return []
-    cluster.consumer.assign([TopicPartition(topic, p, marks[p][0]) for p in sorted(left)])
+    consumer.assign([TopicPartition(topic, p, marks[p][0]) for p in sorted(left)])
     out = []
-    deadline = time.monotonic() + deadline_seconds
+    deadline = clock() + deadline_seconds
+
+    def positions() -> dict[int, int]:
+        return {tp.partition: tp.offset for tp in call(f"positions in {topic}", consumer.position,
+                                                        [TopicPartition(topic, p) for p in sorted(left)])}
     try:
         while left:
-            if time.monotonic() > deadline:
-                raise Unverifiable(f"{topic}: not read to its end within {deadline_seconds:.0f} s")
-            for msg in cluster.consumer.consume(500, 1.0):
-                if msg.error():
-                    raise Unverifiable(f"{topic}: {msg.error()}")
-                out.append((msg.partition(), msg.offset(), msg.timestamp()[1], msg.key(), msg.value()))
-                if msg.offset() + 1 >= marks[msg.partition()][1]:
+            if clock() > deadline:
+                at = positions()
+                where = "; ".join(f"{topic}[{p}] " + (f"position {at[p]}" if at.get(p, -1) >= 0 else "no position")
+                                  + f", high watermark {marks[p][1]}" for p in sorted(left))
+                raise on.failed(topic, f"not read to its end within {deadline_seconds:.0f} s ({where})")
+            for msg in consumer.consume(500, 1.0):
+                error = msg.error()
+                if error is not None and error.code() == KafkaError._PARTITION_EOF:
                     left.discard(msg.partition())
+                elif error is not None:
+                    raise on.failed(f"{topic}[{msg.partition()}]", str(error))
+                else:
+                    out.append((msg.partition(), msg.offset(), msg.timestamp()[1], msg.key(), msg.value()))
+            if left:
+                left -= {p for p, offset in positions().items() if offset >= marks[p][1]}
     finally:
-        cluster.consumer.unassign()
+        consumer.unassign()
     return out
 
 
 class LiveCluster:
     """What the readiness check asks a cluster, answered by the audit's clients of it
-    (spark.clusters.KafkaCluster: librdkafka, the same connection and credentials)."""
+    (spark.clusters.KafkaCluster: librdkafka, the same connection and credentials). Every failure
+    names the cluster: `<what> on <alias> (<role>): <error>`."""
 
-    def __init__(self, cluster):
-        self.cluster = cluster
+    def __init__(self, cluster, client_config: dict, alias: str, role: str,
+                 make_consumer: Callable[[dict], Any] | None = None):
+        self.cluster, self.client_config, self.alias, self.role = cluster, client_config, alias, role
+        self.make_consumer = make_consumer
+
+    @property
+    def where(self) -> str:
+        return f"{self.alias} ({self.role})"
+
+    @property
+    def timeout(self) -> float:
+        return float(self.cluster.timeout)
+
+    def failed(self, what: str, error: object) -> ClusterUnverifiable:
+        return ClusterUnverifiable(f"{what} on {self.where}: {error}", self.role)
+
+    def call(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        from confluent_kafka import KafkaException
+        try:
+            return fn(*args)
+        except KafkaException as exc:
+            raise self.failed(what, exc.args[0]) from None
 
     def partitions(self) -> dict[str, int]:
-        return self.cluster.partitions()
+        meta = self.call("metadata", self.cluster.consumer.list_topics, None, self.cluster.timeout)
+        return {t: len(m.partitions) for t, m in sorted(meta.topics.items()) if m.error is None}
 
-    def topics(self):
-        return self.cluster.topics()
+    def watermarks(self, partitions: dict[str, int]) -> dict[tuple[str, int], tuple[int, int]]:
+        from confluent_kafka import TopicPartition
+        return {(t, p): self.call(f"watermarks of {t}[{p}]", self.cluster.consumer.get_watermark_offsets,
+                                  TopicPartition(t, p), self.cluster.timeout)
+                for t, n in sorted(partitions.items()) for p in range(n)}
 
-    def watermarks(self, topics):
-        return self.cluster.watermarks(topics)
-
-    def records(self, topic: str, partitions: int):
-        return _read_topic(self.cluster, topic, partitions)
+    def records(self, topic: str, partitions: int) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
+        if self.make_consumer is None:
+            from confluent_kafka import Consumer
+            make: Callable[[dict], Any] = Consumer
+        else:
+            make = self.make_consumer
+        consumer = make({**self.client_config, **READER_CONFIG})
+        try:
+            return _read_topic(consumer, self, topic, partitions)
+        finally:
+            consumer.close()
 
     def group_offsets(self, group: str) -> dict[tuple[str, int], int]:
-        return _group_offsets(self.cluster, group)
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        futures = self.cluster.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                                 request_timeout=self.cluster.timeout)
+        result = self.call(f"offsets of group {group}", futures[group].result)
+        return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
 
     def group_states(self, groups: list[str]) -> dict[str, GroupState]:
-        return _group_states(self.cluster, groups)
+        from confluent_kafka import KafkaError, KafkaException
+        if not groups:
+            return {}
+        futures = self.cluster.admin.describe_consumer_groups(groups, request_timeout=self.cluster.timeout)
+        states = {}
+        for group, future in futures.items():
+            try:
+                desc = future.result()
+            except KafkaException as exc:
+                if exc.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:  # Kafka 4 answers so for no group
+                    states[group] = GroupState("DEAD", 0)
+                    continue
+                raise self.failed(f"state of group {group}", exc.args[0]) from None
+            states[group] = GroupState(desc.state.name, len(desc.members or []))
+        return states
 
 
 def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:
     """Read what `judge` needs. `clusters[alias]`: a LiveCluster; `get(rest_url, path)`: a Connect
     REST answer; `filters`: spark.topicfilter.TopicFilters."""
-    connector = find_checkpoint_connector(flow, get)
+    connectors = find_checkpoint_connectors(flow, get)
     target = clusters[flow["targetAlias"]]
     topic = checkpoints_topic(flow)
     checkpoints: dict[tuple[str, str, int], Stamped] = {}
@@ -494,13 +563,12 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
     checkpoints = {k: v for k, v in checkpoints.items() if k[1].startswith(prefix) and any(
         filters.selects(c, never, k[1][len(prefix):]) for c in flow["connectors"])}
     chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
-    seen = Observed(connector, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
+    seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
                     target.group_states(chosen))
     if procedure == "disaster":
         return seen  # the source is gone: nothing is read there
     source = clusters[flow["sourceAlias"]]
-    source_topics = source.topics()
-    marks = source.watermarks(source_topics)
+    marks = source.watermarks(source.partitions())
     seen.replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
                                   0 if procedure == "cutoff" else max_lag)
     mine = {(r.topic, r.partition) for r in seen.replication}
@@ -566,6 +634,13 @@ def main(argv: list[str]) -> int:
     return EXIT[result["verdict"]]
 
 
+def error_text(exc: Unverifiable, procedure: str) -> str:
+    """What could not be read, as the report says it: the disaster procedure reads nothing on the
+    source, so it is suggested when the source is what failed."""
+    gone = isinstance(exc, ClusterUnverifiable) and exc.role == "source" and procedure != "disaster"
+    return f"{exc}" + (" (if the source cluster is gone: --procedure disaster)" if gone else "")
+
+
 def _main(args) -> dict:
     from spark.audit import CouldNotAudit, _Clusters, read_config
     from spark.clusters import KafkaCluster, librdkafka_config
@@ -576,16 +651,22 @@ def _main(args) -> dict:
     flow = flows[args.flow]
     procedure = args.procedure or flow.get("failover", {}).get("procedure") or "cutoff"
     now = args.now_ms or int(time.time() * 1000)
-    clusters = _Clusters(lambda alias: LiveCluster(KafkaCluster(None, librdkafka_config(
-        config["clusters"][alias], args.credentials / alias))))
+
+    def live(alias: str) -> LiveCluster:
+        role = "source" if alias == flow["sourceAlias"] else "target"
+        try:
+            client = librdkafka_config(config["clusters"][alias], args.credentials / alias)
+            return LiveCluster(KafkaCluster(None, client), client, alias, role)
+        except Unverifiable as exc:
+            raise ClusterUnverifiable(f"{alias} ({role}): {exc}", role) from None
+    clusters = _Clusters(live)
     filters, gateway = java_filters()
     try:
         try:
             seen = observe(flow, procedure, clusters, connect_get, filters, args.group,
                            config["settings"]["thresholds"]["maxLag"])
         except Unverifiable as exc:
-            hint = (" (if the source cluster is gone: --procedure disaster)" if procedure != "disaster" else "")
-            seen = Observed(None, {}, [], {}, {}, errors=[f"{exc}{hint}"])
+            seen = Observed([], {}, [], {}, {}, errors=[error_text(exc, procedure)])
     finally:
         gateway.shutdown()
     return judge(flow, procedure, seen, now, config["settings"]["thresholds"]["maxLag"])

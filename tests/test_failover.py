@@ -220,8 +220,8 @@ def test_the_job_and_the_plan_allow_the_same_procedures():
     for policy in ("default", "identity"):
         for checkpoints, sync in ((True, True), (True, False), (False, True)):
             fp = flow_plan(replicationPolicy=policy, checkpoints=checkpoints, syncGroupOffsets={"enabled": sync})
-            running_connector = (CheckpointConnector("c", "RUNNING", ("RUNNING",), 60, 60 if sync else None)
-                                 if checkpoints else None)
+            running_connector = ([CheckpointConnector("c", "RUNNING", ("RUNNING",), 60, 60 if sync else None)]
+                                 if checkpoints else [])
             assert readiness.allowed(policy, running_connector) == failover.failover_outputs(fp.direction)["failover"]["procedures"]
             assert readiness.wait_seconds(running_connector) == failover.failover_outputs(fp.direction)["failover"]["waitSeconds"]
 
@@ -250,7 +250,7 @@ def seen(**changes) -> Observed:
     """A flow ready for a continuous failover: group g read 5 records of each partition on the
     source, checkpointed and synced; replication caught up."""
     base = Observed(
-        connector=RUNNING,
+        connectors=[RUNNING],
         checkpoints={("g", "us-west.t", p): Stamped(Checkpoint("g", "us-west.t", p, 5, 5, ""), NOW - 3000)
                      for p in (0, 1)},
         groups=["g"],
@@ -277,6 +277,9 @@ def findings(report: dict) -> list[str]:
 def test_ready_for_a_continuous_failover():
     report = judge(FLOW, "continuous", seen(), NOW, 0)
     assert (report["verdict"], findings(report), report["waitSeconds"]) == ("ready", [], 20)
+    assert report["checkpointConnector"] == {"name": "repl-us-west-us-east-checkpoint", "state": "RUNNING",
+                                             "tasks": ["RUNNING"], "emitSeconds": 5, "syncSeconds": 5}
+    assert report["checkpointConnectors"] == [report["checkpointConnector"]]
     assert report["groups"][0]["partitions"][0] == {
         "topic": "t", "targetTopic": "us-west.t", "partition": 0, "sourceCommitted": 5, "sourceEnd": 5,
         "checkpoint": {"upstream": 5, "translated": 5, "metadata": "", "timestamp": NOW - 3000, "ageSeconds": 3.0},
@@ -292,15 +295,15 @@ LAGGING = [PartitionAudit("repl-us-west-us-east-source", "t", 0, 0, 9, 4, 4, 0, 
 
 
 @pytest.mark.parametrize("procedure, changes, expected", [
-    ("continuous", {"connector": None},
+    ("continuous", {"connectors": []},
      ["the flow runs no checkpoint connector: consumers have no translated offsets on us-east; fail over with a cutoff "
       "(--procedure cutoff)"]),
-    ("continuous", {"connector": CheckpointConnector("c", "RUNNING", ("RUNNING",), 5, None)},
+    ("continuous", {"connectors": [CheckpointConnector("c", "RUNNING", ("RUNNING",), 5, None)]},
      ["checkpoint connector c: group offset sync is off, so consumers would not find their offsets on us-east; fail "
       "over with a cutoff (--procedure cutoff)"]),
-    ("continuous", {"connector": CheckpointConnector("c", "STOPPED", (), 5, 5)},
+    ("continuous", {"connectors": [CheckpointConnector("c", "STOPPED", (), 5, 5)]},
      ["checkpoint connector c is STOPPED (tasks: none): checkpoints and group offset sync do not run"]),
-    ("continuous", {"connector": CheckpointConnector("c", "RUNNING", ("RUNNING", "FAILED"), 5, 5)},
+    ("continuous", {"connectors": [CheckpointConnector("c", "RUNNING", ("RUNNING", "FAILED"), 5, 5)]},
      ["checkpoint connector c is RUNNING (tasks: RUNNING, FAILED): checkpoints and group offset sync do not run"]),
     ("continuous", {"replication": LAGGING},
      ["t[0]: replication is 4 record(s) behind the source (threshold 0)",
@@ -336,7 +339,7 @@ def test_not_ready_names_each_finding(procedure, changes, expected):
 
 def test_what_each_procedure_leaves_out():
     # Cutoff: checkpoints and sync are not relied on; a default-policy target group may be active.
-    stale = {"connector": None, "checkpoints": {}, "target_offsets": {}, "target_states": {"g": GroupState("STABLE", 1)}}
+    stale = {"connectors": [], "checkpoints": {}, "target_offsets": {}, "target_states": {"g": GroupState("STABLE", 1)}}
     assert judge(FLOW, "cutoff", seen(**stale), NOW, 0)["verdict"] == "ready"
     # ...but under Identity the target groups are reset to the latest, which needs them inactive.
     identity = {**FLOW, "replicationPolicy": "identity", "topicPrefix": ""}
@@ -356,7 +359,7 @@ def test_continuous_is_refused_under_identity_and_errors_are_errors():
     assert report["findings"][0] == ("continuous failover needs the default replication policy; this flow uses "
                                      "identity: fail over with a cutoff (--procedure cutoff)")
     assert report["procedures"] == ["cutoff", "disaster"]
-    broken = judge(FLOW, "continuous", Observed(None, {}, [], {}, {}, errors=["metadata: timed out"]), NOW, 0)
+    broken = judge(FLOW, "continuous", Observed([], {}, [], {}, {}, errors=["metadata: timed out"]), NOW, 0)
     assert (broken["verdict"], broken["errors"], broken["findings"]) == ("error", ["metadata: timed out"], [])
 
 
@@ -377,13 +380,47 @@ def test_the_checkpoint_connector_as_it_runs():
         readiness.checkpoint_connector("c", info({**cls, "emit.checkpoints.interval.seconds": "${x}"}))
     assert str(exc.value) == "checkpoint connector c: emit.checkpoints.interval.seconds is '${x}', not a number of seconds"
     listing = {"a-checkpoint": info({**cls}), "a-source": info({"connector.class": "x.MirrorSourceConnector"})}
-    found = readiness.find_checkpoint_connector(FLOW, lambda url, path: listing)
-    assert found is not None and found.name == "a-checkpoint"
-    two = {**listing, "b-checkpoint": info(cls)}
-    with pytest.raises(Unverifiable) as exc:
-        readiness.find_checkpoint_connector(FLOW, lambda url, path: two)
-    assert str(exc.value) == ("flow repl-us-west-us-east: 2 checkpoint connectors (a-checkpoint, b-checkpoint); one "
-                              "was expected")
+    assert readiness.find_checkpoint_connectors(FLOW, lambda url, path: listing) == [
+        CheckpointConnector("a-checkpoint", "RUNNING", ("RUNNING",), 60, None)]
+    assert readiness.find_checkpoint_connectors(FLOW, lambda url, path: {"a-source": listing["a-source"]}) == []
+    # A flow split over two Connect clusters runs one checkpoint connector on each: both are read,
+    # each from its own REST API.
+    split = {**FLOW, "connectors": [{"name": "b-source", "restUrl": "http://connect-b:8083"},
+                                    {"name": "a-source", "restUrl": "http://connect-a:8083"}]}
+    listings = {"http://connect-a:8083": listing,
+                "http://connect-b:8083": {"b-checkpoint": info({**cls, "sync.group.offsets.enabled": "true"},
+                                                               "STOPPED", ()),
+                                          "b-source": listing["a-source"]}}
+    assert readiness.find_checkpoint_connectors(split, lambda url, path: listings[url]) == [
+        CheckpointConnector("a-checkpoint", "RUNNING", ("RUNNING",), 60, None),
+        CheckpointConnector("b-checkpoint", "STOPPED", (), 60, 60)]
+
+
+def test_a_split_flow_is_judged_on_every_checkpoint_connector():
+    """One checkpoint connector per Connect cluster of a split flow (connectClusters): continuous
+    needs every one running with checkpoints and sync; the wait is the longest of theirs."""
+    a = CheckpointConnector("repl-us-west-us-east-a-checkpoint", "RUNNING", ("RUNNING",), 5, 5)
+    b = CheckpointConnector("repl-us-west-us-east-b-checkpoint", "RUNNING", ("RUNNING", "RUNNING"), 10, 5)
+    report = judge(FLOW, "continuous", seen(connectors=[a, b]), NOW, 0)
+    assert (report["verdict"], findings(report), report["procedures"], report["waitSeconds"]) == (
+        "ready", [], ["continuous", "cutoff", "disaster"], 30)
+    assert (report["checkpointConnector"], report["checkpointConnectors"]) == (None, [
+        {"name": "repl-us-west-us-east-a-checkpoint", "state": "RUNNING", "tasks": ["RUNNING"], "emitSeconds": 5,
+         "syncSeconds": 5},
+        {"name": "repl-us-west-us-east-b-checkpoint", "state": "RUNNING", "tasks": ["RUNNING", "RUNNING"],
+         "emitSeconds": 10, "syncSeconds": 5}])
+    stopped = CheckpointConnector("repl-us-west-us-east-b-checkpoint", "STOPPED", (), 10, 5)
+    report = judge(FLOW, "continuous", seen(connectors=[a, stopped]), NOW, 0)
+    assert (report["verdict"], findings(report), report["waitSeconds"]) == ("not-ready", [
+        "checkpoint connector repl-us-west-us-east-b-checkpoint is STOPPED (tasks: none): checkpoints and group "
+        "offset sync do not run"], 30)
+    assert [c["state"] for c in report["checkpointConnectors"]] == ["RUNNING", "STOPPED"]
+    # One without group offset sync: continuous is not allowed, and no wait makes offsets appear.
+    unsynced = CheckpointConnector("repl-us-west-us-east-b-checkpoint", "RUNNING", ("RUNNING",), 10, None)
+    report = judge(FLOW, "continuous", seen(connectors=[a, unsynced]), NOW, 0)
+    assert (report["verdict"], findings(report), report["procedures"], report["waitSeconds"]) == ("not-ready", [
+        "checkpoint connector repl-us-west-us-east-b-checkpoint: group offset sync is off, so consumers would not "
+        "find their offsets on us-east; fail over with a cutoff (--procedure cutoff)"], ["cutoff", "disaster"], None)
 
 
 # ------------------------------------------------------------------ the command line
@@ -421,10 +458,6 @@ class FakeCluster:
     def partitions(self):
         self.asked.append("partitions")
         return {t: n for t, n in self._topics.items()}
-
-    def topics(self):
-        self.asked.append("topics")
-        return dict(self._topics)
 
     def watermarks(self, topics):
         return dict(self._marks)
@@ -479,3 +512,169 @@ def test_observe_reads_the_flows_checkpoints_and_groups():
     untouched = FakeCluster()
     gone = readiness.observe(flow, "disaster", {"us-west": untouched, "us-east": target}, get, PythonFilters(), ["g"], 0)
     assert (untouched.asked, gone.replication, gone.source_offsets) == ([], None, None)
+
+
+# ------------------------------------------------------------------ reading the checkpoints topic
+
+TOPIC = "us-west.checkpoints.internal"
+
+
+class FakeMessage:
+    """A consumed message as confluent_kafka.Message answers: a record, or an event (an error)."""
+
+    def __init__(self, partition, offset, record=None, error=None):
+        self._partition, self._offset, self._record, self._error = partition, offset, record, error
+
+    def error(self):
+        return self._error
+
+    def partition(self):
+        return self._partition
+
+    def offset(self):
+        return self._offset
+
+    def timestamp(self):
+        return (1, self._record[0])
+
+    def key(self):
+        return self._record[1]
+
+    def value(self):
+        return self._record[2]
+
+
+class FakeConsumer:
+    """A consumer of the checkpoints topic: watermarks, batches of messages, positions."""
+
+    def __init__(self, marks, batches, positions):
+        self.marks, self.batches, self.positions, self.log = marks, list(batches), positions, []
+
+    def get_watermark_offsets(self, tp, timeout):
+        return self.marks[tp.partition]
+
+    def assign(self, tps):
+        self.log.append(("assign", [(tp.topic, tp.partition, tp.offset) for tp in tps]))
+
+    def consume(self, count, timeout):
+        return self.batches.pop(0) if self.batches else []
+
+    def position(self, tps):
+        from confluent_kafka import TopicPartition
+        return [TopicPartition(tp.topic, tp.partition, self.positions.get(tp.partition, -1001)) for tp in tps]
+
+    def unassign(self):
+        self.log.append("unassign")
+
+    def close(self):
+        self.log.append("close")
+
+
+class FakeKafka:
+    timeout = 30.0
+
+
+def _eof(partition, offset):
+    from confluent_kafka import KafkaError
+    return FakeMessage(partition, offset, error=KafkaError(KafkaError._PARTITION_EOF))
+
+
+RECORDS = [(0, 0, NOW, b"k0", b"v0"), (0, 1, NOW + 1, b"k1", b"v1")]
+
+
+def _messages():
+    return [FakeMessage(p, o, (stamp, k, v)) for p, o, stamp, k, v in RECORDS]
+
+
+def test_an_exactly_once_checkpoints_topic_is_read_to_its_end():
+    """Under exactly-once the checkpoint connector writes in transactions: the last offset of a
+    partition (2 here, high watermark 3) is a commit marker no consumer delivers. The end-of-
+    partition event ends the partition, though the position stays at the marker."""
+    made = []
+    consumer = FakeConsumer({0: (0, 3), 1: (5, 5)}, [_messages(), [_eof(0, 3)]], {0: 2})
+
+    def make(config):
+        made.append(config)
+        return consumer
+    cluster = readiness.LiveCluster(FakeKafka(), {"bootstrap.servers": "b:9092"}, "us-east", "target", make)
+    assert cluster.records(TOPIC, 2) == RECORDS
+    # Committed records only, and the end-of-partition event asked for.
+    assert made == [{"bootstrap.servers": "b:9092", "group.id": "kafka-replication-audit",
+                     "enable.auto.commit": False, "enable.partition.eof": True, "isolation.level": "read_committed",
+                     "log_level": 3}]
+    assert consumer.log == [("assign", [(TOPIC, 0, 0)]), "unassign", "close"]
+
+
+def test_a_partition_ends_when_the_position_reaches_the_high_watermark():
+    consumer = FakeConsumer({0: (0, 3)}, [_messages()], {0: 3})  # no event: the position passed the marker
+    cluster = readiness.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
+    assert cluster.records(TOPIC, 1) == RECORDS
+    assert consumer.batches == [] and consumer.log[-2:] == ["unassign", "close"]
+
+
+def test_a_topic_not_read_to_its_end_names_each_partition_left():
+    consumer = FakeConsumer({0: (0, 3), 1: (4, 9)}, [_messages()], {0: 2})
+    cluster = readiness.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
+    times = iter([0.0, 1.0, 61.0])
+    with pytest.raises(readiness.ClusterUnverifiable) as exc:
+        readiness._read_topic(consumer, cluster, TOPIC, 2, clock=lambda: next(times))
+    assert (str(exc.value), exc.value.role) == (
+        f"{TOPIC} on us-east (target): not read to its end within 60 s ({TOPIC}[0] position 2, high watermark 3; "
+        f"{TOPIC}[1] no position, high watermark 9)", "target")
+    assert consumer.log[-1] == "unassign"
+
+
+def test_a_consumer_error_names_the_partition_and_the_cluster():
+    from confluent_kafka import KafkaError
+    denied = KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED, "not allowed")
+    consumer = FakeConsumer({0: (0, 3)}, [[FakeMessage(0, 0, error=denied)]], {})
+    cluster = readiness.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
+    with pytest.raises(readiness.ClusterUnverifiable) as exc:
+        cluster.records(TOPIC, 1)
+    assert str(exc.value) == f"{TOPIC}[0] on us-east (target): {denied}"
+    assert consumer.log[-2:] == ["unassign", "close"]
+
+
+# ------------------------------------------------------------------ what could not be read, and where
+
+
+class FailingAdmin:
+    def __init__(self, error):
+        self.error = error
+
+    def list_consumer_group_offsets(self, requests, request_timeout):
+        from confluent_kafka import KafkaException
+
+        def fail():
+            raise KafkaException(self.error)
+        return {r.group_id: type("Future", (), {"result": staticmethod(fail)})() for r in requests}
+
+
+class FailingMetadata:
+    def __init__(self, error):
+        self.error = error
+
+    def list_topics(self, topic, timeout):
+        from confluent_kafka import KafkaException
+        raise KafkaException(self.error)
+
+
+def test_errors_name_the_cluster_and_the_disaster_hint_follows_the_source_only():
+    from confluent_kafka import KafkaError
+    timed_out = KafkaError(KafkaError._TIMED_OUT, "timed out")
+    kafka = FakeKafka()
+    kafka.admin, kafka.consumer = FailingAdmin(timed_out), FailingMetadata(timed_out)
+    target = readiness.LiveCluster(kafka, {}, "us-east", "target")
+    with pytest.raises(readiness.ClusterUnverifiable) as on_target:
+        target.group_offsets("g")
+    assert str(on_target.value) == f"offsets of group g on us-east (target): {timed_out}"
+    source = readiness.LiveCluster(kafka, {}, "us-west", "source")
+    with pytest.raises(readiness.ClusterUnverifiable) as on_source:
+        source.partitions()
+    assert str(on_source.value) == f"metadata on us-west (source): {timed_out}"
+    hint = " (if the source cluster is gone: --procedure disaster)"
+    assert readiness.error_text(on_source.value, "continuous") == f"metadata on us-west (source): {timed_out}{hint}"
+    assert readiness.error_text(on_source.value, "disaster") == f"metadata on us-west (source): {timed_out}"
+    assert readiness.error_text(on_target.value, "cutoff") == f"offsets of group g on us-east (target): {timed_out}"
+    rest = Unverifiable("http://connect:8083/connectors?expand=info&expand=status: HTTP 503")
+    assert readiness.error_text(rest, "continuous") == str(rest)

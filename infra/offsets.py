@@ -72,15 +72,18 @@ class Target:
     state: ConnectorState
     state_field: str             # where the topology sets its state
     filters: tuple[Filter, ...]  # the topic filters of the topics it replicates or checkpoints
-    source: str = ""             # the direction's cluster aliases and policy: how a checkpoint
-    target: str = ""             # names its topic
-    policy: Policy = Policy.default
+    source: str                  # the direction's cluster aliases and policy: how a checkpoint
+    target: str                  # names its topic
+    policy: Policy
+    returning: bool = False      # a flow of the topology replicates `target` back to `source`
 
 
 def targets(model: Model) -> dict[int, dict[str, Target]]:
     """Every KafkaConnector per declared flow (both directions of a bidirectional one), by name."""
     found: dict[int, dict[str, Target]] = {}
+    pairs = {(d.flow.source, d.flow.target) for d in model.flows}
     for d in model.flows:
+        aliases = (d.flow.source, d.flow.target, d.flow.policy)
         mine = found.setdefault(d.declared, {})
         for part in d.parts:
             n = d.names(part)
@@ -88,14 +91,14 @@ def targets(model: Model) -> dict[int, dict[str, Target]]:
             for spec, topic_filter in zip(part.sources, sources):
                 field = "state.source" if spec.name is None else f"{spec.where}.state"
                 mine[n.source_connector(spec.name)] = Target(n.source_connector(spec.name), SOURCE, spec.state,
-                                                             field, (topic_filter,))
+                                                             field, (topic_filter,), *aliases)
             if d.flow.with_checkpoints:
                 mine[n.checkpoint_connector] = Target(n.checkpoint_connector, CHECKPOINT, d.flow.state.checkpoint,
-                                                      "state.checkpoint", tuple(sources), d.flow.source,
-                                                      d.flow.target, d.flow.policy)
+                                                      "state.checkpoint", tuple(sources), *aliases,
+                                                      (d.flow.target, d.flow.source) in pairs)
             if part.heartbeat:
                 mine[n.heartbeat_connector] = Target(n.heartbeat_connector, HEARTBEAT, d.flow.state.heartbeat,
-                                                     "state.heartbeat", ())
+                                                     "state.heartbeat", (), *aliases)
     return found
 
 
@@ -159,9 +162,10 @@ def checkpoint_topic(target: Target, topic: str) -> str:
 
 
 def checkpointed_topic(target: Target, topic: str) -> str | None:
-    """The source topic a checkpoint's `topic` (as the target names it) stands for: the name
-    without the policy's prefix, or, unprefixed, a topic that came from the target
-    (`<target>.<topic>`, one hop). None: no source topic is checkpointed under that name."""
+    """The source topic a checkpoint's `topic` (as the target names it) stands for, the first
+    of these that checkpoint_topic names so: the name without the source's prefix, the name
+    itself (identity), a topic that came from the target (`<target>.<topic>`, one hop).
+    None: no source topic is checkpointed under that name."""
     candidates = [topic, names.replicated_topic(target.target, topic)]
     prefix = names.topic_prefix(target.source)
     if topic.startswith(prefix):
@@ -267,13 +271,21 @@ CHECKPOINT_NAMES = ("MirrorCheckpointConnector's partitions name the topic as th
 def _checkpoint_topic_problems(where: str, at: str, target: Target, topic: str) -> list[Problem]:
     """A checkpoint offset names the topic as the target does; its filter reads the source's name."""
     upstream = checkpointed_topic(target, topic)
-    if upstream is not None and _replicates(target, upstream) is not False:
-        return []
     renamed = checkpoint_topic(target, topic)
-    if renamed != topic and _replicates(target, topic):
-        # The source topic's own name, which the connector's offsets never hold.
+    # A source topic the connector reads, written by its own name, which its offsets never hold;
+    # unless it also names a topic back from the target (`<target>.<topic>` on the source), which
+    # exists where a flow of this topology replicates the target to the source.
+    source_side = renamed != topic and _replicates(target, topic) is True
+    back = upstream == names.replicated_topic(target.target, topic)
+    if upstream is not None and _replicates(target, upstream) is not False and not (
+            source_side and back and not target.returning):
+        return []
+    if source_side:
+        also = (f" ({topic} is also what {target.target} has for {upstream} of {target.source}, a topic back from "
+                f"{target.target}, which no flow of this topology replicates to {target.source})"
+                if back and upstream is not None and _replicates(target, upstream) is not False else "")
         return [Problem(where, at, topic, f"{renamed!r}, the name {target.target} has for {topic} of "
-                                          f"{target.source}: {CHECKPOINT_NAMES}")]
+                                          f"{target.source}{also}: {CHECKPOINT_NAMES}")]
     if upstream is None:
         return [Problem(where, at, topic, f"a topic named as {target.name} names one on {target.target}: no topic "
                                           f"of {target.source} is checkpointed under it; {CHECKPOINT_NAMES}")]

@@ -528,6 +528,23 @@ def test_validate_and_render_agree_on_the_example_and_its_refusal(tmp_path):
         "line 21: flows[0] (orders): offsets[0].action: got 'alter'; expected no offsets request on csm 1.2")
 
 
+def test_a_name_of_both_sides_is_the_source_topic_unless_the_target_replicates_back(tmp_path):
+    """With `.*`, `orders` is both a's own topic (whose checkpoints say `a.orders`) and the name b
+    has for `b.orders` on a. That topic exists where a flow copies b to a: then `orders` is taken
+    as written; without one, it is the source-side slip, refused with the name to write."""
+    request = {**FORGET, "offsets": [{"topic": "orders", "partition": 0, "group": "readers", "offset": None}]}
+    alone = topology(request, topics=[".*"], state={"checkpoint": "stopped"})
+    assert [p.split(": ", 1)[1] for p in refused(tmp_path, alone)] == [
+        f"{W}: offsets[0].offsets[0].topic: got 'orders'; expected 'a.orders', the name b has for orders of a "
+        "(orders is also what b has for b.orders of a, a topic back from b, which no flow of this topology "
+        f"replicates to a): {CHECKPOINT_NAMES}"]
+    back = copy.deepcopy(alone)
+    back["flows"].append({"source": "b", "target": "a", "topics": ["orders"], "checkpoints": False})
+    objects = kube(render_topology(tmp_path, back))
+    data = json.loads(objects[("ConfigMap", "repl-a-b/repl-a-b-checkpoint-offsets-alter")]["data"]["offsets.json"])
+    assert data["offsets"][0]["partition"] == {"group": "readers", "topic": "orders", "partition": 0}
+
+
 @pytest.mark.parametrize("policy, topic, named, back", [
     ("default", "orders", "us-west.orders", "orders"),
     ("default", "orders.eu", "us-west.orders.eu", "orders.eu"),

@@ -427,9 +427,10 @@ OffsetsRequestId = Annotated[str, _shaped(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?",
 
 
 class PartitionOffset(_Strict):
-    """One partition's offset to set. Source connectors: `topic`, `partition`, and `offset` the
-    last source offset already replicated (replication resumes after it); the checkpoint
-    connector: also `group`. `offset: null` deletes the partition's offset."""
+    """One partition's offset to set. Source connectors: `topic` (the source topic), `partition`,
+    and `offset` the last source offset already replicated (replication resumes after it); the
+    checkpoint connector: also `group`, and `topic` as the target cluster names it (`<source>.<topic>`
+    under the default policy). `offset: null` deletes the partition's offset."""
     topic: TopicName
     partition: Annotated[int, _integer(0, INT32)]
     group: GroupName | None = None

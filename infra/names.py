@@ -298,6 +298,18 @@ MONITORING = "kafka-replication"                   # PodMonitor and PrometheusRu
 DASHBOARD_CONFIGMAP = "kafka-replication-dashboard"
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}       # the Grafana sidecar's usual label
 CONNECTOR_OFFSETS_ANNOTATION = "strimzi.io/connector-offsets"
+# KafkaConnectAssemblyOperator.getConnectorOffsetsConfigMapEntryKey: the key of both offsets ConfigMaps.
+OFFSETS_KEY = "offsets.json"
+# Which request an offsets patch carries, beside the operator's annotation: it stays on the
+# KafkaConnector (the operator removes only its own) until the request leaves the topology, so
+# `kubectl get kafkaconnector` shows the last request asked, and the runtime tier acts on each once.
+OFFSETS_REQUEST_ANNOTATION = "kafka-replication.io/offsets-request"
+
+
+def offsets_patch(connector: str, action: str, request: str) -> str:
+    """The Pulumi name of an offsets request's patch (under its namespace): one per request, so a
+    new request is a new resource and an old one is never applied again."""
+    return f"{connector}/offsets-{action}-{request}"
 
 AUDIT = "kafka-replication-audit"
 AUDIT_SELECTOR = {"app.kubernetes.io/name": AUDIT}  # the audit's pods, admitted to Connect REST APIs

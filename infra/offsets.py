@@ -49,12 +49,6 @@ from infra.resolution import Model
 from infra.schema import ConnectorState, Flow, OffsetsAction, OffsetsRequest, PartitionOffset, Policy
 from infra.topics import Filter
 
-# KafkaConnectAssemblyOperator.getConnectorOffsetsConfigMapEntryKey: the key of both ConfigMaps.
-OFFSETS_KEY = "offsets.json"
-# Which request the patch carries, beside the operator's annotation: it stays on the KafkaConnector
-# (the operator removes only its own) until the request leaves the topology, so `kubectl get
-# kafkaconnector` shows the last request asked, and the runtime tier acts on each request once.
-OFFSETS_REQUEST_ANNOTATION = "kafka-replication.io/offsets-request"
 # pulumi-kubernetes: a Patch resource with this annotation takes a field another field manager
 # holds (a previous request's patch the operator has not acted on yet) instead of failing.
 PATCH_FORCE = "pulumi.com/patchForce"
@@ -346,13 +340,13 @@ def plan_offsets(request: OffsetsRequest, kind: str, connector: str, namespace: 
         text = json.dumps(alter_body(kind, source_alias, request.offsets), indent=2)
         configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                      "metadata": meta(FlowNames.offsets_alter_configmap(connector), namespace, dict(labels)),
-                     "data": {OFFSETS_KEY: text}}
+                     "data": {names.OFFSETS_KEY: text}}
     patch: JSON = {"apiVersion": api_version, "kind": "KafkaConnector",
                    "metadata": meta(connector, namespace, dict(labels),
                                     {CONNECTOR_OFFSETS_ANNOTATION: request.action.value,
-                                     OFFSETS_REQUEST_ANNOTATION: f"{request.action.value}/{request.request}",
+                                     names.OFFSETS_REQUEST_ANNOTATION: f"{request.action.value}/{request.request}",
                                      PATCH_FORCE: "true"})}
-    name = names.resource_name(namespace, f"{connector}/offsets-{request.action.value}-{request.request}")
+    name = names.resource_name(namespace, names.offsets_patch(connector, request.action.value, request.request))
     return OffsetsPlan(request, spec_fields(request, connector), configmap, patch, name)
 
 

@@ -30,8 +30,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from infra import names
 from infra.names import CONNECTOR_OFFSETS_ANNOTATION
-from infra.offsets import OFFSETS_KEY
 from infra.rehearsal.connect import Worker
 from infra.rehearsal.process import RuntimeStartError
 
@@ -95,7 +95,7 @@ def manage(worker: Worker, connector: Mapping[str, Any], configmaps: Mapping[tup
                                     "KafkaConnector CR.")
         target = spec["listOffsets"]["toConfigMap"]["name"]
         text = pretty(worker.request("GET", path))
-        data = {**configmaps.get((namespace, target), {}), OFFSETS_KEY: text}
+        data = {**configmaps.get((namespace, target), {}), names.OFFSETS_KEY: text}
         return {"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": target, "namespace": namespace, "labels": default_labels(connector)},
                 "data": data}
@@ -108,10 +108,10 @@ def manage(worker: Worker, connector: Mapping[str, Any], configmaps: Mapping[tup
         if (namespace, source) not in configmaps:
             raise RuntimeStartError(f"Encountered error fetching offsets to use in alter operation. ConfigMap "
                                     f"{namespace}/{source} does not exist.")
-        body = configmaps[(namespace, source)].get(OFFSETS_KEY)
+        body = configmaps[(namespace, source)].get(names.OFFSETS_KEY)
         if body is None:
             raise RuntimeStartError(f"Encountered error fetching offsets to use in alter operation. Data field "
-                                    f"{OFFSETS_KEY} is missing.")
+                                    f"{names.OFFSETS_KEY} is missing.")
         worker.request("PATCH", path, json.loads(body))
         return None
     if action == "reset":

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import yaml
 
 from infra import names, render, validation
-from infra.offsets import OFFSETS_REQUEST_ANNOTATION, is_patch
+from infra.offsets import is_patch
 from infra.rehearsal import jars, operator
 from infra.rehearsal import offsets as operator_offsets
 from infra.rehearsal.clients import Clients
@@ -206,7 +206,7 @@ class Rehearsal:
         configmaps.update({key: cm["data"] for key, cm in self.listed.items()})
         for patch in (o for o in self.objects if is_patch(o)):
             meta = patch["metadata"]
-            done = (meta["namespace"], meta["name"], meta["annotations"][OFFSETS_REQUEST_ANNOTATION])
+            done = (meta["namespace"], meta["name"], meta["annotations"][names.OFFSETS_REQUEST_ANNOTATION])
             if done in self.offsets_done:
                 continue
             connect, connector = self.connectors[(meta["namespace"], meta["name"])]

@@ -20,7 +20,7 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict, TypeVar, Union
 
 import yaml
 
@@ -188,6 +188,7 @@ def pod_monitor(stack_plan: StackPlan, namespace: str, labels: dict[str, str]) -
 # tests/data/scrape/*.txt).
 CONNECTOR_STATUS = "kafka_connect_connector_status"
 TASK_STATUS = "kafka_connect_connector_task_status"
+WORKER_CONNECTORS = "kafka_connect_worker_connector_count"  # every worker, from its start
 SOURCE = "kafka_connect_mirror_mirrorsourceconnector_"
 LATENCY_MAX = SOURCE + "replication_latency_ms_max"
 RECORD_AGE_MAX = SOURCE + "record_age_ms_max"
@@ -244,9 +245,15 @@ def _alert(name: str, expr: str, minutes: int | None, severity: str, summary: st
     return rule
 
 
-def _by_threshold(items: list[tuple[Any, str]]) -> list[tuple[Any, list[str]]]:
+ABSENT_WINDOW_MINUTES = 5  # a few scrape intervals: a restart is no absence
+
+
+Named = TypeVar("Named", str, tuple[str, str])  # a name, or a (flow, Connect cluster) pair
+
+
+def _by_threshold(items: list[tuple[Any, Named]]) -> list[tuple[Any, list[Named]]]:
     """(threshold, names) groups, by threshold, names sorted: one rule per distinct threshold."""
-    grouped: dict[Any, list[str]] = defaultdict(list)
+    grouped: dict[Any, list[Named]] = defaultdict(list)
     for key, name in items:
         grouped[key].append(name)
     return [(key, sorted(set(v))) for key, v in sorted(grouped.items())]
@@ -319,6 +326,18 @@ def connector_rules(facts: list[_FlowFacts]) -> list[JSON]:
             "The topology says {{ $labels.connector }} runs, but Kafka Connect reports it {{ $labels.status }}: "
             "someone paused or stopped it outside the topology (REST API, annotation), or a change is not "
             "deployed yet. Deploy the stack again or set its `state` in the topology."))
+    # A Connect cluster whose metrics are gone (pods down, not scraped, or the PodMonitor selecting
+    # nothing) leaves every other rule silent: absent() keeps the labels of its equality matchers.
+    clusters = [(f.limits.forMinutes, (f.flow.name, p.names.connect)) for f in facts for p in f.flow.parts]
+    for minutes, pairs in _by_threshold(clusters):
+        expr = " or ".join(f"absent_over_time({WORKER_CONNECTORS}{{flow={_q(flow)}, connect_cluster={_q(connect)}}}"
+                           f"[{ABSENT_WINDOW_MINUTES}m])" for flow, connect in pairs)
+        rules.append(_alert(
+            "KafkaReplicationMetricsAbsent", expr, minutes, "critical",
+            "No metrics from Connect cluster {{ $labels.connect_cluster }} (flow {{ $labels.flow }})",
+            "Prometheus has no series of Connect cluster {{ $labels.connect_cluster }}: its pods are down or not "
+            "scraped (the PodMonitor, the metrics port, Prometheus' selectors), and every other alert of the "
+            "flow is silent until they are back."))
     return rules
 
 

@@ -269,7 +269,7 @@ def test_every_alert_names_its_runbook_and_severity():
             assert rule["labels"]["severity"] in ("warning", "critical")
             assert rule["annotations"]["runbook"] == f"docs/operations.md#{name.lower()}"
             assert set(rule["annotations"]) == {"summary", "description", "runbook"}
-            if "Audit" not in name:
+            if "Audit" not in name and name != "KafkaReplicationMetricsAbsent":  # absent() keeps its matchers' labels
                 assert "flow" in re.findall(r"by \(([^)]*)\)", rule["expr"])[0]
         assert f"#### {name}" in docs, f"docs/operations.md has no section for {name}"
 
@@ -597,6 +597,7 @@ def external(name: str, values: str, **labels: str) -> dict:
 def healthy() -> list[dict]:
     """Every series every alert reads, healthy, for 40 minutes."""
     return [
+        series("kafka_connect_worker_connector_count", "3x40"),
         *[series("kafka_connect_connector_status", "1x40", connector=f"{FLOW}-{c}", status="running")
           for c in ("source", "heartbeat")],
         series("kafka_connect_connector_status", "1x40", connector=f"{FLOW}-checkpoint", status="stopped"),
@@ -632,7 +633,7 @@ ALERTS = [
     "KafkaReplicationConnectorFailed", "KafkaReplicationTaskFailed", "KafkaReplicationConnectorNotRunning",
     "KafkaReplicationLatencyHigh", "KafkaReplicationRecordAgeHigh", "KafkaReplicationSourceLagGrowing",
     "KafkaReplicationNoProgress", "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
-    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings"]
+    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationMetricsAbsent"]
 
 
 def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
@@ -770,6 +771,15 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                       "description": "The last audit pushed status 1 (1: records missing, duplicated or unexpected, or "
                                      "heartbeats too old; 2: it could not audit). Read its report (docs/audit.md).",
                       "runbook": "docs/operations.md#kafkareplicationauditfindings"}}]),
+        ("KafkaReplicationMetricsAbsent",
+         [s for s in h if not s["series"].startswith("kafka_connect_worker_connector_count{")],
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src},
+                  "exp_annotations": {
+                      "summary": f"No metrics from Connect cluster {FLOW} (flow {FLOW})",
+                      "description": f"Prometheus has no series of Connect cluster {FLOW}: its pods are down or not "
+                                     "scraped (the PodMonitor, the metrics port, Prometheus' selectors), and every "
+                                     "other alert of the flow is silent until they are back.",
+                      "runbook": "docs/operations.md#kafkareplicationmetricsabsent"}}]),
     ]
 
 

@@ -490,3 +490,23 @@ def test_a_resource_without_its_provider_reaches_no_cluster(regions_clusters):
     next(r for r in moved.resources if r.is_kubernetes).provider = other
     routes = routed(moved, ambient)
     assert len(routes[states[first.kubernetes].url][1]) == len(rendered.objects_by_cluster()[first.kubernetes]) - 1
+
+
+def test_a_rehearsal_replaces_a_claim_an_earlier_one_left(apiserver):
+    """This server runs no controllers: a PersistentVolumeClaim an earlier rehearsal left (the
+    audit's reports claim) carries `kubernetes.io/pvc-protection` forever once deleted, unless the
+    rehearsal clears it as the controller would (no pod uses it)."""
+    from infra.rehearsal.kube import ApiServerKube
+    kube = ApiServerKube(apiserver)
+    apiserver.ensure({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "claims-again"}})
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "reports", "namespace": "claims-again", "labels": {"round": "1"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    path = "/api/v1/namespaces/claims-again/persistentvolumeclaims/reports"
+    assert kube.apply(claim)
+    assert apiserver.request("GET", path)[1]["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    claim["metadata"]["labels"] = {"round": "2"}
+    assert kube.apply(claim)  # deleted, its finalizer cleared, created again
+    status, stored = apiserver.request("GET", path)
+    assert status == 200 and stored["metadata"]["labels"] == {"round": "2"}
+    assert "deletionTimestamp" not in stored["metadata"]

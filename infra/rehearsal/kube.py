@@ -54,7 +54,7 @@ class ApiServerKube:
             # Already there: a namespace is kept (this server runs no namespace controller, so a
             # deleted one never goes); anything else left by an earlier rehearsal is replaced.
             if obj["kind"] != "Namespace":
-                self.client.delete(obj)
+                self.client.remove(obj)
                 self.client.create(obj)
         return True
 

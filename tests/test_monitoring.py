@@ -151,6 +151,10 @@ def test_each_kubernetes_cluster_monitors_its_own_flows():
         assert pod_monitor["spec"]["namespaceSelector"]["matchNames"] == sorted(
             {p.names.namespace for f in inside.flows for p in f.parts})
         assert plan.outputs["kubernetesCluster"] == plan.kubernetes
+    # The regions stack, by name: each cluster's PodMonitor watches the namespaces of its own flows only.
+    assert {p.kubernetes: p.kind("PodMonitor")["spec"]["namespaceSelector"]["matchNames"] for p in found} == {
+        "k8s-eu-central": ["orders-us-east-to-eu", "orders-us-west-to-eu"],
+        "k8s-us-east": ["reference-eu-to-us-east"], "k8s-us-west": ["reference-eu-to-us-west"]}
 
 
 # ----------------------------------------------------------------- thresholds

@@ -379,21 +379,16 @@ def test_exactly_once_rollout(flavour, version, runtime_api, tmp_path):
 # ------------------------------------------------------------------ the audit on real Kafka
 
 
-def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str) -> tuple[int, dict]:
-    """The audit job (spark/audit.py) as its CronJob runs it: the rendered audit configuration and
-    credential files, Spark's own Kafka source (the jars of spark/pom.xml, given as local jars),
-    librdkafka for metadata, the Connect REST API for offsets. It runs in a mount namespace whose
-    /etc/hosts maps the topology's host names and each Connect cluster's Service name (its
-    restUrl) to the loopback addresses here."""
+def audit_pod(r: Rehearsal, run_dir: Path) -> tuple[Path, Path, Path]:
+    """What the audit's pod holds, under `run_dir`: the rendered audit configuration
+    (audit.json), its credential Secrets as files (credentials/<alias>/<key>), and an /etc/hosts
+    mapping the topology's host names and each Connect cluster's Service name (its restUrl) to the
+    loopback addresses here. Returns (config, credentials, hosts)."""
     import json as _json
-    import os
     import socket
-    import subprocess
-    import sys
     from urllib.parse import urlparse
     (configmap,) = [o for o in r.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kafka-replication-audit"]
     config = _json.loads(configmap["data"]["audit.json"])
-    run_dir = directory / name
     creds = run_dir / "credentials"
     for obj in r.objects:
         if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("kafka-replication-audit-"):
@@ -407,18 +402,34 @@ def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str) -> tuple[
         for connector in flow["connectors"]:
             namespace = flow["name"]
             hosts[urlparse(connector["restUrl"]).hostname] = r.workers[(namespace, namespace)].host
+    run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "audit.json").write_text(_json.dumps(config))
     (run_dir / "hosts").write_text(f"127.0.0.1 localhost {socket.gethostname()}\n"
                                    + "".join(f"{ip} {h}\n" for h, ip in sorted(hosts.items())))
+    return run_dir / "audit.json", creds, run_dir / "hosts"
+
+
+def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str) -> tuple[int, dict]:
+    """The audit job (spark/audit.py) as its CronJob runs it: the rendered audit configuration and
+    credential files, Spark's own Kafka source (the jars of spark/pom.xml, given as local jars),
+    librdkafka for metadata, the Connect REST API for offsets. It runs in a mount namespace whose
+    /etc/hosts maps the topology's host names and each Connect cluster's Service name (its
+    restUrl) to the loopback addresses here."""
+    import json as _json
+    import os
+    import subprocess
+    import sys
+    run_dir = directory / name
+    config, creds, hosts = audit_pod(r, run_dir)
     now = int(time.time() * 1000)
-    argv = [sys.executable, "-m", "spark.audit", "--config", str(run_dir / "audit.json"), "--credentials", str(creds),
+    argv = [sys.executable, "-m", "spark.audit", "--config", str(config), "--credentials", str(creds),
             "--out", str(run_dir / "out"), "--from-ms", str(start_ms), "--until-ms", str(now), "--now-ms", str(now),
             "--master", "local[2]"]
     quoted = " ".join(f"'{a}'" for a in argv)
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT),
            "PYSPARK_SUBMIT_ARGS": f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"}
     done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                           f"mount --bind '{run_dir / 'hosts'}' /etc/hosts && exec {quoted}"],
+                           f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
                           capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
     report_path = run_dir / "out" / "report.json"
     assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]

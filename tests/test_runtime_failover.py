@@ -7,22 +7,18 @@ checkpoint connector is stopped and the group moves on at the source (stale chec
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
 from infra.rehearsal.run import Rehearsal
 from tests.conftest import ROOT
-from tests.test_replication import dev_for_runtime, eventually, rehearsal, running, runtime_api  # noqa: F401
+from tests.test_replication import audit_pod, dev_for_runtime, eventually, rehearsal, running, runtime_api  # noqa: F401
 
 pytestmark = pytest.mark.runtime
 
@@ -37,32 +33,14 @@ def readiness_run(r: Rehearsal, directory: Path, name: str, *args: str) -> tuple
     audit configuration and credential files, librdkafka against the brokers, the Connect REST
     API; in a mount namespace whose /etc/hosts maps the topology's host names and each Connect
     cluster's Service name to the loopback addresses here (as test_replication.audit_run does)."""
-    (configmap,) = [o for o in r.objects if o["kind"] == "ConfigMap"
-                    and o["metadata"]["name"] == "kafka-replication-audit"]
-    config = json.loads(configmap["data"]["audit.json"])
     run_dir = directory / name
-    creds = run_dir / "credentials"
-    for obj in r.objects:
-        if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("kafka-replication-audit-"):
-            alias = obj["metadata"]["name"].removeprefix("kafka-replication-audit-")
-            (creds / alias).mkdir(parents=True, exist_ok=True)
-            for key, value in {**{k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()},
-                               **{k: v.encode() for k, v in (obj.get("stringData") or {}).items()}}.items():
-                (creds / alias / key).write_bytes(value)
-    hosts = dict(r.network.names)
-    for flow in config["flows"]:
-        for connector in flow["connectors"]:
-            hosts[urlparse(connector["restUrl"]).hostname] = r.workers[(flow["name"], flow["name"])].host
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "audit.json").write_text(json.dumps(config))
-    (run_dir / "hosts").write_text(f"127.0.0.1 localhost {socket.gethostname()}\n"
-                                   + "".join(f"{ip} {h}\n" for h, ip in sorted(hosts.items())))
-    argv = [sys.executable, "-m", "spark.audit", "failover", "--config", str(run_dir / "audit.json"),
+    config, creds, hosts = audit_pod(r, run_dir)
+    argv = [sys.executable, "-m", "spark.audit", "failover", "--config", str(config),
             "--credentials", str(creds), "--out", str(run_dir / "out"), "--flow", FLOW, *args]
     quoted = " ".join(f"'{a}'" for a in argv)
     (run_dir / "out" / "failover.json").unlink(missing_ok=True)
     done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                           f"mount --bind '{run_dir / 'hosts'}' /etc/hosts && exec {quoted}"],
+                           f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           timeout=300, cwd=ROOT)
     path = run_dir / "out" / "failover.json"

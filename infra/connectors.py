@@ -187,7 +187,7 @@ class Wiring:
     source: Connection
     target: Connection
     operator: Operator
-    monitoring: Monitoring = Monitoring()
+    monitoring: Monitoring  # what the stack's metrics need of each connector (with_metrics)
 
     @property
     def flow(self) -> Flow:

@@ -15,11 +15,13 @@ of one name in a section; no usable context; a context whose
 cluster has no server; a proxy-url that is not http, https or socks5; a client certificate
 without its key, or a key that does not match it; a token together with username/password; an
 exec plugin without command or apiVersion, with an apiVersion other than
-client.authentication.k8s.io/v1 or v1beta1, or (v1) without interactiveMode; exec together with
-auth-provider; the removed gcp and azure auth-providers; impersonation details without `as`;
-an oidc auth-provider without idp-issuer-url or client-id (plugin/pkg/client/auth/oidc/oidc.go,
-`newOIDCAuthProvider`: "Must provide idp-issuer-url"). Before any of that, client-go must decode
-the whole file into the Go structs of tools/clientcmd/api/v1/types.go (every entry, used or not):
+client.authentication.k8s.io/v1 or v1beta1, or (v1) without interactiveMode; an interactive one
+(interactiveMode: Always) when standard input is not a terminal, as the provider's is not; exec
+together with auth-provider; the removed gcp and azure auth-providers; impersonation details
+without `as`; an oidc auth-provider without idp-issuer-url or client-id
+(plugin/pkg/client/auth/oidc/oidc.go, `newOIDCAuthProvider`: "Must provide idp-issuer-url").
+Before any of that, client-go must decode the whole file into the Go structs of
+tools/clientcmd/api/v1/types.go (every entry, used or not):
 a value of another JSON type than its field's (`insecure-skip-tls-verify: "true"`, `args:
 get-token`) fails the load, so each is named with the type client-go expects. A token or
 impersonation value holding a control character such as a line break loads, but Go's net/http
@@ -29,12 +31,11 @@ Stricter than client-go, each for the reason its message gives: the contents, ne
 file references (certificate-authority, client-certificate, client-key, tokenFile) — both name
 files on whichever machine runs `pulumi up`, which Pulumi ESC cannot supply; https with TLS
 verified; a credential on the user (client-go would go on anonymously); no basic authentication
-(API servers dropped it in 1.19); no interactive exec plugin (the provider has no terminal); no
-unknown field in an entry it reads (client-go ignores one silently, so a misspelt
-`certificate-authority-data` would be lost).
+(API servers dropped it in 1.19); no unknown field in an entry it reads (client-go ignores one
+silently, so a misspelt `certificate-authority-data` would be lost).
 
 Messages name fields and the topology's own names, never a value of the kubeconfig. The tests
-hold these rules to kubectl v1.20.2 (client-go of that release) against a real API server.
+hold these rules to kubectl v1.37.2 (client-go of that release) against a real API server.
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ def started_apiserver(tmp_path_factory, name: str):
     from infra.rehearsal.apiserver import ServerError, apiserver_binary, start, stop
     from infra.rehearsal.kubeapi import Client
     if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
+        unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     directory = tmp_path_factory.mktemp(name)
     try:
         state = start(directory)
@@ -226,6 +226,7 @@ def pytest_terminal_summary(terminalreporter):
         for what, n in sorted(RUNTIME_COUNTS.items()):
             terminalreporter.write_line(f"{n:>7}  {what}")
     if APISERVER_COUNTS:
-        terminalreporter.write_sep("-", "API server tier (kube-apiserver v1.20.2)")
+        from infra.rehearsal.apiserver import version
+        terminalreporter.write_sep("-", f"API server tier (kube-apiserver {version()})")
         for what, n in sorted(APISERVER_COUNTS.items()):
             terminalreporter.write_line(f"{n:>7}  {what}")

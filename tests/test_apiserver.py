@@ -1,12 +1,13 @@
-"""The API-server tier: every rendered object against a real kube-apiserver (v1.20.2), and the
-RBAC the renders create proven with SubjectAccessReviews against its real authorizer.
+"""The API-server tier: every rendered object against a real kube-apiserver (v1.37.2, the pin of
+tools/engine/kube-apiserver/go.mod), and the RBAC the renders create proven with
+SubjectAccessReviews against its real authorizer.
 
-The server is built by infra/rehearsal/apiserver-build.sh and started per session on loopback
+The server is built by tools/engine/build.sh (`make engine`) and started per session on loopback
 (infra/rehearsal/apiserver.py). Without it these tests skip; with APISERVER_REQUIRED=1 (set by
-.ci/run) they fail instead, so CI cannot pass without the server. Limits of a 1.20 server
-(docs/apiserver.md): no batch/v1 CronJob (kubernetes-validate checks it instead), no strict field
-validation (fields the server would drop are detected by comparing what it returns), Strimzi's CEL
-rules not enforced.
+.ci/run) they fail instead, so CI cannot pass without the server. Every object, the audit's
+batch/v1 CronJob included, is sent as a dry run with strict field validation, so the server itself
+refuses a misspelt field; what it returns is compared with what was sent as a second check. The
+Strimzi CRDs' CEL rules (x-kubernetes-validations) are kept and enforced (docs/apiserver.md).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import kubernetes_validate
 import pytest
 import yaml
 
@@ -28,12 +28,9 @@ from infra.rehearsal.kubeapi import ApiError, Client, service_account_user
 from tests.conftest import APISERVER_COUNTS as COUNTS
 from tests.conftest import CRDS, ROOT, render_topology, unavailable
 from tests.test_references import REF
-from tests.test_schemas import CRD_FOLDER, KUBERNETES_VERSION, STACKS, variant_topologies
+from tests.test_schemas import CRD_FOLDER, STACKS, variant_topologies
 
 pytestmark = pytest.mark.apiserver
-
-# Kinds this 1.20 server does not serve, and how they are checked instead.
-NOT_SERVED = {("batch/v1", "CronJob")}  # batch/v1 CronJob arrived in 1.21
 
 
 def flavour_of(objects: list[dict]) -> str:
@@ -42,8 +39,9 @@ def flavour_of(objects: list[dict]) -> str:
 
 
 def dropped(sent, returned, path: str = "") -> list[str]:
-    """Fields we sent that the server did not keep: a 1.20 server prunes unknown fields silently
-    (custom resources by their structural schema, core kinds by decoding)."""
+    """Fields we sent that the server did not keep. Without strict field validation the server
+    prunes unknown fields (custom resources by their structural schema, core kinds by decoding)
+    with a warning only; with it, this is the second check: whatever it accepted, it kept."""
     if isinstance(sent, dict) and isinstance(returned, dict):
         out = []
         for key, value in sent.items():
@@ -75,25 +73,13 @@ MONITORING_GROUP = "monitoring.coreos.com"
 CRD_BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-def without_empty_defaults(schema):
-    """A 1.20 server reads `default: ""` as null and refuses the CRD ("in body must be of type
-    string"); later servers take it. The operator's CRDs default only the `name` of Secret and
-    ConfigMap references that way, which our objects never write: dropping those defaults
-    leaves what the server checks of our objects unchanged."""
-    if isinstance(schema, dict):
-        return {k: without_empty_defaults(v) for k, v in schema.items() if not (k == "default" and v == "")}
-    if isinstance(schema, list):
-        return [without_empty_defaults(v) for v in schema]
-    return schema
-
-
 def prometheus_crds(client: Client, installed: bool) -> None:
-    """The PodMonitor and PrometheusRule CRDs installed (or removed) on the server. Created by
-    POST as Strimzi's are: a 1.20 server drops the CEL rules it does not know."""
+    """The PodMonitor and PrometheusRule CRDs installed (or removed) on the server, as the
+    operator's release ships them. Created by POST, as Strimzi's are."""
     folders = sorted(PROMETHEUS_CRDS.glob("v*"))
     if not folders:
         unavailable("no Prometheus Operator CRDs: run `make prometheus-crds` (tools/prometheus-operator)")
-    crds = [without_empty_defaults(yaml.safe_load(p.read_text())) for p in sorted(folders[-1].glob("*.yaml"))]
+    crds = [yaml.safe_load(p.read_text()) for p in sorted(folders[-1].glob("*.yaml"))]
     assert {c["spec"]["names"]["kind"] for c in crds} == {"PodMonitor", "PrometheusRule"}
     for crd in crds:
         name = crd["metadata"]["name"]
@@ -120,18 +106,14 @@ def ready_for(client: Client, objects: list[dict]) -> int:
 
 
 def apply(client: Client, objects: list[dict]) -> Counter:
-    """Namespaces for real, everything else as a server-side dry run; every object must be
-    accepted whole. Returns counts by how each object was checked."""
+    """Namespaces for real, everything else as a server-side dry run with strict field
+    validation; every object must be accepted whole. Returns counts by how each object was
+    checked."""
     counts: Counter = Counter({"namespaces created": ready_for(client, objects)})
     for obj in objects:
         if obj["kind"] == "Namespace":
             continue
-        if (obj["apiVersion"], obj["kind"]) in NOT_SERVED:
-            assert client.resource(obj["apiVersion"], obj["kind"]) is None
-            kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
-            counts["objects validated offline (kind not served by 1.20)"] += 1
-            continue
-        returned = client.create(obj, dry_run=True)
+        returned = client.create(obj, dry_run=True, strict=True)
         lost = dropped(as_stored(obj), returned)
         assert not lost, f"{obj['kind']} {obj['metadata']['name']}: the server dropped {lost}"
         counts["objects accepted by dry run"] += 1
@@ -157,6 +139,10 @@ def all_renders(tmp_path_factory) -> dict[str, list[dict]]:
 
 def test_every_object_of_every_render_is_accepted(apiserver, all_renders):
     assert {flavour_of(objs) for objs in all_renders.values()} == {"0.48.0", "1.2.0"}
+    # The audit's CronJob is among the objects, and the server serves batch/v1 CronJob: it is
+    # checked by the server like every other object.
+    assert any(o["kind"] == "CronJob" for objs in all_renders.values() for o in objs)
+    assert apiserver.resource("batch/v1", "CronJob") is not None
     total: Counter = Counter()
     for name, objects in all_renders.items():
         counts = apply(apiserver, objects)
@@ -202,27 +188,73 @@ def test_broken_objects_are_rejected(apiserver, all_renders, case):
     objects = _stack(all_renders, folder)
     ready_for(apiserver, objects)
     obj = _first(objects, kind)
-    apiserver.create(obj, dry_run=True)
+    apiserver.create(obj, dry_run=True, strict=True)
     break_it(obj)
     with pytest.raises(ApiError) as err:
-        apiserver.create(obj, dry_run=True)
+        apiserver.create(obj, dry_run=True, strict=True)
     assert err.value.status in (400, 404, 422), err.value
     COUNTS["broken objects rejected"] += 1
 
 
-def test_a_field_the_server_would_drop_is_caught(apiserver, all_renders):
-    """No strict field validation in 1.20: a misspelt field is accepted and pruned. The tier
-    compares what the server keeps with what was sent, so the typo still fails."""
+def refused_as_unknown(client: Client, obj: dict, field: str) -> None:
+    """Strict field validation: the server refuses the object, naming the unknown field."""
+    version = obj["apiVersion"].rsplit("/", 1)[-1]
+    with pytest.raises(ApiError) as err:
+        client.create(obj, dry_run=True, strict=True)
+    assert (err.value.status, err.value.body["message"]) == (
+        400, f'{obj["kind"]} in version "{version}" cannot be handled as a {obj["kind"]}: '
+             f'strict decoding error: unknown field "{field}"')
+
+
+def test_a_misspelt_field_is_refused_and_would_be_caught_as_dropped(apiserver, all_renders):
+    """A misspelt field, in a custom resource and in a core kind: with strict field validation
+    the server refuses it; without, it accepts and prunes it, and the comparison of what it
+    keeps with what was sent (the tier's second check) still fails the object."""
     objects = _stack(all_renders, "1.2.0")
     ready_for(apiserver, objects)
     connector = _first(objects, "KafkaConnector")
     connector["spec"]["taskMax"] = connector["spec"].pop("tasksMax")
-    returned = apiserver.create(connector, dry_run=True)
-    assert dropped(connector, returned) == [".spec.taskMax"]
+    refused_as_unknown(apiserver, connector, "spec.taskMax")
+    assert dropped(connector, apiserver.create(connector, dry_run=True)) == [".spec.taskMax"]
     role = _first(objects, "Role")
     role["rules"][0]["resourceName"] = role["rules"][0].pop("resourceNames")
+    refused_as_unknown(apiserver, role, "rules[0].resourceName")
     assert dropped(role, apiserver.create(role, dry_run=True)) == [".rules[0].resourceName"]
     COUNTS["broken objects rejected"] += 2
+
+
+def cel_rules(schema) -> list[str]:
+    """The CEL rules (x-kubernetes-validations) of a CRD's schemas."""
+    if isinstance(schema, dict):
+        own = [v["rule"] for v in schema.get("x-kubernetes-validations", [])]
+        return own + [r for k, v in schema.items() if k != "x-kubernetes-validations" for r in cel_rules(v)]
+    if isinstance(schema, list):
+        return [r for v in schema for r in cel_rules(v)]
+    return []
+
+
+@pytest.mark.parametrize("flavour", ["0.48.0", "1.2.0"])
+def test_the_strimzi_cel_rules_are_kept_and_enforced(apiserver, all_renders, flavour):
+    """The KafkaConnect CRD's CEL rules are stored as sent, and enforced: JMX Prometheus
+    metrics without the ConfigMap that configures them are refused with the rule's message."""
+    objects = _stack(all_renders, flavour)
+    ready_for(apiserver, objects)
+    sent = next(crd for crd in (yaml.safe_load(p.read_text()) for p in sorted((Path(CRDS) / flavour).glob("*.yaml")))
+                if crd["spec"]["names"]["kind"] == "KafkaConnect")
+    status, stored = apiserver.request("GET", f"{CRD_BASE}/{sent['metadata']['name']}")
+    assert status == 200
+    assert sorted(cel_rules(stored["spec"])) == sorted(cel_rules(sent["spec"]))  # the server sorts keys
+    assert "self.type != 'jmxPrometheusExporter' || has(self.valueFrom)" in cel_rules(sent["spec"])
+    connect = _first(objects, "KafkaConnect")
+    assert connect["spec"]["metricsConfig"]["type"] == "jmxPrometheusExporter"
+    apiserver.create(connect, dry_run=True, strict=True)
+    connect["spec"]["metricsConfig"].pop("valueFrom")
+    with pytest.raises(ApiError) as err:
+        apiserver.create(connect, dry_run=True, strict=True)
+    assert (err.value.status, err.value.body["message"]) == (
+        422, f'KafkaConnect.kafka.strimzi.io "{connect["metadata"]["name"]}" is invalid: '
+             "spec.metricsConfig: Invalid value: valueFrom property is required")
+    COUNTS["broken objects rejected"] += 1
 
 
 # ------------------------------------------------------------------ the Prometheus Operator's objects
@@ -230,24 +262,25 @@ def test_a_field_the_server_would_drop_is_caught(apiserver, all_renders):
 
 def test_monitoring_objects_are_accepted_and_checked(apiserver, all_renders):
     """The dev stack's PodMonitor and PrometheusRule against the operator's CRDs; broken ones
-    refused, a misspelt field caught as the server prunes it."""
+    refused, a misspelt field refused by strict field validation and caught as dropped without."""
     objects = all_renders["stack dev"]
     ready_for(apiserver, objects)
     monitors = [o for o in objects if o["apiVersion"].startswith(f"{MONITORING_GROUP}/")]
     assert sorted(o["kind"] for o in monitors) == ["PodMonitor", "PrometheusRule"]
     for obj in monitors:
-        assert dropped(obj, apiserver.create(obj, dry_run=True)) == []
+        assert dropped(obj, apiserver.create(obj, dry_run=True, strict=True)) == []
     pod_monitor = _first(objects, "PodMonitor")
     pod_monitor["spec"]["podMetricsEndpoints"][0]["port"] = 9404  # the CRD wants the port's name
     rule = _first(objects, "PrometheusRule")
     rule["spec"]["groups"][0]["rules"][0].pop("expr")              # every rule needs an expression
     for broken in (pod_monitor, rule):
         with pytest.raises(ApiError) as err:
-            apiserver.create(broken, dry_run=True)
+            apiserver.create(broken, dry_run=True, strict=True)
         assert err.value.status == 422, err.value
     typo = _first(objects, "PodMonitor")
     typo["spec"]["podMetricEndpoints"] = typo["spec"].pop("podMetricsEndpoints")
-    assert ".spec.podMetricEndpoints" in dropped(typo, apiserver.create(typo, dry_run=True))
+    refused_as_unknown(apiserver, typo, "spec.podMetricEndpoints")
+    assert dropped(typo, apiserver.create(typo, dry_run=True)) == [".spec.podMetricEndpoints"]
     COUNTS["broken objects rejected"] += 3
 
 
@@ -405,7 +438,7 @@ def regions_clusters(tmp_path_factory):
     Pulumi reaches each: a context of the ambient kubeconfig, or a whole kubeconfig in secret
     config, as stacks/regions.yaml says."""
     if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
+        unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     section = yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text())["kubernetes"]
     directories = [tmp_path_factory.mktemp(f"apiserver-{name}") for name in sorted(section)]
     try:

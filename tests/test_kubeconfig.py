@@ -1,10 +1,10 @@
 """A kubeconfig in secret config is checked before anything deploys (infra/kubeconfig.py).
 
-Two parts: the exact reason for each rule, offline; and, in the API-server tier, kubectl v1.20.2
-(client-go of that release, from Debian's kubernetes-client) as the oracle. Against a real API
-server it must reach the server with every kubeconfig we accept and fail with every one we
-refuse for a runtime reason; for the rules where we are deliberately stricter, it is shown to
-accept the kubeconfig, so each such rule is a choice of ours and says why.
+Two parts: the exact reason for each rule, offline; and, in the API-server tier, kubectl v1.37.2
+(client-go of that release, built with the server by tools/engine/build.sh) as the oracle.
+Against a real API server it must reach the server with every kubeconfig we accept and fail with
+every one we refuse for a runtime reason; for the rules where we are deliberately stricter, it is
+shown to accept the kubeconfig, so each such rule is a choice of ours and says why.
 """
 
 from __future__ import annotations
@@ -352,7 +352,7 @@ def kubectl(config: dict | str, context: str | None, home: Path) -> tuple[bool, 
     """Whether kubectl (client-go) loads the kubeconfig and lists namespaces as the admin."""
     binary = kubectl_binary()
     if binary is None:
-        unavailable("no kubectl v1.20.2: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
+        unavailable("no kubectl: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     path = home / "kubeconfig"
     path.write_text(config if isinstance(config, str) else yaml.safe_dump(config))
     argv = [str(binary), "--kubeconfig", str(path), *(["--context", context] if context else []),
@@ -388,7 +388,14 @@ RUNTIME = {
         # client-go cannot decode the file, or sends a header Go refuses, or its oidc plugin refuses.
         "insecure as a string", "exec args as a string", "exec env as a mapping", "preferences colors as a string",
         "a user no context names", "as-user-extra of strings", "token with a line break",
-        "impersonated user with a line break", "oidc without idp-issuer-url", "oidc without client-id")},
+        "impersonated user with a line break", "oidc without idp-issuer-url", "oidc without client-id",
+        # client-go refuses the removed exec v1alpha1 and gcp auth-provider, and an exec v1 without
+        # interactiveMode; an interactiveMode it cannot decode fails the load.
+        "exec v1alpha1", "gcp auth-provider", "exec v1 without interactiveMode", "exec interactiveMode as a bool")},
+    # client-go refuses an interactive plugin when standard input is not a terminal: kubectl's is
+    # not here, nor is the provider's.
+    "exec interactive": (lambda s: _mutate(served(s), lambda c: (user(c).pop("token"), user(c).update(
+        exec={**exec_plugin(s.token), "interactiveMode": "Always"}))), None, False),
     # client-go ignores the misspelt field, then cannot verify the server.
     "a misspelt field": (lambda s: _mutate(served(s), lambda c: cluster(c).update({
         "certificate-authority-date": cluster(c).pop("certificate-authority-data")})), None, False),
@@ -405,8 +412,6 @@ STRICTER = {
     "token file": lambda s, d: _mutate(served(s), lambda c: (
         (d / "token").write_text(s.token), user(c).pop("token"), user(c).update(tokenFile=str(d / "token")))),
     "an unknown field": lambda s, d: _mutate(served(s), lambda c: cluster(c).update(colour="blue")),
-    "exec interactive": lambda s, d: _mutate(served(s), lambda c: (user(c).pop("token"), user(c).update(
-        exec={**exec_plugin(s.token), "interactiveMode": "Always"}))),
 }
 
 

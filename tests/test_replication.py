@@ -514,7 +514,7 @@ def rehearse_cli(*args: str, timeout: float = 900):
     import sys
     from infra.rehearsal.apiserver import apiserver_binary
     if apiserver_binary() is None:
-        unavailable("no kube-apiserver binary: run infra/rehearsal/apiserver-build.sh (docs/apiserver.md)")
+        unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     return subprocess.run([sys.executable, "-m", "infra", "rehearse", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 

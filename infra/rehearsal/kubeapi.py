@@ -1,6 +1,6 @@
 """A minimal Kubernetes REST client for the API-server tier: discovery, create (for real or as a
-server-side dry run), delete, and SubjectAccessReviews. Plain urllib: the tier needs these few
-calls only, each visible here."""
+server-side dry run, with strict field validation when asked), delete, and SubjectAccessReviews.
+Plain urllib: the tier needs these few calls only, each visible here."""
 
 from __future__ import annotations
 
@@ -104,10 +104,13 @@ class Client:
 
     # ------------------------------------------------------------------ objects
 
-    def create(self, obj: JSON, dry_run: bool = False) -> JSON:
+    def create(self, obj: JSON, dry_run: bool = False, strict: bool = False) -> JSON:
         """POST the object; raise ApiError unless the server accepts it. With dry_run, the
-        server runs admission and validation and stores nothing."""
-        status, body = self.request("POST", self._collection(obj), obj, {"dryRun": "All"} if dry_run else None)
+        server runs admission and validation and stores nothing. With strict, an unknown field
+        is an error (`fieldValidation=Strict`, HTTP 400) rather than a warning and a field the
+        server drops."""
+        query = {**({"dryRun": "All"} if dry_run else {}), **({"fieldValidation": "Strict"} if strict else {})}
+        status, body = self.request("POST", self._collection(obj), obj, query or None)
         if status not in (200, 201):
             raise ApiError(status, body, f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}")
         return body

@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver promtool prometheus-crds clean lock
+.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool prometheus-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ render: venv-deploy
 rehearse: venv apiserver
 	$(BIN)/python -m infra rehearse stacks/$(STACK).yaml
 
-test: venv apiserver promtool prometheus-crds
+test: venv engine promtool prometheus-crds
 	$(BIN)/python -m pytest
 
 # mypy --strict on infra/ and components/ ([tool.mypy] in pyproject.toml); `make test` runs it
@@ -61,11 +61,13 @@ lock: $(UV)
 	$(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["audit"], sep="\n")' > .tools/audit.in
 	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) -c requirements/test.txt .tools/audit.in -o requirements/audit.txt
 
-# The real kube-apiserver of the API-server tier (docs/apiserver.md), built once into ~/.cache
-# (root, apt, a few minutes). Without it that tier skips, unless APISERVER_REQUIRED=1 (CI).
-apiserver:
-	@bash infra/rehearsal/apiserver-build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
-	  echo "kube-apiserver could not be built: the API-server tier will skip (docs/apiserver.md)"; }
+# The Go binaries of the API-server and engine tiers (docs/engine.md): kube-apiserver and kubectl
+# (Kubernetes 1.37), the Pulumi CLI and its Kubernetes provider, built from the Go module proxy at
+# the pins of tools/engine/*/go.mod into ~/.cache, once per pin (about 20 minutes cold on 2 cores).
+# Without them those tiers skip, unless APISERVER_REQUIRED=1 (CI), where they fail.
+apiserver engine:
+	@bash tools/engine/build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
+	  echo "the engine binaries could not be built: the API-server and engine tiers will skip (docs/engine.md)"; }
 
 # promtool, from Debian's prometheus package unpacked into ~/.cache (the service is not installed):
 # tests/test_monitoring.py checks and unit-tests the alert rules with it. Root and apt, as for the

@@ -13,7 +13,7 @@ records of `--size` bytes into a 6-partition source topic as fast as it can whil
 on the target reads them: throughput (records/s and MB/s from the first write to the last
 arrival) and end-to-end latency (arrival minus the record's timestamp, p50 and p99). Rounds
 alternate; the medians are printed with the ratios ours/defaults. docs/performance.md records
-them. Needs the API-server tier's kube-apiserver (infra/rehearsal/apiserver-build.sh) and the jars (pom.xml).
+them. Needs the API-server tier's kube-apiserver (tools/engine/build.sh, `make engine`) and the jars (pom.xml).
 """
 
 from __future__ import annotations

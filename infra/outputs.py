@@ -116,8 +116,12 @@ def _wrong(path: str, value: Any, expected: str) -> ContractError:
     return ContractError(f"{path}: got {_describe(value)}; expected {expected}")
 
 
-def _field(values: Mapping[str, Any], key: str, path: str, expected: str) -> Any:
+def _field(values: Mapping[str, Any], key: str, path: str, expected: str, nullable: bool = False) -> Any:
     if key not in values:
+        if nullable:
+            # A StackReference read by the Python SDK leaves out every null inside an output
+            # (`pulumi stack output --json` keeps them): absent is null (tests/test_engine.py).
+            return None
         raise ContractError(f"{_join(path, key)}: missing; expected {expected}")
     return values[key]
 
@@ -133,12 +137,12 @@ def _text(value: Any, path: str, expected: str = NAME, nullable: bool = False) -
 def _string(values: Mapping[str, Any], key: str, path: str, expected: str = NAME,
             nullable: bool = False) -> Any:
     described = expected + (" or null" if nullable else "")
-    return _text(_field(values, key, path, described), _join(path, key), expected, nullable)
+    return _text(_field(values, key, path, described, nullable), _join(path, key), expected, nullable)
 
 
 def _mapping(values: Mapping[str, Any], key: str, path: str, nullable: bool = False) -> Any:
     expected = "a mapping" + (" or null" if nullable else "")
-    value = _field(values, key, path, expected)
+    value = _field(values, key, path, expected, nullable)
     if value is None and nullable:
         return None
     if not isinstance(value, Mapping):
@@ -171,14 +175,28 @@ def _optional_name(values: Mapping[str, Any], key: str, path: str) -> str | None
     return _string(values, key, path) if key in values else None
 
 
+def _whole(value: Any) -> int | None:
+    """An integer of JSON: an int that is not a bool, or a float with no fraction. A
+    StackReference hands every number over as a float (Pulumi's protobuf Struct has doubles
+    only): the engine tier reads `outputsVersion` as 1.0 there (tests/test_engine.py)."""
+    if isinstance(value, bool):  # `True == 1` in Python
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def _seconds(values: Mapping[str, Any], key: str, path: str) -> int | None:
     expected = "a whole number of seconds or null"
-    value = _field(values, key, path, expected)
+    value = _field(values, key, path, expected, nullable=True)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    seconds = _whole(value)
+    if seconds is None or seconds < 0:
         raise _wrong(_join(path, key), value, expected)
-    return value
+    return seconds
 
 
 def _failover(flow: Mapping[str, Any], path: str) -> Failover | None:
@@ -234,8 +252,7 @@ def read(values: Mapping[str, Any]) -> StackOutputs:
         raise ContractError(f"outputsVersion: missing; expected {OUTPUTS_VERSION} (outputs without it predate the "
                             "contract)")
     version = values["outputsVersion"]
-    # `True == 1` in Python: only an integer that is not a bool is a version.
-    if isinstance(version, bool) or not isinstance(version, int) or version != OUTPUTS_VERSION:
+    if _whole(version) != OUTPUTS_VERSION:
         got = str(version) if type(version) is int and abs(version) < 1000 else _describe(version)
         raise ContractError(f"outputsVersion: got {got}; expected {OUTPUTS_VERSION}, the version this reader knows")
     operator = _mapping(values, "operator", "")

@@ -157,6 +157,23 @@ def servers(stack: str, topology: dict[str, Any], directory: Path,
     return states, ambient, secret
 
 
+# A default StorageClass whose claims bind when their first pod runs, as most clusters' default
+# is: the provider's await then takes a Pending claim as ready. (With no class at all, nothing
+# ever binds here, and `pulumi up` would wait five minutes for the audit's report claim.)
+STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                 "metadata": {"name": "standard",
+                              "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+                 "provisioner": "kafka-replication.test/none", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def prepared(client: Client, crds: str) -> None:
+    """What the stack needs of a cluster before it deploys: the Strimzi CRDs of its release, the
+    Prometheus Operator's CRDs, a default StorageClass."""
+    install_crds(client, Path(CRDS) / crds)
+    prometheus_crds(client, True)
+    client.create(STORAGE_CLASS)
+
+
 def ours_left(client: Client, objects: list[dict[str, Any]]) -> list[str]:
     """The objects of the render the server still holds (none, once destroyed)."""
     left = []
@@ -181,8 +198,7 @@ def deploy(engine: Engine, stack: str, directory: Path) -> Deployment:
     try:
         document, model, stack_plan, audits = deployment.prepare_file(topology_path)
         for client in clients.values():
-            install_crds(client, Path(CRDS) / model.operator.release.crds)
-            prometheus_crds(client, True)
+            prepared(client, model.operator.release.crds)
         kubeconfig_path = directory / "kubeconfig"
         kubeconfig_path.write_text(yaml.safe_dump(ambient))
         keys = deployment.secret_keys(model, stack_plan, audits)
@@ -372,8 +388,7 @@ def test_readiness_timeout_fails_the_update(engine, tmp_path):
     try:
         client = Client(states[""])
         _, model, stack_plan, audits = deployment.prepare_file(path)
-        install_crds(client, Path(CRDS) / model.operator.release.crds)
-        prometheus_crds(client, True)
+        prepared(client, model.operator.release.crds)
         config = tmp_path / "kubeconfig"
         config.write_text(yaml.safe_dump(ambient))
         project = engine.project("dev", "readiness-timeout")
@@ -403,3 +418,148 @@ def test_readiness_timeout_fails_the_update(engine, tmp_path):
             "failed to fully initialize or become live: timed out waiting for the condition") in run.output
     assert [e for e in run.events if e["type"].endswith(":KafkaConnector")] == []
     assert on_server == {"kafkaconnects": ["repl-us-west-us-east"], "kafkaconnectors": []}
+
+
+# ----------------------------------------------------------------- topology changes
+
+
+@dataclass
+class Rendered:
+    """An offline render with the engine URN of each resource."""
+    render: render.Render
+    urns: dict[tuple[str, str], str]             # (type, name) of a Kubernetes object -> URN
+    objects: dict[str, dict[str, Any]]            # URN -> the object
+    components: set[str]                          # URNs of the component resources
+
+
+def rendered(topology: dict[str, Any], path: Path, secrets: dict[str, str], before: Rendered | None) -> Rendered:
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    with Recorder() as recorder:
+        result = render.run("dev", {"topology": str(path)}, secrets,
+                            previous_outputs=before.render.outputs if before else None)
+    by_name = {(r.type, r.name): r.urn for r in recorder.registered}
+    objects = {by_name[(r.type, r.name)]: r.object() for r in result.resources if r.is_kubernetes}
+    components = {r.urn for r in recorder.registered if r.type.startswith(f"{harness.PROJECT}:")}
+    return Rendered(result, by_name, objects, components)
+
+
+# pulumi-kubernetes replaces a ConfigMap or Secret whose data changes (it takes them as
+# immutable unless the provider sets enableConfigMapMutable / enableSecretMutable): a named one is
+# deleted, then created again. Every other kind is updated in place.
+REPLACED_KINDS = ("ConfigMap", "Secret")
+
+
+def expected_changes(before: Rendered, after: Rendered) -> dict[str, str]:
+    """What the engine must do between two renders: create what is new, delete what is gone,
+    update (or for a ConfigMap or Secret, replace) an object whose inputs changed."""
+    out = {urn: CREATE for urn in (set(after.objects) | after.components) - (set(before.objects) | before.components)}
+    out |= {urn: DELETE for urn in (set(before.objects) | before.components) - (set(after.objects) | after.components)}
+    out |= {urn: REPLACE if after.objects[urn]["kind"] in REPLACED_KINDS else UPDATE
+            for urn in set(before.objects) & set(after.objects) if before.objects[urn] != after.objects[urn]}
+    return out
+
+
+def short(changes: dict[str, str]) -> dict[str, str]:
+    """URN -> operation, the URN cut to its last type and name (for readable expectations)."""
+    return {f"{urn.split('::')[2].rpartition('$')[2]}::{urn.split('::')[3]}": op for urn, op in changes.items()}
+
+
+ARCHIVE = {"bootstrapServers": "archive-kafka-bootstrap.kafka-archive:9093",
+           "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "replicator"},
+                        "tls": {"trust": "pem"}}}
+
+
+def changed_topics(t: dict[str, Any]) -> None:
+    t["flows"][0]["topics"] = ["test.*", "orders.*"]
+
+
+def changed_state(t: dict[str, Any]) -> None:
+    t["flows"][0]["state"] = {"checkpoint": "paused"}
+
+
+def added_flow(t: dict[str, Any]) -> None:
+    t["clusters"]["archive"] = ARCHIVE
+    t["flows"].append({"source": "us-west", "target": "archive", "topics": ["orders.*"], "groups": ["orders.*"]})
+
+
+def removed_flow(t: dict[str, Any]) -> None:
+    t["flows"].pop()
+
+
+def split(t: dict[str, Any]) -> None:
+    flow = t["flows"][0]
+    del flow["topics"]
+    flow["connectClusters"] = [{"name": "tests", "topics": ["test.*"]}, {"name": "orders", "topics": ["orders.*"]}]
+
+
+CHANGES = [("topic filter", changed_topics), ("connector state", changed_state), ("new flow", added_flow),
+           ("flow removed", removed_flow), ("split into two Connect clusters", split)]
+ARCHIVE_SECRETS = ("archive.caCert", "archive.password")
+
+
+def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
+    """Each change of the dev stack's topology, previewed then applied by the engine: exactly
+    the creates, updates, replacements and deletes the offline renders of before and after
+    imply, by URN, in the preview and in the update alike."""
+    topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    states, ambient, _ = servers("dev", topology, tmp_path)
+    try:
+        client = Client(states[""])
+        _, model, stack_plan, audits = deployment.prepare_file(tmp_path / "dev.yaml")
+        prepared(client, model.operator.release.crds)
+        config = tmp_path / "kubeconfig"
+        config.write_text(yaml.safe_dump(ambient))
+        path = tmp_path / "topology.yaml"
+        secrets = secret_values([*deployment.secret_keys(model, stack_plan, audits), *ARCHIVE_SECRETS], {})
+        project = engine.project("dev", "changes")
+        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
+        base = {k: v for k, v in secrets.items() if k not in ARCHIVE_SECRETS}
+        for key, value in base.items():
+            engine.set_secret(project, "dev", key, value)
+        before = rendered(topology, path, base, None)
+        up = engine.run("up", project, "dev", kubeconfig=config)
+        assert up.code == 0, up.output
+        seen: dict[str, dict[str, str]] = {}
+        for name, change in CHANGES:
+            change(topology)
+            given = secrets if "archive" in topology["clusters"] else base
+            if name == "new flow":
+                for key in ARCHIVE_SECRETS:
+                    engine.set_secret(project, "dev", key, secrets[key])
+            after = rendered(topology, path, given, before)
+            expected = expected_changes(before, after)
+            preview = engine.run("preview", project, "dev", kubeconfig=config)
+            applied = engine.run("up", project, "dev", kubeconfig=config)
+            assert preview.code == 0 and applied.code == 0, (name, preview.output, applied.output)
+            assert preview.changes() | component_changes(preview) == expected, name
+            assert applied.changes() | component_changes(applied) == expected, name
+            seen[name] = short(expected)
+            before = after
+    finally:
+        stop(tmp_path / "apiserver-dev")
+    # The small steps, spelled out.
+    assert seen["topic filter"] == {"kubernetes:core/v1:ConfigMap::repl-us-west-us-east/replication": REPLACE,
+                                    "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE}
+    assert seen["connector state"] == {
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::repl-us-west-us-east/repl-us-west-us-east-checkpoint": UPDATE,
+        "kubernetes:monitoring.coreos.com/v1:PrometheusRule::replication-monitoring/kafka-replication": UPDATE}
+    added = seen["new flow"]
+    assert {k: op for k, op in added.items() if op != CREATE} == {
+        "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE,
+        "kubernetes:batch/v1:CronJob::replication-audit/kafka-replication-audit": UPDATE,  # the new cluster's Secret
+        "kubernetes:monitoring.coreos.com/v1:PodMonitor::replication-monitoring/kafka-replication": UPDATE,
+        "kubernetes:monitoring.coreos.com/v1:PrometheusRule::replication-monitoring/kafka-replication": UPDATE}
+    assert "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-archive/repl-us-west-archive" in added
+    assert {k: (DELETE if op == CREATE else op) for k, op in added.items()} == seen["flow removed"]
+    assert seen["split into two Connect clusters"][
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east/repl-us-west-us-east"] == DELETE
+    assert {k for k, op in seen["split into two Connect clusters"].items()
+            if op == CREATE and ":KafkaConnect::" in k} == {
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east-tests/repl-us-west-us-east-tests",
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east-orders/repl-us-west-us-east-orders"}
+
+
+def component_changes(run: Run) -> dict[str, str]:
+    """The component resources' steps other than `same` (Run.changes leaves components out)."""
+    return {urn: op for urn, op in run.steps(custom_only=False).items()
+            if urn.split("::")[2].rpartition("$")[2].startswith(f"{harness.PROJECT}:") and op != SAME}

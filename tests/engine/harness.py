@@ -24,6 +24,7 @@ BUILD = ROOT / "tools" / "engine" / "build.sh"
 PROJECT = "kafka-replication"
 # Engine operations, as `resourcePreEvent` names them (apitype.OpType).
 CREATE, UPDATE, REPLACE, DELETE, SAME = "create", "update", "replace", "delete", "same"
+REPLACEMENT = {"replace", "create-replacement", "delete-replaced"}
 
 
 def tool(name: str) -> Path | None:
@@ -51,13 +52,22 @@ class Run:
         return self.stdout + self.stderr
 
     def steps(self, *, custom_only: bool = True) -> dict[str, str]:
-        """URN -> operation. Steps of the stack and of component resources (which the engine
-        records but no provider touches) are left out unless `custom_only` is False."""
-        out = {}
+        """URN -> operation. A replacement is three steps of one URN (create-replacement,
+        replace, delete-replaced, or deleted first for a named object): it reads as `replace`.
+        Steps of the stack and of component resources (which the engine records but no
+        provider touches) are left out unless `custom_only` is False."""
+        ops: dict[str, set[str]] = {}
         for e in self.events:
             if custom_only and (e["type"] == "pulumi:pulumi:Stack" or e["type"].startswith(f"{PROJECT}:")):
                 continue
-            out[e["urn"]] = e["op"]
+            ops.setdefault(e["urn"], set()).add(e["op"])
+        out = {}
+        for urn, seen in ops.items():
+            if seen & REPLACEMENT:
+                out[urn] = REPLACE
+            else:
+                assert len(seen) == 1, (urn, seen)
+                out[urn] = seen.pop()
         return out
 
     def changes(self) -> dict[str, str]:

@@ -93,6 +93,8 @@ def _construct(kind: str, name: str, body: dict[str, Any], meta: dict[str, Any],
         return k8s.core.v1.ServiceAccount(name, metadata=meta,
                                           automount_service_account_token=body.get("automountServiceAccountToken"),
                                           opts=opts)
+    if kind == "ResourceQuota":
+        return k8s.core.v1.ResourceQuota(name, metadata=meta, spec=body["spec"], opts=opts)
     if kind == "PersistentVolumeClaim":
         return k8s.core.v1.PersistentVolumeClaim(name, metadata=meta, spec=body["spec"], opts=opts)
     if kind == "NetworkPolicy":
@@ -104,6 +106,9 @@ def _construct(kind: str, name: str, body: dict[str, Any], meta: dict[str, Any],
     if kind == "RoleBinding":
         return k8s.rbac.v1.RoleBinding(name, metadata=meta, subjects=body["subjects"],
                                        role_ref=body["roleRef"], opts=opts)
-    # Strimzi custom resources.
+    # Custom resources (Strimzi's, the Prometheus Operator's) only: the provider refuses a
+    # CustomResource of a core kind ("apiVersion does not have both a group and a version").
+    if "/" not in body["apiVersion"]:
+        raise ValueError(f"{kind} {body['apiVersion']}: a core kind needs its typed resource here")
     return k8s.apiextensions.CustomResource(name, api_version=body["apiVersion"], kind=kind,
                                             metadata=meta, spec=body["spec"], opts=opts)

@@ -10,5 +10,8 @@ The runtime test tier and `python -m infra rehearse` share this package:
   KafkaConnect, and the connector requests it sends (nothing else stands in for Strimzi);
 - connect.py: distributed Connect workers, each in a mount namespace of its own (a "pod"), and
   their REST API;
+- watch.py: the stand-in as a controller: it watches an API server for the custom resources
+  Pulumi created, runs them on the rehearsal's workers and writes their status from the Connect
+  REST API (the engine tier, docs/engine.md);
 - clients.py: a Java client (the JDK parses every property) that produces, reads and inspects.
 """

@@ -48,9 +48,10 @@ from tests.urns import Recorder
 pytestmark = [pytest.mark.engine]
 
 STACKS = ("dev", "prod", "regions")
-# What `pulumi destroy` waits on when deleting namespaces and claims, run for real.
+# What the provider waits on, run for real: namespace deletion, claim protection, and the
+# quota status a ResourceQuota's create waits for (a split flow's `resourceQuota`).
 CONTROLLERS = ("namespace-controller", "garbage-collector-controller",
-               "persistentvolumeclaim-protection-controller")
+               "persistentvolumeclaim-protection-controller", "resourcequota-controller")
 # The ambient kubeconfig's current context of the regions stack: it leads nowhere, so that a
 # resource without its explicit provider could not reach any server.
 NOWHERE = "nowhere"
@@ -623,3 +624,62 @@ def component_changes(run: Run) -> dict[str, str]:
     """The component resources' steps other than `same` (Run.changes leaves components out)."""
     return {urn: op for urn, op in run.steps(custom_only=False).items()
             if urn.split("::")[2].rpartition("$")[2].startswith(f"{harness.PROJECT}:") and op != SAME}
+
+
+# ----------------------------------------------------------------- offsets requests
+
+
+def test_an_offsets_request_is_asked_once(engine, tmp_path):
+    """An offsets request (docs/operations.md#offsets-as-code) is a KafkaConnectorPatch that sets
+    Strimzi's `strimzi.io/connector-offsets` annotation. The operator removes the annotation once
+    it has carried the request out; after that, `pulumi refresh` and `pulumi up` must not put it
+    back (which would ask again). A new request id asks again."""
+    from tests.conftest import on_release
+    topology = on_release(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()), "strimzi", "1.2.0")
+    topology["operator"]["readiness"] = {"wait": False}
+    topology["flows"][0]["offsets"] = [{"connector": "repl-us-west-us-east-source", "action": "list", "request": "l1"}]
+    path = tmp_path / "topology.yaml"
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    states, ambient, _ = servers("dev", topology, tmp_path)
+    connector = "/apis/kafka.strimzi.io/v1/namespaces/repl-us-west-us-east/kafkaconnectors/repl-us-west-us-east-source"
+    annotation = "strimzi.io/connector-offsets"
+    try:
+        client = Client(states[""])
+        _, model, stack_plan, audits = deployment.prepare_file(path)
+        prepared(client, model.operator.release.crds)
+        config = tmp_path / "kubeconfig"
+        config.write_text(yaml.safe_dump(ambient))
+        project = engine.project("dev", "offsets")
+        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
+        for key, value in secret_values(deployment.secret_keys(model, stack_plan, audits), {}).items():
+            engine.set_secret(project, "dev", key, value)
+
+        def annotations() -> dict[str, str]:
+            return client.request("GET", connector)[1]["metadata"].get("annotations", {})
+
+        up = engine.run("up", project, "dev", kubeconfig=config)
+        assert up.code == 0, up.output
+        asked = annotations()
+        # What the operator does when it has written the list (AbstractConnectOperator): the
+        # annotation removed, by its own field manager (Client sends JSON, so a PUT of the object).
+        live = client.request("GET", connector)[1]
+        del live["metadata"]["annotations"][annotation]
+        status, body = client.request("PUT", connector, live, {"fieldManager": "strimzi-cluster-operator"})
+        assert status == 200, body
+        refresh = engine.run("refresh", project, "dev", kubeconfig=config)
+        again = engine.run("up", project, "dev", kubeconfig=config)
+        after_again = annotations()
+        topology["flows"][0]["offsets"][0]["request"] = "l2"
+        path.write_text(yaml.safe_dump(topology, sort_keys=False))
+        second = engine.run("up", project, "dev", kubeconfig=config)
+        asked_again = annotations()
+    finally:
+        stop(tmp_path / "apiserver-dev")
+    patch = [u for u in up.steps() if ":KafkaConnectorPatch::" in u]
+    assert len(patch) == 1 and up.steps()[patch[0]] == CREATE
+    assert asked[annotation] == "list" and asked["kafka-replication.io/offsets-request"] == "list/l1"
+    assert refresh.code == 0 and again.code == 0, (refresh.output, again.output)
+    assert again.changes() == {}  # the patch's inputs did not change: nothing to apply again
+    assert annotation not in after_again, after_again
+    assert second.code == 0, second.output
+    assert asked_again[annotation] == "list" and asked_again["kafka-replication.io/offsets-request"] == "list/l2"

@@ -21,9 +21,10 @@ Without the binaries this tier skips; under CI (APISERVER_REQUIRED=1) it fails i
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -443,6 +444,39 @@ def test_bad_input_stops_preview_with_our_message(engine, tmp_path):
     assert values[names.kubeconfig_key("k8s-eu-central")] not in run.output
 
 
+@contextmanager
+def one_cluster(engine: Engine, tmp_path: Path, topology: dict[str, Any], name: str,
+                controllers: tuple[str, ...] = CONTROLLERS, secrets: dict[str, str] | None = None) -> Iterator[Single]:
+    """A stack of the dev stack's shape on one API server, until the block ends: the topology
+    written, the server prepared, a project with the topology and every secret it needs set
+    (or `secrets`)."""
+    path = tmp_path / "topology.yaml"
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    states, ambient, _ = servers("dev", topology, tmp_path, controllers)
+    try:
+        client = Client(states[""])
+        _, model, stack_plan, audits = deployment.prepare_file(path)
+        prepared(client, model.operator.release.crds)
+        config = tmp_path / "kubeconfig"
+        config.write_text(yaml.safe_dump(ambient))
+        project = engine.project("dev", name)
+        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
+        values = secrets if secrets is not None else secret_values(deployment.secret_keys(model, stack_plan, audits), {})
+        for key, value in values.items():
+            engine.set_secret(project, "dev", key, value)
+        yield Single(client, config, project, path)
+    finally:
+        stop(tmp_path / "apiserver-dev")
+
+
+@dataclass
+class Single:
+    client: Client
+    kubeconfig: Path
+    project: Path
+    topology: Path
+
+
 # ----------------------------------------------------------------- readiness
 
 
@@ -452,28 +486,14 @@ def test_readiness_timeout_fails_the_update(engine, tmp_path):
     fails naming it; its connectors, which depend on it, are never created."""
     topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
     topology["operator"]["readiness"] = {"wait": True, "timeoutSeconds": 60}
-    path = tmp_path / "dev.yaml"
-    path.write_text(yaml.safe_dump(topology, sort_keys=False))
-    states, ambient, _ = servers("dev", topology, tmp_path, controllers=())  # nothing is deleted
-    try:
-        client = Client(states[""])
-        _, model, stack_plan, audits = deployment.prepare_file(path)
-        prepared(client, model.operator.release.crds)
-        config = tmp_path / "kubeconfig"
-        config.write_text(yaml.safe_dump(ambient))
-        project = engine.project("dev", "readiness-timeout")
-        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
-        for key, value in secret_values(deployment.secret_keys(model, stack_plan, audits), {}).items():
-            engine.set_secret(project, "dev", key, value)
+    with one_cluster(engine, tmp_path, topology, "readiness-timeout", controllers=()) as one:  # nothing is deleted
         started = time.monotonic()
-        run = engine.run("up", project, "dev", kubeconfig=config)
+        run = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
         elapsed = time.monotonic() - started
-        on_server = {kind: sorted(o["metadata"]["name"] for o in client.request(
+        on_server = {kind: sorted(o["metadata"]["name"] for o in one.client.request(
             "GET", f"/apis/kafka.strimzi.io/v1beta2/namespaces/repl-us-west-us-east/{kind}")[1]["items"])
             for kind in ("kafkaconnects", "kafkaconnectors")}
-    finally:
-        stop(tmp_path / "apiserver-dev")
-    rendered = render.run("dev", {"topology": str(path)}, placeholder_secrets=True).objects()
+    rendered = render.run("dev", {"topology": str(one.topology)}, placeholder_secrets=True).objects()
     waited = sorted((o["kind"], o["metadata"]["name"]) for o in rendered
                     if o["metadata"].get("annotations", {}).get(names.WAIT_FOR) == "condition=Ready")
     assert waited == [("KafkaConnect", "repl-us-west-us-east"), ("KafkaConnector", "repl-us-west-us-east-checkpoint"),
@@ -572,24 +592,15 @@ def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
     the creates, updates, replacements and deletes the offline renders of before and after
     imply, by URN, in the preview and in the update alike."""
     topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
-    states, ambient, _ = servers("dev", topology, tmp_path)
-    try:
-        client = Client(states[""])
-        _, model, stack_plan, audits = deployment.prepare_file(tmp_path / "dev.yaml")
-        prepared(client, model.operator.release.crds)
-        config = tmp_path / "kubeconfig"
-        config.write_text(yaml.safe_dump(ambient))
-        path = tmp_path / "topology.yaml"
-        secrets = secret_values([*deployment.secret_keys(model, stack_plan, audits), *ARCHIVE_SECRETS], {})
-        project = engine.project("dev", "changes")
-        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
-        base = {k: v for k, v in secrets.items() if k not in ARCHIVE_SECRETS}
-        for key, value in base.items():
-            engine.set_secret(project, "dev", key, value)
+    _, model, stack_plan, audits = deployment.prepare_file(tmp_path / "dev.yaml")
+    secrets = secret_values([*deployment.secret_keys(model, stack_plan, audits), *ARCHIVE_SECRETS], {})
+    base = {k: v for k, v in secrets.items() if k not in ARCHIVE_SECRETS}
+    seen: dict[str, dict[str, str]] = {}
+    with one_cluster(engine, tmp_path, topology, "changes", secrets=base) as one:
+        project, config, path = one.project, one.kubeconfig, one.topology
         before = rendered(topology, path, base, None)
         up = engine.run("up", project, "dev", kubeconfig=config)
         assert up.code == 0, up.output
-        seen: dict[str, dict[str, str]] = {}
         for name, change in CHANGES:
             change(topology)
             given = secrets if "archive" in topology["clusters"] else base
@@ -605,8 +616,6 @@ def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
             assert applied.changes() | component_changes(applied) == expected, name
             seen[name] = short(expected)
             before = after
-    finally:
-        stop(tmp_path / "apiserver-dev")
     # The small steps, spelled out.
     assert seen["topic filter"] == {"kubernetes:core/v1:ConfigMap::repl-us-west-us-east/replication": REPLACE,
                                     "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE}
@@ -647,21 +656,10 @@ def test_an_offsets_request_is_asked_once(engine, tmp_path):
     topology = on_release(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()), "strimzi", "1.2.0")
     topology["operator"]["readiness"] = {"wait": False}
     topology["flows"][0]["offsets"] = [{"connector": "repl-us-west-us-east-source", "action": "list", "request": "l1"}]
-    path = tmp_path / "topology.yaml"
-    path.write_text(yaml.safe_dump(topology, sort_keys=False))
-    states, ambient, _ = servers("dev", topology, tmp_path)
     connector = "/apis/kafka.strimzi.io/v1/namespaces/repl-us-west-us-east/kafkaconnectors/repl-us-west-us-east-source"
     annotation = "strimzi.io/connector-offsets"
-    try:
-        client = Client(states[""])
-        _, model, stack_plan, audits = deployment.prepare_file(path)
-        prepared(client, model.operator.release.crds)
-        config = tmp_path / "kubeconfig"
-        config.write_text(yaml.safe_dump(ambient))
-        project = engine.project("dev", "offsets")
-        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
-        for key, value in secret_values(deployment.secret_keys(model, stack_plan, audits), {}).items():
-            engine.set_secret(project, "dev", key, value)
+    with one_cluster(engine, tmp_path, topology, "offsets") as one:
+        client, project, config, path = one.client, one.project, one.kubeconfig, one.topology
 
         def annotations() -> dict[str, str]:
             return client.request("GET", connector)[1]["metadata"].get("annotations", {})
@@ -682,8 +680,6 @@ def test_an_offsets_request_is_asked_once(engine, tmp_path):
         path.write_text(yaml.safe_dump(topology, sort_keys=False))
         second = engine.run("up", project, "dev", kubeconfig=config)
         asked_again = annotations()
-    finally:
-        stop(tmp_path / "apiserver-dev")
     patch = [u for u in up.steps() if ":KafkaConnectorPatch::" in u]
     assert len(patch) == 1 and up.steps()[patch[0]] == CREATE
     assert asked[annotation] == "list" and asked["kafka-replication.io/offsets-request"] == "list/l1"

@@ -63,7 +63,7 @@ lock: $(UV)
 
 # The Go binaries of the API-server and engine tiers (docs/engine.md): kube-apiserver and kubectl
 # (Kubernetes 1.37), the Pulumi CLI and its Kubernetes provider, built from the Go module proxy at
-# the pins of tools/engine/*/go.mod into ~/.cache, once per pin (about 20 minutes cold on 2 cores).
+# the pins of tools/engine/*/go.mod into ~/.cache, once per pin (about 17 minutes cold on 2 cores).
 # Without them those tiers skip, unless APISERVER_REQUIRED=1 (CI), where they fail.
 apiserver engine:
 	@bash tools/engine/build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \

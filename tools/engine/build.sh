@@ -15,7 +15,7 @@
 #
 # A binary lives under a directory named after its version and a digest of its module's go.mod,
 # go.sum and Go files: changing a pin builds anew; nothing else does. Cold, the five take about
-# 20 minutes on 2 cores (docs/engine.md). KAFKA_REPLICATION_CACHE moves the cache.
+# 17 minutes on 2 cores (docs/engine.md). KAFKA_REPLICATION_CACHE moves the cache.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${KAFKA_REPLICATION_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication}/engine"

@@ -42,7 +42,7 @@ from infra.rehearsal.kubeapi import Client
 from tests.conftest import CRDS, ROOT, unavailable
 from tests.engine import harness
 from tests.material import secrets_for
-from tests.engine.harness import CREATE, DELETE, REPLACE, SAME, UPDATE, Engine, Run
+from tests.engine.harness import CREATE, DEFAULT_PROVIDER, DELETE, REPLACE, SAME, UPDATE, Engine, Run
 from tests.test_apiserver import prometheus_crds
 from tests.urns import Recorder
 
@@ -57,7 +57,6 @@ CONTROLLERS = ("namespace-controller", "garbage-collector-controller",
 # resource without its explicit provider could not reach any server.
 NOWHERE = "nowhere"
 STACK_TYPE = "pulumi:pulumi:Stack"
-DEFAULT_PROVIDER = "pulumi:providers:kubernetes::default_"
 
 
 @pytest.fixture(scope="module")
@@ -293,17 +292,10 @@ def object_type_and_name(obj: dict[str, Any]) -> tuple[str, str]:
     return f"kubernetes:{group_version}:{kind}", f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
 
 
-def custom_steps(run: Run) -> dict[str, str]:
-    """URN -> operation of the program's resources (the stack and the default provider left out:
-    the engine adds them, the program does not register them)."""
-    return {urn: op for urn, op in run.steps(custom_only=False).items()
-            if STACK_TYPE not in urn and DEFAULT_PROVIDER not in urn}
-
-
 def test_preview_shows_exactly_the_render(deployed):
     preview = deployed.runs["preview"]
     assert preview.code == 0, preview.output
-    steps = custom_steps(preview)
+    steps = preview.steps()
     # Every resource the offline render registers, under the URN the real engine gives it.
     assert set(steps) == deployed.render_urns
     # The Kubernetes objects among them are exactly the objects the render lists.
@@ -323,15 +315,16 @@ def test_preview_shows_exactly_the_render(deployed):
 def test_up_creates_everything_and_a_second_up_changes_nothing(deployed):
     up, again = deployed.runs["up"], deployed.runs["second up"]
     assert up.code == 0, up.output
-    assert custom_steps(up) == {urn: CREATE for urn in deployed.render_urns}
+    assert up.steps() == {urn: CREATE for urn in deployed.render_urns}
     assert again.code == 0, again.output
-    assert set(custom_steps(again).values()) == {SAME}
+    assert set(again.steps().values()) == {SAME}
 
 
 def test_refresh_finds_no_drift(deployed):
     refresh = deployed.runs["refresh"]
     assert refresh.code == 0, refresh.output
-    assert set(custom_steps(refresh).values()) <= {SAME, "refresh"}
+    # Every resource refreshed; no drift, or --expect-no-changes would have failed it.
+    assert refresh.steps() == {urn: "refresh" for urn in deployed.render_urns}
 
 
 def test_outputs_follow_the_contract_and_reach_another_project(deployed):
@@ -360,7 +353,7 @@ def test_the_engine_moves_every_recorded_urn_through_its_alias(deployed):
     assert deployed.before_missing == set()
     preview = deployed.runs["preview from before"]
     assert preview.code == 0, preview.output
-    steps = custom_steps(preview)
+    steps = preview.steps()
     created = {urn for urn, op in steps.items() if op == CREATE}
     assert {urn.split("::")[2].rpartition("$")[2] + "::" + urn.split("::")[3] for urn in created} == (
         {"kafka-replication:index:ReplicationTopology::replication"}
@@ -386,8 +379,8 @@ def test_no_secret_in_clear(deployed):
 def test_destroy_leaves_nothing(deployed):
     destroy = deployed.runs["destroy"]
     assert destroy.code == 0, destroy.output
-    assert set(custom_steps(destroy)) == deployed.render_urns
-    assert set(custom_steps(destroy).values()) == {DELETE}
+    assert set(destroy.steps()) == deployed.render_urns
+    assert set(destroy.steps().values()) == {DELETE}
     assert deployed.left and all(left == [] for left in deployed.left.values()), deployed.left
 
 
@@ -407,7 +400,7 @@ def assert_refused(run: Run, lines: list[str]) -> None:
     missing = [line for line in lines if line not in run.output]
     assert missing == [], run.output
     assert "Traceback" not in run.output and 'File "' not in run.output, run.output
-    assert custom_steps(run) == {}  # nothing registered, so nothing could be created
+    assert run.steps() == {}  # nothing registered, so nothing could be created
 
 
 def test_bad_input_stops_preview_with_our_message(engine, tmp_path):
@@ -517,7 +510,6 @@ def test_readiness_timeout_fails_the_update(engine, tmp_path):
 class Rendered:
     """An offline render with the engine URN of each resource."""
     render: render.Render
-    urns: dict[tuple[str, str], str]             # (type, name) of a Kubernetes object -> URN
     objects: dict[str, dict[str, Any]]            # URN -> the object
     components: set[str]                          # URNs of the component resources
 
@@ -530,7 +522,7 @@ def rendered(topology: dict[str, Any], path: Path, secrets: dict[str, str], befo
     by_name = {(r.type, r.name): r.urn for r in recorder.registered}
     objects = {by_name[(r.type, r.name)]: r.object() for r in result.resources if r.is_kubernetes}
     components = {r.urn for r in recorder.registered if r.type.startswith(f"{harness.PROJECT}:")}
-    return Rendered(result, by_name, objects, components)
+    return Rendered(result, objects, components)
 
 
 # pulumi-kubernetes replaces a ConfigMap or Secret whose data changes (it takes them as
@@ -612,8 +604,8 @@ def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
             preview = engine.run("preview", project, "dev", kubeconfig=config)
             applied = engine.run("up", project, "dev", kubeconfig=config)
             assert preview.code == 0 and applied.code == 0, (name, preview.output, applied.output)
-            assert preview.changes() | component_changes(preview) == expected, name
-            assert applied.changes() | component_changes(applied) == expected, name
+            assert preview.changes() == expected, name
+            assert applied.changes() == expected, name
             seen[name] = short(expected)
             before = after
     # The small steps, spelled out.
@@ -636,12 +628,6 @@ def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
             if op == CREATE and ":KafkaConnect::" in k} == {
         "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east-tests/repl-us-west-us-east-tests",
         "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east-orders/repl-us-west-us-east-orders"}
-
-
-def component_changes(run: Run) -> dict[str, str]:
-    """The component resources' steps other than `same` (Run.changes leaves components out)."""
-    return {urn: op for urn, op in run.steps(custom_only=False).items()
-            if urn.split("::")[2].rpartition("$")[2].startswith(f"{harness.PROJECT}:") and op != SAME}
 
 
 # ----------------------------------------------------------------- offsets requests

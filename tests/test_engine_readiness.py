@@ -28,7 +28,7 @@ from tests.conftest import CRDS, ROOT, RUNTIME_COUNTS, unavailable
 from tests.engine import harness
 from tests.engine.harness import CREATE, DELETE
 from tests.test_apiserver import prometheus_crds
-from tests.test_engine import custom_steps, object_type_and_name, ours_left, servers
+from tests.test_engine import object_type_and_name, ours_left, servers
 from tests.urns import Recorder
 
 pytestmark = [pytest.mark.engine, pytest.mark.runtime]
@@ -89,7 +89,7 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
         secrets = secret_material(r.model, r.clusters)
         with Recorder() as recorder:
             rendered = render.run("dev", {"topology": str(path)}, secrets)
-        render_urns = set(recorder.urns())  # the stack's own resource left out, as custom_steps does
+        render_urns = set(recorder.urns())  # the stack's own resource left out, as Run.steps does
         kubeconfig = tmp_path / "kubeconfig"
         kubeconfig.write_text(yaml.safe_dump(ambient))
         project = engine.project("dev", "readiness")
@@ -137,8 +137,8 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
     assert up.code == 0, up.output
     assert errors_after_up == [] and reconciler.errors == [], reconciler.errors
     # The up created exactly the rendered objects, each once.
-    assert custom_steps(up) == {urn: CREATE for urn in render_urns}
-    kubernetes = {(u.split("::")[2].rpartition("$")[2], u.split("::")[3]) for u in custom_steps(up)
+    assert up.steps() == {urn: CREATE for urn in render_urns}
+    kubernetes = {(u.split("::")[2].rpartition("$")[2], u.split("::")[3]) for u in up.steps()
                   if u.split("::")[2].rpartition("$")[2].startswith("kubernetes:")}
     assert kubernetes == {object_type_and_name(o) for o in rendered.objects()}
 
@@ -187,7 +187,7 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
         assert status["tasksMax"] == after_up[key]["spec"].get("tasksMax", len(rest["tasks"]))
 
     assert destroy.code == 0, destroy.output
-    assert set(custom_steps(destroy)) == render_urns
-    assert set(custom_steps(destroy).values()) == {DELETE}
+    assert set(destroy.steps()) == render_urns
+    assert set(destroy.steps().values()) == {DELETE}
     assert left == [] and workers_left == []
     RUNTIME_COUNTS["connectors seen RUNNING with every task"] += len(running_at)

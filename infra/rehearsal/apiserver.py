@@ -55,24 +55,30 @@ class State:
     client_key: str = ""
 
 
-def _built(name: str) -> Path | None:
-    """A binary of tools/engine/build.sh, if it is built."""
+def built(name: str) -> Path | None:
+    """A binary of tools/engine/build.sh (the API server's, the controller manager's, kubectl,
+    the Pulumi CLI, its Kubernetes provider), if it is built."""
     done = subprocess.run(["bash", str(BUILD), "--path", name], capture_output=True, text=True)
     path = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
     return path if path is not None and os.access(path, os.X_OK) else None
 
 
-def version() -> str:
-    """The Kubernetes release the server is built at (its go.mod's pin)."""
-    return subprocess.run(["bash", str(BUILD), "--version", "kube-apiserver"], capture_output=True, text=True,
+def built_version(name: str) -> str:
+    """The version tools/engine/build.sh builds `name` at (its go.mod's pin)."""
+    return subprocess.run(["bash", str(BUILD), "--version", name], capture_output=True, text=True,
                           check=True).stdout.strip()
+
+
+def version() -> str:
+    """The Kubernetes release the server is built at."""
+    return built_version("kube-apiserver")
 
 
 def apiserver_binary() -> Path | None:
     if os.environ.get("KUBE_APISERVER_BIN"):
         path = Path(os.environ["KUBE_APISERVER_BIN"])
         return path if path.is_file() and os.access(path, os.X_OK) else None
-    return _built("kube-apiserver")
+    return built("kube-apiserver")
 
 
 def build() -> Path:
@@ -201,7 +207,7 @@ def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: fl
 
 def _start_controllers(directory: Path, state: State, controllers: Sequence[str], pids: dict[str, int],
                        timeout: float) -> None:
-    binary = _built("kube-controller-manager")
+    binary = built("kube-controller-manager")
     if binary is None:
         raise ServerError("no kube-controller-manager binary: run tools/engine/build.sh (make engine)")
     config = directory / "controller-manager.kubeconfig"
@@ -236,7 +242,7 @@ def _client_certificate(directory: Path) -> tuple[Path, Path, Path]:
 
 def kubectl_binary() -> Path | None:
     """kubectl of the server's release (tools/engine/build.sh builds both)."""
-    return _built("kubectl")
+    return built("kubectl")
 
 
 def start_many(directories: list[Path], timeout: float = 60, controllers: Sequence[str] = ()) -> list[State]:

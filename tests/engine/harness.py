@@ -19,23 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra.rehearsal.apiserver import built, built_version
+
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "tools" / "engine" / "build.sh"
 PROJECT = "kafka-replication"
 # Engine operations, as `resourcePreEvent` names them (apitype.OpType).
 CREATE, UPDATE, REPLACE, DELETE, SAME = "create", "update", "replace", "delete", "same"
 REPLACEMENT = {"replace", "create-replacement", "delete-replaced"}
-
-
-def tool(name: str) -> Path | None:
-    """A binary tools/engine/build.sh built (None when it has not been built)."""
-    done = subprocess.run(["bash", str(BUILD), "--path", name], capture_output=True, text=True)
-    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
-
-
-def tool_version(name: str) -> str:
-    return subprocess.run(["bash", str(BUILD), "--version", name], capture_output=True, text=True,
-                          check=True).stdout.strip()
+DEFAULT_PROVIDER = "::pulumi:providers:kubernetes::default_"
 
 
 @dataclass
@@ -51,14 +42,14 @@ class Run:
     def output(self) -> str:
         return self.stdout + self.stderr
 
-    def steps(self, *, custom_only: bool = True) -> dict[str, str]:
-        """URN -> operation. A replacement is three steps of one URN (create-replacement,
-        replace, delete-replaced, or deleted first for a named object): it reads as `replace`.
-        Steps of the stack and of component resources (which the engine records but no
-        provider touches) are left out unless `custom_only` is False."""
+    def steps(self) -> dict[str, str]:
+        """URN -> operation of every resource the program registers (the stack and the default
+        providers, which the engine adds, left out). A replacement is three steps of one URN
+        (create-replacement, replace, delete-replaced, or deleted first for a named object): it
+        reads as `replace`."""
         ops: dict[str, set[str]] = {}
         for e in self.events:
-            if custom_only and (e["type"] == "pulumi:pulumi:Stack" or e["type"].startswith(f"{PROJECT}:")):
+            if e["type"] == "pulumi:pulumi:Stack" or DEFAULT_PROVIDER in e["urn"]:
                 continue
             ops.setdefault(e["urn"], set()).add(e["op"])
         out = {}
@@ -172,7 +163,7 @@ class Engine:
 def start(directory: Path) -> Engine:
     """The engine in `directory`: the CLI and the provider plugin, installed from the files
     tools/engine/build.sh built. Raises LookupError naming what is not built."""
-    pulumi, provider = tool("pulumi"), tool("pulumi-kubernetes")
+    pulumi, provider = built("pulumi"), built("pulumi-kubernetes")
     missing = [n for n, p in (("pulumi", pulumi), ("pulumi-kubernetes", provider)) if p is None]
     if missing:
         raise LookupError(f"not built: {', '.join(missing)} (run tools/engine/build.sh)")
@@ -180,6 +171,6 @@ def start(directory: Path) -> Engine:
     engine = Engine(directory, pulumi)
     engine.home.mkdir(parents=True)
     (directory / "state" / directory.name).mkdir(parents=True)
-    engine.cli("plugin", "install", "resource", "kubernetes", tool_version("pulumi-kubernetes"),
+    engine.cli("plugin", "install", "resource", "kubernetes", built_version("pulumi-kubernetes"),
                "--file", str(provider), cwd=directory)
     return engine

@@ -52,12 +52,14 @@ $(UV):
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet uv==0.13.8
 
-# Three levels: deploy (what `pulumi up` imports), test (everything), and audit: the `audit`
-# extra alone, at the test level's versions, for the audit image (the job needs no deployer library).
+# Three levels: test (everything), deploy (what `pulumi up` imports) and audit (the `audit` extra
+# alone, for the audit image: the job needs no deployer library), the last two at the test level's
+# versions, so that what is deployed runs on the versions the tests ran (protobuf, say, which the
+# policy pack's SDK holds below 6).
 lock: $(UV)
 	mkdir -p requirements
-	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) pyproject.toml -o requirements/deploy.txt
 	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) --extra test pyproject.toml -o requirements/test.txt
+	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) -c requirements/test.txt pyproject.toml -o requirements/deploy.txt
 	$(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["audit"], sep="\n")' > .tools/audit.in
 	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) -c requirements/test.txt .tools/audit.in -o requirements/audit.txt
 

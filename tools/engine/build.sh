@@ -8,18 +8,19 @@
 #   kube-controller-manager  its controllers, of the same release (namespace deletion, garbage
 #                      collection, volume-claim protection: what `pulumi destroy` waits on)
 #   kubectl            kubectl of the same release          (kube-apiserver/go.mod)
+#   actionlint         the GitHub Actions workflow checker  (actionlint/go.mod; tests/test_workflows.py)
 #
 #   tools/engine/build.sh [NAME...]       # builds what is missing; prints "<name> <path>" lines
 #   tools/engine/build.sh --path NAME     # prints NAME's path if it is built (exit 1 if not)
 #   tools/engine/build.sh --version NAME  # prints the version NAME is built at
 #
 # A binary lives under a directory named after its version and a digest of its module's go.mod,
-# go.sum and Go files: changing a pin builds anew; nothing else does. Cold, the five take about
-# 17 minutes on 2 cores (docs/engine.md). KAFKA_REPLICATION_CACHE moves the cache.
+# go.sum and Go files: changing a pin builds anew; nothing else does. Cold, the first five take
+# about 17 minutes on 2 cores, actionlint under a minute more (docs/engine.md). KAFKA_REPLICATION_CACHE moves the cache.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${KAFKA_REPLICATION_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication}/engine"
-names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl)
+names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl actionlint)
 
 log() { echo "engine build: $*" >&2; }
 
@@ -28,6 +29,7 @@ module_dir() {
     pulumi) echo "$here/pulumi" ;;
     pulumi-kubernetes) echo "$here/pulumi-kubernetes" ;;
     kube-apiserver | kube-controller-manager | kubectl) echo "$here/kube-apiserver" ;;
+    actionlint) echo "$here/actionlint" ;;
     *) log "unknown binary: $1 (one of: ${names[*]})"; exit 2 ;;
   esac
 }
@@ -42,6 +44,7 @@ version() {
     pulumi) awk '$1 == "github.com/pulumi/pulumi/pkg/v3" {print $2}' "$mod" ;;
     pulumi-kubernetes) sed -n 's|^// release: \(v[0-9.]*\) .*|\1|p' "$mod" ;;
     kube-apiserver | kube-controller-manager | kubectl) awk '($1 == "require" && $2 == "k8s.io/kubernetes") {print $3}' "$mod" ;;
+    actionlint) awk '$1 == "github.com/rhysd/actionlint" {print $2}' "$mod" ;;
   esac
 }
 
@@ -89,6 +92,10 @@ EOF
       local minor="${ver#v1.}"; minor="${minor%%.*}"
       ldflags="-X k8s.io/component-base/version.gitVersion=$ver -X k8s.io/component-base/version.gitMajor=1"
       ldflags+=" -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" ;;
+    actionlint)
+      # Built as a dependency, its build info names our module's version, not its own.
+      package=github.com/rhysd/actionlint/cmd/actionlint
+      ldflags="-X github.com/rhysd/actionlint.version=$ver" ;;
   esac
   log "building $name $ver (Go, from the module proxy)"
   mkdir -p "$(dirname "$out")"
@@ -103,7 +110,7 @@ case "${1:-}" in
     echo "$out" ;;
   --version)
     version "$2" ;;
-  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl)
+  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl | actionlint)
     command -v go >/dev/null || { log "Go is not installed"; exit 1; }
     for name in "${@:-${names[@]}}"; do
       build "$name"

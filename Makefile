@@ -64,8 +64,9 @@ lock: $(UV)
 	UV_PYTHON_DOWNLOADS=never $(UV) pip compile $(UV_COMPILE) -c requirements/test.txt .tools/audit.in -o requirements/audit.txt
 
 # The Go binaries of the API-server and engine tiers (docs/engine.md): kube-apiserver and kubectl
-# (Kubernetes 1.37), the Pulumi CLI and its Kubernetes provider, built from the Go module proxy at
-# the pins of tools/engine/*/go.mod into ~/.cache, once per pin (about 17 minutes cold on 2 cores).
+# (Kubernetes 1.37), the Pulumi CLI and its Kubernetes provider, and actionlint (the workflows'
+# checker, docs/workflow.md), built from the Go module proxy at the pins of tools/engine/*/go.mod
+# into ~/.cache, once per pin (about 17 minutes cold on 2 cores).
 # Without them those tiers skip, unless APISERVER_REQUIRED=1 (CI), where they fail.
 apiserver engine:
 	@bash tools/engine/build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \

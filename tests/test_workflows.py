@@ -174,8 +174,9 @@ def test_tests_job_runs_ci_with_its_toolchains_and_caches(pr):
     go = step(job, uses="actions/setup-go")["with"]
     assert go["cache"] is True and go["cache-dependency-path"] == "tools/**/go.sum"
     assert step(job, uses="actions/cache")["with"]["path"] == "~/.cache/kafka-replication"
-    assert step(job, name="virtualenv and engine binaries") == {
-        "name": "virtualenv and engine binaries", "run": "make venv engine", "env": {"APISERVER_REQUIRED": "1"}}
+    assert step(job, name="virtualenv, engine binaries, CRDs") == {
+        "name": "virtualenv, engine binaries, CRDs", "run": "make venv engine prometheus-crds",
+        "env": {"APISERVER_REQUIRED": "1"}}
     assert job["steps"][-1] == {"name": "test suite",
                                 "run": 'sudo --preserve-env env "PATH=$PATH" "HOME=$HOME" bash .ci/run'}
     assert "APISERVER_REQUIRED=1 make test" in (ROOT / ".ci" / "run").read_text()

@@ -1,4 +1,5 @@
-"""Command line: `python -m infra render|schema|validate|rehearse`.
+"""Command line: `kafka-replication` (also `python -m infra`): render, validate, diff, rehearse,
+schema and completion.
 
 Input problems are printed all at once and exit with code 2, without a traceback. An error of
 the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
@@ -11,16 +12,28 @@ import json
 import os
 import re
 import sys
+import tempfile
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from infra import PROJECT
 from infra.errors import Problem, TopologyError
 
+EXIT_OK = 0
+EXIT_CHANGES = 1  # diff: something changed; rehearse: not every record arrived
 EXIT_INVALID = 2
 EXIT_INTERNAL = 3
+EXIT_CODES = f"""exit codes:
+  {EXIT_OK}  success (diff: no change)
+  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived
+  {EXIT_INVALID}  invalid input: every problem is printed (which flow, which field, what value, what is allowed)
+  {EXIT_INTERNAL}  an error of the program itself (INFRA_DEBUG=1 shows the traceback)
+  130 interrupted"""
 # Pulumi's stack names; the name also picks Pulumi.<stack>.yaml and stacks/<stack>.yaml.
 STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
 CONFIG_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}")
+OUTPUTS = ("text", "markdown", "json")
 
 
 def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]:
@@ -38,34 +51,97 @@ def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]
     return pairs
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("render", help="render a stack offline: objects, outputs.json and a preview summary")
-    r.add_argument("--stack", required=True, help="stack name (dev, prod, ...)")
+def version() -> str:
+    try:
+        return metadata.version(PROJECT)
+    except metadata.PackageNotFoundError:  # run from a tree that is not installed
+        return "unknown (not installed)"
+
+
+def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    top = argparse.ArgumentParser(
+        prog=prog, formatter_class=fmt, epilog=EXIT_CODES,
+        description="Kafka cross-cluster replication on Kubernetes as code: Strimzi KafkaConnect and the "
+                    "MirrorMaker 2 connectors from a per-stack topology (stacks/<stack>.yaml), deployed with Pulumi.")
+    top.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("render", formatter_class=fmt, epilog=EXIT_CODES,
+                       help="render a stack offline: objects, outputs.json and a preview summary",
+                       description="Render a stack as `pulumi preview` would register it, with no cluster, backend "
+                                   "or Pulumi CLI: one YAML file per Kubernetes object (secret values masked), "
+                                   "outputs.json and a summary.")
+    r.add_argument("--stack", required=True, help="stack name (dev, prod, ...): picks Pulumi.<stack>.yaml")
     r.add_argument("--topology", help="topology file (default: the stack's `topology` config, else stacks/<stack>.yaml)")
-    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config, as `pulumi config set`")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="config, as `pulumi config set` (repeatable)")
     r.add_argument("--secret", action="append", default=[], metavar="KEY=VALUE",
-                   help="secret config, as `pulumi config set --secret`")
+                   help="secret config, as `pulumi config set --secret` (repeatable; never printed)")
     r.add_argument("--placeholder-secrets", action="store_true",
                    help="fill secret config not given with --secret with placeholder values (say so in the summary)")
     r.add_argument("--previous-outputs", type=Path, metavar="OUTPUTS_JSON",
                    help="the stack's last outputs (e.g. `pulumi stack output --json`), for checks against it")
-    r.add_argument("--out", required=True, type=Path, help="output folder (replaced if it holds a previous render)")
-    v = sub.add_parser("validate", help="validate a topology file")
-    v.add_argument("topology", type=Path)
-    sub.add_parser("schema", help="print the topology's JSON Schema")
-    h = sub.add_parser("rehearse", help="run a topology's replication on this machine (Kafka, Connect, MirrorMaker 2) "
-                                        "and report what arrived; exit 0 all arrived, 1 not, 2 invalid input")
-    h.add_argument("topology", type=Path)
-    h.add_argument("--records", type=int, default=10, help="sample records per source connector (default 10)")
-    h.add_argument("--keep", type=Path, metavar="DIR", help="work in DIR and keep the logs (default: a temporary folder)")
-    args = parser.parse_args(argv)
+    r.add_argument("--out", required=True, type=Path,
+                   help="output folder (created; replaced if it holds a previous render, refused otherwise)")
 
+    v = sub.add_parser("validate", formatter_class=fmt, epilog=EXIT_CODES, help="validate a topology file",
+                       description="Every check `render` and `pulumi preview` make on a topology itself, with no "
+                                   "stack config or secrets.")
+    v.add_argument("topology", type=Path, help="the topology file (YAML)")
+    v.add_argument("--output", choices=("text", "json"), default="text",
+                   help="text (default) or json: {valid, clusters, flows, deployed, warnings, problems}")
+
+    d = sub.add_parser("diff", formatter_class=fmt, epilog=EXIT_CODES,
+                       help="what a change does to replication: two offline renders compared",
+                       description="Render each stack at a git revision (--base) and in the working tree, or one "
+                                   "stack with two topology files (--before/--after), with no cluster, backend or "
+                                   "secrets, and print the change: a summary per stack, Kubernetes cluster and flow; "
+                                   "what it does (Connect pods roll, connectors restart, connector state lost, "
+                                   "topics that stop or start replicating, policy changes); then each object's "
+                                   "changed properties, secrets masked (docs/diff.md).")
+    d.add_argument("--stack", action="append", default=[], metavar="NAME",
+                   help="a stack to compare (repeatable; default: every Pulumi.<stack>.yaml on either side)")
+    d.add_argument("--base", default="HEAD", metavar="REF",
+                   help="the git revision to compare the working tree with (default HEAD; in a pull request "
+                        "origin/<base branch>)")
+    d.add_argument("--before", type=Path, metavar="TOPOLOGY", help="compare two topology files instead of revisions: "
+                                                                   "the one before (needs --after and one --stack)")
+    d.add_argument("--after", type=Path, metavar="TOPOLOGY", help="the topology file after (with --before)")
+    d.add_argument("--output", choices=OUTPUTS, default="text",
+                   help="text (default, for terminals), markdown (one pull-request comment, at most 64,000 "
+                        "characters, truncation said) or json (for tools)")
+    d.add_argument("--examples", type=int, default=5, metavar="N",
+                   help="topic names shown per topic change (1-50, default 5)")
+
+    h = sub.add_parser("rehearse", formatter_class=fmt, epilog=EXIT_CODES,
+                       help="run a topology's replication on this machine and report what arrived",
+                       description="Run a topology's replication on this machine (Kafka, Connect and MirrorMaker 2 "
+                                   "for real, docs/rehearsal.md) and report what arrived; exit 0 all arrived, 1 not, "
+                                   "2 invalid input.")
+    h.add_argument("topology", type=Path, help="the topology file (YAML)")
+    h.add_argument("--records", type=int, default=10, help="sample records per source connector (1-100000, default 10)")
+    h.add_argument("--keep", type=Path, metavar="DIR", help="work in DIR and keep the logs (default: a temporary folder)")
+
+    sub.add_parser("schema", formatter_class=fmt, epilog=EXIT_CODES, help="print the topology's JSON Schema",
+                   description="Print the JSON Schema of topology files (for editors and CI checks).")
+    c = sub.add_parser("completion", formatter_class=fmt, epilog=EXIT_CODES, help="print a shell completion script",
+                       description="Print a completion script for bash or zsh, e.g. "
+                                   "`kafka-replication completion bash > /etc/bash_completion.d/kafka-replication`.")
+    c.add_argument("shell", choices=("bash", "zsh"), help="the shell")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    invoked = Path(sys.argv[0]).name
+    args = parser("python -m infra" if invoked == "__main__.py" else "kafka-replication").parse_args(argv)
     try:
         return _run(args)
     except TopologyError as exc:
-        print(f"error: {exc.report()}", file=sys.stderr)
+        if getattr(args, "output", "text") == "json" and args.command in ("validate", "diff"):
+            print(json.dumps(_problems_json(exc), indent=2))
+        else:
+            print(f"error: {exc.report()}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
         return 130
@@ -76,8 +152,20 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def _problems_json(exc: TopologyError) -> dict[str, Any]:
+    return {"valid": False, "subject": exc.subject,
+            "problems": [{"where": p.where, "field": p.field, "value": p.value if isinstance(
+                p.value, (str, int, float, bool, type(None))) else repr(p.value), "allowed": p.allowed,
+                "line": p.line} for p in exc.problems]}
+
+
 def _run(args: argparse.Namespace) -> int:
-    if args.command == "schema":
+    if args.command == "completion":
+        import shtab
+        print(shtab.complete(parser(), shell=args.shell))
+    elif args.command == "diff":
+        return _diff(args)
+    elif args.command == "schema":
         from infra.schema import json_schema
         print(json.dumps(json_schema(), indent=2, sort_keys=True))
     elif args.command == "rehearse":
@@ -91,6 +179,11 @@ def _run(args: argparse.Namespace) -> int:
         from infra import deployment
         # Every check `render` and `pulumi preview` make on the topology itself (one verdict).
         model, _, _ = deployment.validate_file(args.topology)
+        if args.output == "json":
+            print(json.dumps({"valid": True, "topology": str(args.topology), "clusters": len(model.clusters),
+                              "flows": len(model.topology.flows), "deployed": len(model.flows),
+                              "warnings": list(model.warnings), "problems": []}, indent=2))
+            return EXIT_OK
         print(f"{args.topology}: ok ({len(model.clusters)} clusters, {len(model.topology.flows)} flows declared, "
               f"{len(model.flows)} deployed)")
         for warning in model.warnings:
@@ -101,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
             raise TopologyError([Problem("--stack", "(argument)", args.stack,
                                          "a Pulumi stack name: letters, digits, '-', '_' and '.'")], "the command line")
         secrets = _pairs(args.secret, "--secret", secret=True)
-        config = _stack_config(args.stack)
+        config = stack_config(args.stack)
         config.update(_pairs(args.set, "--set"))
         if args.topology:
             config["topology"] = str(Path(args.topology).resolve())
@@ -142,7 +235,7 @@ def _check_previous(previous: object, source: str) -> None:
         raise TopologyError(problems, "the command line")
 
 
-def _stack_config(stack: str) -> dict[str, str]:
+def stack_config(stack: str) -> dict[str, str]:
     """Plain (non-secret) values of Pulumi.<stack>.yaml, as `pulumi config` would give them."""
     from infra import reading
     from infra.config import ROOT
@@ -155,6 +248,62 @@ def _stack_config(stack: str) -> dict[str, str]:
         raise TopologyError([Problem(str(path), "config", type(values).__name__, "a mapping of config keys")])
     return {k.removeprefix(f"{PROJECT}:"): v for k, v in values.items()
             if k.startswith(f"{PROJECT}:") and isinstance(v, str)}
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from infra import diff
+    from infra.config import ROOT
+    problems = []
+    for stack in args.stack:
+        if not STACK_NAME.fullmatch(stack):
+            problems.append(Problem("--stack", "(argument)", stack, "a Pulumi stack name: letters, digits, '-', '_' and '.'"))
+    if not 1 <= args.examples <= 50:
+        problems.append(Problem("--examples", "(argument)", args.examples, "1 to 50"))
+    files = args.before is not None or args.after is not None
+    if files and (args.before is None or args.after is None):
+        problems.append(Problem("--before/--after", "(argument)", str(args.before or args.after),
+                                "both files: the topology before and after"))
+    if files and len(args.stack) != 1:
+        problems.append(Problem("--stack", "(argument)", ", ".join(args.stack) or None,
+                                "exactly one stack with --before/--after: its config renders both files"))
+    if files and args.base != "HEAD":
+        problems.append(Problem("--base", "(argument)", args.base, "no --base with --before/--after"))
+    if problems:
+        raise TopologyError(problems, "the command line")
+    if files:
+        from infra import reading
+        for flag, path in (("--before", args.before), ("--after", args.after)):
+            reading.load_yaml_file(path, f"topology file ({flag})")  # a missing or unreadable file, said now
+        stack = args.stack[0]
+        before_label, after_label = str(args.before), str(args.after)
+        pairs = [(stack, diff.render_here(stack, args.before), diff.render_here(stack, args.after))]
+    else:
+        before_label, after_label = args.base, "working tree"
+        # Every stack of either side by default: the base's are listed from git.
+        stacks = args.stack or sorted(set(diff.stacks_in(ROOT)) | set(_base_stacks(args.base, ROOT)))
+        with tempfile.TemporaryDirectory(prefix="kafka-replication-diff-") as work:
+            base = diff.render_at(args.base, stacks, ROOT, Path(work))
+        unknown = [s for s in stacks if not base[s].present and not (ROOT / f"Pulumi.{s}.yaml").exists()]
+        if unknown:
+            raise TopologyError([Problem("--stack", "(argument)", s, f"a stack of {args.base} or the working tree "
+                                         f"(a Pulumi.<stack>.yaml): {', '.join(diff.stacks_in(ROOT)) or 'none'}")
+                                 for s in unknown], "the command line")
+        here = {s: diff.render_here(s) if (ROOT / f"Pulumi.{s}.yaml").exists() else diff.ABSENT for s in stacks}
+        pairs = [(s, base[s], here[s]) for s in stacks]
+    diffs = [diff.compare(s, before, after, args.examples) for s, before, after in pairs]
+    render_fn = {"text": diff.text, "markdown": diff.markdown, "json": diff.as_json}[args.output]
+    print(render_fn(diffs, before_label, after_label))
+    return EXIT_CHANGES if any(d.changed for d in diffs) else EXIT_OK
+
+
+def _base_stacks(ref: str, root: Path) -> list[str]:
+    """The stacks of revision `ref` (its Pulumi.<stack>.yaml files), without extracting it."""
+    import subprocess
+    found = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", "--end-of-options", ref],
+                           capture_output=True, text=True, timeout=60)
+    names_ = found.stdout.splitlines() if found.returncode == 0 else []
+    return sorted(n[len("Pulumi."):-len(".yaml")] for n in names_
+                  if n.startswith("Pulumi.") and n.endswith(".yaml") and n != "Pulumi.yaml")
 
 
 if __name__ == "__main__":

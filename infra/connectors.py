@@ -7,12 +7,13 @@ names no key nobody created.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import Any, Iterable
 
 from infra import metrics, names, references
-from infra.connection import Connection
+from infra.connection import Connection, Entry, Store
 from infra.manifests import ConfigValue, KafkaConnector, KafkaConnectorSpec, meta
 from infra.names import FlowNames
 from infra.offsets import OffsetsPlan, plan_offsets, request_for
@@ -95,10 +96,12 @@ CLIENT_PREFIXES: dict[str, str] = {
 # class and tasks Strimzi sets from the KafkaConnector's spec.
 # The policy's separator too, left at Kafka's `.`: remote topic names (`<alias>.<topic>`), the
 # guardrails, the audit and the stack outputs all read names with it.
+# The digest of the ConfigMap values a connector reads (`with_digest`) is the program's too.
+CONFIGMAPS_DIGEST = "kafka-replication.configmaps.digest"
 FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
              "replication.policy.class", "replication.policy.separator",
              "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
-             "source.consumer.auto.offset.reset", "source.consumer.isolation.level")
+             "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST)
 # Documented defaults of each kind: the only keys the program writes that `config` may replace.
 DEFAULTS = {
     # MirrorMaker 2's refresh of the topic and group lists (docs/topology.md#config-overrides).
@@ -240,6 +243,33 @@ class Wiring:
         return ConnectorPlan(kind, {"apiVersion": self.release.api_version, "kind": "KafkaConnector",
                                     "metadata": meta(name, self.n.namespace, labels, ready), "spec": spec}, program,
                              planned)
+
+
+def with_digest(planned: ConnectorPlan, entries: Iterable[Entry]) -> ConnectorPlan:
+    """The connector with a digest of the ConfigMap values its `${cfmap:...}` references read.
+
+    The worker resolves references when the connector starts, and Strimzi sends a connector's
+    configuration only when the spec differs from what the Connect REST API returns, unresolved
+    (AbstractConnectOperator.maybeCreateOrUpdateConnector, Strimzi 1.2.0). A changed topic filter
+    or policy in a ConfigMap would therefore never reach a running connector. With the digest in
+    the spec, a changed value changes the spec: Strimzi sends it and Connect restarts the connector,
+    which reads the new values. Secret values are left out: a digest of a password in a clear
+    connector config could be checked against guesses (see docs/operations.md for rotations).
+    """
+    values = {(e.obj, e.key): e.value for e in entries if e.store is Store.CONFIGMAP}
+    read = set()
+    for value in planned.config.values():
+        for ref in references.parse(value):
+            place = ref.kubernetes_object
+            if ref.provider == references.Provider.CONFIGMAP.value and place is not None:
+                found = values.get((place[1], ref.key))
+                assert isinstance(found, str), f"{ref}: a reference to a ConfigMap key the flow writes"
+                read.add(f"{place[0]}/{place[1]}:{ref.key}={found}")
+    if not read:
+        return planned
+    digest = hashlib.sha256("\n".join(sorted(read)).encode()).hexdigest()[:16]
+    spec: KafkaConnectorSpec = {**planned.manifest["spec"], "config": {**planned.config, CONFIGMAPS_DIGEST: digest}}
+    return replace(planned, manifest={**planned.manifest, "spec": spec})
 
 
 def readiness_annotations(operator: Operator) -> dict[str, str] | None:

@@ -18,7 +18,8 @@ from typing import Any, Union
 from infra import metrics, names, references
 from infra.connection import (Connection, Entry, SecretValue, Store, docker_config_json, heartbeat_client,
                               source_connection, target_connection, target_objects)
-from infra.connectors import ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations, topics_configmap
+from infra.connectors import (CONFIGMAPS_DIGEST, ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations,
+                             topics_configmap, with_digest)
 from infra.errors import Problem
 from infra.failover import failover_outputs
 from infra.manifests import (JSON, Authentication, ConfigMap, ConfigValue, KafkaConnect, KafkaConnectSpec, Manifest,
@@ -247,7 +248,8 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         *target_conn.entries,
         *replication_entries(flow, n, part),
     ]
-    planned = connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)])
+    planned = tuple(with_digest(c, entries) for c in
+                    connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)]))
     access: list[Stored] = [*stored_objects(entries, n, flow)]
     rules = metrics_configmap(model, flow, n)
     if rules:
@@ -461,9 +463,10 @@ def _replication_view(part: PartPlan) -> list[JSON]:
     for c in part.connectors:
         # Which connector of a cluster pair copies the heartbeats is decided across the whole
         # stack (heartbeat_replicators), so the key may differ between the two directions.
+        # The digest covers each direction's own ConfigMaps (their aliases differ by nature).
         config = {k: v for k, v in c.config.items()
                   if (not k.startswith(connection) or k.endswith(".cluster.alias"))
-                  and k != "heartbeats.replication.enabled"}
+                  and k not in ("heartbeats.replication.enabled", CONFIGMAPS_DIGEST)}
         # An offsets request names one connector of one direction (infra/offsets.py).
         spec = {k: v for k, v in c.manifest["spec"].items() if k not in ("listOffsets", "alterOffsets")}
         view.append({**spec, "config": config, "name": c.name})

@@ -374,3 +374,33 @@ def unified_pair(a: Filter | Topics, b: Filter | Topics, allowance: Allowance | 
         if found is not None:
             pairs.append(found)
     return min(pairs, key=lambda p: (_key(unify(p[0])), _key(p[0]), _key(p[1])), default=None)
+
+
+def difference(a: Filter | Topics, b: Filter | Topics | None, count: int,
+               allowance: Allowance | None = None) -> list[str]:
+    """Up to `count` topics `a` accepts and `b` does not (b None: accepts none), shortest first:
+    what stops replicating when a flow's filter goes from `a` to `b`. Listed names are set
+    lookups; the rest are searched on the automata, each found name added to what is left out
+    before the next search. Raises Undecided."""
+    allowance = allowance or Allowance()
+    la = a.language(allowance)
+    lb = b.language(allowance) if b is not None else None
+    found = sorted((n for n in la.names if lb is None or n not in lb), key=_key)[:count]
+    keep = la.machine
+    if keep is None:
+        return found
+    drop: list[jregex.Machine] = []
+    if lb is not None:
+        drop += [lb.machine] if lb.machine is not None else []
+        listed = [(n, 0) for n in lb.names if legal(n)]
+        drop += [jregex.Wild(listed)] if listed else []
+    searched: list[str] = []
+    while len(searched) < count:
+        seen: list[jregex.Machine] = [jregex.Wild([(n, 0) for n in searched + found])] if searched or found else []
+        left = _union(drop + seen)
+        machine = keep if left is None else jregex.Diff(keep, left)
+        name = _walk(lambda budget: jregex.search([machine], budget), [machine], allowance)
+        if name is None:
+            break
+        searched.append(name)
+    return sorted(set(found + searched), key=_key)[:count]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from infra import config as stack_config
-from infra import PROJECT, kubeconfig, monitoring, names, reading, rules, validation
+from infra import PROJECT, kubeconfig, monitoring, names, policies, reading, rules, validation
 from infra.audit import AuditPlan, plan_audits
 from infra.errors import Problem, TopologyError
 from infra.plan import StackPlan, plan
@@ -29,7 +29,8 @@ def validate(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditP
     beyond it needs the stack's secret config or its previous outputs): `validate`, `render`
     and `pulumi preview` give one verdict on a topology."""
     model, stack_plan, audits = prepare(document, source)
-    problems = topology_problems(stack_plan, audits) + monitoring.problems(model, stack_plan)
+    problems = (topology_problems(stack_plan, audits) + monitoring.problems(model, stack_plan)
+                + policy_problems(model, stack_plan, audits))
     if problems:
         raise TopologyError(problems)
     return model, stack_plan, audits
@@ -53,6 +54,19 @@ def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, 
 def topology_problems(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:
     """What the plan of a valid model can still refuse: the names of the objects it writes."""
     return stack_plan.name_problems(p for a in audits for p in a.placed())
+
+
+def policy_problems(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:
+    """The policy pack's rules (infra/policies.py) on every object the deployment would declare:
+    the flows', their offsets requests', the audits' and the monitoring's. What the pack would
+    refuse is refused here, before anything is declared."""
+    objects: list[Mapping[str, Any]] = [o for _, o in stack_plan.placed()]
+    for offsets in (c.offsets for f in stack_plan.flows for p in f.parts for c in p.connectors):
+        if offsets is not None:
+            objects += [offsets.patch, *([offsets.configmap] if offsets.configmap is not None else [])]
+    objects += [o for a in audits for _, o in a.placed()]
+    objects += [o for m in monitoring.plan_monitorings(model, stack_plan) for _, o in m.placed()]
+    return policies.problems(objects)
 
 
 def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> dict[str, Any]:
@@ -121,6 +135,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
                                               literal=writes_target_literally(model))
     problems += topology_problems(stack_plan, audits)
     problems += monitoring.problems(model, stack_plan)
+    problems += policy_problems(model, stack_plan, audits)
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())

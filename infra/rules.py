@@ -36,7 +36,15 @@ CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
 # MirrorSourceConnector.validateEmitOffsetSyncConfigs (Kafka 3.9.0+): with emit.offset-syncs.enabled
 # false, any key with these prefixes makes the connector invalid (seen on the real worker).
 OFFSET_SYNCS_PREFIXES = ("offset-syncs.topic.", "offset-syncs-")
+# Connector and client keys that hold secrets: refused in a topology's `config` (the values come
+# from Pulumi secret config), and allowed only as config provider references in the objects the
+# policy pack checks (infra/policies.py).
 SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORECASE)
+
+
+def secret_named(key: str) -> bool:
+    """Whether a connector, client or ConfigMap key names a secret."""
+    return SECRET_LIKE.search(key) is not None
 
 
 # SMTs and the record's topic. The replication policy maps source topics to target topics by
@@ -44,7 +52,8 @@ SECRET_LIKE = re.compile(r"(password|jaas|secret|\.key$|credentials)", re.IGNORE
 # must keep the topic. Decided by what a transform does: Kafka's own transforms that only touch
 # keys, values, headers or schemas (and the CSM converters of the documents) keep it; routers
 # (Kafka's, other vendors', and any class named like one) change it; any other class is refused
-# until its user states `keepsTopic: true` (fail closed: we cannot read its code).
+# until its user states `keepsTopic: true` (fail closed: we cannot read its code). The policy
+# pack refuses the renaming ones on any KafkaConnector (infra/policies.py).
 TOPIC_KEEPING_SMTS = frozenset({
     *(f"org.apache.kafka.connect.transforms.{name}" for name in (
         "Cast", "DropHeaders", "ExtractField", "Filter", "Flatten", "HeaderFrom", "HoistField", "InsertField",
@@ -66,6 +75,25 @@ TOPIC_RENAMING_SMTS = frozenset({
 })
 # Simple class names that say a transform routes records: refused as renaming whatever the package.
 ROUTER_NAME = re.compile(r"(Router|Routing|Route|Topic)", re.IGNORECASE)
+# What is allowed instead of a renaming transform, in the topology's report and the pack's.
+TOPIC_KEEPING = ("an SMT that keeps the record's topic: topic-renaming transforms break the replication policy "
+                 "(target topic names, offset syncs, checkpoints and loop detection all derive from the source "
+                 "topic name)")
+
+
+def renames_topic(transform_type: str) -> bool:
+    """Whether a transform of this class (as `type` names it, `$Key`/`$Value` included) changes
+    the record's topic: a known router, or a class not known to keep it named like one."""
+    base = transform_type.split("$")[0]
+    return base in TOPIC_RENAMING_SMTS or (
+        base not in TOPIC_KEEPING_SMTS and ROUTER_NAME.search(base.rsplit(".", 1)[-1]) is not None)
+
+
+def keeps_topic(transform_type: str) -> bool:
+    """Whether a transform of this class is known to keep the record's topic."""
+    return transform_type.split("$")[0] in TOPIC_KEEPING_SMTS
+
+
 # Predicates of Kafka and the property each one needs.
 PREDICATE_REQUIRED = {
     "org.apache.kafka.connect.transforms.predicates.TopicNameMatches": "pattern",
@@ -452,13 +480,9 @@ def _check_smts(where: str, flow: Flow, spec: SourceSpec) -> list[Problem]:
                 problems.append(Problem(where, f"{at}predicates[{i}].name", p.name,
                                         f"another name: {LOOP_PREDICATE} is the loop filter's predicate"))
     for i, t in enumerate(spec.transforms):
-        base = t.type.split("$")[0]
-        if base in TOPIC_RENAMING_SMTS or (base not in TOPIC_KEEPING_SMTS and ROUTER_NAME.search(base.rsplit(".", 1)[-1])):
-            problems.append(Problem(where, f"{at}transforms[{i}].type", t.type,
-                                    "an SMT that keeps the record's topic: topic-renaming transforms break the "
-                                    "replication policy (target topic names, offset syncs, checkpoints and loop "
-                                    "detection all derive from the source topic name)"))
-        elif base not in TOPIC_KEEPING_SMTS and not t.keepsTopic:
+        if renames_topic(t.type):
+            problems.append(Problem(where, f"{at}transforms[{i}].type", t.type, TOPIC_KEEPING))
+        elif not keeps_topic(t.type) and not t.keepsTopic:
             problems.append(Problem(where, f"{at}transforms[{i}].type", t.type,
                                     "a transform known to keep the record's topic (Kafka's own field, header and "
                                     "schema transforms): the program cannot tell what this class does. If it never "
@@ -497,7 +521,7 @@ def _check_smt_config(where: str, field: str, config: Mapping[str, object]) -> l
     for key in sorted(config):
         if key in SMT_FIELDS:
             problems.append(Problem(where, f"{field}.{key}", key, f"the `{key}` field beside `config`"))
-        elif SECRET_LIKE.search(key):
+        elif secret_named(key):
             problems.append(Problem(where, f"{field}.{key}", key, "no secrets in connector config"))
     return problems
 
@@ -582,7 +606,7 @@ def _override_reason(flow: Flow, release: Release, prefix: str, key: str, progra
         return "the typed `transforms` and `predicates` lists (docs/topology.md#single-message-transforms)"
     if converter:
         return "the typed `converters` field"
-    if SECRET_LIKE.search(key):
+    if secret_named(key):
         return "no secrets in connector config: they come from Pulumi secret config (docs/topology.md#secrets)"
     if program is None and key in FLOW_KEYS:
         return OWNED

@@ -325,7 +325,6 @@ def test_preview_matrix_is_every_stack(pr):
     assert len(job["strategy"]["matrix"]["stack"]) == len(stacks())
     assert job["strategy"]["fail-fast"] is False
     assert job["if"] == SAME_REPOSITORY  # a fork's run gets no secrets
-    assert step(job, name="virtualenv")["run"] == "make venv"
     preview = step(job, uses="pulumi/actions")
     assert preview["uses"] == "pulumi/actions@v6"
     assert {k: preview["with"][k] for k in ("command", "stack-name", "comment-on-pr")} == {
@@ -345,10 +344,24 @@ def test_every_pulumi_run_applies_the_policy_pack_at_the_engine_tiers_cli(pr, de
                               "PULUMI_CONFIG_PASSPHRASE": "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"}, where
 
 
-def test_pulumi_runs_in_the_projects_virtualenv():
-    # the CLI runs the program with this virtualenv, which `make venv` fills
+def test_program_and_policy_pack_run_in_the_virtualenv_the_jobs_make(pr, deploy):
+    """Every job that runs pulumi runs `make venv` first: the test level, the only lock that
+    holds both the program's libraries and the policy pack's (pulumi-policy)."""
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
     assert project["runtime"]["options"]["virtualenv"] == ".venv"
+    pack = ROOT / "policy"
+    options = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())["runtime"]["options"]
+    assert (pack / options["virtualenv"]).resolve() == ROOT / ".venv"
+    test_lock = (ROOT / "requirements" / "test.txt").read_text().splitlines()
+    deploy_lock = (ROOT / "requirements" / "deploy.txt").read_text().splitlines()
+    pins = [line for line in (pack / "requirements.txt").read_text().splitlines() if line and line[0] != "#"]
+    assert pins and all(pin in test_lock for pin in pins)
+    assert not any(pin in deploy_lock for pin in pins)  # why not `make venv-deploy`
+    jobs = [pr["jobs"]["preview"], deploy["jobs"]["dev"], deploy["jobs"]["prod"]]
+    for job in jobs:
+        names = [s.get("name") or s["uses"] for s in job["steps"]]
+        assert names.index("virtualenv") < names.index("pulumi/actions@v6")
+        assert step(job, name="virtualenv")["run"] == "make venv"
 
 
 def test_deploy_dev_then_prod_behind_their_environments(deploy):
@@ -364,7 +377,6 @@ def test_deploy_dev_then_prod_behind_their_environments(deploy):
         up = step(job, uses="pulumi/actions")
         assert (up["with"]["command"], up["with"]["stack-name"]) == ("up", stack)
         assert "comment-on-pr" not in up["with"]
-        assert step(job, name="virtualenv")["run"] == "make venv"
         assert stack in stacks()
 
 

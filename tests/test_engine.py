@@ -9,7 +9,8 @@ kube-controller-manager's namespace, garbage-collector and claim-protection cont
 the Strimzi CRDs of the stack's operator release and the Prometheus Operator's CRDs installed.
 
 The Python language host is not on the module proxy: the program is served to the CLI by the
-Automation API (tests/engine/driver.py), as `pulumi up` inside an automation program does.
+Automation API (tests/engine/driver.py), as `pulumi up` inside an automation program does, and
+the policy pack (policy/) runs as an executable analyzer (tests/engine/harness.py policy_pack).
 
 No operator runs on these servers, so nothing would ever report Ready: the stacks' lifecycles
 run their topology with `operator.readiness.wait: false` (the one change, in a copy); waiting
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,14 +35,14 @@ import jsonschema
 import pytest
 import yaml
 
-from infra import deployment, names, outputs, render
+from infra import deployment, names, outputs, policies, render
 from infra.errors import TopologyError
 from infra.offsets import is_patch
 from infra.rehearsal.apiserver import ServerError, State, kubeconfig, start_many, stop
 from infra.rehearsal.kube import install_crds
 from infra.rehearsal.kubeapi import Client
 from tests.conftest import CRDS, ROOT, unavailable
-from tests.engine import harness
+from tests.engine import driver, harness
 from tests.material import secrets_for
 from tests.engine.harness import CREATE, DEFAULT_PROVIDER, DELETE, REPLACE, SAME, UPDATE, Engine, Run
 from tests.test_apiserver import prometheus_crds
@@ -674,3 +676,51 @@ def test_an_offsets_request_is_asked_once(engine, tmp_path):
     assert annotation not in after_again, after_again
     assert second.code == 0, second.output
     assert asked_again[annotation] == "list" and asked_again["kafka-replication.io/offsets-request"] == "list/l2"
+
+
+# ----------------------------------------------------------------- the policy pack
+
+
+def test_the_policy_pack_passes_our_preview_and_stops_a_program_written_by_hand(engine, tmp_path):
+    """`pulumi preview --policy-pack` (docs/policy.md) with the pack of policy/: its policies, and
+    the rules of infra/policies.py they call, as the CLI runs them. The pack runs as an executable
+    analyzer (harness.Engine.policy_pack) because the Python language host, through which the CLI
+    starts a directory pack, cannot be built here (it is not on the Go module proxy); the CLI
+    launches the executable as the analyzer plugin itself and reads the PulumiPolicy.yaml beside it.
+
+    The dev stack previews with every policy passing on every Kubernetes resource. A program
+    written by hand (driver.by_hand: pulumi-kubernetes' resources, no component of ours) that
+    breaks each policy once is stopped by the preview, each violation with the policy's exact
+    message, the one the program would give for its own objects."""
+    pack = engine.policy_pack()
+    topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    with one_cluster(engine, tmp_path, topology, "policy-dev") as one:
+        ours = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig, policy_packs=(pack,))
+        by_hand = engine.run("preview", engine.plain_project("by-hand", "dev"), "dev", kubeconfig=one.kubeconfig,
+                             program="by-hand", policy_packs=(pack,))
+    every = sorted(rule.name for rule in policies.RULES)
+    listed = re.compile(rf"kafka-replication\|local\|{re.escape(str(pack))} +0\.1\.0")
+
+    assert ours.code == 0, ours.output
+    assert listed.search(ours.output), ours.output  # "Policy Packs run:", with the pack's version
+    assert [e for e in ours.policy if "violation" in e] == []
+    analyzed = {e["analyzed"]: e for e in ours.policy if "analyzed" in e}
+    kubernetes = {urn for urn in ours.steps() if urn.split("::")[2].rpartition("$")[2].startswith("kubernetes:")}
+    assert len(kubernetes) == len(render.run("dev", placeholder_secrets=True).objects())
+    for urn in kubernetes:
+        assert (analyzed[urn]["pack"], analyzed[urn]["passed"], analyzed[urn]["failed"]) == (
+            "kafka-replication", every, []), urn
+
+    assert by_hand.code != 0, by_hand.output
+    assert listed.search(by_hand.output), by_hand.output
+    expected = []
+    for obj in driver.by_hand_objects():
+        kind, _ = object_type_and_name(obj)
+        for rule in policies.RULES:
+            for problem in rule.check(obj):
+                expected.append({"violation": rule.name, "urn": f"urn:pulumi:dev::by-hand::{kind}::{obj['metadata']['name']}",
+                                 "message": f"{rule.description}\n{problem}\n", "level": "mandatory"})
+                assert str(problem) in by_hand.output
+    assert sorted(expected, key=json.dumps) == sorted((e for e in by_hand.policy if "violation" in e), key=json.dumps)
+    assert sorted(e["violation"] for e in expected) == every  # each policy, once
+    assert all(driver.BY_HAND_PASSWORD not in e["message"] for e in by_hand.policy if "violation" in e)

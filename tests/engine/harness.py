@@ -4,6 +4,14 @@ stack, and each operation run by the real CLI (tests/engine/driver.py serves the
 
 Nothing here writes to a cluster: the CLI and the provider do. The API servers are the
 API-server tier's (infra/rehearsal/apiserver.py).
+
+The policy pack (policy/) runs as an executable analyzer: a directory pack is started through
+the Python language host, which cannot be built here (not on the Go module proxy), and the CLI
+also takes `--policy-pack <executable>`, launching it directly as an analyzer plugin with the
+engine's address as its argument and reading the PulumiPolicy.yaml beside it
+(pkg/resource/plugin/analyzer_plugin.go NewPolicyAnalyzer, v3.274.1). `Engine.policy_pack`
+writes that executable: it serves policy/ with this virtualenv's Python, as the language host
+would (`python -m pulumi.policy <engine> <pack directory>`).
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import secrets as random_secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -37,6 +46,7 @@ class Run:
     stderr: str
     events: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    policy: list[dict[str, Any]] = field(default_factory=list)  # the policy packs' events (driver.py)
 
     @property
     def output(self) -> str:
@@ -116,22 +126,30 @@ class Engine:
 
     def run(self, operation: str, project: Path, stack: str, *, kubeconfig: Path | None = None,
             expect_no_changes: bool = False, program: str = PROJECT, reference: str | None = None,
-            timeout: float = 900) -> Run:
-        """`pulumi <operation>` with the program served inline (tests/engine/driver.py)."""
+            policy_packs: tuple[Path, ...] = (), timeout: float = 900) -> Run:
+        """`pulumi <operation>` with the program served inline (tests/engine/driver.py), with
+        `--policy-pack` for each of `policy_packs`."""
         events = project / f".events-{operation}.json"
+        policy_events = project / f".policy-events-{operation}.json"
         argv = [sys.executable, "-m", "tests.engine.driver", operation, "--dir", str(project), "--stack", stack,
                 "--events", str(events), "--program", program]
         if expect_no_changes:
             argv.append("--expect-no-changes")
         if reference:
             argv += ["--reference", reference]
+        for pack in policy_packs:
+            argv += ["--policy-pack", str(pack)]
+        if policy_packs:
+            argv += ["--policy-events", str(policy_events)]
         started = time.monotonic()
         done = subprocess.run(argv, cwd=ROOT, env=self.env(project, kubeconfig), capture_output=True, text=True,
                               timeout=timeout)
         seconds = time.monotonic() - started
         recorded = json.loads(events.read_text()) if events.exists() else []
         events.unlink(missing_ok=True)
-        return Run(done.returncode, done.stdout, done.stderr, recorded, seconds)
+        policy = json.loads(policy_events.read_text()) if policy_events.exists() else []
+        policy_events.unlink(missing_ok=True)
+        return Run(done.returncode, done.stdout, done.stderr, recorded, seconds, policy)
 
     def project(self, stack: str, name: str | None = None) -> Path:
         """A project directory for `stack`: the repository's Pulumi.yaml and Pulumi.<stack>.yaml
@@ -154,6 +172,29 @@ class Engine:
         (directory / ".reads").write_text(reads.name)
         self.cli("stack", "init", "consumer", cwd=directory)
         return directory
+
+    def plain_project(self, name: str, stack: str) -> Path:
+        """A project of its own (no config of ours): another team's program, served by the driver."""
+        directory = self.directory / "projects" / name
+        directory.mkdir(parents=True)
+        (directory / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\n")
+        self.state(directory).mkdir(parents=True)
+        self.cli("stack", "init", stack, cwd=directory)
+        return directory
+
+    def policy_pack(self) -> Path:
+        """policy/ as an executable analyzer (see the module's docstring), beside a copy of its
+        PulumiPolicy.yaml (the pack's version and description)."""
+        directory = self.directory / "policy-pack"
+        launcher = directory / "kafka-replication-policy"
+        if not launcher.exists():
+            directory.mkdir()
+            shutil.copy(ROOT / "policy" / "PulumiPolicy.yaml", directory)
+            launcher.write_text("#!/bin/sh\n# The engine passes its address; pulumi.policy runs the pack's __main__.py.\n"
+                                f'exec {shlex.quote(sys.executable)} -u -m pulumi.policy "$@" '
+                                f"{shlex.quote(str(ROOT / 'policy'))}\n")
+            launcher.chmod(0o755)
+        return launcher
 
     def state_text(self, project: Path) -> str:
         """Every file of the project's backend (checkpoints, history, backups), as text."""

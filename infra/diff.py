@@ -585,9 +585,9 @@ def _connector_home(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _field(path: str) -> str:
-    """`spec.template.pod.volumes[0].name` → `spec.template`; `spec.config.x` → `spec.config.x`."""
-    parts = path.split(".")
-    return ".".join(parts[:3]) if parts[:2] == ["spec", "config"] else ".".join(parts[:2])
+    """`spec.template.pod.volumes[0].name` → `spec.template`; a worker config key whole
+    (`spec.config.group.id`)."""
+    return path if path.startswith("spec.config.") else ".".join(path.split(".")[:2])
 
 
 def _rules(obj: Mapping[str, Any]) -> str:

@@ -8,7 +8,9 @@ convention; where the documents' YAML is not valid Kubernetes the valid form is 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import re
 
 from tests.conftest import SECRETS
 
@@ -20,6 +22,15 @@ LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of":
 
 def cfmap(name, key):
     return f"${{cfmap:{NS}/{name}:{key}}}"
+
+
+def digest(doc_objects, config):
+    """What the connector's digest must be: SHA-256 of the ConfigMap values its `${cfmap:}`
+    references read (`<ns>/<name>:<key>=<value>`, sorted, one per line), first 16 hex digits."""
+    read = sorted({f"{ns}/{name}:{key}={doc_objects[('ConfigMap', name)]['data'][key]}"
+                   for value in config.values() for ns, name, key in
+                   re.findall(r"\$\{cfmap:([^/}]+)/([^:}]+):([^}]+)\}", str(value))})
+    return hashlib.sha256("\n".join(read).encode()).hexdigest()[:16]
 
 
 def secret(name, key):
@@ -182,6 +193,8 @@ def test_step9_mirror_source_connector(doc_objects):
         **prefixed("target.cluster.", TARGET_FROM_WORKER),
         # Kafka 3.8: the MirrorSource MBeans carry `source` as on Kafka 4 (infra/metrics.py).
         "add.source.alias.to.metrics": True,
+        # A changed filter or policy changes the spec, so Strimzi sends it (infra/connectors.py).
+        "kafka-replication.configmaps.digest": digest(doc_objects, c["spec"]["config"]),
     }
 
 
@@ -202,6 +215,7 @@ def test_step10_mirror_checkpoint_connector(doc_objects):
         **prefixed("source.cluster.", SOURCE_CONNECTION),
         "target.cluster.alias": cfmap("target-us-east", "alias"),
         **prefixed("target.cluster.", TARGET_FROM_WORKER),
+        "kafka-replication.configmaps.digest": digest(doc_objects, c["spec"]["config"]),
     }
 
 
@@ -218,6 +232,7 @@ def test_step11_mirror_heartbeat_connector_produces_into_the_source(doc_objects)
         "target.cluster.alias": cfmap("target-us-east", "alias"),
         **prefixed("target.cluster.", SOURCE_CONNECTION),
         **prefixed("producer.override.", HEARTBEAT_PRODUCER),
+        "kafka-replication.configmaps.digest": digest(doc_objects, c["spec"]["config"]),
     }
 
 

@@ -288,7 +288,7 @@ def rbac_scope(obj: Mapping[str, Any]) -> list[Problem]:
         resource_names = rule.get("resourceNames")
         if (_list(rule.get("resources")) and not exempt and not isinstance(resource_names, Unknown)
                 and not _list(resource_names)):
-            problems.append(Problem(where, f"rules[{i}].resourceNames", resource_names or None, UNNAMED))
+            problems.append(Problem(where, f"rules[{i}].resourceNames", resource_names, UNNAMED))
     return problems
 
 

@@ -235,7 +235,10 @@ def test_a_wildcard_verb_in_a_role(renders):
 def test_a_rule_without_resource_names(renders):
     role = one(renders, "dev", "Role")
     del role["rules"][1]["resourceNames"]
+    role["rules"][0]["resourceNames"] = []  # Kubernetes reads an empty list as none
     assert violations(POLICY["rbac-named-objects"], role) == [
+        "Role repl-us-west-us-east/repl-us-west-us-east-connector-configuration: rules[0].resourceNames: got []; "
+        + UNNAMED,
         "Role repl-us-west-us-east/repl-us-west-us-east-connector-configuration: rules[1].resourceNames: missing; "
         + UNNAMED]
 

@@ -194,7 +194,8 @@ def _run(args: argparse.Namespace) -> int:
             raise TopologyError([Problem("--stack", "(argument)", args.stack,
                                          "a Pulumi stack name: letters, digits, '-', '_' and '.'")], "the command line")
         secrets = _pairs(args.secret, "--secret", secret=True)
-        config = stack_config(args.stack)
+        from infra import config as stack_config
+        config = stack_config.plain(args.stack)
         config.update(_pairs(args.set, "--set"))
         if args.topology:
             config["topology"] = str(Path(args.topology).resolve())
@@ -233,21 +234,6 @@ def _check_previous(previous: object, source: str) -> None:
                          for name, value in sorted(flows.items()) if not isinstance(value, dict)]
     if problems:
         raise TopologyError(problems, "the command line")
-
-
-def stack_config(stack: str) -> dict[str, str]:
-    """Plain (non-secret) values of Pulumi.<stack>.yaml, as `pulumi config` would give them."""
-    from infra import reading
-    from infra.config import ROOT
-    path = ROOT / f"Pulumi.{stack}.yaml"
-    if not path.exists():
-        return {}
-    document = reading.load_yaml_file(path, "stack settings file") or {}
-    values = (document.get("config") if isinstance(document, dict) else None) or {}
-    if not isinstance(values, dict):
-        raise TopologyError([Problem(str(path), "config", type(values).__name__, "a mapping of config keys")])
-    return {k.removeprefix(f"{PROJECT}:"): v for k, v in values.items()
-            if k.startswith(f"{PROJECT}:") and isinstance(v, str)}
 
 
 def _diff(args: argparse.Namespace) -> int:

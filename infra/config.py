@@ -163,3 +163,18 @@ def secret_item(secrets: Mapping[str, Any], key: str, targets: frozenset[str] = 
             raise TopologyError(problems, "the secret arguments")
         return text
     return pulumi.Output.secret(pulumi.Output.from_input(value).apply(checked))
+
+
+def plain(stack: str) -> dict[str, str]:
+    """Plain (non-secret) values of Pulumi.<stack>.yaml, as `pulumi config` would give them
+    (keys without the project prefix): what the offline render and the diff run with."""
+    from infra import reading
+    path = ROOT / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        return {}
+    document = reading.load_yaml_file(path, "stack settings file") or {}
+    values = (document.get("config") if isinstance(document, dict) else None) or {}
+    if not isinstance(values, dict):
+        raise TopologyError([Problem(str(path), "config", type(values).__name__, "a mapping of config keys")])
+    return {k.removeprefix(f"{PROJECT}:"): v for k, v in values.items()
+            if k.startswith(f"{PROJECT}:") and isinstance(v, str)}

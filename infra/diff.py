@@ -621,9 +621,9 @@ def stacks_in(root: Path) -> list[str]:
 
 def render_here(stack: str, topology: Path | None = None) -> Snapshot:
     """The working tree's render of `stack` (with `topology` instead of the stack's own)."""
+    from infra import config as stack_config
     from infra import render
-    from infra.__main__ import stack_config
-    config = stack_config(stack)
+    config = stack_config.plain(stack)
     if topology is not None:
         config["topology"] = str(topology.resolve())
     try:

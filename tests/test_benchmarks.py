@@ -58,3 +58,11 @@ def test_replication_benchmark_runs_at_a_tiny_size():
     out = bench("replication.py", "--records", "200", "--rounds", "1", timeout=1200)
     ratios = [line.split() for line in out.splitlines() if line.strip().startswith("ours /")]
     assert len(ratios) == 2 and all(len(r) == 7 for r in ratios), out
+
+
+def test_diff_benchmark_runs_at_a_tiny_size():
+    out = bench("diff.py", "--sizes", "2", "--repeat", "1")
+    (row,) = [r for r in table(out, "flows") if r[0] == "2"]
+    # flows, objects, changed, effects | compare s, plain s, compare / plain
+    assert row[4] == "|" and int(row[2]) == 3, out
+    float(row[5]), float(row[6]), float(row[7])

@@ -719,7 +719,10 @@ def _groups(sd: StackDiff) -> list[tuple[str, str, list[ObjectDiff]]]:
 
 
 def _value(v: Any) -> str:
-    return "(absent)" if v is None else json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else repr(v)
+    # Strings as written (a regex's backslashes not doubled), line breaks shown as \n.
+    if isinstance(v, str):
+        return "'" + v.replace("\n", "\\n") + "'"
+    return "(absent)" if v is None else json.dumps(v, ensure_ascii=False)
 
 
 def _change_line(c: Change) -> str:

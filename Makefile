@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool prometheus-crds clean lock
+.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ render: venv-deploy
 rehearse: venv apiserver
 	$(BIN)/python -m infra rehearse stacks/$(STACK).yaml
 
-test: venv engine promtool prometheus-crds
+test: venv engine promtool shellcheck prometheus-crds
 	$(BIN)/python -m pytest
 
 # mypy --strict on infra/ and components/ ([tool.mypy] in pyproject.toml); `make test` runs it
@@ -82,6 +82,15 @@ promtool:
 	  { apt-get download prometheus >/dev/null 2>&1 || { apt-get update -qq && apt-get download prometheus; }; } && \
 	  mkdir -p $(CACHE)/promtool && dpkg-deb -x prometheus_*.deb $(CACHE)/promtool && rm -rf $$d; } || \
 	  { test "$$APISERVER_REQUIRED" != 1 && echo "promtool could not be installed: the rule tests will skip"; }
+
+# shellcheck, from Debian's package unpacked into ~/.cache as promtool is: actionlint hands it the
+# workflows' `run:` scripts (tests/test_workflows.py; GitHub's runners have it on the PATH).
+SHELLCHECK := $(CACHE)/shellcheck/usr/bin/shellcheck
+shellcheck:
+	@command -v shellcheck >/dev/null || test -x $(SHELLCHECK) || { d=$$(mktemp -d) && cd $$d && \
+	  { apt-get download shellcheck >/dev/null 2>&1 || { apt-get update -qq && apt-get download shellcheck; }; } && \
+	  mkdir -p $(CACHE)/shellcheck && dpkg-deb -x shellcheck_*.deb $(CACHE)/shellcheck && rm -rf $$d; } || \
+	  { test "$$APISERVER_REQUIRED" != 1 && echo "shellcheck could not be installed: the workflow script check will skip"; }
 
 # The Prometheus Operator's PodMonitor and PrometheusRule CRDs (tools/prometheus-operator/go.mod)
 # into ~/.cache, for the API-server tier (Go and its module proxy).

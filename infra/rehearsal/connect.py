@@ -112,17 +112,31 @@ class Worker:
     def get(self, path: str) -> Any:
         return self.request("GET", path)
 
-    def put_connector(self, name: str, config: dict[str, str], state: str = "running") -> None:
-        # The REST API may answer 409 while the workers rebalance: the operator retries too.
+    def _retrying(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201, 202, 204)) -> Any:
+        # The REST API may answer 409 while the workers rebalance: the operator retries too
+        # (KafkaConnectApiImpl: a BackOff on 409 for the config's GET and PUT). A GET of a
+        # connector's config may instead answer 500 with the herder's RebalanceNeededException
+        # (as a connector created just before asks for one): the operator's reconciliation fails
+        # on it and the next one asks again, which this retry stands in for.
         deadline = time.monotonic() + 120
         while True:
             try:
-                self.request("PUT", f"/connectors/{name}/config", config)
-                break
+                return self.request(method, path, body, ok)
             except RuntimeStartError as exc:
-                if "HTTP 409" not in str(exc) or time.monotonic() > deadline:
+                transient = "HTTP 409" in str(exc) or (
+                    "HTTP 500" in str(exc) and "because a rebalance is expected" in str(exc))
+                if not transient or time.monotonic() > deadline:
                     raise
                 time.sleep(1)
+
+    def connector_config(self, name: str) -> dict[str, str] | None:
+        """`GET /connectors/<name>/config`: the config as Connect stores it (with the `name` it
+        adds, references unresolved); None when there is no such connector."""
+        found: dict[str, str] | None = self._retrying("GET", f"/connectors/{name}/config", ok=(404,))
+        return found
+
+    def put_connector(self, name: str, config: dict[str, str], state: str = "running") -> None:
+        self._retrying("PUT", f"/connectors/{name}/config", config)
         if state == "paused":
             self.request("PUT", f"/connectors/{name}/pause")
         elif state == "stopped":

@@ -22,9 +22,12 @@ rendered KafkaConnect and its KafkaConnectors, reproduced from the release's sou
   agent (`KAFKA_CONNECT_METRICS_ENABLED` to 0.47, `KAFKA_CONNECT_JMX_EXPORTER_ENABLED` from
   0.48) and `kafka_connect_run.sh` adds
   `-javaagent:<jmx_prometheus_javaagent jar>=9404:$KAFKA_HOME/custom-config/metrics-config.json`.
-- `connector_requests`: what the operator sends to the worker's REST API for a KafkaConnector
-  (`AbstractConnectOperator.asJson`, 0.48.0): the config with `connector.class` and
-  `tasks.max`, then the state.
+- `connector_requests`, `needs_reconfiguring` and `state_change`: what the operator sends to the
+  worker's REST API for a KafkaConnector (`AbstractConnectOperator.maybeCreateOrUpdateConnector`,
+  the same rule at every tag here): it GETs the connector's config, PUTs the config of
+  `asJson` (the spec's config with `connector.class` and `tasks.max`) only when it differs
+  from what Connect returns (`needsReconfiguring`), then brings the connector to the spec's
+  state (`updateState`).
 
 Where the stand-in must differ from a pod, it says so: the REST listener and the exporter agent
 are bound to the pod's own loopback address (pods here share one network), and the worker's
@@ -286,13 +289,60 @@ def service_account(connect: Mapping[str, Any]) -> dict[str, Any]:
             "metadata": {"name": names.connect_component(meta["name"]), "namespace": meta["namespace"]}}
 
 
-def connector_requests(connector: Mapping[str, Any]) -> tuple[str, dict[str, str], str]:
+# AbstractConnectorSpec.FORBIDDEN_PARAMETERS: KafkaConnectorConfiguration drops these keys of
+# `spec.config` before anything is compared or sent (`connector.plugin.version` from 1.0.0).
+FORBIDDEN_CONNECTOR_OPTIONS = ("name", "connector.class", "tasks.max")
+FORBIDDEN_CONNECTOR_OPTIONS_1_0 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plugin.version")
+# Connector states after which updateState acts; UNASSIGNED and RESTARTING are left for a later
+# reconciliation ("as these are transient, and typically lead to RUNNING, we ignore them").
+SETTLED_STATES = ("RUNNING", "PAUSED", "STOPPED", "FAILED")
+
+
+def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[str, dict[str, str], str]:
     """(name, the config the operator PUTs to /connectors/<name>/config, the state to set):
-    AbstractConnectOperator.asJson puts the spec's config, `tasks.max` and `connector.class`;
-    a paused or stopped state follows as its own request."""
+    AbstractConnectOperator.asJson puts the spec's config (KafkaConnectorConfiguration: forbidden
+    keys dropped, values as strings), `tasks.max`, `connector.plugin.version` (1.x, from
+    `spec.version`) and `connector.class`; the state follows as requests of its own."""
     spec = connector["spec"]
-    config = {k: _string(v) for k, v in spec.get("config", {}).items()}
-    config["connector.class"] = spec["class"]
+    forbidden = FORBIDDEN_CONNECTOR_OPTIONS_1_0 if release.strimzi_line >= (1, 0) else FORBIDDEN_CONNECTOR_OPTIONS
+    config = {k: _string(v) for k, v in spec.get("config", {}).items() if k.lower() not in forbidden}
     if "tasksMax" in spec:
         config["tasks.max"] = str(spec["tasksMax"])
+    if "version" in spec and release.strimzi_line >= (1, 0):
+        config["connector.plugin.version"] = str(spec["version"])
+    config["connector.class"] = spec["class"]
     return connector["metadata"]["name"], config, spec.get("state", "running")
+
+
+def needs_reconfiguring(name: str, config: Mapping[str, str], actual: Mapping[str, str]) -> bool:
+    """Whether the operator PUTs `config` (connector_requests) to a connector whose
+    `GET /connectors/<name>/config` answered `actual`.
+
+    AbstractConnectOperator.maybeCreateOrUpdateConnector (Strimzi 1.2.0, lines 414-450) PUTs only
+    when needsReconfiguring (lines 452-473) says so: the desired map is the spec's config as
+    KafkaConnectorConfiguration reads it, plus `tasks.max` (when the spec sets it),
+    `connector.plugin.version` (when it sets `version`), `name` and `connector.class`, which is
+    what asJson sends plus the `name` Connect adds on a PUT; it is compared with Connect's
+    answer as string maps (`!desiredConfig.equals(actualConfig)`). Connect answers with the
+    config as stored, its `${provider:...}` references unresolved, so a changed value behind a
+    reference is no difference. The same lines at 0.43.0 (324-342), 0.45.0 (421-439) and 0.48.0
+    (523-541), without the plugin version."""
+    return {**config, "name": name} != dict(actual)
+
+
+def state_change(release: Release, current: str | None, wanted: str) -> str | None:
+    """The request (`pause`, `stop`, `resume`, or None) that brings a connector Connect reports
+    in state `current` to the spec's `wanted` state (running, paused, stopped):
+    AbstractConnectOperator.updateState (1.2.0, lines 517-572; 0.43.0, lines 353-408, the same
+    without the FAILED case, which 1.1.0 adds). UNASSIGNED, RESTARTING or no status: nothing."""
+    target = wanted.upper()
+    if current == "RUNNING":
+        return {"PAUSED": "pause", "STOPPED": "stop"}.get(target)
+    if current == "PAUSED":
+        return {"RUNNING": "resume", "STOPPED": "stop"}.get(target)
+    if current == "STOPPED":
+        return {"RUNNING": "resume", "PAUSED": "pause"}.get(target)
+    if current == "FAILED" and release.strimzi_line >= (1, 1):
+        # A FAILED connector is stopped when asked; asked to pause, the reconciliation fails.
+        return "stop" if target == "STOPPED" else None
+    return None

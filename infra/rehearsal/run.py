@@ -1,6 +1,7 @@
 """A rehearsal: the topology's Kafka clusters started here, the program's render applied to a
 Kubernetes API server with real material in its Secrets, one Connect worker per KafkaConnect,
-and every KafkaConnector sent to its worker as the operator sends it.
+and every KafkaConnector reconciled on its worker as the operator does (its config PUT only
+when it differs from what the worker holds, then its state).
 
 The API server is given (`Kube`): the test tier uses a real kube-apiserver on loopback.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import base64
 import copy
 import secrets as random_secrets
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +119,9 @@ class Rehearsal:
     # operator wrote for `list`, by (namespace, name).
     offsets_done: set[tuple[str, str, str]] = field(default_factory=set)
     listed: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # Each connector config PUT to a worker, in order, by (namespace, connector): what send
+    # created or found changed.
+    config_puts: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -152,7 +157,7 @@ class Rehearsal:
 
     def redeploy(self, objects: Iterable[dict[str, Any]]) -> None:
         """A rolling update as the operator does one: the workers stop, new pods start from the
-        new objects, and every connector is sent again."""
+        new objects, and every connector is reconciled again (`send`)."""
         for worker in self.workers.values():
             worker.stop()
         self.started_before_redeploy += len(self.workers)
@@ -162,8 +167,8 @@ class Rehearsal:
         self.deploy(objects)
 
     def deploy(self, objects: Iterable[dict[str, Any]] | None = None) -> None:
-        """Apply the render, start a worker per KafkaConnect, send every KafkaConnector, then
-        carry out the offsets requests."""
+        """Apply the render, start a worker per KafkaConnect, reconcile every KafkaConnector
+        (`send`), then carry out the offsets requests."""
         self.objects = list(objects) if objects is not None else self.render()
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
             if not is_patch(obj):
@@ -185,9 +190,10 @@ class Rehearsal:
         self.manage_offsets()
 
     def update(self, objects: Iterable[dict[str, Any]]) -> None:
-        """A render applied to the running Connect clusters (no rolling update): the objects
-        replaced, every KafkaConnector reconciled again as the operator does on a change, then
-        the offsets requests carried out."""
+        """A render applied to the running Connect clusters (no rolling update), as `pulumi up`
+        applies it: the objects replaced, every KafkaConnector reconciled again as the operator
+        does on a change (`send`: a config PUT only where it differs), then the offsets requests
+        carried out."""
         self.objects = list(objects)
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
             if not is_patch(obj) and obj["kind"] != "Namespace":
@@ -239,26 +245,46 @@ class Rehearsal:
         return worker
 
     def send(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:
+        """Reconcile a KafkaConnector on its worker as the operator does
+        (AbstractConnectOperator.maybeCreateOrUpdateConnector): GET its config; none, it is
+        created; the config PUT only when it differs from what the worker returns
+        (operator.needs_reconfiguring: a changed value behind a `${cfmap:...}` reference alone is
+        no difference); then the connector brought to the spec's state (updateState).
+
+        Where the stand-in differs: it creates with the PUT and the state's own request, as
+        Strimzi does up to 1.1 (1.2.0 POSTs `/connectors` with `initial_state`; the connector ends
+        in the same state); and it waits, up to `settle` seconds, for a state updateState acts on,
+        where the operator would act on its next reconciliation."""
         if connect not in self.workers:
             raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
                                     "which the render does not hold")
-        name, config, state = operator.connector_requests(connector)
-        before = self.connectors.get((connect[0], name))
+        name, config, state = operator.connector_requests(self.release, connector)
         self.connectors[(connect[0], name)] = (connect, connector)
         worker = self.workers[connect]
-        worker.put_connector(name, config, state)
-        if state == "running":
-            # AbstractConnectOperator.updateState: a PAUSED or STOPPED connector whose spec says
-            # running is resumed. The stand-in PUTs the config even when it is unchanged (the
-            # operator does not), which restarts the connector: its status may not say STOPPED
-            # yet, so the spec it was last sent with says it too.
-            was = before[1]["spec"].get("state", "running") if before else None
+        current = worker.connector_config(name)
+        if current is None:
+            worker.put_connector(name, config, state)
+            self.config_puts.append((connect[0], name))
+            return
+        if operator.needs_reconfiguring(name, config, current):
+            worker.put_connector(name, config)
+            self.config_puts.append((connect[0], name))
+        change = operator.state_change(self.release, self._settled_state(worker, name), state)
+        if change is not None:
+            worker.request("PUT", f"/connectors/{name}/{change}")
+
+    @staticmethod
+    def _settled_state(worker: Worker, name: str, settle: float = 60) -> str | None:
+        """The connector's state once it is one updateState acts on (or the last seen)."""
+        deadline = time.monotonic() + settle
+        while True:
             try:
-                current = worker.status(name)["connector"]["state"]
+                state: str | None = worker.status(name)["connector"]["state"]
             except RuntimeStartError:
-                current = None  # just created: no status yet
-            if was in ("paused", "stopped") or current in ("PAUSED", "STOPPED"):
-                worker.request("PUT", f"/connectors/{name}/resume")
+                state = None  # no status yet
+            if state in operator.SETTLED_STATES or time.monotonic() > deadline:
+                return state
+            time.sleep(0.5)
 
     def wait_running(self, timeout: float = 180) -> dict[str, dict[str, Any]]:
         """Every connector whose spec says running: RUNNING with every task."""

@@ -7,10 +7,12 @@ Each pass (about one a second; the operator watches, this polls):
 
 - a new KafkaConnect: its namespace's Secrets and ConfigMaps are read from the server and a
   worker is started for it (`Rehearsal.start_worker`: the pod the release's operator would
-  start); a changed one (`metadata.generation`) has its worker rolled and its connectors sent
-  again; a deleted one has its worker stopped (the pods' owner is gone);
-- a new or changed KafkaConnector: sent to its KafkaConnect's worker (`Rehearsal.send`: the
-  requests the operator sends); a deleted one is deleted from the worker
+  start); a changed one (`metadata.generation`) has its worker rolled and its connectors
+  reconciled again; a deleted one has its worker stopped (the pods' owner is gone);
+- a new or changed KafkaConnector: reconciled on its KafkaConnect's worker (`Rehearsal.send`:
+  the requests the operator sends; its config is PUT only when it differs from what
+  `GET /connectors/<name>/config` returns, as Strimzi's needsReconfiguring decides, so a changed
+  ConfigMap value alone reaches no running connector); a deleted one is deleted from the worker
   (`DELETE /connectors/<name>`), as the operator does; an object with a `deletionTimestamp` is
   deleted already;
 - every status written through the status subresource (`PUT .../status`, field manager

@@ -611,8 +611,14 @@ def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
             seen[name] = short(expected)
             before = after
     # The small steps, spelled out.
-    assert seen["topic filter"] == {"kubernetes:core/v1:ConfigMap::repl-us-west-us-east/replication": REPLACE,
-                                    "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE}
+    # The connectors that read the filter are updated too: their digest of the ConfigMap values
+    # they read changes, so Strimzi sends them and Connect restarts them (infra/connectors.py).
+    assert seen["topic filter"] == {
+        "kubernetes:core/v1:ConfigMap::repl-us-west-us-east/replication": REPLACE,
+        "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE,
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::repl-us-west-us-east/repl-us-west-us-east-source": UPDATE,
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::repl-us-west-us-east/repl-us-west-us-east-checkpoint":
+            UPDATE}
     assert seen["connector state"] == {
         "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::repl-us-west-us-east/repl-us-west-us-east-checkpoint": UPDATE,
         "kubernetes:monitoring.coreos.com/v1:PrometheusRule::replication-monitoring/kafka-replication": UPDATE}

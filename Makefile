@@ -77,20 +77,20 @@ apiserver engine:
 # API server; without it those tests skip, unless APISERVER_REQUIRED=1 (CI).
 CACHE := $(HOME)/.cache/kafka-replication
 PROMTOOL := $(CACHE)/promtool/usr/bin/promtool
+# $(call debian,<package>,<folder under CACHE>,<what skips without it>): the package's files
+# unpacked into $(CACHE)/<folder>, once; without apt, a message, or a failure under CI.
+debian = { d=$$(mktemp -d) && cd $$d && \
+	  { apt-get download $(1) >/dev/null 2>&1 || { apt-get update -qq && apt-get download $(1); }; } && \
+	  mkdir -p $(CACHE)/$(2) && dpkg-deb -x $(1)_*.deb $(CACHE)/$(2) && rm -rf $$d; } || \
+	  { test "$$APISERVER_REQUIRED" != 1 && echo "$(2) could not be installed: $(3) will skip"; }
 promtool:
-	@test -x $(PROMTOOL) || { d=$$(mktemp -d) && cd $$d && \
-	  { apt-get download prometheus >/dev/null 2>&1 || { apt-get update -qq && apt-get download prometheus; }; } && \
-	  mkdir -p $(CACHE)/promtool && dpkg-deb -x prometheus_*.deb $(CACHE)/promtool && rm -rf $$d; } || \
-	  { test "$$APISERVER_REQUIRED" != 1 && echo "promtool could not be installed: the rule tests will skip"; }
+	@test -x $(PROMTOOL) || $(call debian,prometheus,promtool,the rule tests)
 
 # shellcheck, from Debian's package unpacked into ~/.cache as promtool is: actionlint hands it the
 # workflows' `run:` scripts (tests/test_workflows.py; GitHub's runners have it on the PATH).
 SHELLCHECK := $(CACHE)/shellcheck/usr/bin/shellcheck
 shellcheck:
-	@command -v shellcheck >/dev/null || test -x $(SHELLCHECK) || { d=$$(mktemp -d) && cd $$d && \
-	  { apt-get download shellcheck >/dev/null 2>&1 || { apt-get update -qq && apt-get download shellcheck; }; } && \
-	  mkdir -p $(CACHE)/shellcheck && dpkg-deb -x shellcheck_*.deb $(CACHE)/shellcheck && rm -rf $$d; } || \
-	  { test "$$APISERVER_REQUIRED" != 1 && echo "shellcheck could not be installed: the workflow script check will skip"; }
+	@command -v shellcheck >/dev/null || test -x $(SHELLCHECK) || $(call debian,shellcheck,shellcheck,the workflow script check)
 
 # The Prometheus Operator's PodMonitor and PrometheusRule CRDs (tools/prometheus-operator/go.mod)
 # into ~/.cache, for the API-server tier (Go and its module proxy).

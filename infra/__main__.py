@@ -36,6 +36,10 @@ CONFIG_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}")
 OUTPUTS = ("text", "markdown", "json")
 
 
+def _stack_problem(stack: str) -> Problem:
+    return Problem("--stack", "(argument)", stack, "a Pulumi stack name: letters, digits, '-', '_' and '.'")
+
+
 def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]:
     """KEY=VALUE arguments; a malformed secret is reported without its text."""
     pairs, problems = {}, []
@@ -67,11 +71,14 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    r = sub.add_parser("render", formatter_class=fmt, epilog=EXIT_CODES,
-                       help="render a stack offline: objects, outputs.json and a preview summary",
-                       description="Render a stack as `pulumi preview` would register it, with no cluster, backend "
-                                   "or Pulumi CLI: one YAML file per Kubernetes object (secret values masked), "
-                                   "outputs.json and a summary.")
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        # Every command's help ends with the exit codes.
+        return sub.add_parser(name, formatter_class=fmt, epilog=EXIT_CODES, help=summary, description=description)
+
+    r = command("render", "render a stack offline: objects, outputs.json and a preview summary",
+                description="Render a stack as `pulumi preview` would register it, with no cluster, backend "
+                            "or Pulumi CLI: one YAML file per Kubernetes object (secret values masked), "
+                            "outputs.json and a summary.")
     r.add_argument("--stack", required=True, help="stack name (dev, prod, ...): picks Pulumi.<stack>.yaml")
     r.add_argument("--topology", help="topology file (default: the stack's `topology` config, else stacks/<stack>.yaml)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -85,21 +92,20 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, type=Path,
                    help="output folder (created; replaced if it holds a previous render, refused otherwise)")
 
-    v = sub.add_parser("validate", formatter_class=fmt, epilog=EXIT_CODES, help="validate a topology file",
-                       description="Every check `render` and `pulumi preview` make on a topology itself, with no "
-                                   "stack config or secrets.")
+    v = command("validate", "validate a topology file",
+                description="Every check `render` and `pulumi preview` make on a topology itself, with no "
+                            "stack config or secrets.")
     v.add_argument("topology", type=Path, help="the topology file (YAML)")
     v.add_argument("--output", choices=("text", "json"), default="text",
                    help="text (default) or json: {valid, clusters, flows, deployed, warnings, problems}")
 
-    d = sub.add_parser("diff", formatter_class=fmt, epilog=EXIT_CODES,
-                       help="what a change does to replication: two offline renders compared",
-                       description="Render each stack at a git revision (--base) and in the working tree, or one "
-                                   "stack with two topology files (--before/--after), with no cluster, backend or "
-                                   "secrets, and print the change: a summary per stack, Kubernetes cluster and flow; "
-                                   "what it does (Connect pods roll, connectors restart, connector state lost, "
-                                   "topics that stop or start replicating, policy changes); then each object's "
-                                   "changed properties, secrets masked (docs/diff.md).")
+    d = command("diff", "what a change does to replication: two offline renders compared",
+                description="Render each stack at a git revision (--base) and in the working tree, or one "
+                            "stack with two topology files (--before/--after), with no cluster, backend or "
+                            "secrets, and print the change: a summary per stack, Kubernetes cluster and flow; "
+                            "what it does (Connect pods roll, connectors restart, connector state lost, "
+                            "topics that stop or start replicating, policy changes); then each object's "
+                            "changed properties, secrets masked (docs/diff.md).")
     d.add_argument("--stack", action="append", default=[], metavar="NAME",
                    help="a stack to compare (repeatable; default: every Pulumi.<stack>.yaml on either side)")
     d.add_argument("--base", default="HEAD", metavar="REF",
@@ -114,20 +120,19 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     d.add_argument("--examples", type=int, default=5, metavar="N",
                    help="topic names shown per topic change (1-50, default 5)")
 
-    h = sub.add_parser("rehearse", formatter_class=fmt, epilog=EXIT_CODES,
-                       help="run a topology's replication on this machine and report what arrived",
-                       description="Run a topology's replication on this machine (Kafka, Connect and MirrorMaker 2 "
-                                   "for real, docs/rehearsal.md) and report what arrived; exit 0 all arrived, 1 not, "
-                                   "2 invalid input.")
+    h = command("rehearse", "run a topology's replication on this machine and report what arrived",
+                description="Run a topology's replication on this machine (Kafka, Connect and MirrorMaker 2 "
+                            "for real, docs/rehearsal.md) and report what arrived; exit 0 all arrived, 1 not, "
+                            "2 invalid input.")
     h.add_argument("topology", type=Path, help="the topology file (YAML)")
     h.add_argument("--records", type=int, default=10, help="sample records per source connector (1-100000, default 10)")
     h.add_argument("--keep", type=Path, metavar="DIR", help="work in DIR and keep the logs (default: a temporary folder)")
 
-    sub.add_parser("schema", formatter_class=fmt, epilog=EXIT_CODES, help="print the topology's JSON Schema",
-                   description="Print the JSON Schema of topology files (for editors and CI checks).")
-    c = sub.add_parser("completion", formatter_class=fmt, epilog=EXIT_CODES, help="print a shell completion script",
-                       description="Print a completion script for bash or zsh, e.g. "
-                                   "`kafka-replication completion bash > /etc/bash_completion.d/kafka-replication`.")
+    command("schema", "print the topology's JSON Schema",
+            description="Print the JSON Schema of topology files (for editors and CI checks).")
+    c = command("completion", "print a shell completion script",
+                description="Print a completion script for bash or zsh, e.g. "
+                            "`kafka-replication completion bash > /etc/bash_completion.d/kafka-replication`.")
     c.add_argument("shell", choices=("bash", "zsh"), help="the shell")
     return top
 
@@ -191,8 +196,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         from infra import reading, render
         if not STACK_NAME.fullmatch(args.stack):
-            raise TopologyError([Problem("--stack", "(argument)", args.stack,
-                                         "a Pulumi stack name: letters, digits, '-', '_' and '.'")], "the command line")
+            raise TopologyError([_stack_problem(args.stack)], "the command line")
         secrets = _pairs(args.secret, "--secret", secret=True)
         from infra import config as stack_config
         config = stack_config.plain(args.stack)
@@ -242,7 +246,7 @@ def _diff(args: argparse.Namespace) -> int:
     problems = []
     for stack in args.stack:
         if not STACK_NAME.fullmatch(stack):
-            problems.append(Problem("--stack", "(argument)", stack, "a Pulumi stack name: letters, digits, '-', '_' and '.'"))
+            problems.append(_stack_problem(stack))
     if not 1 <= args.examples <= 50:
         problems.append(Problem("--examples", "(argument)", args.examples, "1 to 50"))
     files = args.before is not None or args.after is not None
@@ -265,10 +269,9 @@ def _diff(args: argparse.Namespace) -> int:
         pairs = [(stack, diff.render_here(stack, args.before), diff.render_here(stack, args.after))]
     else:
         before_label, after_label = args.base, "working tree"
-        # Every stack of either side by default: the base's are listed from git.
-        stacks = args.stack or sorted(set(diff.stacks_in(ROOT)) | set(_base_stacks(args.base, ROOT)))
         with tempfile.TemporaryDirectory(prefix="kafka-replication-diff-") as work:
-            base = diff.render_at(args.base, stacks, ROOT, Path(work))
+            base = diff.render_at(args.base, args.stack or None, ROOT, Path(work))
+        stacks = sorted(base)
         unknown = [s for s in stacks if not base[s].present and not (ROOT / f"Pulumi.{s}.yaml").exists()]
         if unknown:
             raise TopologyError([Problem("--stack", "(argument)", s, f"a stack of {args.base} or the working tree "
@@ -280,16 +283,6 @@ def _diff(args: argparse.Namespace) -> int:
     render_fn = {"text": diff.text, "markdown": diff.markdown, "json": diff.as_json}[args.output]
     print(render_fn(diffs, before_label, after_label))
     return EXIT_CHANGES if any(d.changed for d in diffs) else EXIT_OK
-
-
-def _base_stacks(ref: str, root: Path) -> list[str]:
-    """The stacks of revision `ref` (its Pulumi.<stack>.yaml files), without extracting it."""
-    import subprocess
-    found = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", "--end-of-options", ref],
-                           capture_output=True, text=True, timeout=60)
-    names_ = found.stdout.splitlines() if found.returncode == 0 else []
-    return sorted(n[len("Pulumi."):-len(".yaml")] for n in names_
-                  if n.startswith("Pulumi.") and n.endswith(".yaml") and n != "Pulumi.yaml")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,11 @@ What each does (`Effect`), from the sources of the releases we deploy:
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+import tarfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +47,12 @@ from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 
-from infra import monitoring, names, references, topics
+from infra import names, references, topics
+from infra.monitoring import owner
 from infra.connectors import CONFIGMAPS_DIGEST
-from infra.offsets import is_patch
+from infra.errors import Problem, TopologyError
+from infra.offsets import shown_kind
 
-MASK = "[secret]"
 EXAMPLES = 5
 
 # Object identity: (Kubernetes cluster, "" for the default provider; kind; namespace; name).
@@ -91,8 +96,7 @@ class Snapshot:
 
 def key_of(kubernetes: str | None, obj: Mapping[str, Any]) -> Key:
     meta = obj["metadata"]
-    kind = str(obj["kind"]) + ("Patch" if is_patch(dict(obj)) else "")
-    return kubernetes or "", kind, meta.get("namespace") or "", meta["name"]
+    return kubernetes or "", shown_kind(obj), meta.get("namespace") or "", meta["name"]
 
 
 def snapshot(placed: Iterable[tuple[str | None, dict[str, Any]]], outputs: Mapping[str, Any]) -> Snapshot:
@@ -232,17 +236,6 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
 
 
-def owner(labels: Mapping[str, str] | None) -> str:
-    """Who an object belongs to, as the render's summary groups them."""
-    labels = dict(labels or {})
-    flow = labels.get(names.FLOW_LABEL)
-    if flow:
-        return f"flow {flow}"
-    if names.AUDIT_SELECTOR.items() <= labels.items():
-        return "audit"
-    return "monitoring" if monitoring.is_monitoring(labels) else "stack"
-
-
 def compare(stack: str, before: Snapshot, after: Snapshot, examples: int = EXAMPLES) -> StackDiff:
     diffs = []
     for key in sorted(before.objects.keys() | after.objects.keys()):
@@ -289,6 +282,11 @@ def resolve(value: Any, objects: Mapping[Key, Mapping[str, Any]], kubernetes: st
 def effective(obj: Mapping[str, Any], objects: Mapping[Key, Mapping[str, Any]], kubernetes: str) -> dict[str, Any]:
     config = (obj.get("spec") or {}).get("config") or {}
     return {k: resolve(v, objects, kubernetes) for k, v in config.items()}
+
+
+def source_filter(config: Mapping[str, Any]) -> topics.Filter:
+    """A MirrorSource connector's filter from its effective config (DefaultTopicFilter's keys)."""
+    return topics.Filter(kafka_list(config.get("topics")), kafka_list(config.get("topics.exclude")))
 
 
 def kafka_list(value: Any) -> tuple[str, ...]:
@@ -488,27 +486,28 @@ class _Reader:
     # --- topics
 
     def _topics(self) -> None:
-        """Topics that stop or start replicating, per flow (the union of its source connectors)."""
+        """Topics that stop or start replicating, per pair of Kafka clusters (the union of the
+        running source connectors between them)."""
         before, after = _flow_filters(self.before), _flow_filters(self.after)
-        for place in sorted(before.keys() | after.keys()):
-            old, new = before.get(place), after.get(place)
+        for pair in sorted(before.keys() | after.keys()):
+            old, new = before.get(pair), after.get(pair)
             if old == new:
                 continue
-            kube, who = place
+            where = (pair, "")  # about Kafka clusters, not one Kubernetes cluster
             subject = "source connectors " + ", ".join(sorted(set((old.connectors if old else ()) + (new.connectors if new else ()))))
             allowance = topics.Allowance()
             try:
                 stop = difference(old, new, self.examples, allowance)
                 start = difference(new, old, self.examples, allowance)
             except topics.Undecided as exc:
-                self.add("undecided", (who, kube), subject,
+                self.add("undecided", where, subject,
                          f"the topics that stop or start replicating could not be decided ({exc}): compare the "
                          "filters by hand")
                 continue
             if stop:
-                self.add("topics-stop", (who, kube), subject, _topic_text(stop, self.examples, "no longer match"), stop)
+                self.add("topics-stop", where, subject, _topic_text(stop, self.examples, "no longer match"), stop)
             if start:
-                self.add("topics-start", (who, kube), subject, _topic_text(start, self.examples, "now match"), start)
+                self.add("topics-start", where, subject, _topic_text(start, self.examples, "now match"), start)
 
 
 def _topic_text(found: list[str], limit: int, verb: str) -> str:
@@ -523,20 +522,19 @@ class FlowTopics:
     topics: topics.Topics
 
 
-def _flow_filters(side: Snapshot) -> dict[tuple[str, str], FlowTopics]:
+def _flow_filters(side: Snapshot) -> dict[str, FlowTopics]:
     """What each pair of Kafka clusters replicates on one side (by the aliases the worker
     resolves, whatever flow, namespace or Kubernetes cluster the connectors are in): the running
     source connectors' `topics` and `topics.exclude`, resolved through the render's ConfigMaps and
     split as Kafka splits lists."""
-    found: dict[tuple[str, str], list[tuple[str, topics.Filter]]] = defaultdict(list)
+    found: dict[str, list[tuple[str, topics.Filter]]] = defaultdict(list)
     for key, obj in sorted(side.objects.items()):
         spec = obj.get("spec") or {}
         if key[1] != "KafkaConnector" or spec.get("class") != SOURCE_CLASS or spec.get("state") in ("stopped", "paused"):
             continue
         config = effective(obj, side.objects, key[0])
         pair = f"{config.get('source.cluster.alias')} → {config.get('target.cluster.alias')}"
-        found[("", pair)].append(
-            (key[3], topics.Filter(kafka_list(config.get("topics")), kafka_list(config.get("topics.exclude")))))
+        found[pair].append((key[3], source_filter(config)))
     return {k: FlowTopics(tuple(n for n, _ in v), topics.Topics(tuple(f for _, f in v))) for k, v in found.items()}
 
 
@@ -561,8 +559,7 @@ def remote_topic(config: Mapping[str, Any], topic: str) -> str | None:
 def _renames(before: Mapping[str, Any], after: Mapping[str, Any], count: int) -> list[str]:
     """`old remote name → new remote name` for the shortest topics the connector replicates."""
     try:
-        found = topics.difference(topics.Filter(kafka_list(after.get("topics")), kafka_list(after.get("topics.exclude"))),
-                                  None, min(count, 3))
+        found = topics.difference(source_filter(after), None, min(count, 3))
     except topics.Undecided:
         return []
     out = []
@@ -638,15 +635,10 @@ RENDER_SECONDS = 600
 MAX_REF = 200
 
 
-def render_at(ref: str, stacks: list[str], root: Path, workdir: Path) -> dict[str, Snapshot]:
+def render_at(ref: str, stacks: list[str] | None, root: Path, workdir: Path) -> dict[str, Snapshot]:
     """Each stack rendered by the tree of git `ref` (its program, its topology and stack config),
-    in a child process run in an extracted copy of that tree: the base side of a diff."""
-    import subprocess
-    import sys
-    import tarfile
-
-    from infra.errors import Problem, TopologyError
-
+    in a child process run in an extracted copy of that tree: the base side of a diff. Without
+    `stacks`, every stack of either tree (`root`'s and the revision's)."""
     def refused(value: object, allowed: str) -> TopologyError:
         return TopologyError([Problem("--base", "(argument)", value, allowed)], "the command line")
 
@@ -671,6 +663,8 @@ def render_at(ref: str, stacks: list[str], root: Path, workdir: Path) -> dict[st
         raise refused(ref, f"a commit git can archive ({done.stderr.decode(errors='replace').strip()})")
     with tarfile.open(archive) as tar:
         tar.extractall(tree, filter="data")
+    if stacks is None:
+        stacks = sorted(set(stacks_in(root)) | set(stacks_in(tree)))
     result = {}
     for stack in stacks:
         if not (tree / f"Pulumi.{stack}.yaml").exists():
@@ -691,7 +685,6 @@ def render_at(ref: str, stacks: list[str], root: Path, workdir: Path) -> dict[st
 
 
 def _environ() -> dict[str, str]:
-    import os
     # The child runs the base tree's program: nothing of ours may leak into its config.
     return {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "INFRA_"))}
 

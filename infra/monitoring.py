@@ -20,7 +20,7 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, TypeVar, Union
+from typing import Any, Literal, Mapping, TypedDict, TypeVar, Union
 
 import yaml
 
@@ -130,8 +130,20 @@ def plan_monitorings(model: Model, stack_plan: StackPlan) -> tuple[MonitoringPla
 COMPONENT = {"app.kubernetes.io/component": "monitoring"}
 
 
-def is_monitoring(labels: dict[str, str]) -> bool:
+def is_monitoring(labels: Mapping[str, str]) -> bool:
     return COMPONENT.items() <= labels.items()
+
+
+def owner(labels: Mapping[str, str] | None) -> str:
+    """Who an object belongs to, by the labels the program sets: a flow, the audit or the
+    monitoring (the render's summary and the diff group objects by it)."""
+    labels = dict(labels or {})
+    flow = labels.get(names.FLOW_LABEL)
+    if flow:
+        return f"flow {flow}"
+    if names.AUDIT_SELECTOR.items() <= labels.items():
+        return "audit"
+    return "monitoring" if is_monitoring(labels) else "stack"
 
 
 def _meta(name: str, namespace: str | None, extra: dict[str, str] | None = None) -> ObjectMeta:

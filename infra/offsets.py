@@ -38,7 +38,7 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from infra import jregex, names
 from infra.errors import Problem
@@ -350,6 +350,12 @@ def plan_offsets(request: OffsetsRequest, kind: str, connector: str, namespace: 
     return OffsetsPlan(request, spec_fields(request, connector), configmap, patch, name)
 
 
-def is_patch(obj: dict[str, Any]) -> bool:
+def shown_kind(obj: Mapping[str, Any]) -> str:
+    """The kind an object is listed under: an offsets request's patch has its KafkaConnector's
+    kind and name, so it is told apart as `KafkaConnectorPatch` (render files, diff)."""
+    return str(obj["kind"]) + ("Patch" if is_patch(obj) else "")
+
+
+def is_patch(obj: Mapping[str, Any]) -> bool:
     """A rendered object that only sets the operator's annotation on a KafkaConnector."""
     return obj.get("kind") == "KafkaConnector" and "spec" not in obj

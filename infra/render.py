@@ -23,10 +23,11 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra import PROJECT, deployment, monitoring, names, program, stores
+from infra import PROJECT, deployment, names, program, stores
 from infra import config as stack_config
+from infra.monitoring import owner
 from infra.errors import Problem, TopologyError
-from infra.offsets import is_patch
+from infra.offsets import shown_kind
 
 MASK = "[secret]"
 MARKER = ".kafka-replication-render"
@@ -292,9 +293,7 @@ def object_path(obj: dict[str, Any], kubernetes: str | None = None) -> str:
     """`<namespace>/<Kind>-<name>.yaml`, under `<kubernetes cluster>/` where the topology names them."""
     meta = obj["metadata"]
     folder = meta.get("namespace") or meta["name"]
-    # The patch of an offsets request has its KafkaConnector's kind and name (infra/offsets.py).
-    kind = obj["kind"] + ("Patch" if is_patch(obj) else "")
-    local = f"{folder}/{kind}-{meta['name']}.yaml"
+    local = f"{folder}/{shown_kind(obj)}-{meta['name']}.yaml"
     return f"{kubernetes}/{local}" if kubernetes else local
 
 
@@ -354,11 +353,7 @@ def summary(render: Render) -> str:
     for kubernetes, obj in render.placed_objects():
         meta = obj["metadata"]
         # Objects are grouped per namespace: one per flow, or per Connect cluster of a split flow.
-        owner = meta["labels"].get(names.FLOW_LABEL)
-        audit = names.AUDIT_SELECTOR.items() <= meta["labels"].items()
-        owner = (f"flow {owner}" if owner else "audit" if audit else
-                 "monitoring" if monitoring.is_monitoring(meta["labels"]) else "?")
-        per_flow[(kubernetes or "", owner, meta.get("namespace") or meta["name"])][obj["kind"]] += 1
+        per_flow[(kubernetes or "", owner(meta["labels"]), meta.get("namespace") or meta["name"])][obj["kind"]] += 1
     components = Counter(r.type.removeprefix(COMPONENT_PREFIX) for r in render.resources
                          if r.type.startswith(COMPONENT_PREFIX))
     providers = sorted(r.name for r in render.resources if r.type == PROVIDER_TYPE)

@@ -101,7 +101,7 @@ prometheus-crds:
 # The replication audit on a generated sample with injected faults (docs/audit.md): the audit
 # must exit 1 (findings) and name each fault.
 audit: venv
-	$(BIN)/python -m spark.sample build/audit-sample
+	$(BIN)/python -m infra.tools.sample build/audit-sample
 	$(BIN)/python -m spark.audit --local build/audit-sample --out build/audit --master 'local[2]'; \
 	  code=$$?; echo "exit code $$code (1 = findings: the sample's injected faults)"; test $$code -eq 1
 

@@ -1,5 +1,5 @@
-"""Pulumi entry point (`pulumi preview` / `pulumi up`); the program lives in infra/program.py."""
+"""Pulumi entry point (`pulumi preview` / `pulumi up`); the program lives in components/program.py."""
 
-from infra.program import main
+from components.program import main
 
 main()

@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyspark.sql import functions as F  # noqa: E402
 
-from infra import validation  # noqa: E402
-from infra.audit import audit_config  # noqa: E402
-from infra.plan import plan  # noqa: E402
+from infra.checks import validation  # noqa: E402
+from infra.plan.audit import audit_config  # noqa: E402
+from infra.plan.stack import plan  # noqa: E402
 from spark import audit  # noqa: E402
 from spark.clusters import KAFKA_ROW  # noqa: E402
 

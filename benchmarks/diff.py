@@ -5,7 +5,7 @@ property diff of the same objects, measured in the same run.
 
 For each size, the mixed topology of benchmarks/program.py is rendered twice: as generated, and
 with every fifth flow's topic filter narrowed (`t<i>\\..*` → `t<i>\\.orders`). Then:
-  compare  - infra/diff.py `compare`: objects matched, property changes, replacements, and what
+  compare  - infra/tools/diff.py `compare`: objects matched, property changes, replacements, and what
              each does (connector effective configs through the ConfigMaps, topic languages on the
              automata with examples)
   plain    - the same objects matched and their property changes only (`changes` per object):
@@ -42,14 +42,14 @@ def narrowed(topo: dict) -> dict:
 
 
 def snapshot(path: Path):
-    from infra import diff, render
+    from infra.tools import diff, render
     result = render.run("bench", {"topology": str(path)}, {}, placeholder_secrets=True)
     render.close_event_loop()
     return diff.snapshot(result.placed_objects(), result.outputs)
 
 
 def plain(before, after) -> int:
-    from infra import diff
+    from infra.tools import diff
     found = 0
     for key in before.objects.keys() | after.objects.keys():
         found += len(diff.changes(before.objects.get(key), after.objects.get(key))) > 0
@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from infra import diff
+    from infra.tools import diff
     print(f"{'flows':>6} {'objects':>8} {'changed':>8} {'effects':>8} | {'compare s':>10} {'plain s':>9} "
           f"{'compare/plain':>14}")
     for size in args.sizes:

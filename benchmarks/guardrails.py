@@ -33,8 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from infra import schema, validation  # noqa: E402
-from infra.errors import TopologyError  # noqa: E402
+from infra.topology import schema  # noqa: E402
+from infra.checks import validation
+from infra.core.errors import TopologyError  # noqa: E402
 
 CLUSTER = {"bootstrapServers": "{}.kafka:9092", "security": {"protocol": "PLAINTEXT"}}
 

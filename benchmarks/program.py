@@ -91,9 +91,10 @@ def measure_program(path: str) -> dict:
     import pulumi
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
-    from infra import program, validation
-    from infra.plan import plan
-    from infra.render import PROJECT, RecordingMocks, Render, placeholder
+    from components import program
+    from infra.checks import validation
+    from infra.plan.stack import plan
+    from infra.tools.render import PROJECT, RecordingMocks, Render, placeholder
 
     keys = plan(validation.load(path)).secret_keys()  # the stack's secret config, set before the run
     mocks = RecordingMocks()
@@ -122,7 +123,7 @@ def measure_bare(count: int, objects_file: str | None = None) -> dict:
     from pulumi.runtime.sync_await import _sync_await
     from pulumi.runtime.stack import run_pulumi_func
     from components.kube import create
-    from infra.render import PROJECT, RecordingMocks
+    from infra.tools.render import PROJECT, RecordingMocks
 
     objects = json.loads(Path(objects_file).read_text()) if objects_file else []
     mocks = RecordingMocks()

@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from infra.rehearsal.run import Rehearsal  # noqa: E402
-from infra.rehearsal.apiserver import start, stop  # noqa: E402
-from infra.rehearsal.kube import ApiServerKube  # noqa: E402
-from infra.rehearsal.kubeapi import Client  # noqa: E402
+from infra.tools.rehearsal.run import Rehearsal  # noqa: E402
+from infra.tools.rehearsal.apiserver import start, stop  # noqa: E402
+from infra.tools.rehearsal.kube import ApiServerKube  # noqa: E402
+from infra.tools.rehearsal.kubeapi import Client  # noqa: E402
 from tests.conftest import on_release  # noqa: E402
 from tests.test_replication import DEV, for_runtime  # noqa: E402
 

@@ -1,12 +1,12 @@
 """The public components' arguments, checked before anything is created: every problem at once,
-in the project's terms (infra/errors.py), never the AttributeError or TypeError of whatever
+in the project's terms (infra/core/errors.py), never the AttributeError or TypeError of whatever
 first stumbled on a bad value.
 
 The arguments that decide which resources exist (a topology, clusters, a flow, an operator
 section) must be plain data when the program runs: mappings with text keys, lists, text,
 numbers, booleans, None. `secrets` is the one argument whose values may be Outputs; each value
 is text or an Output of text, and none is ever shown in a message. Once their shape is right,
-the document they make is checked as a topology file is (infra/validation.py).
+the document they make is checked as a topology file is (infra/checks/validation.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any, Callable
 
 import pulumi
 
-from infra import config as stack_config
-from infra.errors import Problem, TopologyError
-from infra.reading import MAX_DEPTH
+from infra.deploy import config as stack_config
+from infra.core.errors import Problem, TopologyError
+from infra.core.reading import MAX_DEPTH
 
 WHERE = "args"
 KNOWN_AT_RUN = "a plain value known when the program runs: it decides which resources exist (only `secrets` " \
@@ -150,7 +150,7 @@ def plain(value: Any, path: str, problems: list[Problem], depth: int = 0) -> Any
 
 def secrets(value: Any, name: str, problems: list[Problem]) -> dict[str, Any]:
     """Secret items by name: text, or Outputs that must resolve to text. Names are those of the
-    stack's secret config (infra/config.py); one that names no item gets the closest item it
+    stack's secret config (infra/deploy/config.py); one that names no item gets the closest item it
     could be. Items the topology does not need are allowed: one mapping may serve several flows."""
     if isinstance(value, pulumi.Output):
         problems.append(Problem(WHERE, name, kind(value), "a mapping known when the program runs (its values "

@@ -14,8 +14,8 @@ from __future__ import annotations
 import pulumi
 
 from components.kube import SecretResolver, create, name_of
-from infra import names
-from infra.audit import AuditPlan
+from infra.core import names
+from infra.plan.audit import AuditPlan
 
 AUDIT_COMPONENT = "audit"
 

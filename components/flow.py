@@ -21,9 +21,9 @@ from collections.abc import Mapping
 import pulumi
 
 from components.kube import SecretResolver, annotate, create, name_of
-from infra import names
-from infra.connectors import ConnectorPlan
-from infra.plan import ConnectObject, FlowPlan, Stored
+from infra.core import names
+from infra.plan.connectors import ConnectorPlan
+from infra.plan.stack import ConnectObject, FlowPlan, Stored
 
 
 class ClusterAccess(pulumi.ComponentResource):

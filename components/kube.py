@@ -8,12 +8,12 @@ from typing import Any, Callable, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra import config as stack_config
-from infra import names
-from infra.connection import SecretValue
-from infra.manifests import Manifest
+from infra.deploy import config as stack_config
+from infra.core import names
+from infra.core.manifests import SecretValue
+from infra.core.manifests import Manifest
 
-# Resolves a planned SecretValue to a secret Output (see infra/config.py).
+# Resolves a planned SecretValue to a secret Output (see infra/deploy/config.py).
 SecretResolver = Callable[[SecretValue], pulumi.Output[str]]
 
 

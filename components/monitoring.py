@@ -15,9 +15,9 @@ from typing import cast
 import pulumi
 
 from components.kube import SecretResolver, create, name_of
-from infra import names
-from infra.manifests import Manifest
-from infra.monitoring import MonitoringPlan
+from infra.core import names
+from infra.core.manifests import Manifest
+from infra.plan.monitoring import MonitoringPlan
 
 MONITORING_COMPONENT = "monitoring"
 

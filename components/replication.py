@@ -28,13 +28,15 @@ from components.audit import ReplicationAudit
 from components.flow import FlowDirection
 from components.kube import secret_resolver
 from components.monitoring import ReplicationMonitoring
-from infra import config as stack_config
-from infra import deployment, monitoring, names
-from infra.audit import AuditPlan
-from infra.errors import TopologyError
-from infra.plan import StackPlan
-from infra.resolution import Model
-from infra.schema import KubernetesCluster
+from infra.deploy import config as stack_config
+from infra.deploy import deployment
+from infra.plan import monitoring
+from infra.core import names
+from infra.plan.audit import AuditPlan
+from infra.core.errors import TopologyError
+from infra.plan.stack import StackPlan
+from infra.topology.resolution import Model
+from infra.topology.schema import KubernetesCluster
 
 
 class ReplicationTopologyArgs(TypedDict):

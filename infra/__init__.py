@@ -1,3 +1,3 @@
 """Kafka replication on Kubernetes: topology model, naming, plan, program wiring and the CLI."""
 
-PROJECT = "kafka-replication"
+

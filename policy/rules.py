@@ -1,4 +1,4 @@
-"""The pack's policies: each rule of infra/policies.py (the program runs the same rules on every
+"""The pack's policies: each rule of infra/checks/policies.py (the program runs the same rules on every
 object it plans) as a CrossGuard ResourceValidationPolicy, mandatory, on every Kubernetes resource
 of a stack, whichever program declares it. This module builds the policies and nothing else: the
 pack is served by __main__.py, and the tests call each policy's validation directly.
@@ -13,7 +13,7 @@ from pulumi_policy import (EnforcementLevel, ReportViolation, ResourceValidation
 from pulumi_policy.proxy import (UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE,
                                  UNKNOWN_NUMBER_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE)
 
-from infra import policies
+from infra.checks import policies
 
 # What the engine sends for a value a preview cannot know yet (pulumi_policy.proxy).
 UNKNOWNS = frozenset({UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE,

@@ -6,4 +6,4 @@
     clusters.py  Kafka (librdkafka + Spark's Kafka source) or Parquet dumps behind one interface
     report.py    statuses, thresholds, report.json, detail.parquet, Pushgateway metrics
     sample.py    simulated clusters with injected faults and their ground truth
-Its input is the audit configuration infra/audit.py derives from the deployment plan."""
+Its input is the audit configuration infra/plan/audit.py derives from the deployment plan."""

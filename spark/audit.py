@@ -2,7 +2,7 @@
 under spark-submit). See docs/audit.md. `python -m spark.audit failover ...` checks whether a flow
 is ready to fail over (spark/failover.py, docs/operations.md).
 
-For every flow of the audit configuration (infra/audit.py, rendered into the audit ConfigMap):
+For every flow of the audit configuration (infra/plan/audit.py, rendered into the audit ConfigMap):
   1. offsets audit: each MirrorSourceConnector's committed offsets (Connect REST API) against
      the source partitions' earliest/end offsets (spark/offsets.py);
   2. data audit of the window [until - lookback, until): the source records against the target
@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from spark import contract, data, report
+from spark import data, report
+from spark.job import Clusters, CouldNotAudit, check_out, read_config, spark_session
 from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets
 from spark.topicfilter import TopicFilters
 
 HEARTBEAT_TAIL = 1000  # records read from the end of each heartbeats partition
-CONFIG_LIMIT = 16 << 20  # bytes of an audit configuration (thousands of flows fit)
 
 
 @dataclass(frozen=True)
@@ -233,28 +233,10 @@ def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, filter
 # ----------------------------------------------------------------- command line
 
 
-class _Clusters(dict):
-    """Cluster readers made on first use; a cluster that cannot be reached fails only its flows."""
-
-    def __init__(self, make):
-        super().__init__()
-        self.make, self.failed = make, {}
-
-    def __missing__(self, alias):
-        if alias in self.failed:
-            raise self.failed[alias]
-        try:
-            self[alias] = self.make(alias)
-        except Unverifiable as exc:
-            self.failed[alias] = exc
-            raise
-        return self[alias]
-
-
 def local_clusters(spark, root: Path) -> dict:
-    """The Parquet dumps of a sample (spark/sample.py): <root>/kafka/<alias>/."""
+    """The Parquet dumps of a sample (infra/tools/sample.py): <root>/kafka/<alias>/."""
     from spark.clusters import ParquetCluster
-    return _Clusters(lambda alias: ParquetCluster(spark, root / "kafka" / alias))
+    return Clusters(lambda alias: ParquetCluster(spark, root / "kafka" / alias))
 
 
 def local_fetch(root: Path):
@@ -267,26 +249,11 @@ def local_fetch(root: Path):
     return fetch
 
 
-def spark_session(master: str | None):
-    from pyspark.sql import SparkSession
-    builder = SparkSession.builder.appName("kafka-replication-audit")
-    if master:
-        builder = builder.master(master)
-    if (master or "").startswith("local"):
-        # One machine: a few shuffle partitions, not Spark's 200 meant for clusters.
-        builder = builder.config("spark.sql.shuffle.partitions", "8")
-    return (builder.config("spark.sql.session.timeZone", "UTC")
-            # JAAS lines carry the SASL password: keep them out of logs and the UI.
-            .config("spark.redaction.regex", r"(?i)secret|password|token|jaas|ssl\.keystore\.key")
-            .config("spark.ui.showConsoleProgress", "false")
-            .getOrCreate())
-
-
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m spark.audit", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", type=Path, help="the audit configuration (JSON); default: <local>/audit.json")
     ap.add_argument("--out", type=Path, required=True, help="directory for report.json and detail.parquet")
-    ap.add_argument("--local", type=Path, help="read Parquet dumps instead of Kafka (a sample from spark.sample): "
+    ap.add_argument("--local", type=Path, help="read Parquet dumps instead of Kafka (a sample from infra.tools.sample): "
                                                "<local>/kafka/<alias>/, Connect offsets from <local>/connect/")
     ap.add_argument("--credentials", type=Path, default=Path("/etc/replication-audit/kafka"),
                     help="directory of <alias>/<file> credentials (mounted Secrets)")
@@ -299,11 +266,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--runs", action="store_true",
                     help="keep every run: write to <out>/runs/<UTC time>/ and copy the report to <out>/latest/")
     return ap.parse_args(argv)
-
-
-class CouldNotAudit(Exception):
-    """The run cannot produce a verdict (exit 2): bad input, an unwritable output folder, nothing
-    to audit. Never confused with findings (exit 1)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,39 +296,11 @@ def _error_report(out: Path, reason: str) -> None:
         pass
 
 
-def _check_out(out: Path) -> None:
-    existing = out
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise CouldNotAudit(f"the output folder {out} cannot be written ({existing} is not a writable folder)")
-
-
-def read_config(path: Path) -> dict:
-    """The audit configuration, checked against the contract before anything else runs."""
-    try:
-        if not path.is_file():
-            raise CouldNotAudit(f"the audit configuration {path} is not a readable file")
-        with open(path, "rb") as handle:
-            text = handle.read(CONFIG_LIMIT + 1)
-        if len(text) > CONFIG_LIMIT:
-            raise CouldNotAudit(f"the audit configuration {path} is larger than {CONFIG_LIMIT} bytes")
-        config = json.loads(text.decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise CouldNotAudit(f"cannot read the audit configuration {path}: {exc}") from None
-    found = contract.problems(config)
-    if found:
-        raise CouldNotAudit(f"the audit configuration {path} breaks contract version {contract.VERSION}: "
-                            + "; ".join(found[:10]) + (f" (and {len(found) - 10} more)" if len(found) > 10 else ""))
-    return config
-
-
-
 def _main(args) -> int:
     config_path = args.config or (args.local / "audit.json" if args.local else None)
     if config_path is None:
         raise CouldNotAudit("--config (or --local) is required")
-    _check_out(args.out)
+    check_out(args.out)
     config = read_config(config_path)
     if args.flow:
         unknown = sorted(set(args.flow) - {f["name"] for f in config["flows"]})
@@ -399,7 +333,7 @@ def _main(args) -> int:
                 cluster = config["clusters"][alias]
                 creds = args.credentials / alias
                 return KafkaCluster(spark, librdkafka_config(cluster, creds), spark_kafka_options(cluster, creds))
-            clusters, fetch = _Clusters(make), fetch_connect_offsets
+            clusters, fetch = Clusters(make), fetch_connect_offsets
         result = run(config, clusters, fetch, window, now, java_filters(spark), args.flow)
         out = args.out / "runs" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(result["startedAt"] / 1000)) \
             if args.runs else args.out

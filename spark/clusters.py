@@ -29,8 +29,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
-from spark.contract import CREDENTIAL_FILES
+from contract.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
+from contract.audit import CREDENTIAL_FILES
 from spark.offsets import Unverifiable
 
 # Spark's Kafka source with includeHeaders=true: the schema of every record DataFrame here.
@@ -103,7 +103,7 @@ def librdkafka_config(cluster: dict, credentials: Path) -> dict:
 
 def spark_kafka_options(cluster: dict, credentials: Path) -> dict:
     """Options of Spark's Kafka source (the Java client, `kafka.`-prefixed) for the same cluster:
-    the connectors' property set (spark/clientprops.py), its values taken from the mounted
+    the connectors' property set (contract/clientprops.py), its values taken from the mounted
     credential files."""
     trust, mechanism = cluster["trust"], cluster["saslMechanism"]
     values = {

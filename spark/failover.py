@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from spark.job import Clusters, CouldNotAudit, check_out, read_config
 from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
 
 PROCEDURES = ("continuous", "cutoff", "disaster")
@@ -213,7 +214,7 @@ def checkpoint_connector(name: str, info: dict) -> CheckpointConnector:
 
 def find_checkpoint_connectors(flow: dict, get: Callable[[str, str], Any]) -> list[CheckpointConnector]:
     """The flow's MirrorCheckpointConnectors, by name: each flow has Connect clusters of its own, and
-    the plan runs one checkpoint connector on each (infra/connectors.py `connectors`: a flow split
+    the plan runs one checkpoint connector on each (infra/plan/connectors.py `connectors`: a flow split
     over several Connect clusters has as many; none when checkpoints are off)."""
     found = []
     for url in sorted({c["restUrl"] for c in flow["connectors"]}):
@@ -227,7 +228,7 @@ def checkpoints_topic(flow: dict) -> str | None:
     """The flow's checkpoints topic on the target: Kafka names it `<source alias>.checkpoints.internal`
     under both policies (DefaultReplicationPolicy.checkpointsTopic; IdentityReplicationPolicy
     inherits it). The program lists it among the target's own topics of the audit configuration
-    exactly when the flow runs checkpoints (infra/names.py FlowNames.checkpoints_topic is its home
+    exactly when the flow runs checkpoints (infra/core/names.py FlowNames.checkpoints_topic is its home
     there; tests hold the two equal)."""
     if flow.get("checkpointsTopic"):
         return str(flow["checkpointsTopic"])
@@ -242,7 +243,7 @@ def _synced(connectors: list[CheckpointConnector]) -> bool:
 
 
 def allowed(policy: str, connectors: list[CheckpointConnector]) -> list[str]:
-    """The procedures the flow allows as it runs (infra/failover.py decides the same from the
+    """The procedures the flow allows as it runs (infra/plan/failover.py decides the same from the
     topology; the tests hold the two equal)."""
     return (["continuous"] if policy == "default" and _synced(connectors) else []) + ["cutoff", "disaster"]
 
@@ -614,11 +615,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    from spark.audit import CouldNotAudit, _check_out
     args = parse_args(argv)
     try:
         if args.out:
-            _check_out(args.out)
+            check_out(args.out)
         result = _main(args)
     except (CouldNotAudit, Unverifiable) as exc:
         print(f"failover error: could not tell: {exc}", file=sys.stderr)
@@ -642,7 +642,6 @@ def error_text(exc: Unverifiable, procedure: str) -> str:
 
 
 def _main(args) -> dict:
-    from spark.audit import CouldNotAudit, _Clusters, read_config
     from spark.clusters import KafkaCluster, librdkafka_config
     config = read_config(args.config)
     flows = {f["name"]: f for f in config["flows"]}
@@ -659,7 +658,7 @@ def _main(args) -> dict:
             return LiveCluster(KafkaCluster(None, client), client, alias, role)
         except Unverifiable as exc:
             raise ClusterUnverifiable(f"{alias} ({role}): {exc}", role) from None
-    clusters = _Clusters(live)
+    clusters = Clusters(live)
     filters, gateway = java_filters()
     try:
         try:

@@ -141,7 +141,7 @@ def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, back
 
 def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], filters: TopicFilters,
                max_lag: int = 0) -> list[PartitionAudit]:
-    """The offsets audit of one flow of the audit configuration (infra/audit.py).
+    """The offsets audit of one flow of the audit configuration (infra/plan/audit.py).
 
     `fetch(rest_url, connector)` returns the REST offsets payload (raising Unverifiable when it
     cannot read); `marks` are {(topic, partition): (earliest, end)} of the source's topics."""

@@ -5,7 +5,7 @@ dialect.
 Kafka's DefaultTopicFilter (connect/mirror, 3.8.0) compiles `topics` and `topics.exclude` with
 MirrorUtils.compilePatternList: the list joined with `|`, `Pattern.compile`, whole-name
 `matcher(topic).matches()`; an empty list matches nothing. The audit configuration carries both
-lists as the connector runs them (Kafka's default excludes included, spark/contract.py).
+lists as the connector runs them (Kafka's default excludes included, contract/audit.py).
 """
 
 from __future__ import annotations

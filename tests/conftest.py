@@ -15,10 +15,12 @@ import yaml
 from hypothesis import event
 from hypothesis import strategies as st
 
-from infra import releases, render, validation
-from infra.resolution import Model
-from infra.errors import TopologyError
-from infra.render import Render
+from infra.core import releases
+from infra.tools import render
+from infra.checks import validation
+from infra.topology.resolution import Model
+from infra.core.errors import TopologyError
+from infra.tools.render import Render
 from tests.material import material
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +125,7 @@ def refused_in_process(setup: str, program: str) -> tuple[list[str], str]:
     failed run leaves other uses of a refused value scheduled on Pulumi's event loop): `setup`
     is Python that prepares it, `program` an expression that declares it. It must be refused
     with a TopologyError: its report's lines, and everything the process printed."""
-    script = (f"import sys\nfrom infra.errors import TopologyError\nfrom infra.render import RecordingMocks, "
+    script = (f"import sys\nfrom infra.core.errors import TopologyError\nfrom infra.tools.render import RecordingMocks, "
               f"under_mocks\n{setup}\ntry:\n    under_mocks(lambda: {program}, RecordingMocks(), 'p', 's', {{}}, [])\n"
               "except TopologyError as exc:\n    print(exc.report())\n    sys.exit(2)\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -192,8 +194,8 @@ def unavailable(reason: str):
 def started_apiserver(tmp_path_factory, name: str):
     """A real kube-apiserver on loopback (docs/apiserver.md), as a Client, until the generator
     is closed; the tier's rule when it cannot run (`unavailable`)."""
-    from infra.rehearsal.apiserver import ServerError, apiserver_binary, start, stop
-    from infra.rehearsal.kubeapi import Client
+    from infra.tools.rehearsal.apiserver import ServerError, apiserver_binary, start, stop
+    from infra.tools.rehearsal.kubeapi import Client
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     directory = tmp_path_factory.mktemp(name)
@@ -226,7 +228,7 @@ def pytest_terminal_summary(terminalreporter):
         for what, n in sorted(RUNTIME_COUNTS.items()):
             terminalreporter.write_line(f"{n:>7}  {what}")
     if APISERVER_COUNTS:
-        from infra.rehearsal.apiserver import version
+        from infra.tools.rehearsal.apiserver import version
         terminalreporter.write_sep("-", f"API server tier (kube-apiserver {version()})")
         for what, n in sorted(APISERVER_COUNTS.items()):
             terminalreporter.write_line(f"{n:>7}  {what}")

@@ -1,4 +1,4 @@
-"""Random Java regexes over the dialect infra/jregex.py models, random names for them, and the
+"""Random Java regexes over the dialect infra/filters/jregex.py models, random names for them, and the
 JDK's verdict (tests/runtime/RegexCheck.java). Shared by the differential tests and the benchmark."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from infra import jregex
+from infra.filters import jregex
 
 JAVA = Path(__file__).resolve().parent / "runtime" / "RegexCheck.java"
 # Characters names are drawn from: Kafka's topic characters, and a few others that group names

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
-from infra import stores
+from infra.core import stores
 
 _NOT_BEFORE = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
 _NOT_AFTER = datetime.datetime(2045, 1, 1, tzinfo=datetime.timezone.utc)
@@ -62,7 +62,7 @@ def material(alias: str) -> Material:
 
 
 def secrets_for(alias: str, truststore_password: str, trust: str = "jks") -> dict[str, str]:
-    """Every secret item of `alias` (infra/config.py SECRET_ITEMS) but its SASL password."""
+    """Every secret item of `alias` (infra/deploy/config.py SECRET_ITEMS) but its SASL password."""
     m = material(alias)
     store = m.truststore_jks(truststore_password) if trust == "jks" else m.truststore_pkcs12(truststore_password)
     return {f"{alias}.caCert": m.ca_pem, f"{alias}.truststore": store,

@@ -11,7 +11,8 @@ import sys
 import pytest
 import yaml
 
-from infra import jregex, topics, validation
+from infra.filters import jregex, topics
+from infra.checks import validation
 from tests import jregex_gen as gen
 from tests.test_guardrails import accepted, problems, topo
 

@@ -3,7 +3,7 @@ tools/engine/kube-apiserver/go.mod), and the RBAC the renders create proven with
 SubjectAccessReviews against its real authorizer.
 
 The server is built by tools/engine/build.sh (`make engine`) and started per session on loopback
-(infra/rehearsal/apiserver.py). Without it these tests skip; with APISERVER_REQUIRED=1 (set by
+(infra/tools/rehearsal/apiserver.py). Without it these tests skip; with APISERVER_REQUIRED=1 (set by
 .ci/run) they fail instead, so CI cannot pass without the server. Every object, the audit's
 batch/v1 CronJob included, is sent as a dry run with strict field validation, so the server itself
 refuses a misspelt field; what it returns is compared with what was sent as a second check. The
@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import names, render
-from infra.rehearsal.apiserver import ServerError, apiserver_binary, kubeconfig, start_many, stop
-from infra.rehearsal.kube import install_crds
-from infra.rehearsal.kubeapi import ApiError, Client, service_account_user
+from infra.core import names
+from infra.tools import render
+from infra.tools.rehearsal.apiserver import ServerError, apiserver_binary, kubeconfig, start_many, stop
+from infra.tools.rehearsal.kube import install_crds
+from infra.tools.rehearsal.kubeapi import ApiError, Client, service_account_user
 from tests.conftest import APISERVER_COUNTS as COUNTS
 from tests.conftest import CRDS, ROOT, render_topology, unavailable
 from tests.test_references import REF
@@ -305,7 +306,7 @@ def test_a_cluster_without_the_prometheus_operator_deploys_the_defaults(apiserve
 
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 # What Spark's driver needs in client mode with executors as pods, stated here independently of
-# the plan (infra/audit.py) so that the two are compared: executor pods, and their ConfigMap.
+# the plan (infra/plan/audit.py) so that the two are compared: executor pods, and their ConfigMap.
 SPARK_DRIVER_NEEDS = {("pods", v) for v in ("create", "delete", "deletecollection", "get", "list", "watch")} | \
                      {("configmaps", v) for v in ("create", "delete", "deletecollection", "get", "list")}
 AUDIT_PROBED = ("pods", "configmaps", "secrets", "services", "persistentvolumeclaims", "serviceaccounts")
@@ -529,7 +530,7 @@ def test_a_rehearsal_replaces_a_claim_an_earlier_one_left(apiserver):
     """This server runs no controllers: a PersistentVolumeClaim an earlier rehearsal left (the
     audit's reports claim) carries `kubernetes.io/pvc-protection` forever once deleted, unless the
     rehearsal clears it as the controller would (no pod uses it)."""
-    from infra.rehearsal.kube import ApiServerKube
+    from infra.tools.rehearsal.kube import ApiServerKube
     kube = ApiServerKube(apiserver)
     apiserver.ensure({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "claims-again"}})
     claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",

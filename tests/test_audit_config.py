@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from infra import validation
-from infra.audit import audit_config
-from infra.plan import plan
+from infra.checks import validation
+from infra.plan.audit import audit_config
+from infra.plan.stack import plan
 from tests import patterns
 from tests.conftest import DOC_TOPOLOGY
 

@@ -1,5 +1,5 @@
 """The data audit on generated samples: every injected fault found exactly, against the
-simulation's ground truth (spark/sample.py), and no false positive."""
+simulation's ground truth (infra/tools/sample.py), and no false positive."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from spark import audit, data, sample
+from spark import audit, data
+from infra.tools import sample
 from spark.offsets import Unverifiable
 
 COMPARED = ("status", "sourceRecords", "targetRecords", "missing", "missingRanges", "duplicate", "unexpected",

@@ -12,12 +12,14 @@ import time
 
 import pytest
 
-from infra.audit import audit_config
-from infra.plan import plan
-from spark import audit, contract, sample
+from infra.plan.audit import audit_config
+from infra.plan.stack import plan
+from spark import audit
+from contract import audit as contract
+from infra.tools import sample
 from spark.offsets import Unverifiable, fetch_connect_offsets
 from tests.conftest import doc_topology
-from infra import validation
+from infra.checks import validation
 
 
 @pytest.fixture(scope="module")

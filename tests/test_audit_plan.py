@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from infra import render, validation
-from infra.audit import audit_config, spark_role_rules
-from infra.errors import TopologyError
-from infra.plan import plan
+from infra.tools import render
+from infra.checks import validation
+from infra.plan.audit import audit_config, spark_role_rules
+from infra.core.errors import TopologyError
+from infra.plan.stack import plan
 from tests.conftest import SECRETS, by_kind_name, doc_topology, render_topology
 from tests.test_schemas import validate
 
@@ -226,7 +227,7 @@ def test_the_image_holds_what_the_cronjob_runs():
     time)."""
     from pathlib import Path
 
-    from infra.audit import AUDIT_MODULE
+    from infra.plan.audit import AUDIT_MODULE
     dockerfile = (Path(__file__).parent.parent / "spark" / "Dockerfile").read_text()
     root = AUDIT_MODULE.rsplit("/spark/", 1)[0]
     assert f"COPY spark {root}/spark" in dockerfile

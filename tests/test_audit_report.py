@@ -140,10 +140,10 @@ def test_spark_options_for_mtls_and_a_jks_truststore(tmp_path: Path):
 ], ids=["sasl-jks", "scram-pem", "mtls-pkcs12", "plaintext"])
 def test_audit_and_connectors_use_one_property_set(tmp_path: Path, security):
     """The audit's Spark Kafka options are the connectors' source.cluster.* properties: same keys,
-    same constants (both come from spark.clientprops.java_client_props)."""
-    from infra import validation
-    from infra.audit import audit_config
-    from infra.plan import plan
+    same constants (both come from contract.clientprops.java_client_props)."""
+    from infra.checks import validation
+    from infra.plan.audit import audit_config
+    from infra.plan.stack import plan
     topo = validation.parse({"clusters": {"a": {"bootstrapServers": "a:9093", "security": security},
                                      "b": {"bootstrapServers": "b:9093"}},
                         "flows": [{"source": "a", "target": "b", "topics": ["t"]}]})

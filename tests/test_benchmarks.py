@@ -52,7 +52,7 @@ def test_audit_benchmark_runs_at_a_tiny_size():
 
 @pytest.mark.runtime
 def test_replication_benchmark_runs_at_a_tiny_size():
-    from infra.rehearsal.apiserver import apiserver_binary
+    from infra.tools.rehearsal.apiserver import apiserver_binary
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     out = bench("replication.py", "--records", "200", "--rounds", "1", timeout=1200)

@@ -9,9 +9,10 @@ import copy
 import pytest
 import yaml
 
-from infra import render, validation
-from infra.errors import TopologyError
-from infra.rules import service_address
+from infra.tools import render
+from infra.checks import validation
+from infra.core.errors import TopologyError
+from infra.checks.rules import service_address
 
 REGIONS = yaml.safe_load(open(render.stack_config.ROOT / "stacks" / "regions.yaml"))
 
@@ -60,13 +61,13 @@ def test_a_pod_address_used_from_another_kubernetes_cluster_is_refused():
 
 # ------------------------------------------------------------------ one table, each representation
 
-from infra.connection import heartbeat_client, source_connection, target_connection  # noqa: E402
-from infra.names import FlowNames  # noqa: E402
-from infra.releases import WorkerFile  # noqa: E402
-from infra.schema import Cluster, TargetConnection  # noqa: E402
-from spark.clientprops import CLIENT_ITEMS, INLINE_PEM, STORE_FILES, WORKER_FILE, client_props  # noqa: E402
+from infra.plan.connection import heartbeat_client, source_connection, target_connection  # noqa: E402
+from infra.core.names import FlowNames  # noqa: E402
+from infra.core.releases import WorkerFile  # noqa: E402
+from infra.topology.schema import Cluster, TargetConnection  # noqa: E402
+from contract.clientprops import CLIENT_ITEMS, INLINE_PEM, STORE_FILES, WORKER_FILE, client_props  # noqa: E402
 from spark.clusters import spark_kafka_options  # noqa: E402
-from spark.contract import CREDENTIAL_FILES  # noqa: E402
+from contract.audit import CREDENTIAL_FILES  # noqa: E402
 
 N = FlowNames("f", "s", "t")
 MODES = {
@@ -115,7 +116,7 @@ def test_store_file_representation_keys(mode, tmp_path):
     sec = MODES[mode]
     mechanism, tls = sec.get("sasl", {}).get("mechanism"), sec.get("tls")
     trust, cc = (tls["trust"], tls.get("clientCertificate", False)) if tls else (None, False)
-    from spark.clientprops import Security
+    from contract.clientprops import Security
     assert [p.key for p in client_props(STORE_FILES, Security(mechanism, trust, cc))] == STORE_FILE_KEYS[mode]
     # The documented connector settings, under their prefix.
     assert list(source_connection("s", cluster(mode), N).properties("source.cluster.")) == [
@@ -138,7 +139,7 @@ def test_inline_pem_and_worker_file_representation_keys(mode):
     assert list(worker.properties("")) == WORKER_KEYS[mode]
     assert set(worker.properties("").values()) <= {f"${{file:/tmp/strimzi-connect.properties:{k}}}"
                                                    for k in WORKER_KEYS[mode]}
-    from infra.connection import security
+    from infra.plan.connection import security
     assert [p.key for p in client_props(INLINE_PEM, security(c))] == INLINE_KEYS[mode]
     assert [p.key for p in client_props(WORKER_FILE, security(c))] == WORKER_KEYS[mode]
 
@@ -172,7 +173,7 @@ def test_heartbeat_override_keys(mode, worker, expected):
 ])
 def test_the_heartbeat_representations_come_from_the_table(representation, expected):
     """A PEM-trusting mTLS source, over a worker that sets both store families in each way."""
-    from spark.clientprops import Security, heartbeat_props
+    from contract.clientprops import Security, heartbeat_props
     props = heartbeat_props(representation, representation, Security(None, "pem", True))
     assert [(p.key, p.item or f"={p.constant}") for p in props] == [
         ("bootstrap.servers", "bootstrap"), ("security.protocol", "protocol"), *expected]

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from infra import validation
+from infra.checks import validation
 from tests.test_guardrails import accepted, problems, topo
 
 IDENTITY = {"replicationPolicy": "identity", "topicsExclude": ".*heartbeats"}

@@ -10,8 +10,8 @@ import pulumi
 import pytest
 
 from components import ReplicationFlow, ReplicationTopology
-from infra.errors import TopologyError
-from infra.render import RecordingMocks, under_mocks
+from infra.core.errors import TopologyError
+from infra.tools.render import RecordingMocks, under_mocks
 from tests.conftest import ROOT, SECRETS, doc_topology, refused_in_process
 from tests.material import material
 

@@ -13,10 +13,10 @@ import pytest
 
 from components import ReplicationFlow, ReplicationTopology
 from components.replication import provider_schema
-from infra import render
-from infra.errors import TopologyError
-from infra.names import FlowNames
-from infra.render import RecordingMocks, under_mocks
+from infra.tools import render
+from infra.core.errors import TopologyError
+from infra.core.names import FlowNames
+from infra.tools.render import RecordingMocks, under_mocks
 from tests.conftest import ROOT, SECRETS, doc_topology, refused_in_process, render_topology
 from tests.material import material
 from tests.urns import Recorder, Registered, make_urn
@@ -56,7 +56,7 @@ def test_every_urn_deployed_before_the_components_is_kept(stack):
             new.append(urn)
     assert set(kept) == before
     # Objects the program gained since, with no URN to keep: each Connect cluster's metrics
-    # rules ConfigMap (infra/metrics.py), under its flow's ClusterAccess.
+    # rules ConfigMap (infra/plan/metrics.py), under its flow's ClusterAccess.
     metrics_rules = "$kafka-replication:flow:ClusterAccess$kubernetes:core/v1:ConfigMap::"
     added = [u for u in new if metrics_rules in u and u.endswith("/" + FlowNames("f", "s", "t").metrics_configmap)]
     assert len(added) == len([o for o in result.objects() if o["kind"] == "KafkaConnect"])
@@ -210,7 +210,7 @@ def test_secret_material_given_as_an_output_is_checked_when_it_resolves():
 def test_each_secret_item_given_as_an_output_is_checked_once(monkeypatch):
     """Hundreds of objects use a stack's few secret items: each item is one Output, checked once
     when it resolves, not once per object that holds it (docs/performance.md)."""
-    from infra import config as stack_config
+    from infra.deploy import config as stack_config
     checked: list[str] = []
     real = stack_config.unusable_secrets
 

@@ -1,7 +1,7 @@
 """`kafka-replication diff`: pairs of topologies with the exact change each makes and what it does.
 
 Each case renders the dev stack twice (stacks/dev.yaml and a copy with one change) through the
-offline render, as the command does, and compares them (infra/diff.py). The git path runs the
+offline render, as the command does, and compares them (infra/tools/diff.py). The git path runs the
 command for real in a repository of its own: the base tree's program renders in a child process.
 """
 
@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from infra import diff, render, topics
+from infra.tools import diff, render
+from infra.filters import topics
 from infra.__main__ import main
-from infra.config import ROOT
+from infra.deploy.config import ROOT
 from tests.conftest import SECRETS
 
 NS = "repl-us-west-us-east"

@@ -191,9 +191,9 @@ def test_step9_mirror_source_connector(doc_objects):
         **prefixed("source.cluster.", SOURCE_CONNECTION),
         "target.cluster.alias": cfmap("target-us-east", "alias"),
         **prefixed("target.cluster.", TARGET_FROM_WORKER),
-        # Kafka 3.8: the MirrorSource MBeans carry `source` as on Kafka 4 (infra/metrics.py).
+        # Kafka 3.8: the MirrorSource MBeans carry `source` as on Kafka 4 (infra/plan/metrics.py).
         "add.source.alias.to.metrics": True,
-        # A changed filter or policy changes the spec, so Strimzi sends it (infra/connectors.py).
+        # A changed filter or policy changes the spec, so Strimzi sends it (infra/plan/connectors.py).
         "kafka-replication.configmaps.digest": digest(doc_objects, c["spec"]["config"]),
     }
 

@@ -35,12 +35,16 @@ import jsonschema
 import pytest
 import yaml
 
-from infra import deployment, names, outputs, policies, render
-from infra.errors import TopologyError
-from infra.offsets import is_patch
-from infra.rehearsal.apiserver import ServerError, State, kubeconfig, start_many, stop
-from infra.rehearsal.kube import install_crds
-from infra.rehearsal.kubeapi import Client
+from infra.deploy import deployment
+from infra.core import names
+from contract import outputs
+from infra.checks import policies
+from infra.tools import render
+from infra.core.errors import TopologyError
+from infra.plan.offsets import is_patch
+from infra.tools.rehearsal.apiserver import ServerError, State, kubeconfig, start_many, stop
+from infra.tools.rehearsal.kube import install_crds
+from infra.tools.rehearsal.kubeapi import Client
 from tests.conftest import CRDS, ROOT, unavailable
 from tests.engine import driver, harness
 from tests.material import secrets_for
@@ -612,7 +616,7 @@ def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
             before = after
     # The small steps, spelled out.
     # The connectors that read the filter are updated too: their digest of the ConfigMap values
-    # they read changes, so Strimzi sends them and Connect restarts them (infra/connectors.py).
+    # they read changes, so Strimzi sends them and Connect restarts them (infra/plan/connectors.py).
     assert seen["topic filter"] == {
         "kubernetes:core/v1:ConfigMap::repl-us-west-us-east/replication": REPLACE,
         "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE,
@@ -689,7 +693,7 @@ def test_an_offsets_request_is_asked_once(engine, tmp_path):
 
 def test_the_policy_pack_passes_our_preview_and_stops_a_program_written_by_hand(engine, tmp_path):
     """`pulumi preview --policy-pack` (docs/policy.md) with the pack of policy/: its policies, and
-    the rules of infra/policies.py they call, as the CLI runs them. The pack runs as an executable
+    the rules of infra/checks/policies.py they call, as the CLI runs them. The pack runs as an executable
     analyzer (harness.Engine.policy_pack) because the Python language host, through which the CLI
     starts a directory pack, cannot be built here (it is not on the Go module proxy); the CLI
     launches the executable as the analyzer plugin itself and reads the PulumiPolicy.yaml beside it.

@@ -1,9 +1,9 @@
 """`pulumi up` waits for Ready, and Ready comes from the Connect REST API (docs/engine.md).
 
 The engine tier (the real Pulumi CLI and Kubernetes provider) deploys the dev stack, made local
-as a rehearsal runs it (infra/rehearsal/run.py `local_topology`), with its readiness wait on,
+as a rehearsal runs it (infra/tools/rehearsal/run.py `local_topology`), with its readiness wait on,
 to a real kube-apiserver, while the runtime tier runs it: the topology's Kafka clusters on this
-machine, and the operator stand-in's reconciler (infra/rehearsal/watch.py) watching the server,
+machine, and the operator stand-in's reconciler (tests/support/watch.py) watching the server,
 starting a Connect worker for the KafkaConnect Pulumi creates, sending it each KafkaConnector,
 and writing each object's status from what the worker's REST API reports. No other code writes
 a status: the server's managedFields name the writer of each.
@@ -17,13 +17,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import names, render
-from infra.rehearsal import jars
-from infra.rehearsal.apiserver import stop
-from infra.rehearsal.kube import ApiServerKube, install_crds
-from infra.rehearsal.kubeapi import Client
-from infra.rehearsal.run import Rehearsal, local_topology, secret_material
-from infra.rehearsal.watch import FIELD_MANAGER, Reconciler, connector_condition, without_times
+from infra.core import names
+from infra.tools import render
+from infra.tools.rehearsal import jars
+from infra.tools.rehearsal.apiserver import stop
+from infra.tools.rehearsal.kube import ApiServerKube, install_crds
+from infra.tools.rehearsal.kubeapi import Client
+from infra.tools.rehearsal.run import Rehearsal, local_topology, secret_material
+from tests.support.watch import FIELD_MANAGER, Reconciler, connector_condition, without_times
 from tests.conftest import CRDS, ROOT, RUNTIME_COUNTS, unavailable
 from tests.engine import harness
 from tests.engine.harness import CREATE, DELETE

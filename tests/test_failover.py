@@ -1,4 +1,4 @@
-"""Failover and failback: the plan's outputs and guardrails (infra/failover.py) and the readiness
+"""Failover and failback: the plan's outputs and guardrails (infra/plan/failover.py) and the readiness
 check's decoding and verdicts (spark/failover.py). Checkpoint bytes come from Kafka's own
 Checkpoint class of every supported release line, run on the JDK; the readiness check on real
 clusters is tests/test_runtime_failover.py."""
@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from infra import failover, validation
-from infra.plan import plan
-from infra.rehearsal import jars
-from infra.releases import SUPPORTED
-from infra.resolution import resolve
-from infra.schema import FailoverProcedure, Topology
+from infra.plan import failover
+from infra.checks import validation
+from infra.plan.stack import plan
+from infra.tools.rehearsal import jars
+from infra.core.releases import SUPPORTED
+from infra.topology.resolution import resolve
+from infra.topology.schema import FailoverProcedure, Topology
 from spark import failover as readiness
 from spark.failover import (Checkpoint, CheckpointConnector, GroupState, Observed, Stamped, decode_checkpoint,
                             judge, newest_checkpoints)
@@ -216,7 +217,7 @@ def test_the_guardrails_accept_what_the_documents_allow():
 
 
 def test_the_job_and_the_plan_allow_the_same_procedures():
-    """spark/failover.py judges the running connector, infra/failover.py the topology: one rule."""
+    """spark/failover.py judges the running connector, infra/plan/failover.py the topology: one rule."""
     for policy in ("default", "identity"):
         for checkpoints, sync in ((True, True), (True, False), (False, True)):
             fp = flow_plan(replicationPolicy=policy, checkpoints=checkpoints, syncGroupOffsets={"enabled": sync})
@@ -227,7 +228,7 @@ def test_the_job_and_the_plan_allow_the_same_procedures():
 
 
 def test_the_job_names_the_checkpoints_topic_as_the_plan_does():
-    from infra.audit import audit_config
+    from infra.plan.audit import audit_config
     for flow in ({}, {"checkpoints": False}, {"replicationPolicy": "identity"}, {"bidirectional": True}):
         model = validation.parse({**topo({}, {}, **flow), "audit": {}})
         stack = plan(model)

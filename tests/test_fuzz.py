@@ -148,8 +148,8 @@ def test_component_arguments_are_answered_with_one_clear_error(seed, topology, c
     from hypothesis import event
 
     from components import ReplicationFlow, ReplicationTopology
-    from infra.errors import TopologyError
-    from infra.render import RecordingMocks, under_mocks
+    from infra.core.errors import TopologyError
+    from infra.tools.render import RecordingMocks, under_mocks
     from tests.conftest import SECRETS
     from tests.test_component_args import flow_args
 

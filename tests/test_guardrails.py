@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from infra import schema, validation
-from infra.resolution import Model
-from infra.errors import TopologyError
+from infra.topology import schema
+from infra.checks import validation
+from infra.topology.resolution import Model
+from infra.core.errors import TopologyError
 from tests import patterns
 from tests.conftest import on_release, doc_topology
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import reading, render, validation
-from infra.errors import TopologyError
+from infra.core import reading
+from infra.tools import render
+from infra.checks import validation
+from infra.core.errors import TopologyError
 from tests.conftest import ROOT, SECRETS, doc_topology
 
 

@@ -1,4 +1,4 @@
-"""infra/jregex.py against the JDK: Kafka's filters are java.util.regex patterns, so Java is the
+"""infra/filters/jregex.py against the JDK: Kafka's filters are java.util.regex patterns, so Java is the
 oracle (tests/runtime/RegexCheck.java). Random patterns over the dialect (and just outside it)
 with names likely to match, their near misses and line-terminator cases, thousands per run:
 
@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from infra import jregex, topics
+from infra.filters import jregex, topics
 from tests import jregex_gen as gen
 
 SEED = int(os.environ.get("JREGEX_SEED", "20261121"))

@@ -1,4 +1,4 @@
-"""A kubeconfig in secret config is checked before anything deploys (infra/kubeconfig.py).
+"""A kubeconfig in secret config is checked before anything deploys (infra/deploy/kubeconfig.py).
 
 Two parts: the exact reason for each rule, offline; and, in the API-server tier, kubectl v1.37.2
 (client-go of that release, built with the server by tools/engine/build.sh) as the oracle.
@@ -22,9 +22,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infra import kubeconfig, names, render
-from infra.errors import TopologyError
-from infra.rehearsal.apiserver import State, kubectl_binary
+from infra.deploy import kubeconfig
+from infra.core import names
+from infra.tools import render
+from infra.core.errors import TopologyError
+from infra.tools.rehearsal.apiserver import State, kubectl_binary
 from tests.conftest import APISERVER_COUNTS as COUNTS
 from tests.conftest import ROOT, render_topology, unavailable
 from tests.material import material
@@ -499,8 +501,10 @@ def test_a_kubeconfig_given_as_an_output_is_checked_when_it_resolves():
     script = f"""
 import sys, pulumi, yaml
 from components import ReplicationTopology
-from infra import deployment, reading, render
-from infra.errors import TopologyError
+from infra.deploy import deployment
+from infra.core import reading
+from infra.tools import render
+from infra.core.errors import TopologyError
 document = reading.load_yaml_file("stacks/regions.yaml", "topology file")
 keys = deployment.secret_keys(*deployment.prepare(document, "regions"))
 secrets = {{key: render.placeholder(key) for key in keys}}

@@ -11,9 +11,12 @@ import json
 import pytest
 import yaml
 
-from infra import names, outputs, render, validation
-from infra.errors import TopologyError
-from infra.rules import service_address
+from infra.core import names
+from contract import outputs
+from infra.tools import render
+from infra.checks import validation
+from infra.core.errors import TopologyError
+from infra.checks.rules import service_address
 from tests.conftest import render_topology
 
 REGIONS = yaml.safe_load(open(render.stack_config.ROOT / "stacks" / "regions.yaml"))
@@ -189,7 +192,7 @@ def test_kubernetes_names_are_declared():
 
 
 def _planned(data: dict) -> dict[str, dict]:
-    from infra.plan import plan
+    from infra.plan.stack import plan
     return {o["metadata"]["name"]: o for o in plan(validation.parse(data)).objects
             if o["kind"] in ("KafkaConnect", "KafkaConnector")}
 

@@ -1,4 +1,4 @@
-"""infra/metrics.py and its place in the plan: the JMX exporter's rules per release, the
+"""infra/plan/metrics.py and its place in the plan: the JMX exporter's rules per release, the
 KafkaConnect's metricsConfig and its ConfigMap, what the connectors need, the refusals, and
 `metrics: false`. The rules are proven against the real worker in tests/test_runtime_metrics.py;
 here they are held exactly, and run through a model of the exporter's matching."""
@@ -11,11 +11,12 @@ import re
 import pytest
 import yaml
 
-from infra import metrics, plan, validation
-from infra.names import FlowNames
-from infra.resolution import resolve
-from infra.schema import Topology
-from infra.releases import SUPPORTED, Flavour, find
+from infra.plan import metrics, stack as plan
+from infra.checks import validation
+from infra.core.names import FlowNames
+from infra.topology.resolution import resolve
+from infra.topology.schema import Topology
+from infra.core.releases import SUPPORTED, Flavour, find
 from tests.conftest import RELEASES, doc_topology, on_release
 from tests.material import material
 
@@ -35,7 +36,7 @@ def _model(flavour: str, version: str, **monitoring):
     topo = on_release(doc_topology(), flavour, version)
     if monitoring:
         topo["monitoring"] = monitoring
-    # The model as resolved, before the rules: the refusals of infra/metrics.py are tested as such.
+    # The model as resolved, before the rules: the refusals of infra/plan/metrics.py are tested as such.
     return resolve(Topology.model_validate(topo))
 
 
@@ -274,7 +275,7 @@ def test_connector_config_per_release(flavour, version):
                                                             "prometheus.metrics.reporter.listener.enable")
 
 
-# -- the stand-in operator (infra/rehearsal/operator.py): what the release does with metricsConfig
+# -- the stand-in operator (infra/tools/rehearsal/operator.py): what the release does with metricsConfig
 
 
 def _connect(flavour: str, version: str, **monitoring) -> tuple[dict, dict[str, dict[str, str]]]:
@@ -289,7 +290,7 @@ def _connect(flavour: str, version: str, **monitoring) -> tuple[dict, dict[str, 
     ("strimzi", "0.48.0", "KAFKA_CONNECT_JMX_EXPORTER_ENABLED"),
     ("strimzi", "1.2.0", "KAFKA_CONNECT_JMX_EXPORTER_ENABLED")])
 def test_operator_attaches_the_agent_as_the_release_does(flavour, version, variable):
-    from infra.rehearsal import operator
+    from infra.tools.rehearsal import operator
     connect, maps = _connect(flavour, version)
     release = find(Flavour(flavour), version)
     setup = operator.worker(release, connect, {"target-us-east-ca": {"ca.crt": material("us-east").ca_pem.encode()},
@@ -307,7 +308,7 @@ def test_operator_attaches_the_agent_as_the_release_does(flavour, version, varia
 
 
 def test_operator_refuses_a_missing_rules_configmap_or_key():
-    from infra.rehearsal import operator
+    from infra.tools.rehearsal import operator
     connect, maps = _connect("csm", "1.2")
     with pytest.raises(operator.OperatorRefusal, match=f"^ConfigMap {RULES} does not exist$"):
         operator.metrics_json(connect, {k: v for k, v in maps.items() if k != RULES})

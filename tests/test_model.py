@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from infra import render, validation
-from infra.errors import TopologyError
+from infra.tools import render
+from infra.checks import validation
+from infra.core.errors import TopologyError
 from tests.conftest import ROOT, doc_topology, write_topology
 
 

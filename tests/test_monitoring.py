@@ -1,4 +1,4 @@
-"""The monitoring objects (infra/monitoring.py): the PodMonitor, the PrometheusRule and the Grafana
+"""The monitoring objects (infra/plan/monitoring.py): the PodMonitor, the PrometheusRule and the Grafana
 dashboard as rendered, field by field; every rule checked by `promtool check rules` and every
 alert unit-tested by `promtool test rules` on series shaped as the real worker's scrape shows
 (tests/data/scrape/*.txt, written by tests/test_runtime_metrics.py), firing exactly the expected
@@ -23,10 +23,12 @@ import jsonschema
 import pytest
 import yaml
 
-from infra import monitoring, names, render
-from infra.deployment import prepare
-from infra.errors import TopologyError
-from infra.monitoring import DEFAULTS, Thresholds
+from infra.plan import monitoring
+from infra.core import names
+from infra.tools import render
+from infra.deploy.deployment import prepare
+from infra.core.errors import TopologyError
+from infra.plan.monitoring import DEFAULTS, Thresholds
 from tests.conftest import ROOT, by_kind_name, doc_topology, on_release, render_topology, unavailable
 
 PROMTOOL_CACHE = Path.home() / ".cache" / "kafka-replication" / "promtool" / "usr" / "bin" / "promtool"
@@ -292,7 +294,7 @@ def test_deterministic_and_sorted():
 def test_problems_a_checkpoint_interval_that_is_no_number():
     topo = monitored()
     topo["flows"][0]["config"] = {"checkpoint": {"emit.checkpoints.interval.seconds": "1m"}}
-    # Refused with the rules (infra/failover.py reads the same interval for the failover wait).
+    # Refused with the rules (infra/plan/failover.py reads the same interval for the failover wait).
     with pytest.raises(TopologyError) as exc:
         model_of(topo)
     assert [str(p) for p in exc.value.problems] == [
@@ -389,7 +391,7 @@ def test_objects_validate_against_the_operator_crds():
 
 # ----------------------------------------------------------------- series the scrape has
 
-# Series shapes of the metrics contract (infra/metrics.py), standing in until the runtime tier
+# Series shapes of the metrics contract (infra/plan/metrics.py), standing in until the runtime tier
 # has written tests/data/scrape/*.txt: `name -> label names`.
 CONTRACT: dict[str, frozenset[str]] = {
     "kafka_connect_connector_status": frozenset({"connector", "status"}),

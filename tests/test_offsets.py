@@ -1,4 +1,4 @@
-"""Offsets as code (infra/offsets.py, docs/operations.md#offsets-as-code): what a request renders
+"""Offsets as code (infra/plan/offsets.py, docs/operations.md#offsets-as-code): what a request renders
 (the KafkaConnector's spec field, the alter ConfigMap in the Connect REST API's body, the Patch
 resource setting the operator's annotation, with its options as the engine receives them), and
 every refusal with its exact message."""
@@ -12,12 +12,12 @@ import pytest
 import yaml
 from pulumi.runtime import mocks
 
-from infra import render
-from infra.errors import TopologyError
-from infra.offsets import Target, alter_body, checkpoint_topic, checkpointed_topic, is_patch
-from infra.offsets import problems as offsets_problems
-from infra.resolution import resolve
-from infra.schema import ConnectorState, PartitionOffset, Policy, Topology
+from infra.tools import render
+from infra.core.errors import TopologyError
+from infra.plan.offsets import Target, alter_body, checkpoint_topic, checkpointed_topic, is_patch
+from infra.plan.offsets import problems as offsets_problems
+from infra.topology.resolution import resolve
+from infra.topology.schema import ConnectorState, PartitionOffset, Policy, Topology
 from tests.conftest import ROOT, render_topology, write_topology
 
 BASE = {
@@ -430,7 +430,7 @@ JACKSON = """{
 
 
 def test_the_listed_offsets_are_printed_as_jackson_prints_them():
-    from infra.rehearsal.offsets import pretty
+    from infra.tools.rehearsal.offsets import pretty
     value = {"offsets": [{"partition": {"cluster": "a", "partition": 0, "topic": "té"}, "offset": {"offset": 5}},
                          {"partition": {"x": []}, "offset": None}], "e": {}, "n": [1, [2, {"a": True}]], "f": 1.5}
     assert pretty(value) == JACKSON
@@ -460,7 +460,7 @@ def annotated(action: str, **spec) -> dict:
 
 
 def test_the_stand_in_lists_alters_and_resets_as_the_operator_does(monkeypatch):
-    from infra.rehearsal import offsets as standin
+    from infra.tools.rehearsal import offsets as standin
     monkeypatch.setattr(standin.time, "sleep", lambda s: None)
     answer = {"offsets": [{"partition": {"cluster": "a", "partition": 0, "topic": "t"}, "offset": {"offset": 9}}]}
     worker = FakeWorker(["RUNNING"], answer)
@@ -498,16 +498,16 @@ def test_the_stand_in_lists_alters_and_resets_as_the_operator_does(monkeypatch):
     (annotated("rewind"), {}, "c: strimzi.io/connector-offsets=rewind is none of list, alter, reset"),
 ])
 def test_the_stand_in_refuses_what_the_operator_refuses(connector, configmaps, message):
-    from infra.rehearsal import offsets as standin
-    from infra.rehearsal.process import RuntimeStartError
+    from infra.tools.rehearsal import offsets as standin
+    from infra.tools.rehearsal.process import RuntimeStartError
     with pytest.raises(RuntimeStartError) as exc:
         standin.manage(FakeWorker(["STOPPED"]), connector, configmaps)
     assert str(exc.value) == message
 
 
 def test_the_stand_in_alters_a_stopped_connector_only(monkeypatch):
-    from infra.rehearsal import offsets as standin
-    from infra.rehearsal.process import RuntimeStartError
+    from infra.tools.rehearsal import offsets as standin
+    from infra.tools.rehearsal.process import RuntimeStartError
     clock = iter(range(0, 1000, 30))
     monkeypatch.setattr(standin.time, "monotonic", lambda: next(clock))
     monkeypatch.setattr(standin.time, "sleep", lambda s: None)

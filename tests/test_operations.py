@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from infra import render
-from infra.errors import TopologyError
+from infra.tools import render
+from infra.core.errors import TopologyError
 from tests.conftest import ROOT, by_kind_name, doc_topology, on_release, render_topology, write_topology
 from tests.test_schemas import validate
 
@@ -103,7 +103,7 @@ def test_cli_refuses_the_one_step_rollout(tmp_path):
 
 
 def test_consumer_settings_owned_by_the_flow_cannot_be_overridden():
-    from infra import validation
+    from infra.checks import validation
     t = flow_topology(config={"source": {"source.consumer.isolation.level": "read_uncommitted"}})
     with pytest.raises(TopologyError, match="config.source.source.consumer.isolation.level"):
         validation.parse(t)

@@ -1,5 +1,5 @@
 """The versioned outputs contract: every render's outputs keep docs/outputs.schema.json, the
-schema refuses drift, and infra/outputs.py reads them typed for other teams' programs."""
+schema refuses drift, and contract/outputs.py reads them typed for other teams' programs."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import pytest
 from pulumi.runtime.sync_await import _sync_await
 
 import pulumi
-from infra import outputs, validation
-from infra.failover import failover_outputs
-from infra.audit import plan_audit
-from infra.plan import plan
+from contract import outputs
+from infra.checks import validation
+from infra.plan.failover import failover_outputs
+from infra.plan.audit import plan_audit
+from infra.plan.stack import plan
 from tests.conftest import ROOT
 from tests.test_runtime import renders
 
@@ -107,7 +108,7 @@ def test_the_reader_works_on_a_stack_reference(all_outputs):
 
 
 def with_failover(data: dict) -> dict:
-    """The outputs with each flow's `failover` (infra/failover.py), as plan.flow_outputs adds them."""
+    """The outputs with each flow's `failover` (infra/plan/failover.py), as plan.flow_outputs adds them."""
     out = stack_outputs(data)
     for fp in plan(validation.parse(data)).flows:
         out["flows"][fp.name].update(json.loads(json.dumps(failover_outputs(fp.direction))))

@@ -1,4 +1,4 @@
-"""infra/outputs.py reads what the program writes: the outputs of every stack and variant the
+"""contract/outputs.py reads what the program writes: the outputs of every stack and variant the
 suite renders, written by the program under Pulumi's mocks, validate against
 docs/outputs.schema.json and read back equal to what was written. Anything else is refused with a
 ContractError naming the offending value's path, and no JSON value makes `read` raise anything
@@ -17,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infra import outputs, render, validation
-from infra.failover import failover_outputs
-from infra.plan import plan
+from contract import outputs
+from infra.tools import render
+from infra.checks import validation
+from infra.plan.failover import failover_outputs
+from infra.plan.stack import plan
 from tests.conftest import ROOT, render_topology
 from tests.test_runtime import renders
 from tests.test_schemas import STACKS

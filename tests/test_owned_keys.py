@@ -1,4 +1,4 @@
-"""What the program owns is what its generators write (infra/connectors.py): every owned key a
+"""What the program owns is what its generators write (infra/plan/connectors.py): every owned key a
 connector is planned with, set by a user in that connector kind's `config`, is refused with its
 exact message, on every supported release and flow variant; every documented default may be
 set, and the user's value wins."""
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infra import validation
-from infra.connectors import ConnectorKind, Ownership, ProgramConfig
-from infra.errors import TopologyError
-from infra.plan import StackPlan, plan
+from infra.checks import validation
+from infra.plan.connectors import ConnectorKind, Ownership, ProgramConfig
+from infra.core.errors import TopologyError
+from infra.plan.stack import StackPlan, plan
 from tests.conftest import RELEASES, doc_topology, on_release
 
 PEM_SASL = {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "pem"}}

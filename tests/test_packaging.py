@@ -56,7 +56,7 @@ def test_the_audit_image_runs_the_spark_the_tests_run():
     assert "requirements/audit.txt" in dockerfile
     # The image holds the job only: none of the deployer's code, nor a package install of it.
     copied = re.findall(r"^COPY (\S+)", dockerfile, re.MULTILINE)
-    assert copied == ["spark/pom.xml", "--from=jars", "requirements/audit.txt", "spark"]
+    assert copied == ["spark/pom.xml", "--from=jars", "requirements/audit.txt", "contract", "spark"]
     # The Kafka source's jars: the Maven build the runtime tier runs, at the image's Spark.
     pom = (ROOT / "spark" / "pom.xml").read_text()
     assert re.search(r"<spark.version>(\S+)</spark.version>", pom).group(1) == image_spark
@@ -76,20 +76,21 @@ sys.modules.update(dict.fromkeys({blocked!r}))
 
 
 DEPLOYER = ["infra", "components", "pulumi", "pulumi_kubernetes", "pydantic", "yaml"]
-JOB_MODULES = ["spark.audit", "spark.clusters", "spark.data", "spark.offsets", "spark.report", "spark.contract",
-               "spark.clientprops", "spark.topicfilter", "spark.failover"]
+JOB_MODULES = ["spark.audit", "spark.clusters", "spark.data", "spark.offsets", "spark.report", "contract.audit",
+               "contract.clientprops", "contract.outputs", "spark.topicfilter", "spark.failover"]
 
 
 def test_every_module_of_the_job_imports_without_the_deployer():
     done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, "\n".join(f"import {m}" for m in JOB_MODULES))],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    shipped = {f"spark.{p.stem}" for p in (ROOT / "spark").glob("*.py")} - {"spark.__init__", "spark.sample"}
+    shipped = ({f"spark.{p.stem}" for p in (ROOT / "spark").glob("*.py")}
+               | {f"contract.{p.stem}" for p in (ROOT / "contract").glob("*.py")}) - {"spark.__init__", "contract.__init__"}
     assert shipped == set(JOB_MODULES)  # a new module of the job is held to this too
 
 
 def test_the_blocking_interpreter_does_block():
-    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, "import spark.sample; spark.sample.simulate()")],
+    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, "import infra.tools.sample; infra.tools.sample.simulate()")],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "ModuleNotFoundError: import of infra halted" in done.stderr
 
@@ -97,7 +98,7 @@ def test_the_blocking_interpreter_does_block():
 def test_the_job_audits_the_sample_without_the_deployer(tmp_path):
     """The audit job, on the sample the program's audit configuration describes, gives the same
     report with the deployer's modules and libraries blocked from import."""
-    from spark import sample
+    from infra.tools import sample
     sample.write(tmp_path / "sample")
     then = ("from spark.audit import main\n"
             f"sys.exit(main(['--local', {str(tmp_path / 'sample')!r}, '--out', sys.argv[1], '--master', 'local[1]']))")

@@ -16,7 +16,8 @@ import re
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from infra import names, schema
+from infra.core import names
+from infra.topology import schema
 from tests.conftest import RELEASES, sometimes
 from tests.test_references import plan_random
 

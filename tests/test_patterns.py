@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from infra import validation
-from infra.plan import check_symmetry, plan
+from infra.checks import validation
+from infra.plan.stack import check_symmetry, plan
 from tests import patterns
 from tests.conftest import by_kind_name, render_topology
 
@@ -359,7 +359,7 @@ def _eos_enabled() -> dict:
                                            ({"exactlyOnce": 0}, "a number"), ("garbled", "null (or missing)"),
                                            ({"exactlyOnce": ["disabled"]}, "a list"), ({"exactlyOnce": {}}, "an object")])
 def test_enabling_with_an_unreadable_previous_state_is_refused(tmp_path, before, shown):
-    from infra.errors import TopologyError
+    from infra.core.errors import TopologyError
     ns = "repl-us-west-us-east"
     with pytest.raises(TopologyError) as exc:
         render_topology(tmp_path, _eos_enabled(), secrets={}, previous_outputs={"flows": {ns: before}})
@@ -372,7 +372,7 @@ def test_enabling_with_an_unreadable_previous_state_is_refused(tmp_path, before,
 
 
 def test_enabling_with_previous_flows_that_are_no_mapping_is_refused():
-    from infra import rules
+    from infra.checks import rules
     model = validation.parse(_eos_enabled())
     assert [str(p) for p in rules.check_transitions(model, ["repl-us-west-us-east"])] == [  # type: ignore[arg-type]
         "flows[0] (repl-us-west-us-east): exactlyOnce: got 'enabled'; expected previous stack outputs the program "

@@ -3,7 +3,7 @@
 the pack itself is never constructed here: constructing it serves it), with the objects of the
 offline renders. Every policy passes on the dev, prod and regions stacks; each fires on a bad
 object with its exact message; and the program refuses, with the same rules, what the pack
-refuses (infra/policies.py, infra/deployment.py policy_problems, infra/rules.py).
+refuses (infra/checks/policies.py, infra/deploy/deployment.py policy_problems, infra/checks/rules.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,12 @@ import yaml
 from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from infra import deployment, names, plan, policies, render, rules
-from infra.errors import Problem, TopologyError
+from infra.deploy import deployment
+from infra.core import names
+from infra.plan import stack as plan
+from infra.checks import policies, rules
+from infra.tools import render
+from infra.core.errors import Problem, TopologyError
 from policy import rules as pack
 from tests.conftest import ROOT, write_topology
 
@@ -210,7 +214,7 @@ def test_other_connectors_may_route():
 
 
 def test_the_program_refuses_a_renaming_transform_with_the_same_rule(tmp_path):
-    """The topology's rule (infra/rules.py _check_smts) asks the predicate the pack asks."""
+    """The topology's rule (infra/checks/rules.py _check_smts) asks the predicate the pack asks."""
     topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
     smt = "org.apache.kafka.connect.transforms.RegexRouter"
     topology["flows"][0]["transforms"] = [{"name": "rename", "type": smt, "config": {"regex": "(.*)"}}]

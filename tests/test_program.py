@@ -8,8 +8,9 @@ import pulumi
 import pytest
 import yaml
 
-from infra import program, validation
-from infra.render import RecordingMocks
+from components import program
+from infra.checks import validation
+from infra.tools.render import RecordingMocks
 from tests.conftest import ROOT, doc_topology, render_topology, write_topology
 
 NS = "repl-us-west-us-east"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infra.schema import DNS1123_LABEL
+from infra.topology.schema import DNS1123_LABEL
 from tests.conftest import RELEASES, sometimes
 from tests.test_references import plan_random
 from tests.test_schemas import unknown_fields, crd_schema

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from infra import names, references, render, validation
-from infra.resolution import Model
-from infra.plan import StackPlan, plan, role
+from infra.core import names, references
+from infra.tools import render
+from infra.checks import validation
+from infra.topology.resolution import Model
+from infra.plan.stack import StackPlan, plan, role
 from tests.conftest import doc_topology, parse_or_reject, render_topology
 from tests.test_schemas import STACKS, variant_topologies
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from infra import validation
-from infra.errors import TopologyError
-from infra.releases import SUPPORTED, Flavour, find
+from infra.checks import validation
+from infra.core.errors import TopologyError
+from infra.core.releases import SUPPORTED, Flavour, find
 from tests.conftest import doc_topology, on_release, render_topology
 from tests import patterns
 

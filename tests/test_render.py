@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import render
-from infra.errors import TopologyError
+from infra.tools import render
+from infra.core.errors import TopologyError
 from tests.conftest import ROOT, SECRETS, doc_topology, render_topology, write_topology
 
 THREE_FLOWS = doc_topology(

@@ -4,10 +4,10 @@ connectors, at the Kafka version and with the config providers of each supported
 release (pom.xml), configured by exactly what the program renders: the objects are created on a
 real kube-apiserver with real material in their Secrets, each worker's config providers read it
 as the flow's service account (a TokenRequest token), and each KafkaConnector is sent to its
-worker as the operator sends it (infra/rehearsal/operator.py: the only stand-in, for the
+worker as the operator sends it (infra/tools/rehearsal/operator.py: the only stand-in, for the
 operator, reproduced from each release's source).
 
-Not run here: the operator's own reconciliation and pods (infra/rehearsal/operator.py says how
+Not run here: the operator's own reconciliation and pods (infra/tools/rehearsal/operator.py says how
 each is stood in for). Without the jars or the API server these tests skip, and fail under CI
 (APISERVER_REQUIRED=1, .ci/run).
 """
@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.rehearsal import jars
-from infra.rehearsal.process import RuntimeStartError
-from infra.rehearsal.run import Rehearsal, local_topology
+from infra.tools.rehearsal import jars
+from infra.tools.rehearsal.process import RuntimeStartError
+from infra.tools.rehearsal.run import Rehearsal, local_topology
 from tests.conftest import CRDS, RELEASES, ROOT, RUNTIME_COUNTS, on_release, started_apiserver, unavailable
-from infra.rehearsal.kube import ApiServerKube
+from infra.tools.rehearsal.kube import ApiServerKube
 
 pytestmark = pytest.mark.runtime
 
@@ -80,7 +80,7 @@ def eventually(what: str, probe, timeout: float = 120, every: float = 2):
 
 
 def for_runtime(topology: dict) -> dict:
-    """The topology as a rehearsal runs it (infra/rehearsal/run.py local_topology)."""
+    """The topology as a rehearsal runs it (infra/tools/rehearsal/run.py local_topology)."""
     return local_topology(topology)
 
 
@@ -512,7 +512,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
 def rehearse_cli(*args: str, timeout: float = 900):
     import subprocess
     import sys
-    from infra.rehearsal.apiserver import apiserver_binary
+    from infra.tools.rehearsal.apiserver import apiserver_binary
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     return subprocess.run([sys.executable, "-m", "infra", "rehearse", *args], capture_output=True, text=True,

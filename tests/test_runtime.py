@@ -23,9 +23,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from infra import releases, render, stores, validation
-from infra.resolution import Model
-from infra.releases import Flavour, WorkerFile
+from infra.core import releases, stores
+from infra.tools import render
+from infra.checks import validation
+from infra.topology.resolution import Model
+from infra.core.releases import Flavour, WorkerFile
 from tests.conftest import ROOT, RELEASES, on_release, write_topology
 from tests.material import material
 from tests.runtime import model as runtime
@@ -309,7 +311,7 @@ def test_the_jdk_refuses_a_pkcs1_client_key_as_the_key_check_does(tmp_path):
 
 
 def test_deploy_time_stores_open_in_the_jdk(tmp_path):
-    """The JKS stores built at deploy time (infra/stores.py) load with the JDK's own reader."""
+    """The JKS stores built at deploy time (infra/core/stores.py) load with the JDK's own reader."""
     m = material("s")
     store = base64.b64decode(stores.client_keystore_jks(m.client_key_pem, m.client_cert_pem))
     trust = base64.b64decode(stores.ca_truststore_jks(m.ca_pem))

@@ -3,9 +3,9 @@ connector when `pulumi up` applies a new render, and what does not.
 
 A connector's topic filter is a `${cfmap:...}` reference the worker resolves when the connector
 starts, and Strimzi PUTs a connector's config only when the spec differs from what Connect
-returns, unresolved (infra/rehearsal/operator.py `needs_reconfiguring`). The program therefore
+returns, unresolved (infra/tools/rehearsal/operator.py `needs_reconfiguring`). The program therefore
 puts a digest of the ConfigMap values each connector reads into its config
-(`kafka-replication.configmaps.digest`, infra/connectors.py `with_digest`). Here, on one pair of
+(`kafka-replication.configmaps.digest`, infra/plan/connectors.py `with_digest`). Here, on one pair of
 real Kafka clusters and one real Connect worker with Strimzi's config providers:
 
 - without the digest (objects deployed before it), the changed filter reaches the API server's
@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from infra.connectors import CONFIGMAPS_DIGEST
+from infra.plan.connectors import CONFIGMAPS_DIGEST
 from tests.test_replication import (  # noqa: F401
     arrived, dev_for_runtime, eventually, expected, records, rehearsal, running, runtime_api, user_topics)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.rehearsal.run import Rehearsal
+from infra.tools.rehearsal.run import Rehearsal
 from tests.conftest import ROOT
 from tests.test_replication import audit_pod, dev_for_runtime, eventually, rehearsal, running, runtime_api  # noqa: F401
 

@@ -1,6 +1,6 @@
 """The runtime tier's proof of the metrics: the dev stack on every supported release, the
 Prometheus JMX exporter agent attached to the real Connect worker as the release attaches it
-(infra/rehearsal/operator.py), scraped at http://<pod>:9404/metrics, and the series every alert
+(infra/tools/rehearsal/operator.py), scraped at http://<pod>:9404/metrics, and the series every alert
 and dashboard reads asserted with their exact labels and values.
 
 The shapes of the series the worker showed (`name{label,...}`, label names sorted, our rules'
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from infra import metrics
-from infra.names import FlowNames
-from infra.rehearsal import jars, operator
-from infra.rehearsal.run import Rehearsal
+from infra.plan import metrics
+from infra.core.names import FlowNames
+from infra.tools.rehearsal import jars, operator
+from infra.tools.rehearsal.run import Rehearsal
 from tests.conftest import RELEASES, ROOT
 from tests.test_replication import (RELEASE_IDS, dev_for_runtime, eventually, records, rehearsal, running,  # noqa: F401
                                     runtime_api)

@@ -1,5 +1,5 @@
 """Offsets as code on the runtime tier: a rendered offsets request carried out against the real
-Connect worker as the operator carries it out (infra/rehearsal/offsets.py), and the records
+Connect worker as the operator carries it out (infra/tools/rehearsal/offsets.py), and the records
 that replicate afterwards, exactly.
 
 The documents' dev flow (SASL_SSL both ways) without heartbeats, so that the source connector's

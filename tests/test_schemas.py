@@ -16,9 +16,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from infra import render
+from infra.tools import render
 from tests.patterns import PATTERNS
-from infra.releases import DEFAULT_VERSION, Flavour
+from infra.core.releases import DEFAULT_VERSION, Flavour
 from tests.conftest import CRDS, RELEASES, doc_topology, on_release, render_topology
 
 KUBERNETES_VERSION = "1.33.0"

@@ -8,7 +8,7 @@ import inspect
 
 import pydantic
 
-from infra import schema
+from infra.topology import schema
 from tests.conftest import ROOT
 
 # Each layer may import only the layers before it (and the shared leaves: names, errors, releases,
@@ -74,7 +74,7 @@ def test_each_layer_imports_only_the_layers_before_it():
 
 def test_schema_objects_hold_only_what_users_wrote():
     """Frozen, no private attributes, no validator that rewrites the model: a derived view is a
-    function of the fields (infra/resolution.py), never state stored on the document."""
+    function of the fields (infra/topology/resolution.py), never state stored on the document."""
     models = [c for _, c in inspect.getmembers(schema, inspect.isclass)
               if issubclass(c, pydantic.BaseModel) and c.__module__ == schema.__name__ and not c.__name__.startswith("_")]
     assert {m.__name__ for m in models} >= {"Topology", "Flow", "Cluster", "Operator", "Audit", "ConnectPart"}

@@ -27,7 +27,7 @@ def test_a_manifest_of_the_wrong_shape_is_refused(tmp_path):
     a KafkaConnector without its class."""
     bad = tmp_path / "bad_manifest.py"
     bad.write_text(
-        "from infra.manifests import ConfigMap, KafkaConnector\n"
+        "from infra.core.manifests import ConfigMap, KafkaConnector\n"
         "cm: ConfigMap = {'apiVersion': 'v1', 'kind': 'ConfigMap',\n"
         "                 'metadata': {'name': 'x', 'labels': {}}, 'data': {'k': 1}}\n"
         "kc: KafkaConnector = {'apiVersion': 'kafka.strimzi.io/v1', 'kind': 'KafkaConnector',\n"

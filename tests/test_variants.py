@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from spark.clientprops import jaas_config
-from infra.schema import Mechanism
-from infra.errors import TopologyError
+from contract.clientprops import jaas_config
+from infra.topology.schema import Mechanism
+from infra.core.errors import TopologyError
 from tests.material import material
 from tests.conftest import SECRETS, by_kind_name, doc_topology, on_release, render_topology
 

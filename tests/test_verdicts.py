@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import deployment, reading, render
+from infra.deploy import deployment
+from infra.core import reading
+from infra.tools import render
 from infra.__main__ import main
-from infra.errors import TopologyError
+from infra.core.errors import TopologyError
 from tests.conftest import DOC_TOPOLOGY, DOCUMENTS_SEEN, ROOT, doc_topology
 
 FILES = sorted([*ROOT.glob("stacks/*.yaml"), *ROOT.glob("docs/examples/**/*.yaml")])

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.rehearsal.apiserver import built, built_version
+from infra.tools.rehearsal.apiserver import built, built_version
 from tests.conftest import ROOT, unavailable
 
 WORKFLOWS = ROOT / ".github" / "workflows"

@@ -6,7 +6,7 @@
 
 The Python language host (the `pulumi-language-python` Go module) is not on the module proxy,
 so the CLI cannot start the program itself. The Automation API does what that host does: it
-serves the same program (`infra.program.main`, which `__main__.py` calls) over the language
+serves the same program (`components.program.main`, which `__main__.py` calls) over the language
 runtime's gRPC interface and runs `pulumi <operation> --client=<address>`; everything else
 (the engine, state, config, secrets, plugins, the provider) is the CLI's own. Each run is a
 process of its own, so that no Pulumi SDK state is shared with the test process.
@@ -33,7 +33,7 @@ import pulumi
 import pulumi.automation._stack as automation_stack
 from pulumi import automation as auto
 
-from infra import names
+from infra.core import names
 
 # The by-hand program's ConfigMap password: it must never be printed.
 BY_HAND_PASSWORD = "by-hand-literal-Passw0rd"
@@ -42,9 +42,9 @@ BY_HAND_NAMESPACE = "mm2-by-hand"
 
 def consumer(reference: str) -> Any:
     """A second project that reads a kafka-replication stack's outputs through a StackReference
-    and the typed reader (infra/outputs.py), as docs/outputs.md shows other teams."""
+    and the typed reader (contract/outputs.py), as docs/outputs.md shows other teams."""
     def program() -> None:
-        from infra import outputs
+        from contract import outputs
         typed = outputs.from_stack_reference(pulumi.StackReference(reference))
         pulumi.export("flows", typed.apply(lambda o: {
             name: {"namespace": f.namespace, "source": f.source_alias, "target": f.target_alias,
@@ -137,7 +137,7 @@ def main(argv: list[str]) -> int:
     elif args.program == "by-hand":
         program = by_hand()
     else:
-        from infra.program import main as program
+        from components.program import main as program
     # A LocalWorkspace of the project directory holding the program (auto.select_stack with a
     # work_dir would run the project's own runtime instead).
     stack = auto.Stack.select(args.stack, auto.LocalWorkspace(work_dir=args.dir, program=program))

@@ -3,7 +3,7 @@ tools/engine/build.sh built, a local file backend with a passphrase, one project
 stack, and each operation run by the real CLI (tests/engine/driver.py serves the program).
 
 Nothing here writes to a cluster: the CLI and the provider do. The API servers are the
-API-server tier's (infra/rehearsal/apiserver.py).
+API-server tier's (infra/tools/rehearsal/apiserver.py).
 
 The policy pack (policy/) runs as an executable analyzer: a directory pack is started through
 the Python language host, which cannot be built here (not on the Go module proxy), and the CLI
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.rehearsal.apiserver import built, built_version
+from infra.tools.rehearsal.apiserver import built, built_version
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "kafka-replication"

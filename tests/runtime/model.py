@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from infra.releases import Release, WorkerFile
+from infra.core.releases import Release, WorkerFile
 
 WORKER_FILE = "/tmp/strimzi-connect.properties"
 STORE_DIR = "/tmp/kafka"  # kafka_connect_run.sh (Strimzi 0.43.0): stores made in the pod

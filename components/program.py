@@ -1,0 +1,52 @@
+"""The Pulumi program: topology -> validated model -> plan -> components -> stack outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+from pulumi.runtime.sync_await import _sync_await
+
+from components.replication import ReplicationTopology
+from infra.deploy import config as stack_config
+from infra.deploy import deployment
+from infra.core import names
+from infra.core.errors import TopologyError
+
+PREVIOUS_OUTPUTS = "previous-outputs"
+
+
+def previous_flows() -> dict[str, Any] | None:
+    """The `flows` output of this stack's last deployment (None before the first)."""
+    name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    ref = pulumi.StackReference(PREVIOUS_OUTPUTS, stack_name=name)
+    # Validation must finish before resources are declared, so the output is awaited here.
+    return _sync_await(ref.get_output_details("flows")).value
+
+
+def main() -> dict[str, Any]:
+    config = pulumi.Config()
+    try:
+        path = stack_config.topology_path(config, pulumi.get_stack())
+        document, model, stack_plan, audits = deployment.prepare_file(path)
+
+        def full(key: str) -> str:
+            return f"{pulumi.get_project()}:{key}"
+        deployment.check(model, stack_plan, audits, lambda key: config.get_secret(key) is not None,
+                         previous_flows, lambda key: pulumi.runtime.get_config(full(key)),
+                         lambda key: not pulumi.runtime.is_config_secret(full(key)))
+    except TopologyError as exc:
+        # RunError: Pulumi shows the message without a Python traceback.
+        raise pulumi.RunError(exc.report()) from None
+    secrets: dict[str, pulumi.Input[str]] = {key: config.require_secret(key)
+                                             for key in deployment.secret_keys(model, stack_plan, audits)}
+    topology = ReplicationTopology(names.TOPOLOGY_COMPONENT, {"topology": document, "secrets": secrets})
+    # Each output is exported on its own (the keys are known now; the values when deployed).
+    outputs = {key: _field(topology.outputs, key) for key in deployment.outputs(stack_plan, audits)}
+    for key, value in outputs.items():
+        pulumi.export(key, value)
+    return outputs
+
+
+def _field(outputs: pulumi.Output[dict[str, Any]], key: str) -> pulumi.Output[Any]:
+    return outputs.apply(lambda o: o[key])

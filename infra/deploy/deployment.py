@@ -1,0 +1,147 @@
+"""From a topology document to what a deployment needs, and what can still refuse it: the one
+home for both, used by the program, the public components and the offline render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from infra.deploy import config as stack_config
+from infra.core.names import PROJECT
+from infra.deploy import kubeconfig
+from infra.plan import monitoring
+from infra.core import names, reading
+from infra.checks import policies, rules, validation
+from infra.plan.audit import AuditPlan, plan_audits
+from infra.core.errors import Problem, TopologyError
+from infra.plan.stack import StackPlan, plan
+from infra.topology.resolution import Model
+from infra.core.releases import WorkerFile
+from infra.topology.schema import ExactlyOnce
+
+
+def prepare(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
+    """The validated model and the plans of a topology document (TopologyError: every problem):
+    the flows', and the audit's (one per Kubernetes cluster hosting flows, none without `audit`)."""
+    model = validation.parse(document, source)
+    stack_plan = plan(model)
+    return model, stack_plan, plan_audits(model, stack_plan)
+
+
+def validate(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
+    """`prepare`, and everything else the topology alone can refuse (what `check` refuses
+    beyond it needs the stack's secret config or its previous outputs): `validate`, `render`
+    and `pulumi preview` give one verdict on a topology."""
+    model, stack_plan, audits = prepare(document, source)
+    problems = (topology_problems(stack_plan, audits) + monitoring.problems(model, stack_plan)
+                + policy_problems(model, stack_plan, audits))
+    if problems:
+        raise TopologyError(problems)
+    return model, stack_plan, audits
+
+
+def prepare_file(path: str | Path, whole: bool = False) -> tuple[Any, Model, StackPlan, tuple[AuditPlan, ...]]:
+    """A topology file's document and `prepare` of it (`validate` when `whole`); its problems
+    say their lines. The one way the program, `render` and `validate` read the file."""
+    text = reading.read_text(path, "topology file")
+    with validation.located(text):
+        document = reading.load_yaml(text, str(path))
+        return (document, *(validate if whole else prepare)(document, str(path)))
+
+
+def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
+    """`validate` on a topology file; its problems say their lines."""
+    _, model, stack_plan, audits = prepare_file(path, whole=True)
+    return model, stack_plan, audits
+
+
+def topology_problems(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:
+    """What the plan of a valid model can still refuse: the names of the objects it writes."""
+    return stack_plan.name_problems(p for a in audits for p in a.placed())
+
+
+def policy_problems(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:
+    """The policy pack's rules (infra/checks/policies.py) on every object the deployment would declare:
+    the flows', their offsets requests', the audits' and the monitoring's. What the pack would
+    refuse is refused here, before anything is declared."""
+    objects: list[Mapping[str, Any]] = [o for _, o in stack_plan.placed()]
+    for offsets in (c.offsets for f in stack_plan.flows for p in f.parts for c in p.connectors):
+        if offsets is not None:
+            objects += [offsets.patch, *([offsets.configmap] if offsets.configmap is not None else [])]
+    objects += [o for a in audits for _, o in a.placed()]
+    objects += [o for m in monitoring.plan_monitorings(model, stack_plan) for _, o in m.placed()]
+    return policies.problems(objects)
+
+
+def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> dict[str, Any]:
+    """The stack outputs (docs/outputs.md): the flows', and the audit's, or with a `kubernetes`
+    section each Kubernetes cluster's audit under `audits`."""
+    out = stack_plan.outputs()
+    for audit in audits:
+        if audit.kubernetes:
+            out.setdefault("audits", {})[audit.kubernetes] = audit.outputs
+        else:
+            out["audit"] = audit.outputs
+    return out
+
+
+def secret_keys(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[str]:
+    """Every secret item the deployment needs: the flows', the audits' and the kubeconfigs."""
+    kubeconfigs = {names.kubeconfig_key(k) for k, c in (model.topology.kubernetes or {}).items()
+                   if c.kubeconfig is not None}
+    return sorted(set(stack_plan.secret_keys()) | {k for a in audits for k in a.secret_keys()} | kubeconfigs)
+
+
+def _one_name_per_kubernetes_cluster(model: Model, secret_text: Callable[[str], str | None]) -> list[Problem]:
+    """Two `kubernetes` entries whose kubeconfigs lead to one API server are one Kubernetes
+    cluster under two names: each would get an audit in the same namespace, and flows would
+    count it twice. Compared on what the client connects to (infra/deploy/kubeconfig.py api_server);
+    entries that name a context of the ambient kubeconfig are compared by rules.py."""
+    seen: dict[tuple[str, str, int], str] = {}
+    problems = []
+    for name, cluster in sorted((model.topology.kubernetes or {}).items()):
+        text = secret_text(names.kubeconfig_key(name)) if cluster.kubeconfig is not None else None
+        server = kubeconfig.api_server(text, cluster.context) if text is not None else None
+        if server is None:
+            continue
+        if server in seen:
+            problems.append(Problem(f"kubernetes.{name}", f"secret config {PROJECT}:{names.kubeconfig_key(name)}",
+                                    stack_config.NotShown(),
+                                    f"a kubeconfig of another Kubernetes cluster: it leads to the API server "
+                                    f"kubernetes.{seen[server]}'s leads to (one cluster, one name: two would each "
+                                    "get the audit's namespace and objects)"))
+        seen.setdefault(server, name)
+    return problems
+
+
+def kubeconfig_contexts(model: Model) -> dict[str, str | None]:
+    """Per Kubernetes cluster, the context the topology picks (None: the kubeconfig's current)."""
+    return {name: c.context for name, c in (model.topology.kubernetes or {}).items()}
+
+
+def writes_target_literally(model: Model) -> bool:
+    """Whether the release writes a target's SASL password literally into the worker file."""
+    return model.operator.release.worker_file is WorkerFile.literalStores
+
+
+def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], has_secret: Callable[[str], bool],
+          previous_flows: Callable[[], Mapping[str, Any] | None] = lambda: None,
+          secret_text: Callable[[str], str | None] = lambda key: None,
+          is_plain: Callable[[str], bool] = lambda key: False, subject: str = "the topology") -> None:
+    """What can still refuse a valid topology's deployment (secret items, names, transitions),
+    checked before any resource is declared. `secret_text(key)` reads a secret value (None when
+    it cannot be read yet), never shown; `is_plain(key)` tells a value set without --secret."""
+    keys = secret_keys(model, stack_plan, audits)
+    problems = stack_config.missing_secrets(keys, has_secret)
+    problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
+    problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
+                                              kubeconfig_contexts(model),
+                                              literal=writes_target_literally(model))
+    problems += topology_problems(stack_plan, audits)
+    problems += monitoring.problems(model, stack_plan)
+    problems += policy_problems(model, stack_plan, audits)
+    problems += _one_name_per_kubernetes_cluster(model, secret_text)
+    if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
+        problems += rules.check_transitions(model, previous_flows())
+    if problems:
+        raise TopologyError(problems, subject)

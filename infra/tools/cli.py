@@ -1,0 +1,290 @@
+"""Command line: `kafka-replication` (also `python -m infra`): render, validate, diff, rehearse,
+schema and completion.
+
+Input problems are printed all at once and exit with code 2, without a traceback. An error of
+the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from infra.core.names import PROJECT
+from infra.core.errors import Problem, TopologyError
+
+EXIT_OK = 0
+EXIT_CHANGES = 1  # diff: something changed; rehearse: not every record arrived
+EXIT_INVALID = 2
+EXIT_INTERNAL = 3
+EXIT_CODES = f"""exit codes:
+  {EXIT_OK}  success (diff: no change)
+  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived
+  {EXIT_INVALID}  invalid input: every problem is printed (which flow, which field, what value, what is allowed)
+  {EXIT_INTERNAL}  an error of the program itself (INFRA_DEBUG=1 shows the traceback)
+  130 interrupted"""
+# Pulumi's stack names; the name also picks Pulumi.<stack>.yaml and stacks/<stack>.yaml.
+STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
+CONFIG_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}")
+OUTPUTS = ("text", "markdown", "json")
+
+
+def _stack_problem(stack: str) -> Problem:
+    return Problem("--stack", "(argument)", stack, "a Pulumi stack name: letters, digits, '-', '_' and '.'")
+
+
+def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]:
+    """KEY=VALUE arguments; a malformed secret is reported without its text."""
+    pairs, problems = {}, []
+    for i, item in enumerate(values):
+        key, sep, value = item.partition("=")
+        if not sep or not CONFIG_KEY.fullmatch(key):
+            shown = f"argument {i + 1} of {flag} (value not shown)" if secret else item
+            problems.append(Problem(flag, "(argument)", shown, "KEY=VALUE with a config key such as us-west.password"))
+            continue
+        pairs[key.removeprefix(f"{PROJECT}:")] = value
+    if problems:
+        raise TopologyError(problems, "the command line")
+    return pairs
+
+
+def version() -> str:
+    try:
+        return metadata.version(PROJECT)
+    except metadata.PackageNotFoundError:  # run from a tree that is not installed
+        return "unknown (not installed)"
+
+
+def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    top = argparse.ArgumentParser(
+        prog=prog, formatter_class=fmt, epilog=EXIT_CODES,
+        description="Kafka cross-cluster replication on Kubernetes as code: Strimzi KafkaConnect and the "
+                    "MirrorMaker 2 connectors from a per-stack topology (stacks/<stack>.yaml), deployed with Pulumi.")
+    top.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        # Every command's help ends with the exit codes.
+        return sub.add_parser(name, formatter_class=fmt, epilog=EXIT_CODES, help=summary, description=description)
+
+    r = command("render", "render a stack offline: objects, outputs.json and a preview summary",
+                description="Render a stack as `pulumi preview` would register it, with no cluster, backend "
+                            "or Pulumi CLI: one YAML file per Kubernetes object (secret values masked), "
+                            "outputs.json and a summary.")
+    r.add_argument("--stack", required=True, help="stack name (dev, prod, ...): picks Pulumi.<stack>.yaml")
+    r.add_argument("--topology", help="topology file (default: the stack's `topology` config, else stacks/<stack>.yaml)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="config, as `pulumi config set` (repeatable)")
+    r.add_argument("--secret", action="append", default=[], metavar="KEY=VALUE",
+                   help="secret config, as `pulumi config set --secret` (repeatable; never printed)")
+    r.add_argument("--placeholder-secrets", action="store_true",
+                   help="fill secret config not given with --secret with placeholder values (say so in the summary)")
+    r.add_argument("--previous-outputs", type=Path, metavar="OUTPUTS_JSON",
+                   help="the stack's last outputs (e.g. `pulumi stack output --json`), for checks against it")
+    r.add_argument("--out", required=True, type=Path,
+                   help="output folder (created; replaced if it holds a previous render, refused otherwise)")
+
+    v = command("validate", "validate a topology file",
+                description="Every check `render` and `pulumi preview` make on a topology itself, with no "
+                            "stack config or secrets.")
+    v.add_argument("topology", type=Path, help="the topology file (YAML)")
+    v.add_argument("--output", choices=("text", "json"), default="text",
+                   help="text (default) or json: {valid, clusters, flows, deployed, warnings, problems}")
+
+    d = command("diff", "what a change does to replication: two offline renders compared",
+                description="Render each stack at a git revision (--base) and in the working tree, or one "
+                            "stack with two topology files (--before/--after), with no cluster, backend or "
+                            "secrets, and print the change: a summary per stack, Kubernetes cluster and flow; "
+                            "what it does (Connect pods roll, connectors restart, connector state lost, "
+                            "topics that stop or start replicating, policy changes); then each object's "
+                            "changed properties, secrets masked (docs/diff.md).")
+    d.add_argument("--stack", action="append", default=[], metavar="NAME",
+                   help="a stack to compare (repeatable; default: every Pulumi.<stack>.yaml on either side)")
+    d.add_argument("--base", default="HEAD", metavar="REF",
+                   help="the git revision to compare the working tree with (default HEAD; in a pull request "
+                        "origin/<base branch>)")
+    d.add_argument("--before", type=Path, metavar="TOPOLOGY", help="compare two topology files instead of revisions: "
+                                                                   "the one before (needs --after and one --stack)")
+    d.add_argument("--after", type=Path, metavar="TOPOLOGY", help="the topology file after (with --before)")
+    d.add_argument("--output", choices=OUTPUTS, default="text",
+                   help="text (default, for terminals), markdown (one pull-request comment, at most 64,000 "
+                        "characters, truncation said) or json (for tools)")
+    d.add_argument("--examples", type=int, default=5, metavar="N",
+                   help="topic names shown per topic change (1-50, default 5)")
+
+    h = command("rehearse", "run a topology's replication on this machine and report what arrived",
+                description="Run a topology's replication on this machine (Kafka, Connect and MirrorMaker 2 "
+                            "for real, docs/rehearsal.md) and report what arrived; exit 0 all arrived, 1 not, "
+                            "2 invalid input.")
+    h.add_argument("topology", type=Path, help="the topology file (YAML)")
+    h.add_argument("--records", type=int, default=10, help="sample records per source connector (1-100000, default 10)")
+    h.add_argument("--keep", type=Path, metavar="DIR", help="work in DIR and keep the logs (default: a temporary folder)")
+
+    command("schema", "print the topology's JSON Schema",
+            description="Print the JSON Schema of topology files (for editors and CI checks).")
+    c = command("completion", "print a shell completion script",
+                description="Print a completion script for bash or zsh, e.g. "
+                            "`kafka-replication completion bash > /etc/bash_completion.d/kafka-replication`.")
+    c.add_argument("shell", choices=("bash", "zsh"), help="the shell")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    invoked = Path(sys.argv[0]).name
+    args = parser("python -m infra" if invoked == "__main__.py" else "kafka-replication").parse_args(argv)
+    try:
+        return _run(args)
+    except TopologyError as exc:
+        if getattr(args, "output", "text") == "json" and args.command in ("validate", "diff"):
+            print(json.dumps(_problems_json(exc), indent=2))
+        else:
+            print(f"error: {exc.report()}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug of ours, not the user's input: one line, distinct exit code
+        if os.environ.get("INFRA_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (INFRA_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _problems_json(exc: TopologyError) -> dict[str, Any]:
+    return {"valid": False, "subject": exc.subject,
+            "problems": [{"where": p.where, "field": p.field, "value": p.value if isinstance(
+                p.value, (str, int, float, bool, type(None))) else repr(p.value), "allowed": p.allowed,
+                "line": p.line} for p in exc.problems]}
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "completion":
+        import shtab
+        print(shtab.complete(parser(), shell=args.shell))
+    elif args.command == "diff":
+        return _diff(args)
+    elif args.command == "schema":
+        from infra.topology.schema import json_schema
+        print(json.dumps(json_schema(), indent=2, sort_keys=True))
+    elif args.command == "rehearse":
+        from infra.tools.rehearsal import cli
+        cli.check_path(args.topology)
+        if not 1 <= args.records <= 100_000:
+            raise TopologyError([Problem("--records", "(argument)", str(args.records), "1 to 100000")],
+                                "the command line")
+        return cli.rehearse(args.topology, args.records, args.keep)
+    elif args.command == "validate":
+        from infra.deploy import deployment
+        # Every check `render` and `pulumi preview` make on the topology itself (one verdict).
+        model, _, _ = deployment.validate_file(args.topology)
+        if args.output == "json":
+            print(json.dumps({"valid": True, "topology": str(args.topology), "clusters": len(model.clusters),
+                              "flows": len(model.topology.flows), "deployed": len(model.flows),
+                              "warnings": list(model.warnings), "problems": []}, indent=2))
+            return EXIT_OK
+        print(f"{args.topology}: ok ({len(model.clusters)} clusters, {len(model.topology.flows)} flows declared, "
+              f"{len(model.flows)} deployed)")
+        for warning in model.warnings:
+            print(f"warning: {warning}")
+    else:
+        from infra.core import reading
+        from infra.tools import render
+        if not STACK_NAME.fullmatch(args.stack):
+            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        secrets = _pairs(args.secret, "--secret", secret=True)
+        from infra.deploy import config as stack_config
+        config = stack_config.plain(args.stack)
+        config.update(_pairs(args.set, "--set"))
+        if args.topology:
+            config["topology"] = str(Path(args.topology).resolve())
+        previous = None
+        if args.previous_outputs:
+            previous = reading.load_json_file(args.previous_outputs, "stack outputs file")
+            _check_previous(previous, str(args.previous_outputs))
+        render.check_out(args.out)  # before the render, so a bad --out costs nothing
+        try:
+            result = render.run(args.stack, config, secrets, args.placeholder_secrets, previous, only_read=True)
+        finally:
+            render.close_event_loop()
+        written = render.write(result, args.out)
+        print(render.summary(result))
+        print(f"\nWrote {len(written)} objects and outputs.json to {args.out}")
+    return 0
+
+
+def _check_previous(previous: object, source: str) -> None:
+    """The previous outputs have the shape the checks against them read (`flows`: one object
+    per flow name); what a flow's values must be is said by the check that reads them."""
+    expected = "an object, as `pulumi stack output --json` prints"
+    problems = []
+    if not isinstance(previous, dict):
+        problems.append(Problem(source, "(json)", type(previous).__name__, expected))
+    elif "flows" not in previous:
+        # The program's outputs always have it: without it, nothing says what runs now.
+        problems.append(Problem(source, "flows", None, "the stack's outputs, which always have `flows` "
+                                "(`pulumi stack output --json`; docs/outputs.md)"))
+    else:
+        flows = previous["flows"]
+        if not isinstance(flows, dict):
+            problems.append(Problem(source, "flows", type(flows).__name__, "an object of flows by name (docs/outputs.md)"))
+        else:
+            problems += [Problem(source, f"flows.{name}", type(value).__name__, "an object (docs/outputs.md)")
+                         for name, value in sorted(flows.items()) if not isinstance(value, dict)]
+    if problems:
+        raise TopologyError(problems, "the command line")
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from infra.tools import diff
+    from infra.deploy.config import ROOT
+    problems = []
+    for stack in args.stack:
+        if not STACK_NAME.fullmatch(stack):
+            problems.append(_stack_problem(stack))
+    if not 1 <= args.examples <= 50:
+        problems.append(Problem("--examples", "(argument)", args.examples, "1 to 50"))
+    files = args.before is not None or args.after is not None
+    if files and (args.before is None or args.after is None):
+        problems.append(Problem("--before/--after", "(argument)", str(args.before or args.after),
+                                "both files: the topology before and after"))
+    if files and len(args.stack) != 1:
+        problems.append(Problem("--stack", "(argument)", ", ".join(args.stack) or None,
+                                "exactly one stack with --before/--after: its config renders both files"))
+    if files and args.base != "HEAD":
+        problems.append(Problem("--base", "(argument)", args.base, "no --base with --before/--after"))
+    if problems:
+        raise TopologyError(problems, "the command line")
+    if files:
+        from infra.core import reading
+        for flag, path in (("--before", args.before), ("--after", args.after)):
+            reading.load_yaml_file(path, f"topology file ({flag})")  # a missing or unreadable file, said now
+        stack = args.stack[0]
+        before_label, after_label = str(args.before), str(args.after)
+        pairs = [(stack, diff.render_here(stack, args.before), diff.render_here(stack, args.after))]
+    else:
+        before_label, after_label = args.base, "working tree"
+        with tempfile.TemporaryDirectory(prefix="kafka-replication-diff-") as work:
+            base = diff.render_at(args.base, args.stack or None, ROOT, Path(work))
+        stacks = sorted(base)
+        unknown = [s for s in stacks if not base[s].present and not (ROOT / f"Pulumi.{s}.yaml").exists()]
+        if unknown:
+            raise TopologyError([Problem("--stack", "(argument)", s, f"a stack of {args.base} or the working tree "
+                                         f"(a Pulumi.<stack>.yaml): {', '.join(diff.stacks_in(ROOT)) or 'none'}")
+                                 for s in unknown], "the command line")
+        here = {s: diff.render_here(s) if (ROOT / f"Pulumi.{s}.yaml").exists() else diff.ABSENT for s in stacks}
+        pairs = [(s, base[s], here[s]) for s in stacks]
+    diffs = [diff.compare(s, before, after, args.examples) for s, before, after in pairs]
+    render_fn = {"text": diff.text, "markdown": diff.markdown, "json": diff.as_json}[args.output]
+    print(render_fn(diffs, before_label, after_label))
+    return EXIT_CHANGES if any(d.changed for d in diffs) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

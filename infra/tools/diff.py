@@ -1,0 +1,834 @@
+"""What a change does to replication: two renders of each stack compared object by object, and
+each difference read as Strimzi, Kafka Connect, MirrorMaker 2 and pulumi-kubernetes act on it.
+
+The renders are the offline render of `python -m infra render` (no cluster, no backend, secret
+config filled with placeholders), so the diff needs nothing a pull request's reviewer lacks.
+Secret values are masked in both renders: a Secret shows its keys, never its data.
+
+Objects are matched by (Kubernetes cluster, kind, namespace, name). A difference is
+- added or removed;
+- replaced, where pulumi-kubernetes 4.25.0 deletes and creates the object instead of patching it
+  (`forceNewProperties`, provider/pkg/provider/diff.go: a ConfigMap's `data`, a Secret's `type`
+  and `data`, a RoleBinding's `roleRef`, a claim's storage fields, and any object's name or
+  namespace, which here is a removal and an addition);
+- changed otherwise.
+
+What each does (`Effect`), from the sources of the releases we deploy:
+- KafkaConnect: a change to its spec rolls the Connect pods, since Strimzi hashes the worker
+  configuration and the pod template into the pods (KafkaConnectAssemblyOperator,
+  `strimzi.io/configuration-hash`, Strimzi 1.2.0); `replicas` alone scales, `logging` alone is
+  applied in place. A new group id or new storage topics is a new Connect cluster: connector
+  configurations, offsets and statuses start empty.
+- KafkaConnector: Strimzi compares the spec's config (with `tasks.max` and the class) to what
+  the Connect REST API returns and, when they differ, sends it; Connect then restarts the
+  connector and its tasks (AbstractConnectOperator.maybeCreateOrUpdateConnector). Connect keeps
+  source offsets per connector name, and MirrorMaker 2 keys them by source cluster alias, topic
+  and partition (MirrorUtils.wrapPartition, Kafka 3.8.0): a new name or a new source alias starts
+  from the earliest offsets again (`auto.offset.reset=earliest`), so the target gets duplicates.
+- A value a connector reads through a config provider (`${cfmap:...}`) is resolved by the worker
+  when the connector starts. Where only that value changes, the spec Strimzi compares does not,
+  and the running connector keeps the old value until something restarts it: said as such.
+- Topic filters: the topics that stop or start replicating are computed on the filters'
+  automata (infra/filters/topics.py), per flow, with the shortest examples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import yaml
+
+from infra.core import names, references
+from infra.filters import topics
+from infra.plan.monitoring import owner
+from infra.plan.connectors import CONFIGMAPS_DIGEST
+from infra.core.errors import Problem, TopologyError
+from infra.plan.offsets import shown_kind
+
+EXAMPLES = 5
+
+# Object identity: (Kubernetes cluster, "" for the default provider; kind; namespace; name).
+Key = tuple[str, str, str, str]
+
+# pulumi-kubernetes 4.25.0 `forceNew` (provider/pkg/provider/diff.go), for the kinds a stack can
+# hold: changing one of these fields deletes the object and creates it again.
+REPLACED_BY = {
+    "ConfigMap": ("data", "binaryData"),
+    "Secret": ("type", "data", "stringData"),
+    "PersistentVolumeClaim": ("spec.accessModes", "spec.selector", "spec.storageClassName", "spec.volumeName"),
+    "ResourceQuota": ("spec.scopes",),
+    "RoleBinding": ("roleRef",),
+    "ClusterRoleBinding": ("roleRef",),
+}
+
+# The Connect cluster's identity (Kafka WorkerConfig / DistributedConfig): a new value is a new
+# cluster, with empty configurations, offsets and statuses. Strimzi 1.x also takes them as fields.
+CONNECT_STATE = {
+    "spec.config.group.id": "group id", "spec.groupId": "group id",
+    "spec.config.config.storage.topic": "config storage topic", "spec.configStorageTopic": "config storage topic",
+    "spec.config.offset.storage.topic": "offset storage topic", "spec.offsetStorageTopic": "offset storage topic",
+    "spec.config.status.storage.topic": "status storage topic", "spec.statusStorageTopic": "status storage topic",
+}
+SOURCE_CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+# Kafka's ConfigDef LIST type splits on commas with the whitespace around them.
+LIST_SPLIT = re.compile(r"\s*,\s*")
+
+
+# ------------------------------------------------------------------------------- the renders
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One render of one stack: its Kubernetes objects (secrets masked) and its outputs. An
+    absent stack (not on that side) has none."""
+    objects: dict[Key, dict[str, Any]]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    present: bool = True
+
+
+def key_of(kubernetes: str | None, obj: Mapping[str, Any]) -> Key:
+    meta = obj["metadata"]
+    return kubernetes or "", shown_kind(obj), meta.get("namespace") or "", meta["name"]
+
+
+def snapshot(placed: Iterable[tuple[str | None, dict[str, Any]]], outputs: Mapping[str, Any]) -> Snapshot:
+    return Snapshot({key_of(k, obj): obj for k, obj in placed}, dict(outputs))
+
+
+def read_folder(folder: Path) -> Snapshot:
+    """A render written by `render` (infra/tools/render.py `write`): `[<kubernetes>/]<namespace>/<Kind>-<name>.yaml`
+    and outputs.json."""
+    objects = {}
+    for path in sorted(folder.rglob("*.yaml")):
+        rel = path.relative_to(folder).parts
+        obj = yaml.safe_load(path.read_text(encoding="utf-8"))
+        objects[key_of(rel[0] if len(rel) == 3 else None, obj)] = obj
+    outputs_file = folder / "outputs.json"
+    outputs = json.loads(outputs_file.read_text(encoding="utf-8")) if outputs_file.exists() else {}
+    return Snapshot(objects, outputs)
+
+
+ABSENT = Snapshot({}, {}, present=False)
+
+
+# ------------------------------------------------------------------------------- differences
+
+
+@dataclass(frozen=True)
+class Change:
+    """One property: its path (`spec.config.topics`), before and after (None: absent)."""
+    path: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class ObjectDiff:
+    key: Key
+    action: str  # "add", "remove", "change", "replace"
+    owner: str   # "flow <name>", "audit", "monitoring" or "stack"
+    changes: tuple[Change, ...] = ()
+    replaced_by: tuple[str, ...] = ()  # the paths that force the replacement
+
+    @property
+    def kubernetes(self) -> str:
+        return self.key[0]
+
+    @property
+    def title(self) -> str:
+        _, kind, namespace, name = self.key
+        return f"{kind} {namespace + '/' if namespace else ''}{name}"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a change does: `kind` is one of KINDS; `subject` the object or flow it is about."""
+    kind: str
+    owner: str
+    kubernetes: str
+    subject: str
+    text: str
+    examples: tuple[str, ...] = ()
+
+
+# In the order a reviewer should read them: what loses data or state first.
+KINDS = {
+    "state-lost": "connector state lost",
+    "topics-stop": "topics stop replicating",
+    "topics-start": "topics start replicating",
+    "not-applied": "not applied to running connectors",
+    "policy": "policy change",
+    "roll": "Connect pods roll",
+    "restart": "connector restarts",
+    "state": "connector state",
+    "scale": "Connect scales",
+    "delete": "deleted",
+    "create": "created",
+    "undecided": "not decided",
+}
+
+
+@dataclass(frozen=True)
+class StackDiff:
+    stack: str
+    objects: tuple[ObjectDiff, ...]
+    effects: tuple[Effect, ...]
+    outputs: tuple[Change, ...]
+    note: str = ""  # e.g. the stack exists on one side only
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.objects or self.outputs)
+
+
+def flatten(value: Any, path: str = "") -> dict[str, Any]:
+    """Leaves by path: `a.b`, lists by index `a[0]`; an empty map or list is a leaf."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k in sorted(value):
+            out.update(flatten(value[k], f"{path}.{k}" if path else str(k)))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{path}[{i}]"))
+        return out
+    return {path: value}
+
+
+def changes(before: Any, after: Any) -> tuple[Change, ...]:
+    a, b = flatten(before), flatten(after)
+    out: list[Change] = []
+    for p in sorted(a.keys() | b.keys()):
+        old, new = a.get(p), b.get(p)
+        if old == new:
+            continue
+        inner_old, inner_new = _document(old), _document(new)
+        if inner_old is not None and inner_new is not None:
+            # A JSON or YAML document held as text (a ConfigMap's audit.json, a metrics config):
+            # its own properties, after the key (`data.audit.json › flows[0].topics[0]`).
+            out += [Change(f"{p} › {c.path}", c.before, c.after) for c in changes(inner_old, inner_new)]
+        else:
+            out.append(Change(p, old, new))
+    return tuple(out)
+
+
+def _document(value: Any) -> Any:
+    """The mapping or list a multi-line (or JSON) text holds, or None."""
+    if not isinstance(value, str) or not (value.lstrip().startswith(("{", "[")) or "\n" in value):
+        return None
+    try:
+        found = yaml.safe_load(value)  # JSON is YAML
+    except yaml.YAMLError:
+        return None
+    return found if isinstance(found, (dict, list)) and found else None
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+
+
+def compare(stack: str, before: Snapshot, after: Snapshot, examples: int = EXAMPLES) -> StackDiff:
+    diffs = []
+    for key in sorted(before.objects.keys() | after.objects.keys()):
+        old, new = before.objects.get(key), after.objects.get(key)
+        who = owner(((new or old) or {}).get("metadata", {}).get("labels"))
+        if old is None:
+            diffs.append(ObjectDiff(key, "add", who, changes(None, new)))
+        elif new is None:
+            diffs.append(ObjectDiff(key, "remove", who, changes(old, None)))
+        else:
+            found = changes(old, new)
+            if not found:
+                continue
+            forcing = tuple(p for p in REPLACED_BY.get(key[1], ()) if any(_under(c.path, p) for c in found))
+            diffs.append(ObjectDiff(key, "replace" if forcing else "change", who, found, forcing))
+    note = ("" if before.present and after.present else
+            "the stack is new" if after.present else "the stack is removed")
+    effects = _Reader(before, after, diffs, examples).effects() if diffs else []
+    return StackDiff(stack, tuple(diffs), tuple(effects), changes(before.outputs, after.outputs), note)
+
+
+# ------------------------------------------------------------------------------- effects
+
+
+def resolve(value: Any, objects: Mapping[Key, Mapping[str, Any]], kubernetes: str) -> Any:
+    """A config value with its `${cfmap:<namespace>/<name>:<key>}` references replaced by what the
+    ConfigMap of the same render holds, as the worker's provider would read it. Other references
+    (secrets, the worker's file) stay as written."""
+    if not isinstance(value, str) or references.MARKER not in value:
+        return value
+
+    def one(match: re.Match[str]) -> str:
+        ref = references.Reference(match.group(1), match.group(3) or "", match.group(4))
+        place = ref.kubernetes_object
+        if ref.provider != references.Provider.CONFIGMAP.value or place is None:
+            return match.group(0)
+        cm = objects.get((kubernetes, "ConfigMap", place[0], place[1]))
+        data = (cm or {}).get("data") or {}
+        return str(data[ref.key]) if ref.key in data else match.group(0)
+
+    return references.PATTERN.sub(one, value)
+
+
+def effective(obj: Mapping[str, Any], objects: Mapping[Key, Mapping[str, Any]], kubernetes: str) -> dict[str, Any]:
+    config = (obj.get("spec") or {}).get("config") or {}
+    return {k: resolve(v, objects, kubernetes) for k, v in config.items()}
+
+
+def source_filter(config: Mapping[str, Any]) -> topics.Filter:
+    """A MirrorSource connector's filter from its effective config (DefaultTopicFilter's keys)."""
+    return topics.Filter(kafka_list(config.get("topics")), kafka_list(config.get("topics.exclude")))
+
+
+def kafka_list(value: Any) -> tuple[str, ...]:
+    text = "" if value is None else str(value).strip()
+    return tuple(LIST_SPLIT.split(text)) if text else ()
+
+
+class _Reader:
+    """Reads the object differences of one stack as what they do."""
+
+    def __init__(self, before: Snapshot, after: Snapshot, diffs: list[ObjectDiff], examples: int) -> None:
+        self.before, self.after, self.diffs, self.examples = before, after, diffs, examples
+        self.out: list[Effect] = []
+
+    def add(self, kind: str, d: ObjectDiff | tuple[str, str], subject: str, text: str,
+            examples: Iterable[str] = ()) -> None:
+        who, kube = (d.owner, d.kubernetes) if isinstance(d, ObjectDiff) else d
+        self.out.append(Effect(kind, who, kube, subject, text, tuple(examples)))
+
+    def effects(self) -> list[Effect]:
+        renamed, replaced = self._renamed_connectors(), self._replaced_connects()
+        changed = {d.key for d in self.diffs}
+        for key in sorted(self.before.objects.keys() & self.after.objects.keys()):
+            if key[1] == "KafkaConnector" and key not in changed and "spec" in self.after.objects[key]:
+                # Unchanged as written: what the worker resolves may still differ.
+                self._connector(ObjectDiff(key, "change", owner(self.after.objects[key]["metadata"].get("labels"))),
+                                renamed)
+        for d in self.diffs:
+            kind = d.key[1]
+            if kind == "KafkaConnect":
+                self._connect(d, replaced)
+            elif kind == "KafkaConnector":
+                self._connector(d, renamed)
+            elif kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "NetworkPolicy"):
+                self._access(d)
+            elif kind == "Namespace" and d.action == "remove":
+                self.add("delete", d, d.title, "the namespace is deleted, and with it every object in it")
+        self._topics()
+        order = list(KINDS)
+        return sorted(self.out, key=lambda e: (order.index(e.kind), e.kubernetes, e.owner, e.subject))
+
+    # --- Connect clusters
+
+    def _connect(self, d: ObjectDiff, replaced: dict[Key, Key]) -> None:
+        if d.action == "add" and d.key in replaced.values():
+            return
+        if d.action == "add":
+            self.add("create", d, d.title, "a new Connect cluster: Strimzi deploys its workers")
+            return
+        if d.action == "remove" and d.key in replaced:
+            new_key = replaced[d.key]
+            old_state = _connect_state(self.before.objects[d.key])
+            new_state = _connect_state(self.after.objects[new_key])
+            shown = ", ".join(f"{label} {old_state[label]} → {new_state.get(label)}" for label in old_state
+                              if old_state[label] != new_state.get(label))
+            self.add("state-lost", d, d.title,
+                     f"Connect cluster {new_key[2] + '/' if new_key[2] else ''}{new_key[3]} takes its place on the "
+                     f"same Kafka with a new identity ({shown or 'a new name'}): its workers start with no connector "
+                     "configurations, offsets or statuses, so the source connectors copy every topic again from "
+                     "the earliest offset (duplicates in the target), and the old storage topics are left behind")
+            return
+        if d.action == "remove":
+            self.add("delete", d, d.title, "the Connect cluster is deleted: its workers stop, and every "
+                                           "connector on it stops replicating")
+            return
+        state = sorted({label for c in d.changes for path, label in CONNECT_STATE.items() if c.path == path})
+        if state:
+            shown = ", ".join(f"{c.path.removeprefix('spec.config.')} {_short(c.before)} → {_short(c.after)}"
+                              for c in d.changes if c.path in CONNECT_STATE)
+            self.add("state-lost", d, d.title,
+                     f"a new {' and '.join(state)} ({shown}) is a new Connect cluster: its workers start with "
+                     "no connector configurations, offsets or statuses, so the source connectors copy every "
+                     "topic again from the earliest offset (duplicates in the target), and the old storage "
+                     "topics are left behind")
+        spec = [c for c in d.changes if _under(c.path, "spec")]
+        rolling = [c for c in spec if not (_under(c.path, "spec.replicas") or _under(c.path, "spec.logging"))]
+        if rolling:
+            paths = sorted({_field(c.path) for c in rolling})
+            self.add("roll", d, d.title, "Strimzi rolls the Connect pods one by one (" + ", ".join(paths)
+                     + " changed): every connector's tasks restart on the new workers")
+        for c in spec:
+            if c.path == "spec.replicas":
+                self.add("scale", d, d.title, f"Connect scales from {c.before} to {c.after} workers; the tasks "
+                                              "are rebalanced (no pod rolls)")
+        if any(_under(c.path, "spec.logging") for c in spec) and not rolling:
+            self.add("roll", d, d.title, "only the loggers change: Strimzi sets them through the Connect REST "
+                                         "API, no pod rolls")
+
+    # --- connectors
+
+    def _pairs(self, kind: str, same: Callable[[Key, Key], bool]) -> dict[Key, Key]:
+        """Removed objects of `kind` paired with an added one that takes its place (`same`)."""
+        removed = [d.key for d in self.diffs if d.key[1] == kind and d.action == "remove"]
+        added = [d.key for d in self.diffs if d.key[1] == kind and d.action == "add"]
+        pairs: dict[Key, Key] = {}
+        for r in removed:
+            for a in added:
+                if a[0] == r[0] and a not in pairs.values() and same(r, a):
+                    pairs[r] = a
+                    break
+        return pairs
+
+    def _renamed_connectors(self) -> dict[Key, Key]:
+        """A removed and an added connector of one class between the same clusters (the aliases
+        the worker resolves): the same replication under another name."""
+        def same(r: Key, a: Key) -> bool:
+            old, new = self.before.objects[r], self.after.objects[a]
+            eo, en = effective(old, self.before.objects, r[0]), effective(new, self.after.objects, a[0])
+            return (_connector_home(old)[1] == _connector_home(new)[1]
+                    and all(eo.get(k) == en.get(k) for k in ("source.cluster.alias", "target.cluster.alias")))
+        return self._pairs("KafkaConnector", same)
+
+    def _replaced_connects(self) -> dict[Key, Key]:
+        """A removed and an added Connect cluster on the same Kafka: one takes the other's place."""
+        def same(r: Key, a: Key) -> bool:
+            return bool((self.before.objects[r].get("spec") or {}).get("bootstrapServers")
+                        == (self.after.objects[a].get("spec") or {}).get("bootstrapServers"))
+        return self._pairs("KafkaConnect", same)
+
+    def _connector(self, d: ObjectDiff, renamed: dict[Key, Key]) -> None:
+        objects = self.after.objects if d.action != "remove" else self.before.objects
+        obj = objects[d.key]
+        cls = str((obj.get("spec") or {}).get("class", ""))
+        short = cls.rsplit(".", 1)[-1] or "connector"
+        if d.action == "remove" and d.key in renamed:
+            to = renamed[d.key]
+            where = f"{to[2]}/{to[3]}" if to[2] != d.key[2] else to[3]
+            self.add("state-lost", d, d.title,
+                     f"the {short} is replaced by {where}: Connect keeps connector offsets per Connect cluster and "
+                     f"connector name, so {to[3]} starts without {d.key[3]}'s"
+                     + (": it copies its topics again from the earliest offset (duplicates in the target)"
+                        if cls == SOURCE_CLASS else ""))
+            return
+        if d.action == "add" and d.key in renamed.values():
+            return
+        if d.action == "add":
+            self.add("create", d, d.title, f"a new {short}: Strimzi creates it on its Connect cluster")
+            return
+        if d.action == "remove":
+            self.add("delete", d, d.title, f"the {short} is deleted from its Connect cluster")
+            return
+        old, new = self.before.objects[d.key], self.after.objects[d.key]
+        kube = d.kubernetes
+        if _connector_home(old)[0] != _connector_home(new)[0]:
+            self.add("state-lost", d, d.title,
+                     f"the {short} moves from Connect cluster {_connector_home(old)[0]} to {_connector_home(new)[0]}: "
+                     "its offsets stay in the old cluster's offset storage topic")
+        sent = [c for c in d.changes if _under(c.path, "spec.config") or c.path in
+                ("spec.class", "spec.tasksMax", "spec.version")]
+        # What the worker resolves: the values behind the config-provider references.
+        before_eff, after_eff = effective(old, self.before.objects, kube), effective(new, self.after.objects, kube)
+        literal_old, literal_new = old["spec"].get("config") or {}, new["spec"].get("config") or {}
+        hidden = sorted(k for k in before_eff.keys() | after_eff.keys()
+                        if before_eff.get(k) != after_eff.get(k) and literal_old.get(k) == literal_new.get(k))
+        if sent:
+            paths = sorted({c.path.removeprefix("spec.config.") for c in sent} - {CONFIGMAPS_DIGEST})
+            read = [f"the ConfigMap values it reads: {', '.join(hidden)}"] if hidden else []
+            self.add("restart", d, d.title, "Strimzi sends the new configuration to Connect, which restarts the "
+                                            "connector and its tasks (" + "; ".join(paths + read) + ")")
+        for c in d.changes:
+            if c.path == "spec.state":
+                self.add("state", d, d.title, f"the {short} goes from {c.before or 'running'} to {c.after or 'running'}")
+        if hidden and not sent:
+            self.add("not-applied", d, d.title,
+                     "only values the connector reads through a ConfigMap change (" + ", ".join(hidden) + "): the "
+                     "configuration Strimzi compares is unchanged, so it sends nothing, and the running connector "
+                     "keeps the old values until it restarts (annotate it with strimzi.io/restart=true)")
+        alias_old, alias_new = before_eff.get("source.cluster.alias"), after_eff.get("source.cluster.alias")
+        if cls == SOURCE_CLASS and alias_old != alias_new:
+            self.add("state-lost", d, d.title,
+                     f"the source cluster alias changes ({_short(alias_old)} → {_short(alias_new)}): MirrorMaker 2 "
+                     "keys its offsets by alias, topic and partition, so every topic is copied again from the "
+                     "earliest offset")
+        policy = [k for k in ("replication.policy.class", "replication.policy.separator")
+                  if before_eff.get(k) != after_eff.get(k)]
+        if policy and cls == SOURCE_CLASS:
+            # The source connector names the remote topics; its offsets (by source partition) stay.
+            changed = "; ".join(f"{k}: {_short(before_eff.get(k))} → {_short(after_eff.get(k))}" for k in policy)
+            self.add("policy", d, d.title,
+                     f"the replication policy changes ({changed}): remote topics get other names, continuing from "
+                     "the stored offsets, so the new remote topics hold only what is copied from now on and "
+                     "consumers of the old names stop receiving records",
+                     _renames(before_eff, after_eff, self.examples))
+
+    # --- access
+
+    def _access(self, d: ObjectDiff) -> None:
+        if d.action == "add":
+            text = "new access rules: " + _rules(self.after.objects[d.key])
+        elif d.action == "remove":
+            text = "access rules removed: " + _rules(self.before.objects[d.key])
+        else:
+            text = ("access rules change: " + _rules(self.before.objects[d.key]) + " → "
+                    + _rules(self.after.objects[d.key]))
+        self.add("policy", d, d.title, text)
+
+    # --- topics
+
+    def _topics(self) -> None:
+        """Topics that stop or start replicating, per pair of Kafka clusters (the union of the
+        running source connectors between them)."""
+        before, after = _flow_filters(self.before), _flow_filters(self.after)
+        for pair in sorted(before.keys() | after.keys()):
+            old, new = before.get(pair), after.get(pair)
+            if old == new:
+                continue
+            where = (pair, "")  # about Kafka clusters, not one Kubernetes cluster
+            subject = "source connectors " + ", ".join(sorted(set((old.connectors if old else ()) + (new.connectors if new else ()))))
+            allowance = topics.Allowance()
+            try:
+                stop = difference(old, new, self.examples, allowance)
+                start = difference(new, old, self.examples, allowance)
+            except topics.Undecided as exc:
+                self.add("undecided", where, subject,
+                         f"the topics that stop or start replicating could not be decided ({exc}): compare the "
+                         "filters by hand")
+                continue
+            if stop:
+                self.add("topics-stop", where, subject, _topic_text(stop, self.examples, "no longer match"), stop)
+            if start:
+                self.add("topics-start", where, subject, _topic_text(start, self.examples, "now match"), start)
+
+
+def _topic_text(found: list[str], limit: int, verb: str) -> str:
+    more = " (the shortest shown; there may be more)" if len(found) >= limit else ""
+    return f"topics that {verb} the filters of the source connectors between these clusters{more}"
+
+
+@dataclass(frozen=True)
+class FlowTopics:
+    """A flow's running source connectors and their filters, as the worker resolves them."""
+    connectors: tuple[str, ...]
+    topics: topics.Topics
+
+
+def _flow_filters(side: Snapshot) -> dict[str, FlowTopics]:
+    """What each pair of Kafka clusters replicates on one side (by the aliases the worker
+    resolves, whatever flow, namespace or Kubernetes cluster the connectors are in): the running
+    source connectors' `topics` and `topics.exclude`, resolved through the render's ConfigMaps and
+    split as Kafka splits lists."""
+    found: dict[str, list[tuple[str, topics.Filter]]] = defaultdict(list)
+    for key, obj in sorted(side.objects.items()):
+        spec = obj.get("spec") or {}
+        if key[1] != "KafkaConnector" or spec.get("class") != SOURCE_CLASS or spec.get("state") in ("stopped", "paused"):
+            continue
+        config = effective(obj, side.objects, key[0])
+        pair = f"{config.get('source.cluster.alias')} → {config.get('target.cluster.alias')}"
+        found[pair].append((key[3], source_filter(config)))
+    return {k: FlowTopics(tuple(n for n, _ in v), topics.Topics(tuple(f for _, f in v))) for k, v in found.items()}
+
+
+def difference(a: FlowTopics | None, b: FlowTopics | None, count: int, allowance: topics.Allowance) -> list[str]:
+    """Up to `count` shortest topics `a` replicates and `b` does not (None: no running source)."""
+    if a is None:
+        return []
+    return topics.difference(a.topics, b.topics if b is not None else None, count, allowance)
+
+
+def remote_topic(config: Mapping[str, Any], topic: str) -> str | None:
+    """The remote name of `topic` under a connector's policy (Kafka's DefaultReplicationPolicy
+    and IdentityReplicationPolicy; None for another class)."""
+    cls = str(config.get("replication.policy.class") or "org.apache.kafka.connect.mirror.DefaultReplicationPolicy")
+    if cls.endswith(".IdentityReplicationPolicy"):
+        return topic
+    if cls.endswith(".DefaultReplicationPolicy"):
+        return f"{config.get('source.cluster.alias')}{config.get('replication.policy.separator') or '.'}{topic}"
+    return None
+
+
+def _renames(before: Mapping[str, Any], after: Mapping[str, Any], count: int) -> list[str]:
+    """`old remote name → new remote name` for the shortest topics the connector replicates."""
+    try:
+        found = topics.difference(source_filter(after), None, min(count, 3))
+    except topics.Undecided:
+        return []
+    out = []
+    for topic in found:
+        old, new = remote_topic(before, topic), remote_topic(after, topic)
+        if old is not None and new is not None:
+            out.append(f"{old} → {new}")
+    return out
+
+
+def _connect_state(obj: Mapping[str, Any]) -> dict[str, str]:
+    """A KafkaConnect's identity: group id and storage topics, by label."""
+    flat = flatten(obj)
+    return {label: str(flat[path]) for path, label in CONNECT_STATE.items() if flat.get(path) is not None}
+
+
+def _connector_home(obj: Mapping[str, Any]) -> tuple[str, str]:
+    labels = obj.get("metadata", {}).get("labels") or {}
+    return str(labels.get(names.CLUSTER_LABEL, "")), str((obj.get("spec") or {}).get("class", ""))
+
+
+def _field(path: str) -> str:
+    """`spec.template.pod.volumes[0].name` → `spec.template`; a worker config key whole
+    (`spec.config.group.id`)."""
+    return path if path.startswith("spec.config.") else ".".join(path.split(".")[:2])
+
+
+def _rules(obj: Mapping[str, Any]) -> str:
+    if obj.get("kind") in ("Role", "ClusterRole"):
+        rules = obj.get("rules") or []
+        return "; ".join(
+            f"{','.join(r.get('verbs', []))} {','.join(r.get('resources', []))}"
+            + (f" named {','.join(r['resourceNames'])}" if r.get("resourceNames") else " (any name)")
+            for r in rules) or "none"
+    if obj.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
+        ref = obj.get("roleRef") or {}
+        subjects = ", ".join(f"{s.get('kind')} {s.get('namespace', '') + '/' if s.get('namespace') else ''}{s.get('name')}"
+                             for s in obj.get("subjects") or [])
+        return f"{ref.get('kind')} {ref.get('name')} to {subjects or 'nobody'}"
+    spec = obj.get("spec") or {}
+    return json.dumps({k: spec[k] for k in sorted(spec)}, sort_keys=True)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = "(absent)" if value is None else json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ------------------------------------------------------------------------------- the two sides
+
+
+def stacks_in(root: Path) -> list[str]:
+    """The stacks of a tree: one `Pulumi.<stack>.yaml` each."""
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+
+
+def render_here(stack: str, topology: Path | None = None) -> Snapshot:
+    """The working tree's render of `stack` (with `topology` instead of the stack's own)."""
+    from infra.deploy import config as stack_config
+    from infra.tools import render
+    config = stack_config.plain(stack)
+    if topology is not None:
+        config["topology"] = str(topology.resolve())
+    try:
+        result = render.run(stack, config, {}, placeholder_secrets=True)
+    finally:
+        render.close_event_loop()
+    return snapshot(result.placed_objects(), result.outputs)
+
+
+# Bounds of the base side: a render at a ref runs that tree's program in a child process.
+RENDER_SECONDS = 600
+MAX_REF = 200
+
+
+def render_at(ref: str, stacks: list[str] | None, root: Path, workdir: Path) -> dict[str, Snapshot]:
+    """Each stack rendered by the tree of git `ref` (its program, its topology and stack config),
+    in a child process run in an extracted copy of that tree: the base side of a diff. Without
+    `stacks`, every stack of either tree (`root`'s and the revision's)."""
+    def refused(value: object, allowed: str) -> TopologyError:
+        return TopologyError([Problem("--base", "(argument)", value, allowed)], "the command line")
+
+    if not ref or len(ref) > MAX_REF or ref.startswith("-") or any(c.isspace() or ord(c) < 32 for c in ref):
+        raise refused(ref, f"a git revision: a branch, tag or commit (at most {MAX_REF} characters, no spaces)")
+    try:
+        found = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet", "--end-of-options",
+                                f"{ref}^{{commit}}"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise refused(ref, f"a revision of the repository at {root} (git could not run: {exc})") from None
+    if found.returncode != 0:
+        raise refused(ref, f"a commit of the repository at {root} (fetch the base branch first, e.g. "
+                           "`git fetch origin main`)")
+    commit = found.stdout.strip()
+    tree = workdir / "tree"
+    tree.mkdir(parents=True)
+    archive = workdir / "tree.tar"
+    with archive.open("wb") as sink:
+        done = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", commit], stdout=sink,
+                              stderr=subprocess.PIPE, timeout=300)
+    if done.returncode != 0:
+        raise refused(ref, f"a commit git can archive ({done.stderr.decode(errors='replace').strip()})")
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter="data")
+    if stacks is None:
+        stacks = sorted(set(stacks_in(root)) | set(stacks_in(tree)))
+    result = {}
+    for stack in stacks:
+        if not (tree / f"Pulumi.{stack}.yaml").exists():
+            result[stack] = ABSENT
+            continue
+        out = workdir / "out" / stack
+        try:
+            ran = subprocess.run([sys.executable, "-m", "infra", "render", "--stack", stack, "--out", str(out),
+                                  "--placeholder-secrets"], cwd=tree, capture_output=True, text=True,
+                                 timeout=RENDER_SECONDS, env={**_environ(), "PYTHONPATH": str(tree)})
+        except subprocess.TimeoutExpired:
+            raise refused(ref, f"a commit whose stack {stack} renders within {RENDER_SECONDS} s") from None
+        if ran.returncode != 0:
+            reason = " ".join((ran.stderr or ran.stdout).strip().splitlines()[-12:])
+            raise refused(ref, f"a commit whose stack {stack} renders (its render exited {ran.returncode}: {reason})")
+        result[stack] = read_folder(out)
+    return result
+
+
+def _environ() -> dict[str, str]:
+    # The child runs the base tree's program: nothing of ours may leak into its config.
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "INFRA_"))}
+
+
+# ------------------------------------------------------------------------------- reports
+
+COMMENT_MARKER = "<!-- kafka-replication-diff -->"
+COMMENT_LIMIT = 64_000  # a GitHub comment's 65,536 characters, with room for the marker and notes
+SIGNS = {"add": "+", "remove": "-", "change": "~", "replace": "+-"}
+VERBS = {"add": "added", "remove": "removed", "change": "changed", "replace": "replaced"}
+
+
+def counts(diffs: Iterable[ObjectDiff]) -> str:
+    tally: dict[str, int] = defaultdict(int)
+    for d in diffs:
+        tally[d.action] += 1
+    return ", ".join(f"{tally[a]} {VERBS[a]}" for a in VERBS if tally[a]) or "no changes"
+
+
+def _groups(sd: StackDiff) -> list[tuple[str, str, list[ObjectDiff]]]:
+    grouped: dict[tuple[str, str], list[ObjectDiff]] = defaultdict(list)
+    for d in sd.objects:
+        grouped[(d.kubernetes, d.owner)].append(d)
+    return [(k, o, grouped[(k, o)]) for k, o in sorted(grouped)]
+
+
+def _value(v: Any) -> str:
+    # Strings as written (a regex's backslashes not doubled), line breaks shown as \n.
+    if isinstance(v, str):
+        return "'" + v.replace("\n", "\\n") + "'"
+    return "(absent)" if v is None else json.dumps(v, ensure_ascii=False)
+
+
+def _change_line(c: Change) -> str:
+    if c.before is None:
+        return f"+ {c.path}: {_value(c.after)}"
+    if c.after is None:
+        return f"- {c.path}: {_value(c.before)}"
+    return f"~ {c.path}: {_value(c.before)} → {_value(c.after)}"
+
+
+def _where(e: Effect) -> str:
+    return f"{e.kubernetes + ': ' if e.kubernetes else ''}{e.owner}"
+
+
+def text(diffs: list[StackDiff], before: str, after: str) -> str:
+    lines = [f"Replication diff: {before} → {after}", ""]
+    for sd in diffs:
+        lines.append(f"Stack {sd.stack}: {counts(sd.objects)}" + (f" ({sd.note})" if sd.note else "")
+                     + (f"; {len(sd.outputs)} outputs changed" if sd.outputs else ""))
+        for kube, who, group in _groups(sd):
+            lines.append(f"  {kube + ': ' if kube else ''}{who}: {counts(group)}")
+    for sd in diffs:
+        if sd.effects:
+            lines += ["", f"What it does (stack {sd.stack}):"]
+            for e in sd.effects:
+                lines.append(f"  ! {KINDS[e.kind]} — {_where(e)}, {e.subject}: {e.text}")
+                if e.examples:
+                    lines.append("      e.g. " + ", ".join(e.examples))
+    for sd in diffs:
+        if sd.objects or sd.outputs:
+            lines += ["", f"Changes (stack {sd.stack}):"]
+        for d in sd.objects:
+            forced = f"  (replaced: {', '.join(d.replaced_by)} changed)" if d.replaced_by else ""
+            lines.append(f"{SIGNS[d.action]:>2} {d.kubernetes + ': ' if d.kubernetes else ''}{d.title}{forced}")
+            if d.action in ("change", "replace"):
+                lines += [f"      {_change_line(c)}" for c in d.changes]
+        if sd.outputs:
+            lines.append(" ~ stack outputs")
+            lines += [f"      {_change_line(c)}" for c in sd.outputs]
+    return "\n".join(lines)
+
+
+def markdown(diffs: list[StackDiff], before: str, after: str, limit: int = COMMENT_LIMIT) -> str:
+    """A pull-request comment: the summary and what it does always; the per-object details as
+    far as `limit` allows, the rest said to be left out."""
+    head = [COMMENT_MARKER, f"### Replication diff: `{before}` → `{after}`", "",
+            "| stack | Kubernetes cluster | owner | objects |", "|---|---|---|---|"]
+    for sd in diffs:
+        groups = _groups(sd)
+        if not groups:
+            head.append(f"| {sd.stack} | | | {sd.note or 'no changes'} |")
+        for kube, who, group in groups:
+            head.append(f"| {sd.stack} | {kube or '(default)'} | {who} | {counts(group)} |")
+    effects: list[str] = []
+    for sd in diffs:
+        if sd.effects:
+            effects += ["", f"#### What it does — stack {sd.stack}", ""]
+            for e in sd.effects:
+                eg = (" e.g. " + ", ".join(f"`{x}`" for x in e.examples)) if e.examples else ""
+                effects.append(f"- **{KINDS[e.kind]}** — {_md(_where(e))}, `{e.subject}`: {_md(e.text)}{eg}")
+    details = []
+    for sd in diffs:
+        for d in sd.objects:
+            forced = f" (replaced: {', '.join(d.replaced_by)} changed)" if d.replaced_by else ""
+            body = [_change_line(c) for c in d.changes] if d.action in ("change", "replace") else []
+            block = [f"<details><summary>{SIGNS[d.action]} {sd.stack} · {_md(d.kubernetes + ': ' if d.kubernetes else '')}"
+                     f"{_md(d.title)}{_md(forced)}</summary>", ""]
+            if body:
+                block += ["```diff", *(_fence(b) for b in body), "```"]
+            block += ["</details>"]
+            details.append("\n".join(block))
+        if sd.outputs:
+            details.append("\n".join([f"<details><summary>~ {sd.stack} · stack outputs</summary>", "", "```diff",
+                                      *(_fence(_change_line(c)) for c in sd.outputs), "```", "</details>"]))
+    text_ = "\n".join(head + effects)
+    if details:
+        text_ += "\n\n#### Changes\n"
+    shown = 0
+    for detail in details:
+        if len(text_) + len(detail) + 400 > limit:
+            break
+        text_ += "\n" + detail
+        shown += 1
+    if shown < len(details):
+        text_ += (f"\n\n_{len(details) - shown} of {len(details)} objects' details are left out to fit one comment "
+                  f"({limit:,} characters): run `kafka-replication diff` for the whole diff._")
+    if len(text_) > limit:  # the summary alone exceeds it: cut, and say so
+        note = f"\n\n_Cut at {limit:,} characters: run `kafka-replication diff` for the whole diff._"
+        text_ = text_[: limit - len(note)] + note
+    return text_
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _fence(line: str) -> str:
+    # A diff block marks lines by their first character: "~" reads best as "!" (changed).
+    return "!" + line[1:] if line.startswith("~") else line.replace("```", "`\u200b``")
+
+
+def as_json(diffs: list[StackDiff], before: str, after: str) -> str:
+    def obj(d: ObjectDiff) -> dict[str, Any]:
+        return {"kubernetes": d.kubernetes or None, "kind": d.key[1], "namespace": d.key[2] or None,
+                "name": d.key[3], "action": d.action, "owner": d.owner, "replacedBy": list(d.replaced_by),
+                "changes": [{"path": c.path, "before": c.before, "after": c.after} for c in d.changes]}
+    return json.dumps({
+        "before": before, "after": after, "changed": any(sd.changed for sd in diffs),
+        "stacks": [{"stack": sd.stack, "note": sd.note or None, "changed": sd.changed,
+                    "objects": [obj(d) for d in sd.objects],
+                    "effects": [{"kind": e.kind, "title": KINDS[e.kind], "kubernetes": e.kubernetes or None,
+                                 "owner": e.owner, "subject": e.subject, "text": e.text,
+                                 "examples": list(e.examples)} for e in sd.effects],
+                    "outputs": [{"path": c.path, "before": c.before, "after": c.after} for c in sd.outputs]}
+                   for sd in diffs]}, indent=2, sort_keys=False)

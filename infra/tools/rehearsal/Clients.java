@@ -1,0 +1,255 @@
+// Kafka clients for a rehearsal (infra/tools/rehearsal/clients.py): one request as JSON on standard
+// input, one answer as JSON on standard output. Kafka's own Java clients, so that every client
+// property is read as Kafka reads it. Keys, values and headers are UTF-8 strings.
+//
+//   {"op": "produce", "config": {...}, "topic": "t", "records": [{"key", "value", "headers": {}, "timestamp"}]}
+//   {"op": "consume", "config": {...}, "topics": ["t"], "count": 3, "timeoutMs": 30000,
+//    "group": null | "g" (subscribe and commit), "isolation": "read_uncommitted" | "read_committed"}
+//   {"op": "topics", "config": {...}}
+//   {"op": "createTopics", "config": {...}, "topics": [{"name": "t", "partitions": 1}]}
+//   {"op": "groupOffsets", "config": {...}, "group": "g"}
+//   {"op": "endOffsets", "config": {...}, "topics": ["t"]}
+//   {"op": "load", "config": {...}, "topic": "t", "count": 100000, "size": 512}
+//       (as fast as the producer goes; answers the elapsed milliseconds)
+//   {"op": "latency", "config": {...}, "topic": "t", "count": 100000, "timeoutMs": 300000}
+//       (reads from the start until `count` records; answers, per record, the delay from its
+//        timestamp to its arrival here: p50, p99, max, and the first and last arrival times)
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+public final class Clients {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public static void main(String[] args) throws Exception {
+        JsonNode request = JSON.readTree(System.in);
+        Properties config = new Properties();
+        request.get("config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
+        ObjectNode answer = JSON.createObjectNode();
+        switch (request.get("op").asText()) {
+            case "produce": produce(config, request, answer); break;
+            case "consume": consume(config, request, answer); break;
+            case "topics": topics(config, answer); break;
+            case "createTopics": createTopics(config, request); break;
+            case "groupOffsets": groupOffsets(config, request.get("group").asText(), answer); break;
+            case "endOffsets": endOffsets(config, strings(request.get("topics")), answer); break;
+            case "load": load(config, request, answer); break;
+            case "latency": latency(config, request, answer); break;
+            default: throw new IllegalArgumentException("unknown op " + request.get("op"));
+        }
+        System.out.println(JSON.writeValueAsString(answer));
+    }
+
+    private static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
+    private static void produce(Properties config, JsonNode request, ObjectNode answer) throws Exception {
+        config.put("key.serializer", StringSerializer.class.getName());
+        config.put("value.serializer", StringSerializer.class.getName());
+        config.putIfAbsent("acks", "all");
+        ArrayNode sent = answer.putArray("offsets");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(config)) {
+            for (JsonNode r : request.get("records")) {
+                ProducerRecord<String, String> record = new ProducerRecord<>(request.get("topic").asText(),
+                        r.hasNonNull("partition") ? r.get("partition").asInt() : null,
+                        r.hasNonNull("timestamp") ? r.get("timestamp").asLong() : null,
+                        r.hasNonNull("key") ? r.get("key").asText() : null,
+                        r.hasNonNull("value") ? r.get("value").asText() : null);
+                if (r.has("headers")) {
+                    r.get("headers").fields().forEachRemaining(h ->
+                            record.headers().add(h.getKey(), h.getValue().asText().getBytes(StandardCharsets.UTF_8)));
+                }
+                sent.add(producer.send(record).get().offset());
+            }
+        }
+    }
+
+    private static void consume(Properties config, JsonNode request, ObjectNode answer) throws Exception {
+        config.put("key.deserializer", StringDeserializer.class.getName());
+        config.put("value.deserializer", StringDeserializer.class.getName());
+        config.put("auto.offset.reset", "earliest");
+        config.put("enable.auto.commit", "false");
+        config.put("isolation.level", request.path("isolation").asText("read_uncommitted"));
+        String group = request.path("group").isTextual() ? request.get("group").asText() : null;
+        if (group != null) {
+            config.put("group.id", group);
+        }
+        List<String> topics = strings(request.get("topics"));
+        int count = request.get("count").asInt();
+        long deadline = System.currentTimeMillis() + request.path("timeoutMs").asLong(30000);
+        ArrayNode records = answer.putArray("records");
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
+            if (group != null) {
+                consumer.subscribe(topics);
+            } else {
+                // Topics that do not exist yet are waited for, until the deadline.
+                List<TopicPartition> partitions = new ArrayList<>();
+                for (String t : topics) {
+                    List<org.apache.kafka.common.PartitionInfo> found = consumer.partitionsFor(t, Duration.ofSeconds(5));
+                    while (found.isEmpty() && System.currentTimeMillis() < deadline) {
+                        Thread.sleep(500);
+                        found = consumer.partitionsFor(t, Duration.ofSeconds(5));
+                    }
+                    found.forEach(p -> partitions.add(new TopicPartition(t, p.partition())));
+                }
+                if (partitions.isEmpty()) {
+                    return;
+                }
+                consumer.assign(partitions);
+                consumer.seekToBeginning(partitions);
+            }
+            while (records.size() < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+                    ObjectNode out = records.addObject();
+                    out.put("topic", r.topic());
+                    out.put("partition", r.partition());
+                    out.put("offset", r.offset());
+                    out.put("timestamp", r.timestamp());
+                    out.put("key", r.key());
+                    out.put("value", r.value());
+                    ObjectNode headers = out.putObject("headers");
+                    for (Header h : r.headers()) {
+                        headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
+                    }
+                }
+                if (group != null) {
+                    consumer.commitSync();
+                }
+            }
+        }
+    }
+
+    private static void topics(Properties config, ObjectNode answer) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            ArrayNode names = answer.putArray("topics");
+            new java.util.TreeSet<>(admin.listTopics().names().get()).forEach(names::add);
+        }
+    }
+
+    private static void createTopics(Properties config, JsonNode request) throws Exception {
+        List<NewTopic> topics = new ArrayList<>();
+        for (JsonNode t : request.get("topics")) {
+            topics.add(new NewTopic(t.get("name").asText(), t.path("partitions").asInt(1), (short) 1));
+        }
+        try (Admin admin = Admin.create(config)) {
+            admin.createTopics(topics).all().get();
+        }
+    }
+
+    private static void groupOffsets(Properties config, String group, ObjectNode answer) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            Map<TopicPartition, OffsetAndMetadata> offsets =
+                    admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+            ObjectNode out = answer.putObject("offsets");
+            new TreeMap<>(key(offsets)).forEach(out::put);
+        }
+    }
+
+    private static Map<String, Long> key(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        Map<String, Long> out = new HashMap<>();
+        offsets.forEach((tp, om) -> { if (om != null) out.put(tp.topic() + ":" + tp.partition(), om.offset()); });
+        return out;
+    }
+
+    private static void endOffsets(Properties config, Collection<String> topics, ObjectNode answer) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            Map<TopicPartition, OffsetSpec> wanted = new HashMap<>();
+            for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get().values()) {
+                d.partitions().forEach(p -> wanted.put(new TopicPartition(d.name(), p.partition()), OffsetSpec.latest()));
+            }
+            ObjectNode out = answer.putObject("offsets");
+            Map<String, Long> ends = new TreeMap<>();
+            admin.listOffsets(wanted).all().get().forEach((tp, info) -> ends.put(tp.topic() + ":" + tp.partition(), info.offset()));
+            ends.forEach(out::put);
+        }
+    }
+
+    private static void load(Properties config, JsonNode request, ObjectNode answer) throws Exception {
+        config.put("key.serializer", StringSerializer.class.getName());
+        config.put("value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class.getName());
+        config.putIfAbsent("acks", "all");
+        config.putIfAbsent("linger.ms", "5");
+        int count = request.get("count").asInt();
+        byte[] value = new byte[request.get("size").asInt()];
+        new java.util.Random(42).nextBytes(value);
+        String topic = request.get("topic").asText();
+        long start = System.nanoTime();
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, Integer.toString(i), value));
+            }
+            producer.flush();
+        }
+        answer.put("elapsedMs", (System.nanoTime() - start) / 1_000_000);
+    }
+
+    private static void latency(Properties config, JsonNode request, ObjectNode answer) throws Exception {
+        config.put("key.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+        config.put("value.deserializer", org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+        config.put("auto.offset.reset", "earliest");
+        config.put("enable.auto.commit", "false");
+        config.putIfAbsent("fetch.max.wait.ms", "10");
+        String topic = request.get("topic").asText();
+        int count = request.get("count").asInt();
+        long deadline = System.currentTimeMillis() + request.path("timeoutMs").asLong(300000);
+        long[] delays = new long[count];
+        int seen = 0;
+        long bytes = 0, first = 0, last = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            while (partitions.isEmpty() && System.currentTimeMillis() < deadline) {
+                consumer.partitionsFor(topic, Duration.ofSeconds(5)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+                if (partitions.isEmpty()) Thread.sleep(100);
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            while (seen < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    long now = System.currentTimeMillis();
+                    if (seen == 0) first = now;
+                    last = now;
+                    if (seen < count) delays[seen] = now - r.timestamp();
+                    seen++;
+                    bytes += r.serializedValueSize() + Math.max(0, r.serializedKeySize());
+                }
+            }
+        }
+        long[] got = java.util.Arrays.copyOf(delays, Math.min(seen, count));
+        java.util.Arrays.sort(got);
+        answer.put("records", seen);
+        answer.put("bytes", bytes);
+        answer.put("firstArrival", first);
+        answer.put("lastArrival", last);
+        answer.put("p50", got.length == 0 ? -1 : got[(int) (got.length * 0.50)]);
+        answer.put("p99", got.length == 0 ? -1 : got[Math.min(got.length - 1, (int) (got.length * 0.99))]);
+        answer.put("max", got.length == 0 ? -1 : got[got.length - 1]);
+    }
+}

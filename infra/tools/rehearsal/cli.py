@@ -1,0 +1,144 @@
+"""`python -m infra rehearse <topology>`: the topology replicating on this machine before it is
+deployed anywhere (docs/rehearsal.md).
+
+Starts what it needs (a Kafka cluster per alias with its security, a kube-apiserver, a Connect
+worker per KafkaConnect), applies what the program renders, produces sample records into a topic
+each source connector's filter selects, and prints, per flow, what arrived where and how fast.
+Exit 0 when every sample arrived, 1 when one did not (or a connector did not run), 2 for input
+the program refuses.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.filters import jregex, topics
+from infra.core import reading
+from infra.checks import validation
+from infra.core.errors import Problem, TopologyError
+from infra.tools.rehearsal import apiserver
+from infra.tools.rehearsal.kube import ApiServerKube
+from infra.tools.rehearsal.kubeapi import Client
+from infra.tools.rehearsal.process import RuntimeStartError
+from infra.tools.rehearsal.run import LOCAL_CHANGES, Rehearsal, local_topology
+from infra.topology.resolution import Model
+from infra.topology.schema import Policy
+
+TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+@dataclass(frozen=True)
+class Sample:
+    flow: str
+    connector: str
+    source: str         # alias
+    topic: str
+    target: str         # alias
+    target_topic: str
+
+
+def sample_topic(include: tuple[str, ...], exclude: tuple[str, ...]) -> str | None:
+    """A topic the filter selects: a readable one where the filter allows it, else the shortest
+    one Kafka's regexes accept (infra/filters/topics.py); None when it selects none Kafka could create."""
+    selected = topics.Filter(include, exclude)
+    for pattern in include:
+        prefix = jregex.literal_prefix(jregex.parse(pattern))
+        readable = [prefix + "rehearsal"] if prefix.endswith((".", "-", "_")) else [
+            f"{prefix}.rehearsal", f"{prefix}-rehearsal", f"{prefix}rehearsal", prefix]
+        for name in readable:
+            if name and set(name) <= TOPIC_CHARS and not name.endswith("heartbeats") and selected.matches(name):
+                return name
+    try:
+        found = topics.common_topic(selected)
+    except topics.Undecided:
+        return None
+    return found if found and set(found) <= TOPIC_CHARS and len(found) <= 249 else None
+
+
+def samples(model: Model) -> tuple[list[Sample], list[str]]:
+    out, skipped = [], []
+    for d in model.flows:
+        for part in d.parts:
+            for spec in part.sources:
+                name = d.names(part).source_connector(spec.name)
+                topic = sample_topic(spec.topics, spec.topics_exclude)
+                if topic is None:
+                    skipped.append(f"{name}: its filter selects no topic name Kafka accepts")
+                    continue
+                prefix = f"{d.flow.source}." if d.flow.policy is Policy.default else ""
+                out.append(Sample(d.name, name, d.flow.source, topic, d.flow.target, prefix + topic))
+    return out, skipped
+
+
+def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
+    topology: dict[str, Any] = reading.load_yaml_file(path, "topology file")
+    validation.parse(topology)  # refused input exits 2 before anything starts
+    local = local_topology(topology)
+    work = keep or Path(tempfile.mkdtemp(prefix="kafka-replication-rehearsal-"))
+    print(f"rehearsing {path} in {work}; changed for this machine: " + "; ".join(LOCAL_CHANGES), flush=True)
+    if apiserver.apiserver_binary() is None:
+        print("building the kube-apiserver once (Go, tools/engine/build.sh, several minutes)...", flush=True)
+        apiserver.build()
+    state = apiserver.start(work / "apiserver")
+    r = Rehearsal(local, work / "rehearsal", ApiServerKube(Client(state)))
+    failed: list[str] = []
+    try:
+        started = time.monotonic()
+        r.start_clusters()
+        print(f"{len(r.clusters)} Kafka cluster(s) up in {time.monotonic() - started:.0f} s", flush=True)
+        planned, skipped = samples(r.model)
+        failed += skipped
+        by_source: dict[str, set[str]] = {}
+        for s in planned:
+            by_source.setdefault(s.source, set()).add(s.topic)
+        for alias, names in sorted(by_source.items()):
+            existing = set(r.clients.topics(r.client(alias)))
+            r.clients.create_topics(r.client(alias), {t: 1 for t in sorted(names - existing)})
+            for t in sorted(names):
+                r.clients.produce(r.client(alias), t, [{"key": f"{alias}-rehearsal-{i}", "value": f"sample {i} of {t}",
+                                                         "headers": {"rehearsal": str(i)}} for i in range(records)])
+        try:
+            r.deploy()
+            ready = time.monotonic()
+            running = r.wait_running()
+            print(f"{len(r.workers)} Connect worker(s), {len(running)} connector(s) running "
+                  f"{ready - started:.0f} s after the start", flush=True)
+        except RuntimeStartError as exc:
+            failed.append(str(exc).splitlines()[0])
+            return _report(planned, {}, failed, records)
+        arrived: dict[Sample, tuple[int, float]] = {}
+        for s in planned:
+            t0 = time.monotonic()
+            got = r.clients.consume(r.client(s.target), [s.target_topic], records, 60_000)
+            mine = [g for g in got if g["key"] and g["key"].startswith(f"{s.source}-rehearsal-")]
+            if len(mine) < records:  # the target's own samples came first (a bidirectional pair)
+                got = r.clients.consume(r.client(s.target), [s.target_topic], 2 * records, 20_000)
+                mine = [g for g in got if g["key"] and g["key"].startswith(f"{s.source}-rehearsal-")]
+            arrived[s] = (len(mine), time.monotonic() - ready if mine else time.monotonic() - t0)
+        return _report(planned, arrived, failed, records)
+    finally:
+        r.stop()
+        apiserver.stop(work / "apiserver")
+
+
+def _report(planned: list[Sample], arrived: dict[Sample, tuple[int, float]], failed: list[str],
+            records: int = 0) -> int:
+    for s in planned:
+        count, seconds = arrived.get(s, (0, 0.0))
+        verdict = "ok" if count >= records and records else "MISSING"
+        print(f"{verdict:>7}  {s.flow}: {s.source}/{s.topic} -> {s.target}/{s.target_topic}: "
+              f"{count}/{records} records" + (f", all within {seconds:.1f} s of the connectors running" if count else ""))
+        if verdict != "ok":
+            failed.append(f"{s.connector}: {count} of {records} sample records arrived in {s.target}/{s.target_topic}")
+    for reason in failed:
+        print(f"  error: {reason}")
+    return 1 if failed else 0
+
+
+def check_path(path: Path) -> None:
+    if not path.is_file():
+        raise TopologyError([Problem(str(path), "(file)", str(path), "a readable topology file")], "the command line")

@@ -1,0 +1,167 @@
+"""Distributed Kafka Connect workers, one per rendered KafkaConnect, each in a pod of its own:
+a mount namespace (util-linux `unshare`) in which /tmp, /opt/kafka and /mnt are the pod's own
+folders, so that the paths the operator and our connectors use (/tmp/strimzi-connect.properties,
+/tmp/kafka/*.p12, /opt/kafka/connect-password, /mnt/<volume>) are the real ones, with no two
+workers sharing them. Needs root, as a container runtime does.
+
+The worker's Kubernetes client (Strimzi's config providers) reads the API server as the pod's
+service account: a kubeconfig in the pod with the token the API server minted for it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.plan import metrics
+from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
+from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, java, logging_options
+
+POD_ROOTS = ("/opt/kafka", "/mnt", "/tmp")  # bound in this order: /tmp last, our folders may be under it
+
+
+def _inside(pod: Path, path: str) -> Path:
+    for root in POD_ROOTS:
+        if path == root or path.startswith(root + "/"):
+            return pod / root.strip("/").replace("/", "-") / path[len(root):].lstrip("/")
+    raise RuntimeStartError(f"a pod path outside {', '.join(POD_ROOTS)} is not supported here: {path}")
+
+
+@dataclass
+class Worker:
+    name: str            # the KafkaConnect's namespace/name
+    setup: WorkerSetup
+    pod: Path
+    host: str            # the pod's loopback address
+    classpath: str
+    network: Network
+    kubeconfig: str      # for the service account
+    process: Process | None = None
+    log_level: str = "INFO"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{REST_PORT}"
+
+    @property
+    def metrics_url(self) -> str:
+        """The exporter agent's endpoint on the pod's address (with `spec.metricsConfig`)."""
+        return f"http://{self.host}:{metrics.METRICS_PORT}{metrics.METRICS_PATH}"
+
+    def scrape(self) -> str:
+        """The exporter's text exposition, as Prometheus scrapes it."""
+        with urllib.request.urlopen(self.metrics_url, timeout=60) as resp:
+            text: str = resp.read().decode()
+            return text
+
+    def start(self) -> None:
+        if shutil.which("unshare") is None:
+            raise RuntimeStartError("util-linux `unshare` is needed to give each Connect worker its own /tmp")
+        for root in POD_ROOTS:
+            Path(root).mkdir(parents=True, exist_ok=True)  # bind targets; stay empty outside the pods
+            _inside(self.pod, root).mkdir(parents=True, exist_ok=True)
+        _inside(self.pod, "/opt/kafka/plugins").mkdir(exist_ok=True)  # plugin.path; ours are on the classpath
+        files = {**self.setup.files, WORKER_FILE: self.setup.worker_file().encode(),
+                 "/tmp/hosts": self.network.hosts_file.read_bytes(), "/tmp/.kube/config": self.kubeconfig.encode()}
+        for path, content in files.items():
+            target = _inside(self.pod, path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        logs = logging_options(_inside(self.pod, "/tmp"), self.log_level)
+        logs = [o.replace(str(_inside(self.pod, "/tmp")), "/tmp") for o in logs]
+        argv = [java(), "-Xms256m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Djdk.net.hosts.file=/tmp/hosts", "-Djava.io.tmpdir=/tmp", *logs, *self.setup.jvm_options,
+                "-cp", self.classpath, "org.apache.kafka.connect.cli.ConnectDistributed", WORKER_FILE]
+        binds = " && ".join(f"mount --bind '{_inside(self.pod, r)}' '{r}'" for r in POD_ROOTS)
+        quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in argv)
+        env = {**self.setup.env, "KUBECONFIG": "/tmp/.kube/config", "HOME": "/tmp"}
+        self.process = Process(f"Connect worker {self.name}",
+                               ["unshare", "-m", "--propagation", "private", "sh", "-c", f"{binds} && exec {quoted}"],
+                               self.pod / "worker.log", env)
+        self.process.wait_for("its REST API", self._ready, 180)
+
+    def _ready(self) -> bool:
+        try:
+            return self.get("/connectors") is not None
+        except (urllib.error.URLError, OSError, ValueError, RuntimeStartError):
+            return False  # Jetty answers 404 until Connect's resources are registered
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+
+    def request(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201, 202, 204)) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                text = resp.read().decode()
+                return json.loads(text) if text else None
+        except urllib.error.HTTPError as exc:
+            if exc.code in ok:
+                return None
+            raise RuntimeStartError(f"{self.name}: {method} {path}: HTTP {exc.code}: {exc.read().decode()[:2000]}") from None
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def _retrying(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201, 202, 204)) -> Any:
+        # The REST API may answer 409 while the workers rebalance: the operator retries too
+        # (KafkaConnectApiImpl: a BackOff on 409 for the config's GET and PUT). A GET of a
+        # connector's config may instead answer 500 with the herder's RebalanceNeededException
+        # (as a connector created just before asks for one): the operator's reconciliation fails
+        # on it and the next one asks again, which this retry stands in for.
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                return self.request(method, path, body, ok)
+            except RuntimeStartError as exc:
+                transient = "HTTP 409" in str(exc) or (
+                    "HTTP 500" in str(exc) and "because a rebalance is expected" in str(exc))
+                if not transient or time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+
+    def connector_config(self, name: str) -> dict[str, str] | None:
+        """`GET /connectors/<name>/config`: the config as Connect stores it (with the `name` it
+        adds, references unresolved); None when there is no such connector."""
+        found: dict[str, str] | None = self._retrying("GET", f"/connectors/{name}/config", ok=(404,))
+        return found
+
+    def put_connector(self, name: str, config: dict[str, str], state: str = "running") -> None:
+        self._retrying("PUT", f"/connectors/{name}/config", config)
+        if state == "paused":
+            self.request("PUT", f"/connectors/{name}/pause")
+        elif state == "stopped":
+            self.request("PUT", f"/connectors/{name}/stop")
+
+    def status(self, name: str) -> dict[str, Any]:
+        found: dict[str, Any] = self.get(f"/connectors/{name}/status")
+        return found
+
+    def wait_running(self, name: str, timeout: float = 180, min_tasks: int = 0) -> dict[str, Any]:
+        """Until the connector and every one of its tasks is RUNNING (at least `min_tasks`);
+        a FAILED connector or task ends the wait with its trace."""
+        deadline = time.monotonic() + timeout
+        last: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            try:
+                last = self.status(name)
+            except RuntimeStartError:
+                time.sleep(1)
+                continue
+            states = [last["connector"]["state"], *(t["state"] for t in last.get("tasks", []))]
+            failed = [t for t in [last["connector"], *last.get("tasks", [])] if t["state"] == "FAILED"]
+            if failed:
+                raise RuntimeStartError(f"connector {name} on {self.name} FAILED:\n{failed[0].get('trace', '')[:4000]}")
+            if all(s == "RUNNING" for s in states) and len(last.get("tasks", [])) >= min_tasks:
+                return last
+            time.sleep(1)
+        raise RuntimeStartError(f"connector {name} on {self.name} not running after {timeout:.0f} s: {last}")

@@ -1,0 +1,94 @@
+"""The jars of each operator release (pom.xml) and of the audit's Spark Kafka source
+(spark/pom.xml), copied by Maven once into a cache outside the repository.
+
+The cache is `$KAFKA_REPLICATION_CACHE/jars` (default `~/.cache/kafka-replication/jars`), a folder
+per Maven profile; a stamp of the POM's hash says which build fills it, so a changed pin
+rebuilds it and nothing else does. Maven reaches the registry its own settings name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from infra.core.releases import Release
+
+ROOT = Path(__file__).resolve().parents[3]
+POM = ROOT / "pom.xml"
+AUDIT_POM = ROOT / "spark" / "pom.xml"
+
+
+class JarsError(RuntimeError):
+    pass
+
+
+def cache() -> Path:
+    base = os.environ.get("KAFKA_REPLICATION_CACHE") or Path(
+        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kafka-replication"
+    return Path(base) / "jars"
+
+
+def profile(release: Release) -> str:
+    """The pom.xml profile of a release: `csm-1.2`, `strimzi-1.2.0`."""
+    return f"{release.flavour.value}-{release.version}"
+
+
+def _copy(pom: Path, folder: str, profile_args: list[str]) -> Path:
+    target = cache() / folder
+    stamp = target / ".pom-sha256"
+    digest = hashlib.sha256(pom.read_bytes()).hexdigest()
+    if stamp.is_file() and stamp.read_text() == digest:
+        return target
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise JarsError("Maven (mvn) is not installed: it fetches the pinned jars (pom.xml)")
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    done = subprocess.run([mvn, "-q", "-B", "-f", str(pom), *profile_args, "dependency:copy-dependencies",
+                           f"-DoutputDirectory={partial}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=1800)
+    if done.returncode != 0:
+        raise JarsError(f"Maven could not copy the jars of {folder} (exit {done.returncode}):\n"
+                        + done.stdout[-3000:])
+    (partial / ".pom-sha256").write_text(digest)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return target
+
+
+AGENTS = "agents"
+JMX_EXPORTER_AGENT = "jmx_prometheus_javaagent-*.jar"
+
+
+def release_jars(release: Release) -> Path:
+    """The folder holding the release's broker, Connect, MirrorMaker 2 and config providers.
+    Java agents are kept in a folder of their own beside them (the images keep the exporter
+    outside the classpath too: `$JMX_EXPORTER_HOME` from Strimzi 0.46), so `<folder>/*` is the
+    classpath and nothing more."""
+    folder = _copy(POM, profile(release), ["-P", profile(release)])
+    agents = folder / AGENTS
+    for jar in folder.glob(JMX_EXPORTER_AGENT):
+        agents.mkdir(exist_ok=True)
+        jar.replace(agents / jar.name)
+    return folder
+
+
+def jmx_exporter_agent(release: Release) -> Path:
+    """The Prometheus JMX exporter agent of the release's profile (pom.xml says which version)."""
+    found = sorted((release_jars(release) / AGENTS).glob(JMX_EXPORTER_AGENT))
+    if len(found) != 1:
+        raise JarsError(f"{profile(release)}: expected one {JMX_EXPORTER_AGENT} in {release_jars(release) / AGENTS}, "
+                        f"found {[p.name for p in found]}")
+    return found[0]
+
+
+def audit_jars() -> list[Path]:
+    """Spark's Kafka source and its dependencies, as local jars for `spark.jars`."""
+    return sorted(_copy(AUDIT_POM, "audit", []).glob("*.jar"))
+
+
+def classpath(release: Release) -> str:
+    return str(release_jars(release) / "*")

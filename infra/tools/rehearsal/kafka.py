@@ -1,0 +1,139 @@
+"""One single-node KRaft Kafka cluster per alias, on loopback, with the security its topology
+entry declares: PLAINTEXT, SASL (PLAIN or SCRAM-SHA-256/512) over plaintext or TLS, TLS with
+client certificates. The broker listens on the topology's own host names and port (through the
+hosts file of process.Network) and presents a certificate of the cluster's CA for them.
+
+Besides the listener the topology names, the broker has a plaintext replication listener and its
+controller on the same loopback address: neither is a client's concern.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infra.tools.rehearsal import material as materials
+from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, free_port, java, listening, logging_options
+from infra.topology.schema import Cluster, Protocol
+from contract.clientprops import LOGIN_MODULES, jaas_config
+
+@dataclass
+class KafkaCluster:
+    alias: str
+    spec: Cluster
+    password: str | None  # the SASL user's, when the cluster uses SASL
+    directory: Path
+    network: Network
+    ip: str = ""
+    material: materials.ClusterMaterial = field(init=False)
+    process: Process | None = None
+
+    def __post_init__(self) -> None:
+        self.material = materials.for_cluster(self.alias, tuple(h for h, _ in self.hosts))
+
+    @property
+    def hosts(self) -> list[tuple[str, int]]:
+        out = []
+        for server in self.spec.bootstrapServers.split(","):
+            host, _, port = server.strip().rpartition(":")
+            out.append((host, int(port)))
+        return out
+
+    @property
+    def protocol(self) -> Protocol:
+        return self.spec.security.protocol
+
+    @property
+    def bootstrap(self) -> str:
+        return self.spec.bootstrapServers
+
+    def _server_properties(self, port: int, controller: int, replication: int) -> dict[str, str]:
+        host = self.hosts[0][0]
+        props = {
+            "process.roles": "broker,controller", "node.id": "1",
+            "controller.quorum.voters": f"1@{self.ip}:{controller}",
+            "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "REPLICATION",
+            "listeners": f"CLIENTS://{self.ip}:{port},REPLICATION://{self.ip}:{replication},"
+                         f"CONTROLLER://{self.ip}:{controller}",
+            "advertised.listeners": f"CLIENTS://{host}:{port},REPLICATION://{self.ip}:{replication}",
+            "listener.security.protocol.map": f"CLIENTS:{self.protocol.value},REPLICATION:PLAINTEXT,"
+                                              "CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.directory / "data"),
+            "num.partitions": "1", "auto.create.topics.enable": "false",
+            "offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "5",
+            "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "5",
+            "group.initial.rebalance.delay.ms": "0", "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+        }
+        sasl = self.spec.security.sasl
+        if sasl is not None:
+            mech = sasl.mechanism.value
+            props["sasl.enabled.mechanisms"] = mech
+            props["sasl.mechanism.inter.broker.protocol"] = mech
+            if mech == "PLAIN":
+                entry = f'{LOGIN_MODULES[mech]} required user_{sasl.username}="{self.password}";'
+            else:
+                entry = f"{LOGIN_MODULES[mech]} required;"
+            props[f"listener.name.clients.{mech.lower()}.sasl.jaas.config"] = entry
+        tls = self.spec.security.effective_tls
+        if tls is not None:
+            keystore = self.directory / "broker.pem"
+            keystore.write_text(self.material.server_key_pem + self.material.server_cert_pem)
+            trust = self.directory / "ca.pem"
+            trust.write_text(self.material.ca_pem)
+            props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore),
+                          "ssl.truststore.type": "PEM", "ssl.truststore.location": str(trust)})
+            if tls.clientCertificate:
+                props["ssl.client.auth"] = "required"
+        return props
+
+    def start(self, release_classpath: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.ip = self.ip or self.network.address()
+        for host, _ in self.hosts:
+            self.network.map(host, self.ip)
+        ports = {p for _, p in self.hosts}
+        if len(ports) != 1:
+            raise RuntimeStartError(f"cluster {self.alias}: its bootstrap servers use several ports {sorted(ports)}; "
+                                    "a rehearsal runs one broker per cluster, on one port")
+        (port,) = ports
+        config = self.directory / "server.properties"
+        props = self._server_properties(port, free_port(self.ip), free_port(self.ip))
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        logs = logging_options(self.directory, "WARN")
+        base = [java(), "-Xms128m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                *self.network.java_options(), *logs, "-cp", release_classpath]
+        fmt = [*base, "kafka.tools.StorageTool", "format", "-t", str(uuid.uuid4()), "-c", str(config),
+               "--ignore-formatted"]
+        sasl = self.spec.security.sasl
+        if sasl is not None and sasl.mechanism.value.startswith("SCRAM"):
+            fmt += ["--add-scram", f"{sasl.mechanism.value}=[name={sasl.username},password={self.password}]"]
+        formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log")
+        if formatter.popen.wait(120) != 0:
+            raise RuntimeStartError(f"formatting {self.alias}'s storage failed:\n{formatter.tail()}")
+        self.process = Process(f"Kafka broker {self.alias}", [*base, "kafka.Kafka", str(config)],
+                               self.directory / "broker.log")
+        self.process.wait_for(f"listener {self.ip}:{port}", lambda: listening(self.ip, port), 120)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+
+    def client_properties(self) -> dict[str, str]:
+        """A client of this cluster with its SASL user or its client certificate: PEM trust."""
+        props = {"bootstrap.servers": self.bootstrap, "security.protocol": self.protocol.value}
+        sasl = self.spec.security.sasl
+        if sasl is not None and self.password is not None:
+            props["sasl.mechanism"] = sasl.mechanism.value
+            props["sasl.jaas.config"] = jaas_config(sasl.mechanism.value, sasl.username, self.password)
+        tls = self.spec.security.effective_tls
+        if tls is not None:
+            props["ssl.truststore.type"] = "PEM"
+            props["ssl.truststore.certificates"] = self.material.ca_pem
+            if tls.clientCertificate:
+                props["ssl.keystore.type"] = "PEM"
+                props["ssl.keystore.certificate.chain"] = self.material.client_cert_pem
+                props["ssl.keystore.key"] = self.material.client_key_pem
+        return props

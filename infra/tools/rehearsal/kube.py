@@ -1,0 +1,82 @@
+"""A rehearsal's Kubernetes (run.Kube) on the kube-apiserver of apiserver.py: the rendered objects
+created for real, tokens minted for service accounts with TokenRequest, and kubeconfigs that carry
+them to the Connect workers' config providers. With a folder of Strimzi CRDs (the layout of
+../shared/strimzi-crds: one folder per release row's `crds`), the custom resources are created
+too; without one the server does not serve them, and they are left out."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.tools.rehearsal.kubeapi import ApiError, Client
+from infra.core.releases import GROUP, SUPPORTED
+
+CRD_FOLDERS = {r.api_version: r.crds for r in SUPPORTED}
+
+
+def install_crds(client: Client, folder: Path) -> None:
+    """The Strimzi CRDs of one operator version, replacing those of another. Created by POST,
+    as released: the server keeps their CEL rules (x-kubernetes-validations) and enforces them
+    (tests/test_apiserver.py)."""
+    if client.crds == str(folder):
+        return
+    crds = [yaml.safe_load(p.read_text()) for p in sorted(folder.glob("*.yaml"))]
+    base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    for crd in crds:
+        name = crd["metadata"]["name"]
+        if client.request("DELETE", f"{base}/{name}")[0] == 200:
+            client.wait_gone(f"{base}/{name}")
+    for crd in crds:
+        client.create(crd)
+        client.wait_established(crd["metadata"]["name"])
+    client.forget()
+    client.crds = str(folder)
+
+
+class ApiServerKube:
+    def __init__(self, client: Client, crds: Path | None = None):
+        self.client = client
+        self.crds = crds
+
+    def apply(self, obj: dict[str, Any]) -> bool:
+        if obj["apiVersion"].startswith(f"{GROUP}/") and self.crds is not None:
+            install_crds(self.client, self.crds / CRD_FOLDERS[obj["apiVersion"]])
+        if self.client.resource(obj["apiVersion"], obj["kind"]) is None:
+            return False
+        try:
+            self.client.create(obj)
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+            # Already there: a namespace is kept (this server runs no namespace controller, so a
+            # deleted one never goes); anything else left by an earlier rehearsal is replaced.
+            if obj["kind"] != "Namespace":
+                self.client.remove(obj)
+                self.client.create(obj)
+        return True
+
+    def token(self, namespace: str, service_account: str) -> str:
+        status, body = self.client.request(
+            "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 7200}})
+        if status != 201:
+            raise ApiError(status, body, f"TokenRequest for {namespace}/{service_account}")
+        token: str = body["status"]["token"]
+        return token
+
+    def kubeconfig(self, token: str, namespace: str) -> str:
+        state = self.client.state
+        assert state is not None
+        ca = base64.b64encode(Path(state.ca_file).read_bytes()).decode()
+        port = state.url.rsplit(":", 1)[1]
+        # The serving certificate names 127.0.0.1 among its addresses (apiserver.py).
+        return yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "pod",
+            "clusters": [{"name": "api", "cluster": {"server": f"https://127.0.0.1:{port}",
+                                                     "certificate-authority-data": ca}}],
+            "users": [{"name": "sa", "user": {"token": token}}],
+            "contexts": [{"name": "pod", "context": {"cluster": "api", "user": "sa", "namespace": namespace}}]})

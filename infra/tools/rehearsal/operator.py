@@ -1,0 +1,349 @@
+"""The stand-in for the operator, and the only one: what a release's operator does with a
+rendered KafkaConnect and its KafkaConnectors, reproduced from the release's source at its tag.
+
+- `worker`: the worker file (/tmp/strimzi-connect.properties), the files the pod holds (mounted
+  Secrets, the stores the container builds), its environment, and the objects the operator
+  itself creates beside the KafkaConnect (its service account's Role, the trusted-certificates
+  Secret). Which way a release writes the worker's connection is the release table's
+  `WorkerFile` (infra/core/releases.py), the same row the plan reads.
+  - literalStores (Strimzi 0.43.0, 0.45.0 as CSM 1.2, 1.4 ship them):
+    `docker-images/kafka-based/kafka/scripts/kafka_connect_config_generator.sh` and
+    `kafka_connect_run.sh` (stores under /tmp/kafka, a random password per pod), the user
+    configuration with `KafkaConnectConfiguration.DEFAULTS`.
+  - pemReferences (Strimzi 0.48.0, 1.2.0): `cluster-operator/.../model/
+    KafkaConnectConfigurationBuilder.java`, `KafkaConnectCluster.generateRole`,
+    `AbstractConnectOperator` (the `<name>-connect-tls-trusted-certs` Secret), at those tags.
+- `worker` also attaches the Prometheus JMX exporter agent when the KafkaConnect's
+  `spec.metricsConfig` is `jmxPrometheusExporter`, as the release does: the operator reads the
+  ConfigMap key it names, turns its YAML into JSON (`MetricsModel.metricsJson`, 0.43.0;
+  `JmxPrometheusExporterModel`, 0.48.0 and 1.2.0: Jackson YAML in, JSON out, "{}" when empty)
+  and mounts it as `/opt/kafka/custom-config/metrics-config.json`
+  (`KafkaConnectCluster.KAFKA_CONNECT_CONFIG_VOLUME_MOUNT`); the pod's environment enables the
+  agent (`KAFKA_CONNECT_METRICS_ENABLED` to 0.47, `KAFKA_CONNECT_JMX_EXPORTER_ENABLED` from
+  0.48) and `kafka_connect_run.sh` adds
+  `-javaagent:<jmx_prometheus_javaagent jar>=9404:$KAFKA_HOME/custom-config/metrics-config.json`.
+- `connector_requests`, `needs_reconfiguring` and `state_change`: what the operator sends to the
+  worker's REST API for a KafkaConnector (`AbstractConnectOperator.maybeCreateOrUpdateConnector`,
+  the same rule at every tag here): it GETs the connector's config, PUTs the config of
+  `asJson` (the spec's config with `connector.class` and `tasks.max`) only when it differs
+  from what Connect returns (`needsReconfiguring`), then brings the connector to the spec's
+  state (`updateState`).
+
+Where the stand-in must differ from a pod, it says so: the REST listener and the exporter agent
+are bound to the pod's own loopback address (pods here share one network), and the worker's
+Kubernetes client reaches
+the API server through a kubeconfig holding the service account's token instead of the
+in-cluster files.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets as random_secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
+
+from infra.plan import metrics
+from infra.core import names, stores
+from infra.core.releases import Release, WorkerFile
+from contract.clientprops import LOGIN_MODULES
+
+WORKER_FILE = "/tmp/strimzi-connect.properties"
+REST_PORT = 8083
+PASSWORD_MOUNT = "/opt/kafka/connect-password"   # KafkaConnectCluster.PASSWORD_VOLUME_MOUNT
+CERTS_MOUNT = "/opt/kafka/connect-certs"         # KafkaConnectCluster.TLS_CERTS_BASE_VOLUME_MOUNT
+STORE_DIR = "/tmp/kafka"                         # kafka_connect_run.sh
+CUSTOM_CONFIG = "/opt/kafka/custom-config"       # KafkaConnectCluster.KAFKA_CONNECT_CONFIG_VOLUME_MOUNT
+METRICS_JSON = f"{CUSTOM_CONFIG}/metrics-config.json"  # MetricsModel.CONFIG_MAP_KEY, as kafka_connect_run.sh reads it
+# KafkaConnectConfiguration.DEFAULTS: the converters at every tag here; the group and storage
+# topics too up to 0.48.0 (from 1.0 they are spec fields, `groupId` and `*StorageTopic`).
+CONVERTER_DEFAULTS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                      "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+GROUP_DEFAULTS = {"group.id": "connect-cluster", "offset.storage.topic": "connect-cluster-offsets",
+                  "config.storage.topic": "connect-cluster-configs", "status.storage.topic": "connect-cluster-status"}
+# KafkaConnectConfigurationBuilder.withGroupIdAndInternalTopics (1.2.0): the v1 spec fields.
+GROUP_FIELDS = {"groupId": "group.id", "configStorageTopic": "config.storage.topic",
+                "statusStorageTopic": "status.storage.topic", "offsetStorageTopic": "offset.storage.topic"}
+STRIMZI_PROVIDERS = {  # KafkaConnectConfigurationBuilder.printConfigProviders (0.48.0, 1.2.0)
+    "config.providers.strimzienv.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+    "config.providers.strimzienv.param.allowlist.pattern": ".*",
+    "config.providers.strimzifile.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+    "config.providers.strimzidir.class": "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+    "config.providers.strimzidir.param.allowed.paths": "/opt/kafka",
+    "config.providers.strimzisecrets.class": "io.strimzi.kafka.KubernetesSecretConfigProvider",
+}
+MECHANISMS = {"plain": "PLAIN", "scram-sha-256": "SCRAM-SHA-256", "scram-sha-512": "SCRAM-SHA-512"}
+PREFIXES = ("", "producer.", "consumer.", "admin.")
+
+Secrets = Mapping[str, Mapping[str, bytes]]  # Secret name -> key -> bytes, in the flow namespace
+ConfigMaps = Mapping[str, Mapping[str, str]]  # ConfigMap name -> key -> text, in the flow namespace
+
+
+class OperatorRefusal(RuntimeError):
+    """What the release's operator would report on the KafkaConnect's status instead of a pod."""
+
+
+@dataclass
+class WorkerSetup:
+    properties: dict[str, str]               # the worker file, key by key
+    files: dict[str, bytes]                  # path inside the pod -> content
+    env: dict[str, str] = field(default_factory=dict)
+    objects: list[dict[str, Any]] = field(default_factory=list)  # what the operator creates in the namespace
+    jvm_options: list[str] = field(default_factory=list)          # KAFKA_OPTS of kafka_connect_run.sh (agents)
+
+    def worker_file(self) -> str:
+        return "".join(f"{k}={_escape(v)}\n" for k, v in self.properties.items())
+
+
+def _escape(value: str) -> str:
+    # java.util.Properties: a backslash escapes, a line break needs one; nothing else here does.
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _string(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _pkcs12(password: str, certs: list[bytes] | None = None, key_pem: str | None = None,
+            chain_pem: str | None = None) -> bytes:
+    enc = serialization.BestAvailableEncryption(password.encode())
+    if key_pem is not None and chain_pem is not None:
+        key = serialization.load_pem_private_key(key_pem.encode(), None)
+        chain = [x509.load_der_x509_certificate(c) for c in stores.certificates(chain_pem)]
+        return pkcs12.serialize_key_and_certificates(b"user", key, chain[0], chain[1:] or None, enc)  # type: ignore[arg-type]
+    trusted = [pkcs12.PKCS12Certificate(x509.load_der_x509_certificate(c), f"ca-{i}".encode())
+               for i, c in enumerate(certs or [])]
+    return pkcs12.serialize_java_truststore(trusted, enc)
+
+
+def metrics_json(connect: Mapping[str, Any], configmaps: ConfigMaps) -> str | None:
+    """The exporter configuration the operator mounts for a KafkaConnect, None without the JMX
+    exporter; refused as the operator refuses it (MetricsModel.metricsJson, 0.43.0)."""
+    config = connect["spec"].get("metricsConfig")
+    if not config or config.get("type") != "jmxPrometheusExporter":
+        return None
+    ref = config["valueFrom"]["configMapKeyRef"]
+    if ref["name"] not in configmaps:
+        raise OperatorRefusal(f"ConfigMap {ref['name']} does not exist")
+    data = configmaps[ref["name"]].get(ref["key"])
+    if data is None:
+        raise OperatorRefusal(f"ConfigMap {ref['name']} does not contain specified key {ref['key']}")
+    return json.dumps(yaml.safe_load(data), separators=(",", ":")) if data else "{}"
+
+
+def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_host: str,
+           configmaps: ConfigMaps | None = None, agent: str | None = None) -> WorkerSetup:
+    """The pod the operator would start for `connect`. `configmaps` (the namespace's) and
+    `agent` (the exporter jar) are needed only where the KafkaConnect asks for metrics."""
+    meta, spec = connect["metadata"], connect["spec"]
+    name, namespace = meta["name"], meta["namespace"]
+    files: dict[str, bytes] = {}
+    # template.pod.volumes of Secrets, mounted where connectContainer.volumeMounts say.
+    template = spec.get("template", {})
+    mounts = {m["name"]: m["mountPath"] for m in template.get("connectContainer", {}).get("volumeMounts", [])}
+    for volume in template.get("pod", {}).get("volumes", []):
+        if "secret" not in volume or volume["name"] not in mounts:
+            continue
+        mounted = secrets[volume["secret"]["secretName"]]
+        items = volume["secret"].get("items") or [{"key": k, "path": k} for k in mounted]
+        for item in items:
+            files[f"{mounts[volume['name']]}/{item['path']}"] = mounted[item["key"]]
+
+    tls, auth = spec.get("tls"), spec.get("authentication")
+    protocol = "SSL" if tls is not None else "PLAINTEXT"
+    if auth is not None and auth["type"] in MECHANISMS:
+        protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
+    trusted = [(c["secretName"], c["certificate"]) for c in (tls or {}).get("trustedCertificates", [])]
+    user = {k: _string(v) for k, v in spec.get("config", {}).items()}
+    if release.strimzi_line >= (1, 0):
+        user = {**CONVERTER_DEFAULTS, **user, **{key: spec[f] for f, key in GROUP_FIELDS.items() if f in spec}}
+    else:
+        user = {**GROUP_DEFAULTS, **CONVERTER_DEFAULTS, **user}
+    props: dict[str, str] = {"bootstrap.servers": spec["bootstrapServers"]}
+    env: dict[str, str] = {}
+    objects: list[dict[str, Any]] = []
+
+    def each(key: str, value: str, prefixes: tuple[str, ...] = PREFIXES) -> None:
+        for p in prefixes:
+            props[p + key] = value
+
+    if release.worker_file is WorkerFile.literalStores:
+        # kafka_connect_config_generator.sh: REST, plugins, the user's configuration, security.
+        props.update({"rest.port": str(REST_PORT), "rest.advertised.host.name": rest_host,
+                      "rest.advertised.port": str(REST_PORT), "plugin.path": "/opt/kafka/plugins"})
+        props.update(user)
+        each("security.protocol", protocol)
+        password = random_secrets.token_urlsafe(24)  # CERTS_STORE_PASSWORD: random per pod
+        if tls is not None and trusted:
+            # kafka_connect_tls_prepare_certificates.sh: every trusted certificate in one PKCS12.
+            certs = [c for s, k in trusted for c in stores.certificates(secrets[s][k].decode())]
+            for s, k in trusted:
+                files[f"{CERTS_MOUNT}/{s}/{k}"] = secrets[s][k]
+            files[f"{STORE_DIR}/cluster.truststore.p12"] = _pkcs12(password, certs)
+            each("ssl.truststore.location", f"{STORE_DIR}/cluster.truststore.p12")
+            each("ssl.truststore.password", password)
+            props["ssl.truststore.type"] = "PKCS12"
+        if tls is not None and auth is not None and auth["type"] == "tls":
+            ck = auth["certificateAndKey"]
+            pair = secrets[ck["secretName"]]
+            files[f"{STORE_DIR}/cluster.keystore.p12"] = _pkcs12(
+                password, key_pem=pair[ck["key"]].decode(), chain_pem=pair[ck["certificate"]].decode())
+            each("ssl.keystore.location", f"{STORE_DIR}/cluster.keystore.p12")
+            each("ssl.keystore.password", password)
+            each("ssl.keystore.type", "PKCS12")
+        if auth is not None and auth["type"] in MECHANISMS:
+            ps = auth["passwordSecret"]
+            secret_password = secrets[ps["secretName"]][ps["password"]].decode()
+            files[f"{PASSWORD_MOUNT}/{ps['secretName']}/{ps['password']}"] = secret_password.encode()
+            each("sasl.mechanism", MECHANISMS[auth["type"]])
+            each("sasl.jaas.config", _strimzi_jaas(auth, secret_password))
+        props["consumer.client.rack"] = ""  # STRIMZI_RACK_ID, unset without rack awareness
+    else:
+        # KafkaConnectConfigurationBuilder: every value behind a config provider.
+        each("security.protocol", protocol)
+        role_secrets: list[str] = []
+        if tls is not None and trusted:
+            internal = f"{names.connect_component(name)}-tls-trusted-certs"
+            copied = {f"{s}-{k}": secrets[s][k] for s, k in trusted if ".crt" in k}
+            data: Mapping[str, bytes] = copied  # 0.48.0: one key per source Secret's certificate
+            ref_key = "*.crt"
+            if release.strimzi_line >= (1, 1):
+                # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key, every certificate in it.
+                data, ref_key = {"ca.crt": b"".join(copied.values())}, "ca.crt"
+            objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                            "metadata": {"name": internal, "namespace": namespace},
+                            "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})
+            role_secrets.append(internal)
+            each("ssl.truststore.certificates", f"${{strimzisecrets:{namespace}/{internal}:{ref_key}}}")
+            each("ssl.truststore.type", "PEM")
+        if auth is not None and auth["type"] == "tls":
+            ck = auth["certificateAndKey"]
+            each("ssl.keystore.certificate.chain", f"${{strimzisecrets:{namespace}/{ck['secretName']}:{ck['certificate']}}}")
+            each("ssl.keystore.key", f"${{strimzisecrets:{namespace}/{ck['secretName']}:{ck['key']}}}")
+            each("ssl.keystore.type", "PEM")
+            role_secrets.append(ck["secretName"])
+        if auth is not None and auth["type"] in MECHANISMS:
+            ps = auth["passwordSecret"]
+            if release.strimzi_line >= (1, 1):
+                reference = f"${{strimzisecrets:{namespace}/{ps['secretName']}:{ps['password']}}}"
+                role_secrets.append(ps["secretName"])
+            else:
+                reference = f"${{strimzidir:{PASSWORD_MOUNT}/{ps['secretName']}:{ps['password']}}}"
+                files[f"{PASSWORD_MOUNT}/{ps['secretName']}/{ps['password']}"] = secrets[ps["secretName"]][ps["password"]]
+            each("sasl.mechanism", MECHANISMS[auth["type"]])
+            each("sasl.jaas.config", _strimzi_jaas(auth, reference))
+        providers = user.pop("config.providers", None)
+        props["config.providers"] = ",".join(filter(None, [providers, "strimzienv,strimzifile,strimzidir,strimzisecrets"]))
+        props.update(STRIMZI_PROVIDERS)
+        props.update(user)
+        props.update({"rest.advertised.host.name": "${strimzienv:ADVERTISED_HOSTNAME}",
+                      "rest.advertised.port": str(REST_PORT), "plugin.path": "/opt/kafka/plugins"})
+        env["ADVERTISED_HOSTNAME"] = rest_host
+        if role_secrets:
+            objects += _operator_role(name, namespace, role_secrets)
+    # Stand-in: pods here share one network, so each worker's REST listener is bound to its own
+    # loopback address (a pod listens on 0.0.0.0:8083 of its own).
+    props["listeners"] = f"http://{rest_host}:{REST_PORT}"
+    files[WORKER_FILE] = b""  # written by the caller from `properties`
+    jvm_options: list[str] = []
+    exporter = metrics_json(connect, configmaps) if configmaps is not None else None
+    if exporter is not None:
+        if agent is None:
+            raise OperatorRefusal("the KafkaConnect asks for the JMX exporter and no agent jar was given")
+        files[METRICS_JSON] = exporter.encode()
+        enabled = "KAFKA_CONNECT_METRICS_ENABLED" if release.strimzi_line < (0, 48) else "KAFKA_CONNECT_JMX_EXPORTER_ENABLED"
+        env[enabled] = "true"
+        # Stand-in: `<host>:<port>` instead of the port alone, the pod's own address.
+        jvm_options.append(f"-javaagent:{agent}={rest_host}:{metrics.METRICS_PORT}:{METRICS_JSON}")
+    return WorkerSetup(props, files, env, objects, jvm_options)
+
+
+def _strimzi_jaas(auth: Mapping[str, Any], password: str) -> str:
+    """The JAAS line as Strimzi writes it: quoted, not escaped (docs/heartbeats.md, known limits)."""
+    return f'{LOGIN_MODULES[MECHANISMS[auth["type"]]]} required username="{auth["username"]}" password="{password}";'
+
+
+def _operator_role(connect: str, namespace: str, secret_names: list[str]) -> list[dict[str, Any]]:
+    """KafkaConnectCluster.generateRole / generateRoleBindingForRole: the pods' service account
+    may `get` exactly the Secrets its worker file references."""
+    sa = names.connect_component(connect)
+    return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": sa, "namespace": namespace},
+             "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": secret_names}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": f"{sa}-role", "namespace": namespace},
+             "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": sa}}]
+
+
+def service_account(connect: Mapping[str, Any]) -> dict[str, Any]:
+    """The ServiceAccount the operator creates for the Connect pods."""
+    meta = connect["metadata"]
+    return {"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": names.connect_component(meta["name"]), "namespace": meta["namespace"]}}
+
+
+# AbstractConnectorSpec.FORBIDDEN_PARAMETERS: KafkaConnectorConfiguration drops these keys of
+# `spec.config` before anything is compared or sent (`connector.plugin.version` from 1.0.0).
+FORBIDDEN_CONNECTOR_OPTIONS = ("name", "connector.class", "tasks.max")
+FORBIDDEN_CONNECTOR_OPTIONS_1_0 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plugin.version")
+# Connector states after which updateState acts; UNASSIGNED and RESTARTING are left for a later
+# reconciliation ("as these are transient, and typically lead to RUNNING, we ignore them").
+SETTLED_STATES = ("RUNNING", "PAUSED", "STOPPED", "FAILED")
+
+
+def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[str, dict[str, str], str]:
+    """(name, the config the operator PUTs to /connectors/<name>/config, the state to set):
+    AbstractConnectOperator.asJson puts the spec's config (KafkaConnectorConfiguration: forbidden
+    keys dropped, values as strings), `tasks.max`, `connector.plugin.version` (1.x, from
+    `spec.version`) and `connector.class`; the state follows as requests of its own."""
+    spec = connector["spec"]
+    forbidden = FORBIDDEN_CONNECTOR_OPTIONS_1_0 if release.strimzi_line >= (1, 0) else FORBIDDEN_CONNECTOR_OPTIONS
+    config = {k: _string(v) for k, v in spec.get("config", {}).items() if k.lower() not in forbidden}
+    if "tasksMax" in spec:
+        config["tasks.max"] = str(spec["tasksMax"])
+    if "version" in spec and release.strimzi_line >= (1, 0):
+        config["connector.plugin.version"] = str(spec["version"])
+    config["connector.class"] = spec["class"]
+    return connector["metadata"]["name"], config, spec.get("state", "running")
+
+
+def needs_reconfiguring(name: str, config: Mapping[str, str], actual: Mapping[str, str]) -> bool:
+    """Whether the operator PUTs `config` (connector_requests) to a connector whose
+    `GET /connectors/<name>/config` answered `actual`.
+
+    AbstractConnectOperator.maybeCreateOrUpdateConnector (Strimzi 1.2.0, lines 414-450) PUTs only
+    when needsReconfiguring (lines 452-473) says so: the desired map is the spec's config as
+    KafkaConnectorConfiguration reads it, plus `tasks.max` (when the spec sets it),
+    `connector.plugin.version` (when it sets `version`), `name` and `connector.class`, which is
+    what asJson sends plus the `name` Connect adds on a PUT; it is compared with Connect's
+    answer as string maps (`!desiredConfig.equals(actualConfig)`). Connect answers with the
+    config as stored, its `${provider:...}` references unresolved, so a changed value behind a
+    reference is no difference. The same lines at 0.43.0 (324-342), 0.45.0 (421-439) and 0.48.0
+    (523-541), without the plugin version."""
+    return {**config, "name": name} != dict(actual)
+
+
+def state_change(release: Release, current: str | None, wanted: str) -> str | None:
+    """The request (`pause`, `stop`, `resume`, or None) that brings a connector Connect reports
+    in state `current` to the spec's `wanted` state (running, paused, stopped):
+    AbstractConnectOperator.updateState (1.2.0, lines 517-572; 0.43.0, lines 353-408, the same
+    without the FAILED case, which 1.1.0 adds). UNASSIGNED, RESTARTING or no status: nothing."""
+    target = wanted.upper()
+    if current == "RUNNING":
+        return {"PAUSED": "pause", "STOPPED": "stop"}.get(target)
+    if current == "PAUSED":
+        return {"RUNNING": "resume", "STOPPED": "stop"}.get(target)
+    if current == "STOPPED":
+        return {"RUNNING": "resume", "PAUSED": "pause"}.get(target)
+    if current == "FAILED" and release.strimzi_line >= (1, 1):
+        # A FAILED connector is stopped when asked; asked to pause, the reconciliation fails.
+        return "stop" if target == "STOPPED" else None
+    return None

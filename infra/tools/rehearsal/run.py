@@ -1,0 +1,304 @@
+"""A rehearsal: the topology's Kafka clusters started here, the program's render applied to a
+Kubernetes API server with real material in its Secrets, one Connect worker per KafkaConnect,
+and every KafkaConnector reconciled on its worker as the operator does (its config PUT only
+when it differs from what the worker holds, then its state).
+
+The API server is given (`Kube`): the test tier uses a real kube-apiserver on loopback.
+
+Offsets requests (infra/plan/offsets.py) are the render's KafkaConnector patches: each one's
+annotations are merged into its connector, as the API server merges the patch, and the
+operator's offsets management (infra/tools/rehearsal/offsets.py) is run once per request, as Pulumi
+creates each request's patch resource once.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import secrets as random_secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from infra.core import names
+from infra.tools import render
+from infra.checks import validation
+from infra.plan.offsets import is_patch
+from infra.tools.rehearsal import jars, operator
+from infra.tools.rehearsal import offsets as operator_offsets
+from infra.tools.rehearsal.clients import Clients
+from infra.tools.rehearsal.connect import Worker
+from infra.tools.rehearsal.kafka import KafkaCluster
+from infra.tools.rehearsal.process import Network, RuntimeStartError
+from infra.core.releases import Release
+from infra.topology.resolution import Model
+
+# Single-broker clusters cannot hold MirrorMaker 2's own topics at its default replication
+# factor (3): a rehearsal sets these to 1 through the flows' `config`, as a user of such a cluster
+# would (none for offset syncs where a bidirectional pair emits none: Kafka 3.9+ refuses them).
+SINGLE_BROKER = {"source": {"offset-syncs.topic.replication.factor": 1},
+                 "checkpoint": {"checkpoints.topic.replication.factor": 1},
+                 "heartbeat": {"heartbeats.topic.replication.factor": 1}}
+LOCAL_CHANGES = ("one Connect replica per Connect cluster (a worker each here)",
+                 "no audit CronJob (the audit runs on its own: docs/audit.md)",
+                 "MirrorMaker 2's own topics at replication factor 1 (single-broker clusters)")
+
+
+def local_topology(topology: dict[str, Any]) -> dict[str, Any]:
+    """The topology as a rehearsal runs it on this machine (LOCAL_CHANGES, nothing else)."""
+    topo = copy.deepcopy(topology)
+    topo.pop("audit", None)
+    operator = topo.setdefault("operator", {})
+    operator.setdefault("connect", {})["replicas"] = 1
+    release = validation.parse(topo).operator.release
+    for flow in topo.get("flows", []):
+        flow.get("connect", {}).pop("replicas", None)
+        for part in flow.get("connectClusters", []):
+            part.get("connect", {}).pop("replicas", None)
+        config = flow.setdefault("config", {})
+        for kind, settings in SINGLE_BROKER.items():
+            if not (kind == "source" and flow.get("bidirectional") and release.emit_offset_syncs_key):
+                config[kind] = {**settings, **config.get(kind, {})}
+    return topo
+
+
+class Kube(Protocol):
+    """What a rehearsal needs of a Kubernetes API server."""
+
+    def apply(self, obj: dict[str, Any]) -> bool:
+        """Create the object for real; False when the server does not serve its kind."""
+
+    def token(self, namespace: str, service_account: str) -> str:
+        """A token for the service account (TokenRequest)."""
+
+    def kubeconfig(self, token: str, namespace: str) -> str:
+        """A kubeconfig reaching the server with that token."""
+
+
+def secret_material(model: Model, clusters: dict[str, KafkaCluster]) -> dict[str, str]:
+    """The secret config a stack of these clusters needs (infra/deploy/config.py's keys), from the
+    material the clusters were started with."""
+    out = {"registry.password": random_secrets.token_urlsafe(12)}
+    for alias, cluster in model.clusters.items():
+        kafka = clusters[alias]
+        for item in cluster.security.secret_items:
+            tls = cluster.security.effective_tls
+            value = {"password": kafka.password or "", "caCert": kafka.material.ca_pem,
+                     "truststorePassword": f"tsp-{alias}",
+                     "truststore": kafka.material.truststore_b64(tls.trust.value if tls else "jks", f"tsp-{alias}"),
+                     "clientCert": kafka.material.client_cert_pem, "clientKey": kafka.material.client_key_pem}[item]
+            out[f"{alias}.{item}"] = value
+    return out
+
+
+def _secret_data(obj: dict[str, Any]) -> dict[str, bytes]:
+    data = {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
+    data.update({k: v.encode() for k, v in (obj.get("stringData") or {}).items()})
+    return data
+
+
+@dataclass
+class Rehearsal:
+    topology: dict[str, Any]
+    directory: Path
+    kube: Kube
+    stack: str = "rehearsal"
+    model: Model = field(init=False)
+    release: Release = field(init=False)
+    network: Network = field(init=False)
+    clusters: dict[str, KafkaCluster] = field(default_factory=dict)
+    workers: dict[tuple[str, str], Worker] = field(default_factory=dict)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    connectors: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
+    outputs: dict[str, Any] | None = None  # of the last render: the next one's previous outputs
+    generation: int = 0                    # of the workers: a redeploy starts new pods
+    started_before_redeploy: int = 0       # workers of earlier generations
+    # Offsets requests carried out, by (namespace, connector, request), and the ConfigMaps the
+    # operator wrote for `list`, by (namespace, name).
+    offsets_done: set[tuple[str, str, str]] = field(default_factory=set)
+    listed: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # Each connector config PUT to a worker, in order, by (namespace, connector): what send
+    # created or found changed.
+    config_puts: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.model = validation.parse(self.topology)
+        self.release = self.model.operator.release
+        self.network = Network(self.directory)
+        self.clients = Clients(self.release, self.network)
+
+    # -------------------------------------------------------------- Kafka
+
+    def start_clusters(self) -> None:
+        classpath = jars.classpath(self.release)
+        for alias, spec in sorted(self.model.clusters.items()):
+            password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
+            kafka = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network)
+            self.clusters[alias] = kafka
+            kafka.start(classpath)
+
+    def client(self, alias: str) -> dict[str, str]:
+        return self.clusters[alias].client_properties()
+
+    # -------------------------------------------------------------- the program's objects
+
+    def render(self, topology: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The program's objects for `topology` (default: the rehearsal's), in clear, rendered as
+        an update of the last render (its outputs are the stack's previous outputs)."""
+        path = self.directory / f"{self.stack}.yaml"
+        path.write_text(yaml.safe_dump(topology or self.topology, sort_keys=False))
+        result = render.run(self.stack, {"topology": str(path)}, secret_material(self.model, self.clusters),
+                            previous_outputs=self.outputs)
+        self.outputs = result.outputs
+        return result.objects()
+
+    def redeploy(self, objects: Iterable[dict[str, Any]]) -> None:
+        """A rolling update as the operator does one: the workers stop, new pods start from the
+        new objects, and every connector is reconciled again (`send`)."""
+        for worker in self.workers.values():
+            worker.stop()
+        self.started_before_redeploy += len(self.workers)
+        self.workers.clear()
+        self.connectors.clear()
+        self.generation += 1
+        self.deploy(objects)
+
+    def deploy(self, objects: Iterable[dict[str, Any]] | None = None) -> None:
+        """Apply the render, start a worker per KafkaConnect, reconcile every KafkaConnector
+        (`send`), then carry out the offsets requests."""
+        self.objects = list(objects) if objects is not None else self.render()
+        for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
+            if not is_patch(obj):
+                self.kube.apply(obj)
+        secrets: dict[str, dict[str, dict[str, bytes]]] = {}
+        configmaps: dict[str, dict[str, dict[str, str]]] = {}
+        for obj in self.objects:
+            if obj["kind"] == "Secret":
+                secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = _secret_data(obj)
+            elif obj["kind"] == "ConfigMap":
+                configmaps.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = obj.get("data", {})
+        for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
+            namespace = connect["metadata"]["namespace"]
+            self.start_worker(connect, secrets.get(namespace, {}), configmaps.get(namespace, {}))
+        for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
+            meta = connector["metadata"]
+            key = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL])
+            self.send(key, connector)
+        self.manage_offsets()
+
+    def update(self, objects: Iterable[dict[str, Any]]) -> None:
+        """A render applied to the running Connect clusters (no rolling update), as `pulumi up`
+        applies it: the objects replaced, every KafkaConnector reconciled again as the operator
+        does on a change (`send`: a config PUT only where it differs), then the offsets requests
+        carried out."""
+        self.objects = list(objects)
+        for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
+            if not is_patch(obj) and obj["kind"] != "Namespace":
+                self.kube.apply(obj)
+        for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
+            meta = connector["metadata"]
+            self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
+        self.manage_offsets()
+
+    def manage_offsets(self) -> None:
+        """Each offsets request of the render, once: its patch's annotations on the connector,
+        the operator's REST calls against the connector's worker, the ConfigMap it writes for a
+        list, and the annotation it then removes."""
+        configmaps = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["data"]
+                      for o in self.objects if o["kind"] == "ConfigMap"}
+        configmaps.update({key: cm["data"] for key, cm in self.listed.items()})
+        for patch in (o for o in self.objects if is_patch(o)):
+            meta = patch["metadata"]
+            done = (meta["namespace"], meta["name"], meta["annotations"][names.OFFSETS_REQUEST_ANNOTATION])
+            if done in self.offsets_done:
+                continue
+            connect, connector = self.connectors[(meta["namespace"], meta["name"])]
+            annotated = {**connector, "metadata": {**connector["metadata"], "annotations": {
+                **connector["metadata"].get("annotations", {}), **meta["annotations"]}}}
+            written = operator_offsets.manage(self.workers[connect], annotated, configmaps)
+            if written is not None:
+                self.kube.apply(written)
+                self.listed[(meta["namespace"], written["metadata"]["name"])] = written
+            self.connectors[(meta["namespace"], meta["name"])] = (connect, operator_offsets.without_annotation(annotated))
+            self.offsets_done.add(done)
+
+    def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
+                     configmaps: dict[str, dict[str, str]] | None = None) -> Worker:
+        meta = connect["metadata"]
+        key = (meta["namespace"], meta["name"])
+        host = self.network.address()
+        # The release's exporter agent where the KafkaConnect asks for it (operator.metrics_json).
+        agent = str(jars.jmx_exporter_agent(self.release)) if connect["spec"].get("metricsConfig") else None
+        setup = operator.worker(self.release, connect, secrets, host, configmaps or {}, agent)
+        self.kube.apply(operator.service_account(connect))
+        for obj in setup.objects:
+            self.kube.apply(obj)
+        token = self.kube.token(meta["namespace"], names.connect_component(meta["name"]))
+        pod = self.directory / "pods" / f"{'-'.join(key)}-{self.generation}"
+        worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,
+                        jars.classpath(self.release), self.network, self.kube.kubeconfig(token, meta["namespace"]))
+        self.workers[key] = worker
+        worker.start()
+        return worker
+
+    def send(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:
+        """Reconcile a KafkaConnector on its worker as the operator does
+        (AbstractConnectOperator.maybeCreateOrUpdateConnector): GET its config; none, it is
+        created; the config PUT only when it differs from what the worker returns
+        (operator.needs_reconfiguring: a changed value behind a `${cfmap:...}` reference alone is
+        no difference); then the connector brought to the spec's state (updateState).
+
+        Where the stand-in differs: it creates with the PUT and the state's own request, as
+        Strimzi does up to 1.1 (1.2.0 POSTs `/connectors` with `initial_state`; the connector ends
+        in the same state); and it waits, up to `settle` seconds, for a state updateState acts on,
+        where the operator would act on its next reconciliation."""
+        if connect not in self.workers:
+            raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
+                                    "which the render does not hold")
+        name, config, state = operator.connector_requests(self.release, connector)
+        self.connectors[(connect[0], name)] = (connect, connector)
+        worker = self.workers[connect]
+        current = worker.connector_config(name)
+        if current is None:
+            worker.put_connector(name, config, state)
+            self.config_puts.append((connect[0], name))
+            return
+        if operator.needs_reconfiguring(name, config, current):
+            worker.put_connector(name, config)
+            self.config_puts.append((connect[0], name))
+        change = operator.state_change(self.release, self._settled_state(worker, name), state)
+        if change is not None:
+            worker.request("PUT", f"/connectors/{name}/{change}")
+
+    @staticmethod
+    def _settled_state(worker: Worker, name: str, settle: float = 60) -> str | None:
+        """The connector's state once it is one updateState acts on (or the last seen)."""
+        deadline = time.monotonic() + settle
+        while True:
+            try:
+                state: str | None = worker.status(name)["connector"]["state"]
+            except RuntimeStartError:
+                state = None  # no status yet
+            if state in operator.SETTLED_STATES or time.monotonic() > deadline:
+                return state
+            time.sleep(0.5)
+
+    def wait_running(self, timeout: float = 180) -> dict[str, dict[str, Any]]:
+        """Every connector whose spec says running: RUNNING with every task."""
+        out = {}
+        for (namespace, name), (connect, connector) in sorted(self.connectors.items()):
+            if connector["spec"].get("state", "running") == "running":
+                out[name] = self.workers[connect].wait_running(name, timeout)
+        return out
+
+    def stop(self) -> None:
+        for worker in self.workers.values():
+            worker.stop()
+        for kafka in self.clusters.values():
+            kafka.stop()
+

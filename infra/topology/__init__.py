@@ -1,0 +1,2 @@
+"""What users write: the topology document's schema (pydantic, frozen) and its resolution into
+the model every later layer reads (defaults applied, releases found, filters compiled)."""

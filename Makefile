@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse test typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds clean lock
+.PHONY: render rehearse test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,11 +37,40 @@ render: venv-deploy
 rehearse: venv apiserver
 	$(BIN)/python -m infra rehearse stacks/$(STACK).yaml
 
-test: venv engine promtool shellcheck prometheus-crds
-	$(BIN)/python -m pytest
+# The test tiers, a folder each under tests/ (docs/architecture.md), each installing what it needs:
+#   unit         pure code and the mock engine: Python only (no Java, Go or binaries)
+#   conformance  the modelled Connect worker and the oracles (the JDK, promtool)
+#   audit        the PySpark job on a local Spark (Java 17, Maven for the Kafka source's jars)
+#   apiserver    a real kube-apiserver (the engine binaries)
+#   runtime      Kafka, Connect and MirrorMaker 2 for real (Java 17, Maven; the API server)
+#   engine       the Pulumi CLI and its provider, the workflows' checkers
+PYTEST := $(BIN)/python -m pytest
+test-unit: venv
+	$(PYTEST) tests/unit
+test-conformance: venv promtool
+	$(PYTEST) tests/conformance
+test-audit: venv
+	$(PYTEST) tests/audit
+test-apiserver: venv apiserver prometheus-crds
+	$(PYTEST) tests/apiserver
+test-runtime: venv apiserver
+	$(PYTEST) tests/runtime
+test-engine: venv engine shellcheck prometheus-crds
+	$(PYTEST) tests/engine
+
+# Every tier. The Go binaries (about 17 minutes cold) build while the tiers that need none of them
+# run; the tiers that do run once they are built. Each run prints its own summary; the target
+# fails if either run or the build failed.
+test: venv promtool shellcheck
+	@mkdir -p build; { $(MAKE) --no-print-directory engine prometheus-crds > build/binaries.log 2>&1; \
+	  echo $$? > build/binaries.status; } & \
+	$(PYTEST) tests/unit tests/conformance tests/audit; first=$$?; \
+	wait; cat build/binaries.log; \
+	$(PYTEST) tests/apiserver tests/runtime tests/engine; second=$$?; \
+	test $$first -eq 0 -a $$second -eq 0 -a "$$(cat build/binaries.status)" -eq 0
 
 # mypy --strict on infra/ and components/ ([tool.mypy] in pyproject.toml); `make test` runs it
-# too (tests/test_typing.py).
+# too (tests/unit/test_typing.py).
 typecheck: venv
 	$(BIN)/python -m mypy
 
@@ -73,7 +102,7 @@ apiserver engine:
 	  echo "the engine binaries could not be built: the API-server and engine tiers will skip (docs/engine.md)"; }
 
 # promtool, from Debian's prometheus package unpacked into ~/.cache (the service is not installed):
-# tests/test_monitoring.py checks and unit-tests the alert rules with it. Root and apt, as for the
+# tests/unit/test_monitoring.py checks and unit-tests the alert rules with it. Root and apt, as for the
 # API server; without it those tests skip, unless APISERVER_REQUIRED=1 (CI).
 CACHE := $(HOME)/.cache/kafka-replication
 PROMTOOL := $(CACHE)/promtool/usr/bin/promtool
@@ -87,7 +116,7 @@ promtool:
 	@test -x $(PROMTOOL) || $(call debian,prometheus,promtool,the rule tests)
 
 # shellcheck, from Debian's package unpacked into ~/.cache as promtool is: actionlint hands it the
-# workflows' `run:` scripts (tests/test_workflows.py; GitHub's runners have it on the PATH).
+# workflows' `run:` scripts (tests/engine/test_workflows.py; GitHub's runners have it on the PATH).
 SHELLCHECK := $(CACHE)/shellcheck/usr/bin/shellcheck
 shellcheck:
 	@command -v shellcheck >/dev/null || test -x $(SHELLCHECK) || $(call debian,shellcheck,shellcheck,the workflow script check)

@@ -11,7 +11,7 @@ then, in a YAML program for example:
         properties: {clusters: {...}, flow: {...}, secrets: {...}}
 
 The schema other languages' SDKs are generated from is components/schema.json (`make schema`
-writes it; tests/test_components.py holds it to the code).
+writes it; tests/unit/test_components.py holds it to the code).
 """
 
 from pulumi.provider.experimental import component_provider_host

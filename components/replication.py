@@ -78,7 +78,7 @@ class ReplicationTopology(pulumi.ComponentResource):
         prepared = _prepare(given.values["topology"], given.secrets, subject)
         super().__init__(names.component_type("index", "ReplicationTopology"), name, None, opts)
         # A stack that ran this program before the component existed had its flows and audit
-        # under the stack itself: the alias keeps their URNs (tests/test_components.py).
+        # under the stack itself: the alias keeps their URNs (tests/unit/test_components.py).
         deployed = _deploy(self, prepared, given.secrets, [pulumi.Alias(parent=None)])
         self.outputs = _plain(deployed)
         self.flows = _plain(deployed["flows"])
@@ -154,7 +154,7 @@ def kubernetes_providers(parent: pulumi.ComponentResource, clusters: Mapping[str
                          secrets: Mapping[str, Any]) -> dict[str, pulumi.ProviderResource]:
     """One explicit provider per Kubernetes cluster of the topology: a kubeconfig context, or
     a whole kubeconfig from secret config. With the section, every resource gets one of these
-    (tests/test_kubernetes.py checks each), so nothing falls back to the ambient context."""
+    (tests/unit/test_kubernetes.py checks each), so nothing falls back to the ambient context."""
     providers: dict[str, pulumi.ProviderResource] = {}
     for name, cluster in sorted(clusters.items()):
         opts = pulumi.ResourceOptions(parent=parent)

@@ -120,7 +120,7 @@ def _field(values: Mapping[str, Any], key: str, path: str, expected: str, nullab
     if key not in values:
         if nullable:
             # A StackReference read by the Python SDK leaves out every null inside an output
-            # (`pulumi stack output --json` keeps them): absent is null (tests/test_engine.py).
+            # (`pulumi stack output --json` keeps them): absent is null (tests/engine/test_engine.py).
             return None
         raise ContractError(f"{_join(path, key)}: missing; expected {expected}")
     return values[key]
@@ -178,7 +178,7 @@ def _optional_name(values: Mapping[str, Any], key: str, path: str) -> str | None
 def _whole(value: Any) -> int | None:
     """An integer of JSON: an int that is not a bool, or a float with no fraction. A
     StackReference hands every number over as a float (Pulumi's protobuf Struct has doubles
-    only): the engine tier reads `outputsVersion` as 1.0 there (tests/test_engine.py)."""
+    only): the engine tier reads `outputsVersion` as 1.0 there (tests/engine/test_engine.py)."""
     if isinstance(value, bool):  # `True == 1` in Python
         return None
     if isinstance(value, int):

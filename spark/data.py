@@ -261,7 +261,7 @@ def heartbeat_times(records: DataFrame) -> dict[str, int]:
     MirrorMaker 2's Heartbeat (connect/mirror-client/.../Heartbeat.java): the key is KEY_SCHEMA
     alone, sourceClusterAlias and targetClusterAlias as int16-length-prefixed strings, with no
     version in front (serializeKey); the value is an int16 version, then the int64 timestamp
-    (serializeValue). Read from real heartbeats in tests/test_replication.py."""
+    (serializeValue). Read from real heartbeats in tests/runtime/test_replication.py."""
     def int_at(col: Column, pos: int, size: int) -> Column:
         return F.conv(F.hex(F.substring(col, pos, size)), 16, 10).cast("long")
     alias_len = int_at(F.col("key"), 1, 2)

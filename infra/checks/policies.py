@@ -295,16 +295,6 @@ def rbac_scope(obj: Mapping[str, Any]) -> list[Problem]:
 # ----------------------------------------------------------------- 4. a Connect cluster's own group and topics
 
 
-# Strimzi's defaults when a KafkaConnect leaves them out (v1beta2 `spec.config`): every Connect
-# cluster that does, on one Kafka cluster, joins one group and shares these topics.
-CONNECT_STORAGE = {
-    "group.id": ("groupId", "connect-cluster"),
-    "config.storage.topic": ("configStorageTopic", "connect-cluster-configs"),
-    "offset.storage.topic": ("offsetStorageTopic", "connect-cluster-offsets"),
-    "status.storage.topic": ("statusStorageTopic", "connect-cluster-status"),
-}
-
-
 def connect_storage(obj: Mapping[str, Any]) -> list[Problem]:
     """Every KafkaConnect names its group and its config, offset and status topics: in
     `spec.config` (kafka.strimzi.io/v1beta2), or the spec fields that replace them in
@@ -315,8 +305,12 @@ def connect_storage(obj: Mapping[str, Any]) -> list[Problem]:
     config = _mapping(spec.get("config"))
     v1 = str(obj.get("apiVersion", "")).endswith("/v1")
     problems = []
-    for key, (field, default) in CONNECT_STORAGE.items():
-        given, path = (spec.get(field), f"spec.{field}") if v1 else (config.get(key), f"spec.config.{key}")
+    # Strimzi's defaults when a KafkaConnect leaves them out: every Connect cluster that does, on
+    # one Kafka cluster, joins one group and shares these topics.
+    for storage in names.CONNECT_STORAGE:
+        default = storage.default
+        given, path = ((spec.get(storage.field), f"spec.{storage.field}") if v1
+                       else (config.get(storage.key), f"spec.config.{storage.key}"))
         if isinstance(given, Unknown) or (given is not None and given != ""):
             continue
         problems.append(Problem(describe(obj), path, given,

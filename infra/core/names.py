@@ -31,6 +31,33 @@ def flow_labels(flow: str) -> dict[str, str]:
     return {**PART_OF, FLOW_LABEL: flow}
 
 
+
+@dataclass(frozen=True)
+class ConnectStorage:
+    """One of a Connect cluster's identity settings (Kafka DistributedConfig): a new value is a new
+    cluster, with empty connector configurations, offsets and statuses."""
+
+    key: str        # the worker property (kafka.strimzi.io/v1beta2 writes it in `spec.config`)
+    field: str      # the kafka.strimzi.io/v1 spec field that replaces it (Strimzi 1.x)
+    label: str      # as messages say it
+    default: str    # what Strimzi sets when a KafkaConnect leaves it out (KafkaConnectConfiguration.DEFAULTS)
+    attribute: str  # the FlowNames property holding a Connect cluster's own value
+
+    def of(self, n: FlowNames) -> str:
+        value: str = getattr(n, self.attribute)
+        return value
+
+
+CONNECT_STORAGE = (
+    ConnectStorage("group.id", "groupId", "group id", "connect-cluster", "group_id"),
+    ConnectStorage("config.storage.topic", "configStorageTopic", "config storage topic", "connect-cluster-configs",
+                   "config_storage_topic"),
+    ConnectStorage("offset.storage.topic", "offsetStorageTopic", "offset storage topic", "connect-cluster-offsets",
+                   "offset_storage_topic"),
+    ConnectStorage("status.storage.topic", "statusStorageTopic", "status storage topic", "connect-cluster-status",
+                   "status_storage_topic"),
+)
+
 # Pulumi type tokens of our components: the package is named after the project.
 PACKAGE = PROJECT
 

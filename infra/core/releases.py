@@ -75,6 +75,11 @@ class Release:
         """`heartbeats.replication.enabled` of MirrorSourceConnector exists from Kafka 4.0."""
         return self.kafka_line >= (4, 0)
 
+    @property
+    def source_tag_optional(self) -> bool:
+        """Whether MirrorSource MBeans may come without the `source` tag (Kafka before 4.0)."""
+        return self.kafka_line < (4, 0)
+
     # Strimzi features (CRD fields), by the Strimzi release.
     @property
     def strimzi_line(self) -> tuple[int, int]:
@@ -100,6 +105,41 @@ class Release:
     def offset_management(self) -> bool:
         """KafkaConnector `spec.listOffsets` / `spec.alterOffsets` from 0.44."""
         return self.strimzi_line >= (0, 44)
+
+    @property
+    def strimzi_reporter(self) -> bool:
+        """KafkaConnect `spec.metricsConfig.type: strimziMetricsReporter` from Strimzi 0.48.0 (its
+        KafkaConnect CRD; 0.47.0's enum has jmxPrometheusExporter only)."""
+        return self.strimzi_line >= (0, 48)
+
+    @property
+    def metrics_enabled_env(self) -> str:
+        """The environment variable that turns the JMX exporter on in the Connect container
+        (KafkaConnectCluster at 0.43.0/0.45.0; renamed in 0.48.0)."""
+        return "KAFKA_CONNECT_METRICS_ENABLED" if self.strimzi_line < (0, 48) else "KAFKA_CONNECT_JMX_EXPORTER_ENABLED"
+
+    @property
+    def v1_semantics(self) -> bool:
+        """Strimzi 1.0 and later: the metrics reporter's client package, `connector.plugin.version`
+        from `spec.version`, the v1 forbidden connector options, user config read as v1 writes it."""
+        return self.strimzi_line >= (1, 0)
+
+    @property
+    def certificates_in_one_key(self) -> bool:
+        """From 1.1 the operator copies every trusted certificate into one `ca.crt` key
+        (KAFKA_CONNECT_CERTIFICATES_KEY at 1.2.0); before, one key per certificate."""
+        return self.strimzi_line >= (1, 1)
+
+    @property
+    def password_through_provider(self) -> bool:
+        """From 1.1 the worker reads a SASL password through `${strimzisecrets:...}`
+        (KafkaConnectConfigurationBuilder at 1.2.0); before, from a file the operator mounts."""
+        return self.strimzi_line >= (1, 1)
+
+    @property
+    def failed_connector_stops(self) -> bool:
+        """From 1.1 a FAILED connector is stopped when its state asks for it (updateState)."""
+        return self.strimzi_line >= (1, 1)
 
     @property
     def default_connect_version(self) -> str:

@@ -8,7 +8,7 @@ unions, `&&` intersections and whole-class negation; `\\0` octal, `\\x`, `\\u`, 
 `\\Q...\\E` quoting; `]` first in a class is literal) and builds a Thompson automaton from it.
 Whatever the automaton cannot model exactly is refused by name (`Unsupported`): lookarounds,
 backreferences, inline flags, possessive quantifiers, atomic groups, word boundaries, Unicode
-properties. What Java itself rejects is refused as `RegexError`. tests/test_jregex.py holds the
+properties. What Java itself rejects is refused as `RegexError`. tests/conformance/test_jregex.py holds the
 automaton to the JDK on thousands of random patterns and names.
 
 Everything here is linear in the pattern and bounded: a pattern length limit, an automaton size

@@ -26,7 +26,7 @@ BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 # Headers are handed over as bytes too: a KafkaConnect worker's default header converter
 # (SimpleHeaderConverter) writes the bytes MirrorSourceTask copies as base64 text, so every
 # replicated header value would arrive changed (seen on the real worker,
-# tests/test_replication.py). Strimzi's KafkaMirrorMaker2 has the same default
+# tests/runtime/test_replication.py). Strimzi's KafkaMirrorMaker2 has the same default
 # (KafkaMirrorMaker2Configuration.DEFAULTS, 0.48.0). ByteArrayConverter refuses any typed header,
 # though, and InsertHeader and HeaderFrom write typed ones ("Invalid schema type for
 # ByteArrayConverter: BOOLEAN", the loop filter on the real worker): a connector whose chain

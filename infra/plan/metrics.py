@@ -68,19 +68,8 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "(" + "|".join(sorted(words, key=len, reverse=True)) + ")"
 
 
-def source_tag_optional(release: Release) -> bool:
-    """Whether the release's Kafka may emit MirrorSource MBeans without `source` (before 4.0)."""
-    return release.kafka_line < (4, 0)
-
-
-def strimzi_reporter(release: Release) -> bool:
-    """KafkaConnect `spec.metricsConfig.type: strimziMetricsReporter` exists from Strimzi 0.48.0
-    (its KafkaConnect CRD; 0.47.0's enum has jmxPrometheusExporter only)."""
-    return release.strimzi_line >= (0, 48)
-
-
 def reporter_class(release: Release) -> str:
-    return REPORTER_CLIENT_CLASS if release.strimzi_line >= (1, 0) else REPORTER_KAFKA_CLASS
+    return REPORTER_CLIENT_CLASS if release.v1_semantics else REPORTER_KAFKA_CLASS
 
 
 def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
@@ -128,7 +117,7 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
              {"source": "$1", "target": "$2", "topic": "$3", "partition": "$4"},
              "MirrorMaker 2 MirrorSourceConnector metrics per replicated partition"),
     ]
-    if source_tag_optional(release):
+    if release.source_tag_optional:
         # Without `add.source.alias.to.metrics` (Kafka 3.x) the MBean has no `source`: the
         # Connect cluster replicates one source cluster, so its alias is a constant here.
         rules.append(rule(
@@ -204,7 +193,7 @@ def connector_config(release: Release, monitoring: Monitoring, kind: str) -> dic
     if not monitoring.metrics:
         return {}
     config: dict[str, ConfigValue] = {}
-    if kind == "source" and source_tag_optional(release):
+    if kind == "source" and release.source_tag_optional:
         config[ADD_SOURCE_ALIAS] = True
     if monitoring.exporter is Exporter.strimziMetricsReporter:
         config[METRIC_REPORTERS] = reporter_class(release)
@@ -215,7 +204,7 @@ def connector_config(release: Release, monitoring: Monitoring, kind: str) -> dic
 def connector_keys(release: Release, kind: str) -> tuple[str, ...]:
     """The keys `connector_config` may write for a kind, owned whether written or not: a user
     value there would change the series every alert reads, or the reporter's wiring."""
-    keys = [ADD_SOURCE_ALIAS] if kind == "source" and source_tag_optional(release) else []
+    keys = [ADD_SOURCE_ALIAS] if kind == "source" and release.source_tag_optional else []
     return (*keys, METRIC_REPORTERS, REPORTER_LISTENER_ENABLE)
 
 
@@ -226,7 +215,7 @@ def problems(model: Model) -> list[Problem]:
     if release is None:  # the operator rule refuses the version
         return []
     found = []
-    if monitoring.metrics and monitoring.exporter is Exporter.strimziMetricsReporter and not strimzi_reporter(release):
+    if monitoring.metrics and monitoring.exporter is Exporter.strimziMetricsReporter and not release.strimzi_reporter:
         found.append(Problem(
             "topology", "monitoring.exporter", monitoring.exporter.value,
             f"jmxPrometheusExporter on {release.name} (Strimzi {release.strimzi}): its KafkaConnect has no "

@@ -6,7 +6,7 @@ Pure, like the plan: the objects are dicts with the Prometheus Operator's field 
 (monitoring.coreos.com/v1, its CRDs pinned in tools/prometheus-operator/go.mod), built from the
 stack plan so that the rules watch exactly the connectors that were deployed. Every series and
 label the rules and the dashboard read is one the exporter rules of infra/plan/metrics.py produce on
-the real worker of each release (tests/data/scrape/*.txt; tests/test_monitoring.py holds them to
+the real worker of each release (tests/data/scrape/*.txt; tests/unit/test_monitoring.py holds them to
 it), except the audit's: kube-state-metrics' job series and what spark/report.py pushes.
 
 Thresholds: a flow's `alerts`, field by field, over `monitoring.alerts`, over DEFAULTS. Flows

@@ -379,13 +379,13 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
     config: dict[str, ConfigValue] = {}
     if v1:
         # kafka.strimzi.io/v1 makes these spec fields and forbids them in spec.config.
+        # (names.CONNECT_STORAGE's fields, spelled here for the typed spec).
         spec["groupId"] = n.group_id
         spec["offsetStorageTopic"] = n.offset_storage_topic
         spec["configStorageTopic"] = n.config_storage_topic
         spec["statusStorageTopic"] = n.status_storage_topic
     else:
-        config.update({"group.id": n.group_id, "offset.storage.topic": n.offset_storage_topic,
-                       "config.storage.topic": n.config_storage_topic, "status.storage.topic": n.status_storage_topic})
+        config.update({s.key: s.of(n) for s in names.CONNECT_STORAGE})
     tls = target.effective_tls
     if tls:
         spec["tls"] = {"trustedCertificates": [{"secretName": n.target_ca_secret, "certificate": "ca.crt"}]}

@@ -50,7 +50,7 @@ import yaml
 from infra.core import names, references
 from infra.filters import topics
 from infra.plan.monitoring import owner
-from infra.plan.connectors import CONFIGMAPS_DIGEST
+from infra.plan.connectors import CONFIGMAPS_DIGEST, ConnectorKind
 from infra.core.errors import Problem, TopologyError
 from infra.plan.offsets import shown_kind
 
@@ -72,13 +72,9 @@ REPLACED_BY = {
 
 # The Connect cluster's identity (Kafka WorkerConfig / DistributedConfig): a new value is a new
 # cluster, with empty configurations, offsets and statuses. Strimzi 1.x also takes them as fields.
-CONNECT_STATE = {
-    "spec.config.group.id": "group id", "spec.groupId": "group id",
-    "spec.config.config.storage.topic": "config storage topic", "spec.configStorageTopic": "config storage topic",
-    "spec.config.offset.storage.topic": "offset storage topic", "spec.offsetStorageTopic": "offset storage topic",
-    "spec.config.status.storage.topic": "status storage topic", "spec.statusStorageTopic": "status storage topic",
-}
-SOURCE_CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+CONNECT_STATE = {path: s.label for s in names.CONNECT_STORAGE
+                 for path in (f"spec.config.{s.key}", f"spec.{s.field}")}
+SOURCE_CLASS = ConnectorKind.source.connector_class
 # Kafka's ConfigDef LIST type splits on commas with the whitespace around them.
 LIST_SPLIT = re.compile(r"\s*,\s*")
 

@@ -8,7 +8,7 @@
 #   kube-controller-manager  its controllers, of the same release (namespace deletion, garbage
 #                      collection, volume-claim protection: what `pulumi destroy` waits on)
 #   kubectl            kubectl of the same release          (kube-apiserver/go.mod)
-#   actionlint         the GitHub Actions workflow checker  (actionlint/go.mod; tests/test_workflows.py)
+#   actionlint         the GitHub Actions workflow checker  (actionlint/go.mod; tests/engine/test_workflows.py)
 #
 #   tools/engine/build.sh [NAME...]       # builds what is missing; prints "<name> <path>" lines
 #   tools/engine/build.sh --path NAME     # prints NAME's path if it is built (exit 1 if not)

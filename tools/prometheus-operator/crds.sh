@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Prometheus Operator's PodMonitor and PrometheusRule CRDs, at the version go.mod pins, into
 # ~/.cache/kafka-replication/prometheus-operator-crds/<version>/ (the API-server tier installs
-# them: tests/test_apiserver.py). From the module's zip through the Go module proxy; never committed.
+# them: tests/apiserver/test_apiserver.py). From the module's zip through the Go module proxy; never committed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 module=github.com/prometheus-operator/prometheus-operator

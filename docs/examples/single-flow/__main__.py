@@ -4,7 +4,7 @@
     pulumi config set --secret kafka-replication-example:us-east.caCert -- "$(cat ca.crt)"
     pulumi up
 
-tests/test_components.py runs `main()` under Pulumi's mocks.
+tests/unit/test_components.py runs `main()` under Pulumi's mocks.
 """
 
 import pulumi

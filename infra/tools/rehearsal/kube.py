@@ -21,7 +21,7 @@ CRD_FOLDERS = {r.api_version: r.crds for r in SUPPORTED}
 def install_crds(client: Client, folder: Path) -> None:
     """The Strimzi CRDs of one operator version, replacing those of another. Created by POST,
     as released: the server keeps their CEL rules (x-kubernetes-validations) and enforces them
-    (tests/test_apiserver.py)."""
+    (tests/apiserver/test_apiserver.py)."""
     if client.crds == str(folder):
         return
     crds = [yaml.safe_load(p.read_text()) for p in sorted(folder.glob("*.yaml"))]

@@ -40,7 +40,7 @@ class Client:
         self.state = state
         self.url, self.token, self.context = url, token, context
         self._discovery: dict[str, dict[str, Resource] | None] = {}
-        self.crds: str | None = None  # the Strimzi CRD flavour installed (tests/test_apiserver.py)
+        self.crds: str | None = None  # the Strimzi CRD flavour installed (tests/apiserver/test_apiserver.py)
 
     @classmethod
     def from_kubeconfig(cls, config: JSON, context: str | None = None) -> "Client":

@@ -66,11 +66,9 @@ METRICS_JSON = f"{CUSTOM_CONFIG}/metrics-config.json"  # MetricsModel.CONFIG_MAP
 # topics too up to 0.48.0 (from 1.0 they are spec fields, `groupId` and `*StorageTopic`).
 CONVERTER_DEFAULTS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
                       "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
-GROUP_DEFAULTS = {"group.id": "connect-cluster", "offset.storage.topic": "connect-cluster-offsets",
-                  "config.storage.topic": "connect-cluster-configs", "status.storage.topic": "connect-cluster-status"}
+GROUP_DEFAULTS = {s.key: s.default for s in names.CONNECT_STORAGE}
 # KafkaConnectConfigurationBuilder.withGroupIdAndInternalTopics (1.2.0): the v1 spec fields.
-GROUP_FIELDS = {"groupId": "group.id", "configStorageTopic": "config.storage.topic",
-                "statusStorageTopic": "status.storage.topic", "offsetStorageTopic": "offset.storage.topic"}
+GROUP_FIELDS = {s.field: s.key for s in names.CONNECT_STORAGE}
 STRIMZI_PROVIDERS = {  # KafkaConnectConfigurationBuilder.printConfigProviders (0.48.0, 1.2.0)
     "config.providers.strimzienv.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
     "config.providers.strimzienv.param.allowlist.pattern": ".*",
@@ -162,7 +160,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
     trusted = [(c["secretName"], c["certificate"]) for c in (tls or {}).get("trustedCertificates", [])]
     user = {k: _string(v) for k, v in spec.get("config", {}).items()}
-    if release.strimzi_line >= (1, 0):
+    if release.v1_semantics:
         user = {**CONVERTER_DEFAULTS, **user, **{key: spec[f] for f, key in GROUP_FIELDS.items() if f in spec}}
     else:
         user = {**GROUP_DEFAULTS, **CONVERTER_DEFAULTS, **user}
@@ -214,7 +212,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
             copied = {f"{s}-{k}": secrets[s][k] for s, k in trusted if ".crt" in k}
             data: Mapping[str, bytes] = copied  # 0.48.0: one key per source Secret's certificate
             ref_key = "*.crt"
-            if release.strimzi_line >= (1, 1):
+            if release.certificates_in_one_key:
                 # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key, every certificate in it.
                 data, ref_key = {"ca.crt": b"".join(copied.values())}, "ca.crt"
             objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
@@ -231,7 +229,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
             role_secrets.append(ck["secretName"])
         if auth is not None and auth["type"] in MECHANISMS:
             ps = auth["passwordSecret"]
-            if release.strimzi_line >= (1, 1):
+            if release.password_through_provider:
                 reference = f"${{strimzisecrets:{namespace}/{ps['secretName']}:{ps['password']}}}"
                 role_secrets.append(ps["secretName"])
             else:
@@ -258,8 +256,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         if agent is None:
             raise OperatorRefusal("the KafkaConnect asks for the JMX exporter and no agent jar was given")
         files[METRICS_JSON] = exporter.encode()
-        enabled = "KAFKA_CONNECT_METRICS_ENABLED" if release.strimzi_line < (0, 48) else "KAFKA_CONNECT_JMX_EXPORTER_ENABLED"
-        env[enabled] = "true"
+        env[release.metrics_enabled_env] = "true"
         # Stand-in: `<host>:<port>` instead of the port alone, the pod's own address.
         jvm_options.append(f"-javaagent:{agent}={rest_host}:{metrics.METRICS_PORT}:{METRICS_JSON}")
     return WorkerSetup(props, files, env, objects, jvm_options)
@@ -305,11 +302,11 @@ def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[
     keys dropped, values as strings), `tasks.max`, `connector.plugin.version` (1.x, from
     `spec.version`) and `connector.class`; the state follows as requests of its own."""
     spec = connector["spec"]
-    forbidden = FORBIDDEN_CONNECTOR_OPTIONS_1_0 if release.strimzi_line >= (1, 0) else FORBIDDEN_CONNECTOR_OPTIONS
+    forbidden = FORBIDDEN_CONNECTOR_OPTIONS_1_0 if release.v1_semantics else FORBIDDEN_CONNECTOR_OPTIONS
     config = {k: _string(v) for k, v in spec.get("config", {}).items() if k.lower() not in forbidden}
     if "tasksMax" in spec:
         config["tasks.max"] = str(spec["tasksMax"])
-    if "version" in spec and release.strimzi_line >= (1, 0):
+    if "version" in spec and release.v1_semantics:
         config["connector.plugin.version"] = str(spec["version"])
     config["connector.class"] = spec["class"]
     return connector["metadata"]["name"], config, spec.get("state", "running")
@@ -343,7 +340,7 @@ def state_change(release: Release, current: str | None, wanted: str) -> str | No
         return {"RUNNING": "resume", "STOPPED": "stop"}.get(target)
     if current == "STOPPED":
         return {"RUNNING": "resume", "PAUSED": "pause"}.get(target)
-    if current == "FAILED" and release.strimzi_line >= (1, 1):
+    if current == "FAILED" and release.failed_connector_stops:
         # A FAILED connector is stopped when asked; asked to pause, the reconciliation fails.
         return "stop" if target == "STOPPED" else None
     return None

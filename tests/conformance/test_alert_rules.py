@@ -1,0 +1,101 @@
+"""Every rendered alert rule checked by `promtool check rules`, every dashboard query by promtool,
+and every alert unit-tested by `promtool test rules` on series shaped as the real worker's scrape
+shows them (promtool: `make promtool`, Debian's prometheus package unpacked into ~/.cache)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra.plan import monitoring
+from tests.support.monitoring import CLIENT, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, healthy, replace, series, stack_objects
+from tests.support.stacks import ROOT, unavailable
+
+
+PROMTOOL_CACHE = Path.home() / ".cache" / "kafka-replication" / "promtool" / "usr" / "bin" / "promtool"
+
+
+def promtool() -> str:
+    found = os.environ.get("PROMTOOL") or (str(PROMTOOL_CACHE) if PROMTOOL_CACHE.exists() else shutil.which("promtool"))
+    if not found:
+        unavailable("no promtool: run `make promtool` (Debian's prometheus package, unpacked into ~/.cache)")
+    return str(found)
+
+
+def run_promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([promtool(), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_promtool_checks_the_rendered_rules(stack, tmp_path):
+    rule = next(o for o in stack_objects(stack) if o["kind"] == "PrometheusRule")
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
+    done = run_promtool("check", "rules", "rules.yaml", cwd=tmp_path)
+    count = sum(len(g["rules"]) for g in rule["spec"]["groups"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"SUCCESS: {count} rules found" in done.stdout
+
+
+def test_promtool_checks_every_dashboard_query(tmp_path):
+    queries = [q for q in all_queries() if q not in [r["expr"] for g in groups_of(
+        yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text())) for r in g["rules"]]]
+    assert len(queries) == len(monitoring.dashboard_queries()) == 13
+    rules = [{"record": f"dashboard:query_{i}", "expr": q} for i, q in enumerate(queries)]
+    (tmp_path / "board.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    done = run_promtool("check", "rules", "board.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # It can fail: a broken query is refused.
+    rules[0]["expr"] = "max by (flow (kafka_connect_connector_status)"
+    (tmp_path / "board.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    assert run_promtool("check", "rules", "board.yaml", cwd=tmp_path).returncode != 0
+
+
+ALERTS = [
+    "KafkaReplicationConnectorFailed", "KafkaReplicationTaskFailed", "KafkaReplicationConnectorNotRunning",
+    "KafkaReplicationLatencyHigh", "KafkaReplicationRecordAgeHigh", "KafkaReplicationSourceLagGrowing",
+    "KafkaReplicationNoProgress", "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
+    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationMetricsAbsent"]
+
+
+def unit_tests() -> dict:
+    tests = []
+    cases = firing_cases()
+    assert [c[0] for c in cases] == ALERTS
+    for alert, inputs, at, expected in cases:
+        # The fired alert, exactly; no other alert.
+        tests.append({"name": f"{alert} fires", "interval": "1m", "input_series": inputs,
+                      "alert_rule_test": [{"eval_time": at, "alertname": a, "exp_alerts": expected if a == alert else []}
+                                          for a in ALERTS]})
+    tests.append({"name": "healthy: nothing fires", "interval": "1m", "input_series": healthy(),
+                  "alert_rule_test": [{"eval_time": t, "alertname": a, "exp_alerts": []}
+                                      for a in ALERTS for t in ("5m", "15m", "35m")]})
+    # A lag over the threshold that shrinks is no alert (the connector catches up).
+    tests.append({"name": "a shrinking lag does not fire", "interval": "1m",
+                  "input_series": replace(healthy(), series("kafka_consumer_fetch_manager_records_lag", "50000-100x40",
+                                                            client_id=CLIENT, topic="test_orders", partition="1")),
+                  "alert_rule_test": [{"eval_time": "20m", "alertname": "KafkaReplicationSourceLagGrowing",
+                                       "exp_alerts": []}]})
+    return {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
+
+
+def test_promtool_unit_tests_every_alert(tmp_path):
+    (tmp_path / "rules.yaml").write_text(monitoring.rules_yaml(groups_of(UNIT_TOPOLOGY)))
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(unit_tests(), sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-6000:]
+    assert "SUCCESS" in done.stdout
+
+
+def test_promtool_unit_tests_can_fail(tmp_path):
+    """A wrong expectation (another label value) fails promtool: the tests above do assert."""
+    (tmp_path / "rules.yaml").write_text(monitoring.rules_yaml(groups_of(UNIT_TOPOLOGY)))
+    tests = unit_tests()
+    tests["tests"][0]["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"]["connector"] = "another"
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode != 0 and "FAILED" in done.stdout + done.stderr

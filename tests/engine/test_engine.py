@@ -1,0 +1,686 @@
+"""The engine tier: the program under the real Pulumi engine, against real Kubernetes API servers.
+
+What runs (docs/engine.md): the Pulumi CLI and its Kubernetes provider, built by
+tools/engine/build.sh at the versions its go.mod files pin (the provider installed as a plugin
+from the file); a local file backend with a passphrase; secrets set with
+`pulumi config set --secret`, as README tells users; and for each of the dev, prod and regions
+stacks, one kube-apiserver per Kubernetes cluster of the stack (1.37, with etcd and the
+kube-controller-manager's namespace, garbage-collector and claim-protection controllers), with
+the Strimzi CRDs of the stack's operator release and the Prometheus Operator's CRDs installed.
+
+The Python language host is not on the module proxy: the program is served to the CLI by the
+Automation API (tests/engine/driver.py), as `pulumi up` inside an automation program does, and
+the policy pack (policy/) runs as an executable analyzer (tests/engine/harness.py policy_pack).
+
+No operator runs on these servers, so nothing would ever report Ready: the stacks' lifecycles
+run their topology with `operator.readiness.wait: false` (the one change, in a copy); waiting
+for readiness, and failing when it never comes, are test_readiness_*.
+
+Without the binaries this tier skips; under CI (APISERVER_REQUIRED=1) it fails instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from infra.deploy import deployment
+from infra.core import names
+from contract import outputs
+from infra.checks import policies
+from infra.tools import render
+from infra.core.errors import TopologyError
+from infra.tools.rehearsal.apiserver import kubeconfig, stop
+from infra.tools.rehearsal.kube import install_crds
+from infra.tools.rehearsal.kubeapi import Client
+from tests.support.stacks import CRDS, ROOT, unavailable
+from tests.engine import driver, harness
+from tests.support.material import secrets_for
+from tests.engine.harness import CREATE, DEFAULT_PROVIDER, DELETE, REPLACE, SAME, UPDATE, Engine, Run
+from tests.support.prometheus import prometheus_crds
+from tests.support.urns import Recorder
+from tests.support.engine import CONTROLLERS, NOWHERE, object_type_and_name, ours_left, servers
+
+pytestmark = [pytest.mark.engine]
+
+STACKS = ("dev", "prod", "regions")
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Engine:
+    try:
+        return harness.start(tmp_path_factory.mktemp("engine"))
+    except LookupError as exc:
+        unavailable(f"the engine tier's binaries are missing: {exc}")
+        raise
+
+
+def secret_values(keys: list[str], kubeconfigs: dict[str, str]) -> dict[str, str]:
+    """A value for each secret config key: the kubeconfigs of the servers, real stores and PEM
+    blocks (tests/support/material.py), and for plain secrets a value no other text contains."""
+    def plain(key: str) -> str:
+        return f"s3cret-{key}-{base64.b32encode(key.encode()).decode().strip('=').lower()[:12]}"
+    values = {}
+    for key in keys:
+        alias, _, item = key.rpartition(".")
+        if key in kubeconfigs:
+            values[key] = kubeconfigs[key]
+        elif item in ("caCert", "clientCert", "clientKey", "truststore", "truststorePassword"):
+            trust = "jks"  # both stacks' truststores are JKS; the program reads the store to check it
+            values[key] = secrets_for(alias, plain(f"{alias}.truststorePassword"), trust)[key]
+        else:
+            values[key] = plain(key)
+    return values
+
+
+def secret_forms(values: dict[str, str]) -> dict[str, str]:
+    """Every form a secret could leak in: the value, its base64 (Secret `data`), and for a
+    kubeconfig its token."""
+    forms = {}
+    for key, value in values.items():
+        forms[key] = value
+        forms[f"{key} (base64)"] = base64.b64encode(value.encode()).decode()
+        if key.endswith(".kubeconfig"):
+            for user in yaml.safe_load(value)["users"]:
+                forms[f"{key} token"] = user["user"]["token"]
+    return forms
+
+
+@dataclass
+class Deployment:
+    """A stack deployed by the engine, and what each step printed and did."""
+    stack: str
+    engine: Engine
+    project: Path
+    kubeconfig: Path
+    topology: Path
+    clients: dict[str, Client]          # by Kubernetes cluster ("" for the stack's only one)
+    secrets: dict[str, str]
+    rendered: render.Render
+    render_urns: set[str]
+    aliases: dict[str, set[str]] = field(default_factory=dict)  # URN -> the URNs it answers to
+    before_missing: set[str] = field(default_factory=set)  # recorded URNs no resource answers to
+    runs: dict[str, Run] = field(default_factory=dict)
+    cli: dict[str, str] = field(default_factory=dict)  # what other CLI commands printed
+    outputs: dict[str, Any] = field(default_factory=dict)
+    consumer_outputs: dict[str, Any] = field(default_factory=dict)
+    state_before_destroy: str = ""
+    left: dict[str, list[str]] = field(default_factory=dict)
+
+    def run(self, operation: str, name: str | None = None, **kwargs: Any) -> Run:
+        result = self.engine.run(operation, self.project, self.stack, kubeconfig=self.kubeconfig, **kwargs)
+        self.runs[name or operation] = result
+        return result
+
+    def command(self, name: str, *args: str, check: bool = True) -> str:
+        done = self.engine.cli(*args, "--stack", self.stack, cwd=self.project, kubeconfig=self.kubeconfig,
+                               check=check)
+        self.cli[name] = done.stdout + done.stderr
+        return done.stdout
+
+
+def without_waiting(stack: str, directory: Path) -> Path:
+    topology = yaml.safe_load((ROOT / "stacks" / f"{stack}.yaml").read_text())
+    topology.setdefault("operator", {})["readiness"] = {"wait": False}
+    path = directory / f"{stack}.yaml"
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    return path
+
+
+# A default StorageClass whose claims bind when their first pod runs, as most clusters' default
+# is: the provider's await then takes a Pending claim as ready. (With no class at all, nothing
+# ever binds here, and `pulumi up` would wait five minutes for the audit's report claim.)
+STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                 "metadata": {"name": "standard",
+                              "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+                 "provisioner": "kafka-replication.test/none", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def prepared(client: Client, crds: str) -> None:
+    """What the stack needs of a cluster before it deploys: the Strimzi CRDs of its release, the
+    Prometheus Operator's CRDs, a default StorageClass."""
+    install_crds(client, Path(CRDS) / crds)
+    prometheus_crds(client, True)
+    client.create(STORAGE_CLASS)
+
+
+def deploy(engine: Engine, stack: str, directory: Path) -> Deployment:
+    """preview, up, up again, refresh, the outputs read by another project, then destroy."""
+    topology_path = without_waiting(stack, directory)
+    topology = yaml.safe_load(topology_path.read_text())
+    states, ambient, secret_kubeconfigs = servers(stack, topology, directory)
+    clients = {name: Client(state) for name, state in states.items()}
+    try:
+        document, model, stack_plan, audits = deployment.prepare_file(topology_path)
+        for client in clients.values():
+            prepared(client, model.operator.release.crds)
+        kubeconfig_path = directory / "kubeconfig"
+        kubeconfig_path.write_text(yaml.safe_dump(ambient))
+        keys = deployment.secret_keys(model, stack_plan, audits)
+        secrets = secret_values(keys, secret_kubeconfigs)
+        with Recorder() as recorder:
+            rendered = render.run(stack, {"topology": str(topology_path)}, secrets)
+        project = engine.project(stack)
+        d = Deployment(stack, engine, project, kubeconfig_path, topology_path, clients, secrets, rendered,
+                       set(recorder.urns()), recorder.alias_urns())
+        d.command("config topology", "config", "set", "kafka-replication:topology", str(topology_path))
+        for key, value in secrets.items():
+            done = engine.set_secret(project, stack, key, value)
+            d.cli[f"config {key}"] = done.stdout + done.stderr
+        d.run("preview")
+        d.run("up")
+        d.run("up", "second up", expect_no_changes=True)
+        d.run("refresh", expect_no_changes=True)
+        d.outputs = json.loads(d.command("stack output", "stack", "output", "--json"))
+        consumer = engine.consumer(f"consumer-{stack}", project)
+        reference = f"organization/{harness.PROJECT}/{stack}"
+        d.runs["consumer up"] = engine.run("up", consumer, "consumer", program="consumer", reference=reference)
+        d.consumer_outputs = json.loads(engine.cli("stack", "output", "--json", "--stack", "consumer",
+                                                   cwd=consumer).stdout)
+        d.state_before_destroy = engine.state_text(project)
+        recorded = ROOT / "tests" / "data" / f"urns-{stack}.txt"
+        if recorded.exists() and d.runs["up"].code == 0:
+            as_before(d, set(recorded.read_text().split()), directory)
+        d.run("destroy")
+        by_server: dict[str, list[dict[str, Any]]] = {}
+        for r in rendered.resources:
+            if r.is_kubernetes:
+                by_server.setdefault(r.kubernetes or "", []).append(r.object())
+        assert set(by_server) <= set(clients), (set(by_server), set(clients))
+        d.left = {name: ours_left(clients[name], objs) for name, objs in by_server.items()}
+        print(f"engine tier, {stack}: " + ", ".join(f"{name} {run.seconds:.1f} s" for name, run in d.runs.items()))
+        return d
+    finally:
+        for name in states:
+            stop(directory / f"apiserver-{name or stack}")
+
+
+def as_before(d: Deployment, before: set[str], directory: Path) -> None:
+    """The stack's state as it was before the public components existed: each resource under
+    the URN tests/data recorded for it (the one of its aliases found there), the resources that
+    came later left out; imported, previewed, and the real state imported back."""
+    exported = directory / "state.json"
+    d.command("stack export", "stack", "export", "--file", str(exported))
+    state = json.loads(exported.read_text())
+    old = {urn: (aliases & before).pop() for urn, aliases in d.aliases.items() if aliases & before}
+    stack_urn = next(r["urn"] for r in state["deployment"]["resources"] if r["type"] == STACK_TYPE)
+
+    def moved(urn: str) -> str | None:
+        if urn in old:
+            return old[urn]
+        return urn if urn == stack_urn or DEFAULT_PROVIDER in urn else None
+
+    resources = []
+    for r in state["deployment"]["resources"]:
+        urn = moved(r["urn"])
+        if urn is None:
+            continue  # came with the components: the ReplicationTopology, the metrics rules
+        r = {**r, "urn": urn}
+        if r.get("parent"):
+            r["parent"] = moved(r["parent"]) or stack_urn  # children of the ReplicationTopology sat under the stack
+        r["dependencies"] = [u for u in map(moved, r.get("dependencies", [])) if u]
+        r["propertyDependencies"] = {k: [u for u in map(moved, v) if u]
+                                     for k, v in r.get("propertyDependencies", {}).items()}
+        r.pop("aliases", None)
+        resources.append(r)
+    d.before_missing = before - {r["urn"] for r in resources}
+    rewritten = directory / "state-before.json"
+    rewritten.write_text(json.dumps({**state, "deployment": {**state["deployment"], "resources": resources}}))
+    d.command("stack import (before)", "stack", "import", "--file", str(rewritten))
+    d.run("preview", "preview from before")
+    d.command("stack import (back)", "stack", "import", "--file", str(exported))
+
+
+@pytest.fixture(scope="module", params=STACKS)
+def deployed(request, engine, tmp_path_factory) -> Deployment:
+    return deploy(engine, request.param, tmp_path_factory.mktemp(f"deploy-{request.param}"))
+
+
+def test_preview_shows_exactly_the_render(deployed):
+    preview = deployed.runs["preview"]
+    assert preview.code == 0, preview.output
+    steps = preview.steps()
+    # Every resource the offline render registers, under the URN the real engine gives it.
+    assert set(steps) == deployed.render_urns
+    # The Kubernetes objects among them are exactly the objects the render lists.
+    kubernetes = {(u.split("::")[2].rpartition("$")[2], u.split("::")[3]) for u in steps
+                  if u.split("::")[2].rpartition("$")[2].startswith("kubernetes:")}
+    # (An object the audit repeats in each Kubernetes cluster is named under its cluster.)
+    expected = set()
+    for r in deployed.rendered.resources:
+        if r.is_kubernetes:
+            kind, local = object_type_and_name(r.object())
+            assert r.name in (local, f"{r.kubernetes}/{local}"), (r.name, local)
+            expected.add((kind, r.name))
+    assert kubernetes == expected
+    assert set(steps.values()) == {CREATE}
+
+
+def test_up_creates_everything_and_a_second_up_changes_nothing(deployed):
+    up, again = deployed.runs["up"], deployed.runs["second up"]
+    assert up.code == 0, up.output
+    assert up.steps() == {urn: CREATE for urn in deployed.render_urns}
+    assert again.code == 0, again.output
+    assert set(again.steps().values()) == {SAME}
+
+
+def test_refresh_finds_no_drift(deployed):
+    refresh = deployed.runs["refresh"]
+    assert refresh.code == 0, refresh.output
+    # Every resource refreshed; no drift, or --expect-no-changes would have failed it.
+    assert refresh.steps() == {urn: "refresh" for urn in deployed.render_urns}
+
+
+def test_outputs_follow_the_contract_and_reach_another_project(deployed):
+    schema = json.loads((ROOT / "docs" / "outputs.schema.json").read_text())
+    jsonschema.validate(deployed.outputs, schema)
+    assert deployed.outputs == json.loads(json.dumps(deployed.rendered.outputs))
+    consumer = deployed.runs["consumer up"]
+    assert consumer.code == 0, consumer.output
+    typed = outputs.read(deployed.outputs)
+    assert deployed.consumer_outputs == {
+        "flows": {name: {"namespace": f.namespace, "source": f.source_alias, "target": f.target_alias,
+                         "restUrl": f.connect_rest_url, "connectClusters": [c.name for c in f.connect_clusters],
+                         "replicatedTopic": f.replicated_topic("orders")}
+                  for name, f in sorted(typed.flows.items())},
+        "operator": [typed.operator_flavour, typed.operator_version, typed.kafka_version]}
+
+
+def test_the_engine_moves_every_recorded_urn_through_its_alias(deployed):
+    """A stack deployed before the public components (its URNs in tests/data/urns-<stack>.txt)
+    previews with today's program as no change: every resource found through its alias, only
+    what came with the components created (the engine's own alias resolution, not ours)."""
+    if not (ROOT / "tests" / "data" / f"urns-{deployed.stack}.txt").exists():
+        # The regions stack came after the components: it has no URNs of before to keep.
+        assert deployed.stack == "regions" and "preview from before" not in deployed.runs
+        return
+    assert deployed.before_missing == set()
+    preview = deployed.runs["preview from before"]
+    assert preview.code == 0, preview.output
+    steps = preview.steps()
+    created = {urn for urn, op in steps.items() if op == CREATE}
+    assert {urn.split("::")[2].rpartition("$")[2] + "::" + urn.split("::")[3] for urn in created} == (
+        {"kafka-replication:index:ReplicationTopology::replication"}
+        | {f"kubernetes:core/v1:ConfigMap::{o['metadata']['namespace']}/connect-metrics"
+           for o in deployed.rendered.objects() if o["kind"] == "KafkaConnect"})
+    assert {op for urn, op in steps.items() if urn not in created} == {SAME}
+    assert len(steps) - len(created) == len((ROOT / "tests" / "data" / f"urns-{deployed.stack}.txt").read_text().split())
+
+
+def test_no_secret_in_clear(deployed):
+    forms = secret_forms(deployed.secrets)
+    texts = {"state": deployed.state_before_destroy, "state after destroy": deployed.engine.state_text(deployed.project),
+             "outputs": json.dumps(deployed.outputs), "stack config": (deployed.project / f"Pulumi.{deployed.stack}.yaml").read_text(),
+             **{f"pulumi {name}": run.output for name, run in deployed.runs.items()},
+             **{f"pulumi {name}": text for name, text in deployed.cli.items()}}
+    leaks = sorted(f"{form} in {where}" for form, value in forms.items() for where, text in texts.items()
+                   if value in text)
+    assert leaks == []
+    config = yaml.safe_load(texts["stack config"])["config"]
+    assert {k.split(":", 1)[1] for k, v in config.items() if isinstance(v, dict) and "secure" in v} == set(deployed.secrets)
+
+
+def test_destroy_leaves_nothing(deployed):
+    destroy = deployed.runs["destroy"]
+    assert destroy.code == 0, destroy.output
+    assert set(destroy.steps()) == deployed.render_urns
+    assert set(destroy.steps().values()) == {DELETE}
+    assert deployed.left and all(left == [] for left in deployed.left.values()), deployed.left
+
+
+# ----------------------------------------------------------------- errors, as the engine shows them
+
+
+def reported(stack: str, topology: Path | None, secrets: dict[str, str]) -> list[str]:
+    """The lines of the report the program gives for this input (the offline render's)."""
+    config = {"topology": str(topology)} if topology else {}
+    with pytest.raises(TopologyError) as caught:
+        render.run(stack, config, secrets)
+    return caught.value.report().splitlines()
+
+
+def assert_refused(run: Run, lines: list[str]) -> None:
+    assert run.code != 0, run.output
+    missing = [line for line in lines if line not in run.output]
+    assert missing == [], run.output
+    assert "Traceback" not in run.output and 'File "' not in run.output, run.output
+    assert run.steps() == {}  # nothing registered, so nothing could be created
+
+
+def test_bad_input_stops_preview_with_our_message(engine, tmp_path):
+    """A missing secret, an invalid topology and an unusable kubeconfig each stop `pulumi
+    preview` with the program's own report, printed by the CLI, and a non-zero exit."""
+    nowhere = tmp_path / "kubeconfig"
+    nowhere.write_text(yaml.safe_dump(kubeconfig({}, NOWHERE)))
+    dev = engine.project("dev", "errors-dev")
+    # No secret set at all: every missing one, by key, with the command that sets it.
+    assert_refused(engine.run("preview", dev, "dev", kubeconfig=nowhere), reported("dev", None, {}))
+
+    # An invalid topology: every problem at once, by line and field.
+    bad = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    bad["flows"][0]["topics"] = ["test.*", "(unclosed"]
+    bad["flows"].append({"source": "us-west", "target": "nowhere"})
+    path = tmp_path / "invalid.yaml"
+    path.write_text(yaml.safe_dump(bad, sort_keys=False))
+    engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=dev)
+    lines = reported("dev", path, {})
+    assert len([line for line in lines if line.startswith("  - ")]) >= 2
+    assert_refused(engine.run("preview", dev, "dev", kubeconfig=nowhere), lines)
+
+    # The regions stack with a kubeconfig in secret config that names no context to use.
+    regions = engine.project("regions", "errors-regions")
+    document, model, stack_plan, audits = deployment.prepare_file(ROOT / "stacks" / "regions.yaml")
+    unusable = {names.kubeconfig_key("k8s-eu-central"): "apiVersion: v1\nkind: Config\nclusters: []\n"}
+    values = secret_values(deployment.secret_keys(model, stack_plan, audits), unusable)
+    for key, value in values.items():
+        engine.set_secret(regions, "regions", key, value)
+    run = engine.run("preview", regions, "regions", kubeconfig=nowhere)
+    assert_refused(run, reported("regions", None, values))
+    assert "kubernetes.k8s-eu-central: secret config kafka-replication:kubernetes.k8s-eu-central.kubeconfig: " \
+           "got the secret value (not shown)" in run.output
+    assert values[names.kubeconfig_key("k8s-eu-central")] not in run.output
+
+
+@contextmanager
+def one_cluster(engine: Engine, tmp_path: Path, topology: dict[str, Any], name: str,
+                controllers: tuple[str, ...] = CONTROLLERS, secrets: dict[str, str] | None = None) -> Iterator[Single]:
+    """A stack of the dev stack's shape on one API server, until the block ends: the topology
+    written, the server prepared, a project with the topology and every secret it needs set
+    (or `secrets`)."""
+    path = tmp_path / "topology.yaml"
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    states, ambient, _ = servers("dev", topology, tmp_path, controllers)
+    try:
+        client = Client(states[""])
+        _, model, stack_plan, audits = deployment.prepare_file(path)
+        prepared(client, model.operator.release.crds)
+        config = tmp_path / "kubeconfig"
+        config.write_text(yaml.safe_dump(ambient))
+        project = engine.project("dev", name)
+        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
+        values = secrets if secrets is not None else secret_values(deployment.secret_keys(model, stack_plan, audits), {})
+        for key, value in values.items():
+            engine.set_secret(project, "dev", key, value)
+        yield Single(client, config, project, path)
+    finally:
+        stop(tmp_path / "apiserver-dev")
+
+
+@dataclass
+class Single:
+    client: Client
+    kubeconfig: Path
+    project: Path
+    topology: Path
+
+
+# ----------------------------------------------------------------- readiness
+
+
+def test_readiness_timeout_fails_the_update(engine, tmp_path):
+    """With `pulumi.com/waitFor` in place and nothing to make the custom resources Ready (no
+    operator on this server), `pulumi up` waits for the stack's timeout on the KafkaConnect, then
+    fails naming it; its connectors, which depend on it, are never created."""
+    topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    topology["operator"]["readiness"] = {"wait": True, "timeoutSeconds": 60}
+    with one_cluster(engine, tmp_path, topology, "readiness-timeout", controllers=()) as one:  # nothing is deleted
+        started = time.monotonic()
+        run = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        elapsed = time.monotonic() - started
+        on_server = {kind: sorted(o["metadata"]["name"] for o in one.client.request(
+            "GET", f"/apis/kafka.strimzi.io/v1beta2/namespaces/repl-us-west-us-east/{kind}")[1]["items"])
+            for kind in ("kafkaconnects", "kafkaconnectors")}
+    rendered = render.run("dev", {"topology": str(one.topology)}, placeholder_secrets=True).objects()
+    waited = sorted((o["kind"], o["metadata"]["name"]) for o in rendered
+                    if o["metadata"].get("annotations", {}).get(names.WAIT_FOR) == "condition=Ready")
+    assert waited == [("KafkaConnect", "repl-us-west-us-east"), ("KafkaConnector", "repl-us-west-us-east-checkpoint"),
+                      ("KafkaConnector", "repl-us-west-us-east-heartbeat"),
+                      ("KafkaConnector", "repl-us-west-us-east-source")]
+    assert run.code != 0
+    assert 60 <= elapsed < 180, (elapsed, run.output)
+    connect = ("urn:pulumi:dev::kafka-replication::kafka-replication:index:ReplicationTopology"
+               "$kafka-replication:flow:ReplicationFlow$kafka-replication:flow:ConnectCluster"
+               "$kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east/repl-us-west-us-east")
+    assert (f'resource "{connect}" was successfully created, but the Kubernetes API server reported that it '
+            "failed to fully initialize or become live: timed out waiting for the condition") in run.output
+    assert [e for e in run.events if e["type"].endswith(":KafkaConnector")] == []
+    assert on_server == {"kafkaconnects": ["repl-us-west-us-east"], "kafkaconnectors": []}
+
+
+# ----------------------------------------------------------------- topology changes
+
+
+@dataclass
+class Rendered:
+    """An offline render with the engine URN of each resource."""
+    render: render.Render
+    objects: dict[str, dict[str, Any]]            # URN -> the object
+    components: set[str]                          # URNs of the component resources
+
+
+def rendered(topology: dict[str, Any], path: Path, secrets: dict[str, str], before: Rendered | None) -> Rendered:
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    with Recorder() as recorder:
+        result = render.run("dev", {"topology": str(path)}, secrets,
+                            previous_outputs=before.render.outputs if before else None)
+    by_name = {(r.type, r.name): r.urn for r in recorder.registered}
+    objects = {by_name[(r.type, r.name)]: r.object() for r in result.resources if r.is_kubernetes}
+    components = {r.urn for r in recorder.registered if r.type.startswith(f"{harness.PROJECT}:")}
+    return Rendered(result, objects, components)
+
+
+# pulumi-kubernetes replaces a ConfigMap or Secret whose data changes (it takes them as
+# immutable unless the provider sets enableConfigMapMutable / enableSecretMutable): a named one is
+# deleted, then created again. Every other kind is updated in place.
+REPLACED_KINDS = ("ConfigMap", "Secret")
+
+
+def expected_changes(before: Rendered, after: Rendered) -> dict[str, str]:
+    """What the engine must do between two renders: create what is new, delete what is gone,
+    update (or for a ConfigMap or Secret, replace) an object whose inputs changed."""
+    out = {urn: CREATE for urn in (set(after.objects) | after.components) - (set(before.objects) | before.components)}
+    out |= {urn: DELETE for urn in (set(before.objects) | before.components) - (set(after.objects) | after.components)}
+    out |= {urn: REPLACE if after.objects[urn]["kind"] in REPLACED_KINDS else UPDATE
+            for urn in set(before.objects) & set(after.objects) if before.objects[urn] != after.objects[urn]}
+    return out
+
+
+def short(changes: dict[str, str]) -> dict[str, str]:
+    """URN -> operation, the URN cut to its last type and name (for readable expectations)."""
+    return {f"{urn.split('::')[2].rpartition('$')[2]}::{urn.split('::')[3]}": op for urn, op in changes.items()}
+
+
+ARCHIVE = {"bootstrapServers": "archive-kafka-bootstrap.kafka-archive:9093",
+           "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "replicator"},
+                        "tls": {"trust": "pem"}}}
+
+
+def changed_topics(t: dict[str, Any]) -> None:
+    t["flows"][0]["topics"] = ["test.*", "orders.*"]
+
+
+def changed_state(t: dict[str, Any]) -> None:
+    t["flows"][0]["state"] = {"checkpoint": "paused"}
+
+
+def added_flow(t: dict[str, Any]) -> None:
+    t["clusters"]["archive"] = ARCHIVE
+    t["flows"].append({"source": "us-west", "target": "archive", "topics": ["orders.*"], "groups": ["orders.*"]})
+
+
+def removed_flow(t: dict[str, Any]) -> None:
+    t["flows"].pop()
+
+
+def split(t: dict[str, Any]) -> None:
+    flow = t["flows"][0]
+    del flow["topics"]
+    flow["connectClusters"] = [{"name": "tests", "topics": ["test.*"]}, {"name": "orders", "topics": ["orders.*"]}]
+
+
+CHANGES = [("topic filter", changed_topics), ("connector state", changed_state), ("new flow", added_flow),
+           ("flow removed", removed_flow), ("split into two Connect clusters", split)]
+ARCHIVE_SECRETS = ("archive.caCert", "archive.password")
+
+
+def test_topology_changes_preview_and_apply_exactly(engine, tmp_path):
+    """Each change of the dev stack's topology, previewed then applied by the engine: exactly
+    the creates, updates, replacements and deletes the offline renders of before and after
+    imply, by URN, in the preview and in the update alike."""
+    topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    _, model, stack_plan, audits = deployment.prepare_file(tmp_path / "dev.yaml")
+    secrets = secret_values([*deployment.secret_keys(model, stack_plan, audits), *ARCHIVE_SECRETS], {})
+    base = {k: v for k, v in secrets.items() if k not in ARCHIVE_SECRETS}
+    seen: dict[str, dict[str, str]] = {}
+    with one_cluster(engine, tmp_path, topology, "changes", secrets=base) as one:
+        project, config, path = one.project, one.kubeconfig, one.topology
+        before = rendered(topology, path, base, None)
+        up = engine.run("up", project, "dev", kubeconfig=config)
+        assert up.code == 0, up.output
+        for name, change in CHANGES:
+            change(topology)
+            given = secrets if "archive" in topology["clusters"] else base
+            if name == "new flow":
+                for key in ARCHIVE_SECRETS:
+                    engine.set_secret(project, "dev", key, secrets[key])
+            after = rendered(topology, path, given, before)
+            expected = expected_changes(before, after)
+            preview = engine.run("preview", project, "dev", kubeconfig=config)
+            applied = engine.run("up", project, "dev", kubeconfig=config)
+            assert preview.code == 0 and applied.code == 0, (name, preview.output, applied.output)
+            assert preview.changes() == expected, name
+            assert applied.changes() == expected, name
+            seen[name] = short(expected)
+            before = after
+    # The small steps, spelled out.
+    # The connectors that read the filter are updated too: their digest of the ConfigMap values
+    # they read changes, so Strimzi sends them and Connect restarts them (infra/plan/connectors.py).
+    assert seen["topic filter"] == {
+        "kubernetes:core/v1:ConfigMap::repl-us-west-us-east/replication": REPLACE,
+        "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE,
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::repl-us-west-us-east/repl-us-west-us-east-source": UPDATE,
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::repl-us-west-us-east/repl-us-west-us-east-checkpoint":
+            UPDATE}
+    assert seen["connector state"] == {
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::repl-us-west-us-east/repl-us-west-us-east-checkpoint": UPDATE,
+        "kubernetes:monitoring.coreos.com/v1:PrometheusRule::replication-monitoring/kafka-replication": UPDATE}
+    added = seen["new flow"]
+    assert {k: op for k, op in added.items() if op != CREATE} == {
+        "kubernetes:core/v1:ConfigMap::replication-audit/kafka-replication-audit": REPLACE,
+        "kubernetes:batch/v1:CronJob::replication-audit/kafka-replication-audit": UPDATE,  # the new cluster's Secret
+        "kubernetes:monitoring.coreos.com/v1:PodMonitor::replication-monitoring/kafka-replication": UPDATE,
+        "kubernetes:monitoring.coreos.com/v1:PrometheusRule::replication-monitoring/kafka-replication": UPDATE}
+    assert "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-archive/repl-us-west-archive" in added
+    assert {k: (DELETE if op == CREATE else op) for k, op in added.items()} == seen["flow removed"]
+    assert seen["split into two Connect clusters"][
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east/repl-us-west-us-east"] == DELETE
+    assert {k for k, op in seen["split into two Connect clusters"].items()
+            if op == CREATE and ":KafkaConnect::" in k} == {
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east-tests/repl-us-west-us-east-tests",
+        "kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::repl-us-west-us-east-orders/repl-us-west-us-east-orders"}
+
+
+# ----------------------------------------------------------------- offsets requests
+
+
+def test_an_offsets_request_is_asked_once(engine, tmp_path):
+    """An offsets request (docs/operations.md#offsets-as-code) is a KafkaConnectorPatch that sets
+    Strimzi's `strimzi.io/connector-offsets` annotation. The operator removes the annotation once
+    it has carried the request out; after that, `pulumi refresh` and `pulumi up` must not put it
+    back (which would ask again). A new request id asks again."""
+    from tests.support.stacks import on_release
+    topology = on_release(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()), "strimzi", "1.2.0")
+    topology["operator"]["readiness"] = {"wait": False}
+    topology["flows"][0]["offsets"] = [{"connector": "repl-us-west-us-east-source", "action": "list", "request": "l1"}]
+    connector = "/apis/kafka.strimzi.io/v1/namespaces/repl-us-west-us-east/kafkaconnectors/repl-us-west-us-east-source"
+    annotation = "strimzi.io/connector-offsets"
+    with one_cluster(engine, tmp_path, topology, "offsets") as one:
+        client, project, config, path = one.client, one.project, one.kubeconfig, one.topology
+
+        def annotations() -> dict[str, str]:
+            return client.request("GET", connector)[1]["metadata"].get("annotations", {})
+
+        up = engine.run("up", project, "dev", kubeconfig=config)
+        assert up.code == 0, up.output
+        asked = annotations()
+        # What the operator does when it has written the list (AbstractConnectOperator): the
+        # annotation removed, by its own field manager (Client sends JSON, so a PUT of the object).
+        live = client.request("GET", connector)[1]
+        del live["metadata"]["annotations"][annotation]
+        status, body = client.request("PUT", connector, live, {"fieldManager": "strimzi-cluster-operator"})
+        assert status == 200, body
+        refresh = engine.run("refresh", project, "dev", kubeconfig=config)
+        again = engine.run("up", project, "dev", kubeconfig=config)
+        after_again = annotations()
+        topology["flows"][0]["offsets"][0]["request"] = "l2"
+        path.write_text(yaml.safe_dump(topology, sort_keys=False))
+        second = engine.run("up", project, "dev", kubeconfig=config)
+        asked_again = annotations()
+    patch = [u for u in up.steps() if ":KafkaConnectorPatch::" in u]
+    assert len(patch) == 1 and up.steps()[patch[0]] == CREATE
+    assert asked[annotation] == "list" and asked["kafka-replication.io/offsets-request"] == "list/l1"
+    assert refresh.code == 0 and again.code == 0, (refresh.output, again.output)
+    assert again.changes() == {}  # the patch's inputs did not change: nothing to apply again
+    assert annotation not in after_again, after_again
+    assert second.code == 0, second.output
+    assert asked_again[annotation] == "list" and asked_again["kafka-replication.io/offsets-request"] == "list/l2"
+
+
+# ----------------------------------------------------------------- the policy pack
+
+
+def test_the_policy_pack_passes_our_preview_and_stops_a_program_written_by_hand(engine, tmp_path):
+    """`pulumi preview --policy-pack` (docs/policy.md) with the pack of policy/: its policies, and
+    the rules of infra/checks/policies.py they call, as the CLI runs them. The pack runs as an executable
+    analyzer (harness.Engine.policy_pack) because the Python language host, through which the CLI
+    starts a directory pack, cannot be built here (it is not on the Go module proxy); the CLI
+    launches the executable as the analyzer plugin itself and reads the PulumiPolicy.yaml beside it.
+
+    The dev stack previews with every policy passing on every Kubernetes resource. A program
+    written by hand (driver.by_hand: pulumi-kubernetes' resources, no component of ours) that
+    breaks each policy once is stopped by the preview, each violation with the policy's exact
+    message, the one the program would give for its own objects."""
+    pack = engine.policy_pack()
+    topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    with one_cluster(engine, tmp_path, topology, "policy-dev") as one:
+        ours = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig, policy_packs=(pack,))
+        by_hand = engine.run("preview", engine.plain_project("by-hand", "dev"), "dev", kubeconfig=one.kubeconfig,
+                             program="by-hand", policy_packs=(pack,))
+    every = sorted(rule.name for rule in policies.RULES)
+    listed = re.compile(rf"kafka-replication\|local\|{re.escape(str(pack))} +0\.1\.0")
+
+    assert ours.code == 0, ours.output
+    assert listed.search(ours.output), ours.output  # "Policy Packs run:", with the pack's version
+    assert [e for e in ours.policy if "violation" in e] == []
+    analyzed = {e["analyzed"]: e for e in ours.policy if "analyzed" in e}
+    kubernetes = {urn for urn in ours.steps() if urn.split("::")[2].rpartition("$")[2].startswith("kubernetes:")}
+    assert len(kubernetes) == len(render.run("dev", placeholder_secrets=True).objects())
+    for urn in kubernetes:
+        assert (analyzed[urn]["pack"], analyzed[urn]["passed"], analyzed[urn]["failed"]) == (
+            "kafka-replication", every, []), urn
+
+    assert by_hand.code != 0, by_hand.output
+    assert listed.search(by_hand.output), by_hand.output
+    expected = []
+    for obj in driver.by_hand_objects():
+        kind, _ = object_type_and_name(obj)
+        for rule in policies.RULES:
+            for problem in rule.check(obj):
+                expected.append({"violation": rule.name, "urn": f"urn:pulumi:dev::by-hand::{kind}::{obj['metadata']['name']}",
+                                 "message": f"{rule.description}\n{problem}\n", "level": "mandatory"})
+                assert str(problem) in by_hand.output
+    assert sorted(expected, key=json.dumps) == sorted((e for e in by_hand.policy if "violation" in e), key=json.dumps)
+    assert sorted(e["violation"] for e in expected) == every  # each policy, once
+    assert all(driver.BY_HAND_PASSWORD not in e["message"] for e in by_hand.policy if "violation" in e)

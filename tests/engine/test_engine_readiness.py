@@ -1,0 +1,194 @@
+"""`pulumi up` waits for Ready, and Ready comes from the Connect REST API (docs/engine.md).
+
+The engine tier (the real Pulumi CLI and Kubernetes provider) deploys the dev stack, made local
+as a rehearsal runs it (infra/tools/rehearsal/run.py `local_topology`), with its readiness wait on,
+to a real kube-apiserver, while the runtime tier runs it: the topology's Kafka clusters on this
+machine, and the operator stand-in's reconciler (tests/support/watch.py) watching the server,
+starting a Connect worker for the KafkaConnect Pulumi creates, sending it each KafkaConnector,
+and writing each object's status from what the worker's REST API reports. No other code writes
+a status: the server's managedFields name the writer of each.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra.core import names
+from infra.tools import render
+from infra.tools.rehearsal import jars
+from infra.tools.rehearsal.apiserver import stop
+from infra.tools.rehearsal.kube import ApiServerKube, install_crds
+from infra.tools.rehearsal.kubeapi import Client
+from infra.tools.rehearsal.run import Rehearsal, local_topology, secret_material
+from tests.support.watch import FIELD_MANAGER, Reconciler, connector_condition, without_times
+from tests.support.stacks import CRDS, ROOT, RUNTIME_COUNTS, unavailable
+from tests.engine import harness
+from tests.engine.harness import CREATE, DELETE
+from tests.support.prometheus import prometheus_crds
+from tests.support.engine import object_type_and_name, ours_left, servers
+from tests.support.urns import Recorder
+
+pytestmark = [pytest.mark.engine, pytest.mark.runtime]
+
+TIMEOUT_SECONDS = 300  # the stack's readiness timeout: a failure ends in minutes, not the default 15
+STRIMZI = ("KafkaConnect", "KafkaConnector")
+
+
+def on_server(client: Client, api_version: str) -> dict[tuple[str, str, str], dict]:
+    """Every KafkaConnect and KafkaConnector the server holds, whoever created it."""
+    out = {}
+    for kind in STRIMZI:
+        res = client.resource(api_version, kind)
+        assert res is not None, kind
+        status, body = client.request("GET", f"{res.path}/{res.plural}")
+        assert status == 200, body
+        out.update({(kind, o["metadata"]["namespace"], o["metadata"]["name"]): o for o in body["items"]})
+    return out
+
+
+def status_writers(obj: dict) -> set[str]:
+    """The field managers that wrote the object's status subresource."""
+    return {e["manager"] for e in obj["metadata"].get("managedFields", []) if e.get("subresource") == "status"}
+
+
+def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
+    try:
+        engine = harness.start(tmp_path / "engine")
+    except LookupError as exc:
+        unavailable(f"the engine tier's binaries are missing: {exc}")
+    topology = local_topology(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()))
+    topology["operator"]["readiness"] = {"wait": True, "timeoutSeconds": TIMEOUT_SECONDS}
+    path = tmp_path / "dev.yaml"
+    path.write_text(yaml.safe_dump(topology, sort_keys=False))
+    states, ambient, _ = servers("dev", topology, tmp_path)
+    client = Client(states[""])
+    r = Rehearsal(topology, tmp_path / "rehearsal", ApiServerKube(client), stack="dev")
+    reconciler = Reconciler(r, client)
+    timings: dict[str, float] = {}
+    try:
+        try:
+            jars.release_jars(r.release)
+        except jars.JarsError as exc:
+            unavailable(str(exc))
+        install_crds(client, Path(CRDS) / r.release.crds)
+        prometheus_crds(client, True)
+        began = time.monotonic()
+        r.start_clusters()
+        # A topic and a group for the flow, so that the source and checkpoint connectors have
+        # tasks to run (the heartbeat connector always has one).
+        source = r.client("us-west")
+        r.clients.create_topics(source, {"test.orders": 2})
+        r.clients.produce(source, "test.orders", [{"key": f"k{i}", "value": f"v{i}", "partition": i % 2}
+                                                  for i in range(4)])
+        r.clients.consume(source, ["test.orders"], 4, 30_000, group="test.readers")
+        timings["Kafka clusters, topic and group"] = time.monotonic() - began
+
+        secrets = secret_material(r.model, r.clusters)
+        with Recorder() as recorder:
+            rendered = render.run("dev", {"topology": str(path)}, secrets)
+        render_urns = set(recorder.urns())  # the stack's own resource left out, as Run.steps does
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump(ambient))
+        project = engine.project("dev", "readiness")
+        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
+        for key, value in secrets.items():
+            engine.set_secret(project, "dev", key, value)
+
+        reconciler.start()
+        up_started = time.monotonic()
+        up = engine.run("up", project, "dev", kubeconfig=kubeconfig, timeout=TIMEOUT_SECONDS + 300)
+        up_finished = time.monotonic()
+        reconciler.stop()
+        timings["pulumi up"] = up_finished - up_started
+        after_up = on_server(client, r.release.api_version)
+        # What the worker says now, read afresh, for every connector on the server: each with
+        # its tasks (a topic and a group to copy), every one RUNNING.
+        rest_now = {k: r.workers[(k[1], o["metadata"]["labels"][names.CLUSTER_LABEL])].wait_running(k[2], 60, 1)
+                    for k, o in after_up.items() if k[0] == "KafkaConnector"}
+        errors_after_up = list(reconciler.errors)
+        # The reconciler's record after the up (the destroy's deletions drop its entries).
+        running_at, ready_since, last = dict(reconciler.running_at), dict(reconciler.ready_since), dict(reconciler.last)
+
+        reconciler.start()
+        destroy_started = time.monotonic()
+        destroy = engine.run("destroy", project, "dev", kubeconfig=kubeconfig)
+        timings["pulumi destroy"] = time.monotonic() - destroy_started
+        deadline = time.monotonic() + 60
+        while r.workers and time.monotonic() < deadline:
+            time.sleep(0.5)  # the reconciler stops a deleted KafkaConnect's worker
+        reconciler.stop()
+        workers_left = sorted(r.workers)
+        left = ours_left(client, rendered.objects())
+    finally:
+        reconciler.stop()
+        RUNTIME_COUNTS["Connect workers started"] += reconciler.workers_started
+        r.stop()
+        stop(tmp_path / "apiserver-dev")
+    timings["whole test"] = time.monotonic() - began
+    for write in reconciler.writes:
+        print(f"{write.at - up_started:8.1f} s  {write.kind} {write.namespace}/{write.name} "
+              f"generation {write.generation}, {write.tasks} tasks: "
+              f"{without_times({'conditions': [write.condition]})['conditions'][0]}")
+    print({k: round(v, 1) for k, v in timings.items()})
+
+    assert up.code == 0, up.output
+    assert errors_after_up == [] and reconciler.errors == [], reconciler.errors
+    # The up created exactly the rendered objects, each once.
+    assert up.steps() == {urn: CREATE for urn in render_urns}
+    kubernetes = {(u.split("::")[2].rpartition("$")[2], u.split("::")[3]) for u in up.steps()
+                  if u.split("::")[2].rpartition("$")[2].startswith("kubernetes:")}
+    assert kubernetes == {object_type_and_name(o) for o in rendered.objects()}
+
+    # What the up waited for: the KafkaConnect and its three running connectors, all on the server.
+    waited = {(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in rendered.objects()
+              if o["metadata"].get("annotations", {}).get(names.WAIT_FOR) == "condition=Ready"}
+    connect = ("KafkaConnect", "repl-us-west-us-east", "repl-us-west-us-east")
+    connectors = {("KafkaConnector", "repl-us-west-us-east", f"repl-us-west-us-east-{part}")
+                  for part in ("source", "checkpoint", "heartbeat")}
+    assert waited == {connect, *connectors}
+    assert set(after_up) == waited
+
+    # The up ended only after the reconciler had seen every connector running and had sent the
+    # status that made each object Ready (its clock read before the PUT left).
+    assert set(running_at) == {k[1:] for k in connectors}
+    assert set(ready_since) == waited
+    last_running = max(running_at.values())
+    last_ready = max(ready_since.values())
+    assert up_started < min(ready_since.values()) <= last_ready < up_finished
+    assert up_finished - up_started >= last_running - up_started
+    assert all(ready_since[("KafkaConnector", *k)] >= t for k, t in running_at.items())
+
+    # Each object ends with exactly the status the reconciler derived from REST, written by it alone.
+    for key, obj in after_up.items():
+        status = obj["status"]
+        assert status == last[key], key
+        assert without_times(status)["conditions"] == [{"type": "Ready", "status": "True"}], key
+        assert status["observedGeneration"] == obj["metadata"]["generation"] == 1, key
+        assert status_writers(obj) == {FIELD_MANAGER}, obj["metadata"]["managedFields"]
+    connect_status = after_up[connect]["status"]
+    assert connect_status["url"] == "http://repl-us-west-us-east-connect-api.repl-us-west-us-east.svc:8083"
+    assert connect_status["replicas"] == 1
+    assert {"org.apache.kafka.connect.mirror.MirrorSourceConnector",
+            "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+            "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"} <= {
+        p["class"] for p in connect_status["connectorPlugins"]}
+    for key in connectors:
+        status = after_up[key]["status"]
+        rest = status["connectorStatus"]
+        assert rest["name"] == key[2]
+        assert rest["connector"]["state"] == "RUNNING"
+        assert {t["state"] for t in rest["tasks"]} <= {"RUNNING"}, rest
+        assert len(rest_now[key]["tasks"]) >= 1 and {t["state"] for t in rest_now[key]["tasks"]} == {"RUNNING"}
+        assert without_times({"conditions": [connector_condition(rest_now[key])]}) == \
+            without_times({"conditions": status["conditions"]})
+        assert status["tasksMax"] == after_up[key]["spec"].get("tasksMax", len(rest["tasks"]))
+
+    assert destroy.code == 0, destroy.output
+    assert set(destroy.steps()) == render_urns
+    assert set(destroy.steps().values()) == {DELETE}
+    assert left == [] and workers_left == []
+    RUNTIME_COUNTS["connectors seen RUNNING with every task"] += len(running_at)

@@ -1,0 +1,19 @@
+"""The runtime tier (Kafka, Connect and MirrorMaker 2 for real): its API server for the session."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.stacks import started_apiserver
+from tests.support.tiers import mark
+
+
+@pytest.fixture(scope="session")
+def runtime_api(tmp_path_factory):
+    """A kube-apiserver of the runtime tier's own: its objects are created for real, and must not
+    meet the API-server tier's dry runs."""
+    yield from started_apiserver(tmp_path_factory, "runtime-apiserver")
+
+
+def pytest_collection_modifyitems(items):
+    mark(items, __file__, "runtime")

@@ -1,0 +1,151 @@
+"""The failover readiness check (spark/failover.py) on the runtime tier's real clusters: the dev
+flow with checkpoints and group offset sync every 5 s (set through the topology), a consumer group
+that read on the source, its checkpoints read from the target's `us-west.checkpoints.internal`
+and its offsets synced there. Ready (exit 0) with the exact checkpoint rows; then not ready (exit
+1) with the exact finding while a consumer of the group is active on the target, and when the
+checkpoint connector is stopped and the group moves on at the source (stale checkpoints)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from infra.tools.rehearsal.run import Rehearsal
+from tests.support.stacks import ROOT
+from tests.support.replication import audit_pod, dev_for_runtime, eventually, rehearsal, running
+
+pytestmark = pytest.mark.runtime
+
+FLOW = "repl-us-west-us-east"
+GROUP = "test.readers"
+CHECKPOINT = f"{FLOW}-checkpoint"
+SOURCE = f"{FLOW}-source"
+
+
+def readiness_run(r: Rehearsal, directory: Path, name: str, *args: str) -> tuple[int, dict, str]:
+    """`python -m spark.audit failover` as an operator runs it in the audit's pod: the rendered
+    audit configuration and credential files, librdkafka against the brokers, the Connect REST
+    API; in a mount namespace whose /etc/hosts maps the topology's host names and each Connect
+    cluster's Service name to the loopback addresses here (as test_replication.audit_run does)."""
+    run_dir = directory / name
+    config, creds, hosts = audit_pod(r, run_dir)
+    argv = [sys.executable, "-m", "spark.audit", "failover", "--config", str(config),
+            "--credentials", str(creds), "--out", str(run_dir / "out"), "--flow", FLOW, *args]
+    quoted = " ".join(f"'{a}'" for a in argv)
+    (run_dir / "out" / "failover.json").unlink(missing_ok=True)
+    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                           f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          timeout=300, cwd=ROOT)
+    path = run_dir / "out" / "failover.json"
+    assert path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return done.returncode, json.loads(path.read_text()), done.stdout
+
+
+def checkpoint_rows(report: dict) -> list[tuple]:
+    return [(g["group"], p["targetTopic"], p["partition"], p["checkpoint"]["upstream"], p["checkpoint"]["translated"])
+            for g in report["groups"] for p in g["partitions"] if p["checkpoint"]]
+
+
+def replication_rows(report: dict) -> list[tuple]:
+    return [(r["topic"], r["partition"], r["end"], r["committed"], r["lag"], r["status"]) for r in report["replication"]]
+
+
+# The oldest and the newest Kafka line the releases run (3.8 and 4.3): group states and the
+# answers for unknown groups changed between them.
+LINES = [("csm", "1.2"), ("strimzi", "1.2.0")]
+
+
+@pytest.mark.parametrize("flavour,version", LINES, ids=[f"{f}-{v}" for f, v in LINES])
+def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_path):
+    topo = dev_for_runtime(flavour, version)  # emit.checkpoints and sync.group.offsets every 5 s
+    topo["flows"][0]["failover"] = {"procedure": "continuous"}
+    topo["audit"] = {"thresholds": {"maxLag": 0}, "window": {"graceMinutes": 0}}
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        source, target = r.client("us-west"), r.client("us-east")
+        r.clients.create_topics(source, {"test.orders": 2})
+        r.clients.produce(source, "test.orders", [{"key": f"k{i}", "value": f"v{i}", "partition": i % 2}
+                                                  for i in range(10)])
+        # The group reads everything on the source and commits: 5 per partition.
+        r.clients.consume(source, ["test.orders"], 10, 30_000, group=GROUP)
+        assert r.clients.group_offsets(source, GROUP) == {"test.orders:0": 5, "test.orders:1": 5}
+        r.deploy()
+        running(r)
+        worker = r.workers[(FLOW, FLOW)]
+
+        def committed() -> dict[int, int]:
+            return {o["partition"]["partition"]: o["offset"]["offset"]
+                    for o in worker.get(f"/connectors/{SOURCE}/offsets")["offsets"]
+                    if o["partition"].get("topic") == "test.orders"}
+        eventually("the source connector's committed offsets", lambda: committed() == {0: 4, 1: 4}, 120)
+        synced = {"us-west.test.orders:0": 5, "us-west.test.orders:1": 5}
+        eventually("the group's offsets synced on us-east", lambda: r.clients.group_offsets(target, GROUP) == synced, 120)
+
+        # 1. Ready: every checkpoint translates the source's offsets, synced into an inactive group.
+        code, report, out = readiness_run(r, tmp_path, "ready", "--procedure", "continuous")
+        assert (code, report["verdict"]) == (0, "ready"), out
+        assert (report["procedure"], report["procedures"], report["waitSeconds"]) == (
+            "continuous", ["continuous", "cutoff", "disaster"], 20)
+        assert report["checkpointConnector"] == {"name": CHECKPOINT, "state": "RUNNING", "tasks": ["RUNNING"],
+                                                 "emitSeconds": 5, "syncSeconds": 5}
+        assert report["checkpointsTopic"] == "us-west.checkpoints.internal"
+        assert replication_rows(report) == [("test.orders", 0, 5, 4, 0, "ok"), ("test.orders", 1, 5, 4, 0, "ok")]
+        assert checkpoint_rows(report) == [(GROUP, "us-west.test.orders", 0, 5, 5), (GROUP, "us-west.test.orders", 1, 5, 5)]
+        (group,) = report["groups"]
+        assert (group["source"], group["target"], group["findings"]) == (
+            {"state": "EMPTY", "members": 0}, {"state": "EMPTY", "members": 0}, [])
+        for p in group["partitions"]:
+            assert (p["sourceCommitted"], p["sourceEnd"], p["targetCommitted"], p["findings"]) == (5, 5, 5, [])
+            assert p["checkpoint"]["metadata"] == ""
+            assert 0 <= p["checkpoint"]["ageSeconds"] < 600
+        assert out.splitlines()[0] == ("failover ready: flow repl-us-west-us-east (us-west -> us-east, default policy), "
+                                       "procedure continuous; allowed: continuous, cutoff, disaster; wait after "
+                                       "stopping consumers: 20 s")
+
+        # 2. A consumer of the group is active on the target: offsets are no longer synced there.
+        reader = threading.Thread(target=lambda: r.clients.consume(target, ["us-west.test.orders"], 1000, 60_000,
+                                                                   group=GROUP))
+        reader.start()
+        try:
+            def active():
+                code, report, _ = readiness_run(r, tmp_path, "target-active", "--procedure", "continuous")
+                return (code, report) if report["groups"][0]["target"]["members"] else None
+            code, report = eventually("the target consumer seen in its group", active, 50, every=1)
+            assert (code, report["verdict"]) == (1, "not-ready")
+            state = report["groups"][0]["target"]["state"]
+            assert report["groups"][0]["findings"] == [
+                f"active on us-east (state {state}, 1 member(s)): stop its consumers there first (offsets are synced "
+                "or reset only into inactive groups)"]
+            assert state in ("STABLE", "PREPARING_REBALANCING", "COMPLETING_REBALANCING")
+        finally:
+            reader.join()
+
+        # 3. Stale checkpoints: the checkpoint connector stopped, the group moves on at the source.
+        worker.request("PUT", f"/connectors/{CHECKPOINT}/stop")
+        eventually("the checkpoint connector stopped",
+                   lambda: worker.status(CHECKPOINT)["connector"]["state"] == "STOPPED", 60)
+        r.clients.produce(source, "test.orders", [{"key": f"late{i}", "value": "v", "partition": i % 2}
+                                                  for i in range(4)])
+        r.clients.consume(source, ["test.orders"], 4, 30_000, group=GROUP)
+        assert r.clients.group_offsets(source, GROUP) == {"test.orders:0": 7, "test.orders:1": 7}
+        eventually("replication caught up", lambda: committed() == {0: 6, 1: 6}, 120)
+        code, report, out = readiness_run(r, tmp_path, "stale", "--procedure", "continuous")
+        assert (code, report["verdict"]) == (1, "not-ready"), out
+        assert report["findings"] == [f"checkpoint connector {CHECKPOINT} is STOPPED (tasks: none): checkpoints and "
+                                      "group offset sync do not run"]
+        assert checkpoint_rows(report) == [(GROUP, "us-west.test.orders", 0, 5, 5), (GROUP, "us-west.test.orders", 1, 5, 5)]
+        (group,) = report["groups"]
+        assert group["findings"] == []
+        assert [p["findings"] for p in group["partitions"]] == [
+            [f"the newest checkpoint ({p['checkpoint']['ageSeconds']:.0f} s old) translates offset 5, the group "
+             "committed 7 on us-west: checkpoints have not caught up"] for p in group["partitions"]]
+        # The cutoff does not rely on checkpoints: producers stopped, the group drained and
+        # stopped, replication caught up — ready.
+        code, report, out = readiness_run(r, tmp_path, "cutoff", "--procedure", "cutoff")
+        assert (code, report["verdict"], report["findings"]) == (0, "ready", []), out

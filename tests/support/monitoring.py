@@ -1,0 +1,307 @@
+"""The monitoring tests' shared material: the stacks' rendered rules and dashboards, the series
+shaped as a real worker's scrape shows them, and the alert cases they must fire on."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import yaml
+
+from infra.deploy.deployment import prepare
+from infra.plan import monitoring
+from infra.tools import render
+from tests.support.stacks import ROOT, doc_topology
+
+
+FLOW = "repl-us-west-us-east"
+
+
+
+SOURCE_CONNECTOR = f"{FLOW}-source"
+
+
+
+MONITORED = {"prometheusOperator": True, "dashboard": True, "labels": {"release": "prometheus"}}
+
+
+
+def model_of(topology: dict):
+    return prepare(topology, "test")
+
+
+
+def plans(topology: dict):
+    model, stack_plan, _ = model_of(topology)
+    return model, stack_plan, monitoring.plan_monitorings(model, stack_plan)
+
+
+
+def monitored(**changes) -> dict:
+    topo = doc_topology(**changes)
+    topo.setdefault("monitoring", copy.deepcopy(MONITORED))
+    return topo
+
+
+
+def groups_of(topology: dict) -> list[dict]:
+    (plan,) = plans(topology)[2]
+    rule = plan.kind("PrometheusRule")
+    assert rule is not None
+    return rule["spec"]["groups"]
+
+
+
+# What the Prometheus Operator adds to every series of a PodMonitor's targets.
+TARGET_LABELS = {"namespace": "repl-us-west-us-east", "pod": "repl-us-west-us-east-connect-0",
+                 "container": "repl-us-west-us-east-connect", "endpoint": "tcp-prometheus",
+                 "job": "replication-monitoring/kafka-replication"}
+
+
+
+_LABEL_VALUES = re.compile(r"^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$")
+
+
+
+def all_queries() -> list[str]:
+    topo = yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text())
+    rules = [r["expr"] for g in groups_of(topo) for r in g["rules"]]
+    board = []
+    for query in monitoring.dashboard_queries():
+        match = _LABEL_VALUES.match(query)
+        board.append(f"count by ({match.group(2)}) ({match.group(1)})" if match else query)
+    return rules + [substitute(q) for q in board]
+
+
+
+def substitute(query: str) -> str:
+    for name in monitoring.VARIABLES:
+        query = query.replace(f"${name}", monitoring.ALL_VALUES)
+    return query
+
+
+
+def stack_objects(stack: str) -> list[dict]:
+    """A stack's monitoring objects: dev's as rendered; prod's as planned (its render is the
+    program's whole verdict, which other parts of the program decide)."""
+    if stack == "dev":
+        return render.run(stack, placeholder_secrets=True).objects()
+    topo = yaml.safe_load((ROOT / "stacks" / f"{stack}.yaml").read_text())
+    return [o for p in plans(topo)[2] for o in p.objects]
+
+
+
+# The promtool unit tests: the documents' flow on its default thresholds, its checkpoint connector
+# stopped by the topology (so that a stopped connector that should be stopped fires nothing), an
+# audit pushing to a Pushgateway.
+UNIT_TOPOLOGY = monitored(audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1",
+                                 "pushgateway": "http://pushgateway.monitoring.svc:9091"})
+
+
+
+BASE = {"flow": FLOW, "connect_cluster": FLOW, **TARGET_LABELS}
+
+
+
+CLIENT = f"us-west->us-east|{SOURCE_CONNECTOR}-0|replication-consumer"  # MirrorConnectorConfig.addClientId
+
+
+
+SOURCE_TOPIC = {"source": "us-west", "target": "us-east", "topic": "us-west.test.orders"}
+
+
+
+def series(name: str, values: str, **labels: str) -> dict:
+    body = ", ".join(f'{k}="{v}"' for k, v in sorted({**BASE, **labels}.items()) if v is not None)
+    return {"series": f"{name}{{{body}}}", "values": values}
+
+
+
+def external(name: str, values: str, **labels: str) -> dict:
+    body = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return {"series": f"{name}{{{body}}}", "values": values}
+
+
+
+def healthy() -> list[dict]:
+    """Every series every alert reads, healthy, for 40 minutes."""
+    return [
+        series("kafka_connect_worker_connector_count", "3x40"),
+        *[series("kafka_connect_connector_status", "1x40", connector=f"{FLOW}-{c}", status="running")
+          for c in ("source", "heartbeat")],
+        series("kafka_connect_connector_status", "1x40", connector=f"{FLOW}-checkpoint", status="stopped"),
+        *[series("kafka_connect_connector_task_status", "1x40", connector=f"{FLOW}-{c}", task="0", status="running")
+          for c in ("source", "heartbeat")],
+        *[series(f"kafka_connect_mirror_mirrorsourceconnector_{m}", v, partition=p, **SOURCE_TOPIC)
+          for m, v in (("replication_latency_ms_max", "80x40"), ("record_age_ms_max", "40x40"),
+                       ("record_count", "0+10x40")) for p in ("0", "1")],
+        series("kafka_connect_mirror_mirrorsourceconnector_record_count", "0+60x40", source="us-west",
+               target="us-east", topic="us-west.heartbeats", partition="0"),
+        series("kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", "30x40", source="us-west",
+               target="us-east", group="test.readers", topic="us-west.test.orders", partition="0"),
+        *[series("kafka_consumer_fetch_manager_records_lag", "0x40", client_id=CLIENT, topic="test_orders", partition=p)
+          for p in ("0", "1")],
+        series("kafka_connect_source_task_source_record_write_total", "0+10x40", connector=SOURCE_CONNECTOR, task="0"),
+        external("kube_job_status_failed", "0x40", namespace="replication-audit",
+                 job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
+        external("kube_job_status_succeeded", "1x40", namespace="replication-audit",
+                 job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
+        external("kube_job_status_start_time", "1764000000x40", namespace="replication-audit",
+                 job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
+        external("kafka_replication_audit_status", "0x40", job="kafka-replication-audit", instance=""),
+    ]
+
+
+
+def replace(inputs: list[dict], *new: dict) -> list[dict]:
+    """The healthy set with the series of `new` (by name and labels) replaced or added."""
+    keys = {n["series"] for n in new}
+    return [s for s in inputs if s["series"] not in keys] + list(new)
+
+
+
+def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
+    """(alert, inputs, eval time, expected alerts) per alert."""
+    running = f"{FLOW}-source"
+    src = {"flow": FLOW, "connect_cluster": FLOW}
+    h = healthy()
+    without_running_source = [s for s in h if not (s["series"].startswith("kafka_connect_connector_status{")
+                                                   and f'connector="{running}"' in s["series"])]
+    without_running_task = [s for s in h if not (s["series"].startswith("kafka_connect_connector_task_status{")
+                                                 and f'connector="{running}"' in s["series"])]
+    lag_series = [s for s in h if s["series"].startswith("kafka_consumer_fetch_manager_records_lag{")]
+    return [
+        ("KafkaReplicationConnectorFailed",
+         without_running_source + [series("kafka_connect_connector_status", "1x40", connector=running, status="failed")],
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src, "connector": running},
+                  "exp_annotations": {
+                      "summary": f"Connector {running} of flow {FLOW} has failed",
+                      "description": f"Kafka Connect reports connector {running} (Connect cluster {FLOW}) FAILED: "
+                                     "nothing of it replicates. Its KafkaConnector may still look Ready; read the "
+                                     "connector's trace in its status (kubectl get kafkaconnector -o yaml) and the "
+                                     "Connect pod logs.",
+                      "runbook": "docs/operations.md#kafkareplicationconnectorfailed"}}]),
+        ("KafkaReplicationTaskFailed",
+         without_running_task + [series("kafka_connect_connector_task_status", "1x40", connector=running, task="0",
+                                        status="failed")],
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src, "connector": running, "task": "0"},
+                  "exp_annotations": {
+                      "summary": f"Task 0 of connector {running} (flow {FLOW}) has failed",
+                      "description": f"Task 0 of {running} (Connect cluster {FLOW}) is FAILED: the partitions it owns "
+                                     "do not replicate while the other tasks run. Read its trace (KafkaConnector "
+                                     "status, Connect pod logs); the operator restarts it when autoRestart is on.",
+                      "runbook": "docs/operations.md#kafkareplicationtaskfailed"}}]),
+        ("KafkaReplicationConnectorNotRunning",
+         without_running_source + [series("kafka_connect_connector_status", "1x40", connector=running, status="paused")],
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", **src, "connector": running, "status": "paused"},
+                  "exp_annotations": {
+                      "summary": f"Connector {running} of flow {FLOW} is paused",
+                      "description": f"The topology says {running} runs, but Kafka Connect reports it paused: someone "
+                                     "paused or stopped it outside the topology (REST API, annotation), or a change "
+                                     "is not deployed yet. Deploy the stack again or set its `state` in the topology.",
+                      "runbook": "docs/operations.md#kafkareplicationconnectornotrunning"}}]),
+        ("KafkaReplicationLatencyHigh",
+         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max", "70000x40",
+                           partition="1", **SOURCE_TOPIC)),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 60s for 10m", **src, **SOURCE_TOPIC},
+                  "exp_annotations": {
+                      "summary": f"Replication of us-west.test.orders (flow {FLOW}) takes over 60 s",
+                      "description": "Records of us-west.test.orders reach us-east 70000 ms after they were written to "
+                                     "us-west (threshold 60 s): the target or the Connect cluster is slow (producer "
+                                     "throttling, broker load, the network between the clusters).",
+                      "runbook": "docs/operations.md#kafkareplicationlatencyhigh"}}]),
+        ("KafkaReplicationRecordAgeHigh",
+         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_age_ms_max", "400000x40",
+                           partition="0", **SOURCE_TOPIC)),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 300s for 10m", **src, **SOURCE_TOPIC},
+                  "exp_annotations": {
+                      "summary": f"Flow {FLOW} reads us-west.test.orders records over 300 s old",
+                      "description": "The source connector reads records of us-west.test.orders 400000 ms after they "
+                                     "were written (threshold 300 s): it is behind the source (catching up after a "
+                                     "start from earliest or an outage, or too few tasks for the source's rate).",
+                      "runbook": "docs/operations.md#kafkareplicationrecordagehigh"}}]),
+        ("KafkaReplicationSourceLagGrowing",
+         replace(h, series("kafka_consumer_fetch_manager_records_lag", "20000+100x40", client_id=CLIENT,
+                           topic="test_orders", partition="1")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 10000 records, growing for 10m", **src, "connector": running, "topic": "test_orders"},
+                  "exp_annotations": {
+                      "summary": f"Source lag of {running} on test_orders grows (flow {FLOW})",
+                      "description": "The source connector's consumer is 21500 records behind on a partition of "
+                                     "test_orders (over 10000; Kafka writes '.' in topic names as '_' here) and the "
+                                     "lag grew over the last 10 minutes: the source is written faster than the flow "
+                                     "replicates.",
+                      "runbook": "docs/operations.md#kafkareplicationsourcelaggrowing"}}]),
+        ("KafkaReplicationNoProgress",
+         replace(h, series("kafka_consumer_fetch_manager_records_lag", "7x40", client_id=CLIENT, topic="test_orders",
+                           partition="0"),
+                 series("kafka_connect_source_task_source_record_write_total", "500x40", connector=running, task="0")),
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "lag > 0, nothing written in 5m for 10m", **src, "connector": running},
+                  "exp_annotations": {
+                      "summary": f"Connector {running} writes nothing while its source has records (flow {FLOW})",
+                      "description": "Its consumer lags behind the source, yet no record was written to the target "
+                                     "for 5 minutes: the task is stuck (target unreachable or refusing writes, "
+                                     "producer blocked, a poison record), though it may not be FAILED.",
+                      "runbook": "docs/operations.md#kafkareplicationnoprogress"}}]),
+        ("KafkaReplicationCheckpointsLate",
+         replace(h, series("kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", "300000x40",
+                           source="us-west", target="us-east", group="test.readers", topic="us-west.test.orders",
+                           partition="0")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 240s for 10m", **src, "source": "us-west", "target": "us-east",
+                                 "group": "test.readers"},
+                  "exp_annotations": {
+                      "summary": f"Checkpoints of group test.readers are late (flow {FLOW})",
+                      "description": "The newest checkpoint of test.readers took 300000 ms to be written to "
+                                     "us-east, more than 240 s, twice the emit and sync intervals: the target "
+                                     "refuses or throttles the checkpoint connector's writes. (Kafka exports no "
+                                     "checkpoint age: whether checkpoints trail the group's commits is what the "
+                                     "failover readiness check reads.)",
+                      "runbook": "docs/operations.md#kafkareplicationcheckpointslate"}}]),
+        ("KafkaReplicationHeartbeatsStale",
+         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_count", "0+60x5 300x35",
+                           source="us-west", target="us-east", topic="us-west.heartbeats", partition="0")),
+         # Stuck from minute 5: no change over 300 s from minute 10, then 10 minutes `for`.
+         "21m", [{"exp_labels": {"severity": "warning", "threshold": "no heartbeat in 300s for 10m", **src, "source": "us-west", "target": "us-east",
+                                 "topic": "us-west.heartbeats"},
+                  "exp_annotations": {
+                      "summary": "No heartbeat replicated from us-west to us-east for 300 s",
+                      "description": f"The connector of flow {FLOW} (Connect cluster {FLOW}) that copies the "
+                                     "heartbeats of us-west into us-west.heartbeats on us-east wrote none for 300 s. "
+                                     "Heartbeats are emitted every second: the pair does not replicate (or its "
+                                     "heartbeat connector does not run).",
+                      "runbook": "docs/operations.md#kafkareplicationheartbeatsstale"}}]),
+        ("KafkaReplicationAuditJobFailed",
+         # An older run failed and a newer one succeeded, then the newest failed: only the newest fires.
+         replace(h, *[external(m, v, namespace="replication-audit", job_name=j, job="kube-state-metrics")
+                      for m, v, j in (
+                          ("kube_job_status_failed", "1x40", "kafka-replication-audit-29399940"),
+                          ("kube_job_status_succeeded", "0x40", "kafka-replication-audit-29399940"),
+                          ("kube_job_status_start_time", "1763996400x40", "kafka-replication-audit-29399940"),
+                          ("kube_job_status_failed", "1x40", "kafka-replication-audit-29400060"),
+                          ("kube_job_status_succeeded", "0x40", "kafka-replication-audit-29400060"),
+                          ("kube_job_status_start_time", "1764003600x40", "kafka-replication-audit-29400060"))]),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", "namespace": "replication-audit",
+                                 "job_name": "kafka-replication-audit-29400060"},
+                  "exp_annotations": {
+                      "summary": "The replication audit's last run failed (kafka-replication-audit-29400060)",
+                      "description": "The newest Job of CronJob kafka-replication-audit in replication-audit failed: "
+                                     "the audit found faults (exit 1) or could not audit (exit 2). Its report is under "
+                                     "/reports/latest (docs/audit.md).",
+                      "runbook": "docs/operations.md#kafkareplicationauditjobfailed"}}]),
+        ("KafkaReplicationAuditFindings",
+         replace(h, external("kafka_replication_audit_status", "1x40", job="kafka-replication-audit", instance="")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", "job": "kafka-replication-audit"},
+                  "exp_annotations": {
+                      "summary": "The replication audit reports faults",
+                      "description": "The last audit pushed status 1 (1: records missing, duplicated or unexpected, or "
+                                     "heartbeats too old; 2: it could not audit). Read its report (docs/audit.md).",
+                      "runbook": "docs/operations.md#kafkareplicationauditfindings"}}]),
+        ("KafkaReplicationMetricsAbsent",
+         [s for s in h if not s["series"].startswith("kafka_connect_worker_connector_count{")],
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src},
+                  "exp_annotations": {
+                      "summary": f"No metrics from Connect cluster {FLOW} (flow {FLOW})",
+                      "description": f"Prometheus has no series of Connect cluster {FLOW}: its pods are down or not "
+                                     "scraped (the PodMonitor, the metrics port, Prometheus' selectors), and every "
+                                     "other alert of the flow is silent until they are back.",
+                      "runbook": "docs/operations.md#kafkareplicationmetricsabsent"}}]),
+    ]

@@ -1,0 +1,478 @@
+"""The monitoring objects (infra/plan/monitoring.py): the PodMonitor, the PrometheusRule and the Grafana
+dashboard as rendered, field by field; every rule checked by `promtool check rules` and every
+alert unit-tested by `promtool test rules` on series shaped as the real worker's scrape shows
+(tests/data/scrape/*.txt, written by tests/runtime/test_runtime_metrics.py), firing exactly the expected
+alert with its exact labels and annotations, and nothing on a healthy set; every series and label
+the rules and the dashboard read present in every release's scrape.
+
+promtool comes from Debian's prometheus package (`make promtool`); without it the promtool tests
+skip, unless APISERVER_REQUIRED=1 (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from infra.plan import monitoring
+from infra.tools import render
+from infra.core.errors import TopologyError
+from infra.plan.monitoring import DEFAULTS, Thresholds
+from tests.support.stacks import ROOT, by_kind_name, doc_topology, on_release, render_topology
+from tests.support.prometheus import crd_schema, crd_validate
+from tests.support.monitoring import FLOW, MONITORED, TARGET_LABELS, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, model_of, monitored, plans, stack_objects
+
+SCRAPES = ROOT / "tests" / "data" / "scrape"
+
+
+def alerts_of(topology: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for group in groups_of(topology):
+        for rule in group["rules"]:
+            out.setdefault(rule["alert"], []).append(rule)
+    return out
+
+
+# ----------------------------------------------------------------- the objects, field by field
+
+
+def test_dev_renders_the_pod_monitor_rule_and_dashboard(tmp_path):
+    rendered = render.run("dev", placeholder_secrets=True)
+    objects = by_kind_name(rendered.objects())
+    labels = {"app.kubernetes.io/component": "monitoring", "app.kubernetes.io/managed-by": "pulumi",
+              "app.kubernetes.io/part-of": "kafka-replication", "release": "prometheus"}
+    assert objects[("Namespace", "replication-monitoring")]["metadata"] == {
+        "name": "replication-monitoring", "labels": {k: v for k, v in labels.items() if k != "release"}}
+    assert objects[("PodMonitor", "kafka-replication")] == {
+        "apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+        "metadata": {"name": "kafka-replication", "namespace": "replication-monitoring", "labels": labels},
+        "spec": {"selector": {"matchLabels": {"strimzi.io/kind": "KafkaConnect"},
+                              "matchExpressions": [
+                                  {"key": "kafka-replication.io/flow", "operator": "In", "values": [FLOW]},
+                                  {"key": "strimzi.io/cluster", "operator": "In", "values": [FLOW]}]},
+                 "namespaceSelector": {"matchNames": [FLOW]},
+                 "podMetricsEndpoints": [{"port": "tcp-prometheus", "path": "/metrics"}]}}
+    rule = objects[("PrometheusRule", "kafka-replication")]
+    assert rule["metadata"]["labels"] == labels
+    assert [g["name"] for g in rule["spec"]["groups"]] == [
+        "kafka-replication.connectors", "kafka-replication.replication", "kafka-replication.checkpoints",
+        "kafka-replication.heartbeats", "kafka-replication.audit"]
+    board = objects[("ConfigMap", "kafka-replication-dashboard")]
+    assert board["metadata"]["labels"] == {"app.kubernetes.io/component": "monitoring",
+                                           "app.kubernetes.io/managed-by": "pulumi",
+                                           "app.kubernetes.io/part-of": "kafka-replication",
+                                           "grafana_dashboard": "1"}
+    assert list(board["data"]) == ["kafka-replication.json"]
+    out = tmp_path / "out"
+    written = render.write(rendered, out)
+    assert sorted(w for w in written if w.startswith("replication-monitoring/")) == [
+        "replication-monitoring/ConfigMap-kafka-replication-dashboard.yaml",
+        "replication-monitoring/Namespace-replication-monitoring.yaml",
+        "replication-monitoring/PodMonitor-kafka-replication.yaml",
+        "replication-monitoring/PrometheusRule-kafka-replication.yaml"]
+    summary = render.summary(rendered)
+    assert "  monitoring  (namespace replication-monitoring): + 4 objects" in summary.splitlines()
+
+
+def test_nothing_without_prometheus_operator_or_dashboard(tmp_path):
+    rendered = render_topology(tmp_path, doc_topology(), secrets={})
+    assert not [o for o in rendered.objects() if monitoring.is_monitoring(o["metadata"]["labels"])]
+    assert not [r for r in rendered.resources if "monitoring" in r.type]
+    assert not [o for o in rendered.objects() if o["apiVersion"].startswith("monitoring.coreos.com/")]
+
+
+def test_only_the_objects_asked_for():
+    (plan,) = plans(monitored(monitoring={"dashboard": True}))[2]
+    assert [o["kind"] for o in plan.objects] == ["ConfigMap"]
+    (plan,) = plans(monitored(monitoring={"prometheusOperator": True}))[2]
+    assert [o["kind"] for o in plan.objects] == ["PodMonitor", "PrometheusRule"]
+    assert plan.outputs == {"namespace": "replication-monitoring", "podMonitor": "kafka-replication",
+                            "prometheusRule": "kafka-replication", "dashboardConfigMap": None}
+
+
+def test_user_labels_cannot_replace_ours():
+    (plan,) = plans(monitored(monitoring={"prometheusOperator": True,
+                                          "labels": {"app.kubernetes.io/part-of": "other", "team": "data"}}))[2]
+    assert plan.objects[0]["metadata"]["labels"] == {
+        "team": "data", "app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi",
+        "app.kubernetes.io/component": "monitoring"}
+
+
+def test_each_kubernetes_cluster_monitors_its_own_flows():
+    topo = yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text())
+    topo["monitoring"] = {"prometheusOperator": True}
+    model, stack_plan, found = plans(topo)
+    assert [p.kubernetes for p in found] == list(stack_plan.kubernetes_clusters)
+    for plan in found:
+        inside = stack_plan.in_cluster(plan.kubernetes)
+        pod_monitor = plan.kind("PodMonitor")
+        assert pod_monitor is not None
+        assert pod_monitor["spec"]["namespaceSelector"]["matchNames"] == sorted(
+            {p.names.namespace for f in inside.flows for p in f.parts})
+        assert plan.outputs["kubernetesCluster"] == plan.kubernetes
+    # The regions stack, by name: each cluster's PodMonitor watches the namespaces of its own flows only.
+    assert {p.kubernetes: p.kind("PodMonitor")["spec"]["namespaceSelector"]["matchNames"] for p in found} == {
+        "k8s-eu-central": ["orders-us-east-to-eu", "orders-us-west-to-eu"],
+        "k8s-us-east": ["reference-eu-to-us-east"], "k8s-us-west": ["reference-eu-to-us-west"]}
+
+
+# ----------------------------------------------------------------- thresholds
+
+
+def test_thresholds_flow_over_stack_over_defaults():
+    topo = monitored(monitoring={**MONITORED, "alerts": {"replicationLatencySeconds": 120, "forMinutes": 15}})
+    topo["flows"][0]["alerts"] = {"replicationLatencySeconds": 30, "sourceLagRecords": 0}
+    model, stack_plan, _ = model_of(topo)
+    (fp,) = stack_plan.flows
+    assert monitoring.thresholds(model, fp.flow.alerts) == Thresholds(
+        replicationLatencySeconds=30, recordAgeSeconds=300, sourceLagRecords=0, heartbeatAgeSeconds=300, forMinutes=15)
+    assert monitoring.stack_thresholds(model) == Thresholds(120, 300, 10_000, 300, 15)
+    assert DEFAULTS == Thresholds(60, 300, 10_000, 300, 10)
+    alerts = alerts_of(topo)
+    (latency,) = alerts["KafkaReplicationLatencyHigh"]
+    assert latency["expr"].endswith(") > 30000") and latency["for"] == "15m"
+    (lag,) = alerts["KafkaReplicationSourceLagGrowing"]
+    assert ") > 0 and max by" in lag["expr"]
+
+
+def test_flows_sharing_a_threshold_share_a_rule():
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [f"{n}\\..*"], "name": n,
+                             **({"alerts": {"recordAgeSeconds": 900}} if n == "c" else {})} for n in "abc"])
+    (age_ab, age_c) = alerts_of(topo)["KafkaReplicationRecordAgeHigh"]
+    assert 'flow=~"a|b"' in age_ab["expr"] and age_ab["expr"].endswith("> 300000")
+    assert 'flow=~"c"' in age_c["expr"] and age_c["expr"].endswith("> 900000")
+    (latency,) = alerts_of(topo)["KafkaReplicationLatencyHigh"]
+    assert 'flow=~"a|b|c"' in latency["expr"]
+
+
+@pytest.mark.parametrize("config,sync,expected", [
+    ({}, {}, 240),                                                  # 2 x (60 + 60): Kafka's defaults
+    ({"emit.checkpoints.interval.seconds": 30}, {"intervalSeconds": 15}, 90),
+    ({"emit.checkpoints.interval.seconds": "45"}, {"enabled": False}, 90),  # no sync: emit only
+    ({"emit.checkpoints.interval.seconds": -1}, {}, None),          # checkpoints switched off: no rule
+])
+def test_checkpoint_threshold_from_the_flow(config, sync, expected):
+    topo = monitored()
+    topo["flows"][0]["config"] = {"checkpoint": config}
+    topo["flows"][0]["syncGroupOffsets"] = sync
+    rules = alerts_of(topo).get("KafkaReplicationCheckpointsLate", [])
+    if expected is None:
+        assert rules == []
+    else:
+        (rule,) = rules
+        assert rule["expr"].endswith(f"> {expected * 1000}")
+        assert f"more than {expected} s" in rule["annotations"]["description"]
+
+
+def test_no_checkpoint_rule_without_checkpoints():
+    topo = monitored()
+    topo["flows"][0]["checkpoints"] = False
+    topo["flows"][0].pop("groups")
+    assert "KafkaReplicationCheckpointsLate" not in alerts_of(topo)
+
+
+def test_not_running_only_for_connectors_that_should_run():
+    topo = monitored()
+    topo["flows"][0]["state"] = {"checkpoint": "stopped"}
+    (rule,) = alerts_of(topo)["KafkaReplicationConnectorNotRunning"]
+    assert f'connector=~"{FLOW}-heartbeat|{FLOW}-source"' in rule["expr"]
+
+
+def test_no_progress_only_for_source_connectors_that_run():
+    """A paused task keeps its consumer and last lag while writing nothing: no fault when the
+    topology paused it."""
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "sources": [
+        {"name": "a", "topics": ["a.*"]}, {"name": "b", "topics": ["b.*"], "state": "paused"}]}])
+    (rule,) = alerts_of(topo)["KafkaReplicationNoProgress"]
+    assert f'client_id=~".*\\\\|(?:{FLOW}-source-a)-[0-9]+\\\\|replication-consumer"' in rule["expr"]
+    assert f'connector=~"{FLOW}-source-a"' in rule["expr"]
+    assert f"{FLOW}-source-b" not in rule["expr"]
+    topo["flows"][0]["sources"][0]["state"] = "stopped"
+    assert "KafkaReplicationNoProgress" not in alerts_of(topo)
+
+
+def test_heartbeats_only_on_the_connector_that_copies_them():
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [t], "name": n}
+                            for n, t in (("b-flow", "b.*"), ("a-flow", "a.*"))])
+    model, _, _ = model_of(topo)
+    (rule,) = alerts_of(topo)["KafkaReplicationHeartbeatsStale"]
+    # The first running source connector of the pair by name (plan.heartbeat_replicators).
+    assert rule["expr"] == ('max by (flow, connect_cluster, source, target, topic) '
+                            '(changes(kafka_connect_mirror_mirrorsourceconnector_record_count{flow="a-flow", '
+                            'connect_cluster="a-flow", topic="us-west.heartbeats"}[300s])) == 0')
+    topo["flows"][0]["heartbeats"] = topo["flows"][1]["heartbeats"] = False
+    assert "KafkaReplicationHeartbeatsStale" not in alerts_of(topo)
+
+
+def test_audit_rules_follow_the_audit_section():
+    assert "kafka-replication.audit" not in [g["name"] for g in groups_of(monitored())]
+    topo = monitored(audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1"})
+    alerts = alerts_of(topo)
+    assert "KafkaReplicationAuditFindings" not in alerts  # nothing pushed without a pushgateway
+    (job,) = alerts["KafkaReplicationAuditJobFailed"]
+    assert 'job_name=~"kafka-replication-audit-[0-9]+"' in job["expr"]
+    topo["audit"]["pushgateway"] = "http://pushgateway.monitoring.svc:9091"
+    (findings,) = alerts_of(topo)["KafkaReplicationAuditFindings"]
+    assert findings["expr"] == 'max by (job) (kafka_replication_audit_status{job="kafka-replication-audit"}) > 0'
+
+
+def test_every_alert_names_its_runbook_and_severity():
+    topo = monitored(audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1",
+                            "pushgateway": "http://pg:9091"})
+    docs = (ROOT / "docs" / "operations.md").read_text()
+    for name, rules in alerts_of(topo).items():
+        for rule in rules:
+            assert rule["labels"]["severity"] in ("warning", "critical")
+            assert rule["annotations"]["runbook"] == f"docs/operations.md#{name.lower()}"
+            assert set(rule["annotations"]) == {"summary", "description", "runbook"}
+            if "Audit" not in name and name != "KafkaReplicationMetricsAbsent":  # absent() keeps its matchers' labels
+                assert "flow" in re.findall(r"by \(([^)]*)\)", rule["expr"])[0]
+        assert f"#### {name}" in docs, f"docs/operations.md has no section for {name}"
+
+
+def test_deterministic_and_sorted():
+    topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [f"t{i}.*"], "name": f"f{i}"}
+                            for i in (3, 1, 2)])
+    again = copy.deepcopy(topo)
+    again["flows"].reverse()
+    assert groups_of(topo) == groups_of(again)
+
+
+# ----------------------------------------------------------------- refusals
+
+
+def test_problems_a_checkpoint_interval_that_is_no_number():
+    topo = monitored()
+    topo["flows"][0]["config"] = {"checkpoint": {"emit.checkpoints.interval.seconds": "1m"}}
+    # Refused with the rules (infra/plan/failover.py reads the same interval for the failover wait).
+    with pytest.raises(TopologyError) as exc:
+        model_of(topo)
+    assert [str(p) for p in exc.value.problems] == [
+        f"flows[0] ({FLOW}): config.checkpoint.emit.checkpoints.interval.seconds: got '1m'; expected a whole "
+        "number of seconds (Kafka reads it as a long)"]
+
+
+def test_problems_a_namespace_already_taken(tmp_path):
+    topo = monitored(monitoring={**MONITORED, "namespace": FLOW})
+    model, stack_plan, _ = model_of(topo)
+    assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+        f"monitoring: namespace: got '{FLOW}'; expected a namespace of its own: it is the namespace of flow {FLOW}"]
+    topo = monitored(monitoring={**MONITORED, "namespace": "replication-audit"},
+                     audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1"})
+    model, stack_plan, _ = model_of(topo)
+    assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+        "monitoring: namespace: got 'replication-audit'; expected a namespace of its own: it is the audit's "
+        "namespace (audit.namespace)"]
+    with pytest.raises(TopologyError, match="a namespace of its own"):
+        render_topology(tmp_path, topo, secrets={})
+    # Without the objects, the namespace is not used: no refusal.
+    topo["monitoring"] = {"namespace": "replication-audit"}
+    model, stack_plan, _ = model_of(topo)
+    assert monitoring.problems(model, stack_plan) == []
+
+
+def test_problems_alerts_without_the_series_they_read():
+    for settings, field, given in (
+            ({"metrics": False}, "metrics", "metrics: false, exporter: jmxPrometheusExporter, prometheusOperator and "
+                                            "dashboard: true"),
+            ({"exporter": "strimziMetricsReporter"}, "exporter",
+             "metrics: true, exporter: strimziMetricsReporter, prometheusOperator and dashboard: true")):
+        topo = on_release(monitored(monitoring={**MONITORED, **settings}), "strimzi", "1.2.0")
+        model, stack_plan, _ = model_of(topo)
+        assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+            f"monitoring: {field}: got '{given}'; expected metrics: true with exporter jmxPrometheusExporter for the "
+            "alerts and the dashboard: they read the series and labels of the JMX exporter's rules (flow, "
+            "connect_cluster), or prometheusOperator and dashboard: false"]
+
+
+def test_the_rule_stays_within_one_object():
+    flows = [{"source": "us-west", "target": "us-east", "topics": [f"t{i}\\..*"], "name": f"flow-{i:03}",
+              "checkpoints": False} for i in range(500)]
+    same = monitored(flows=copy.deepcopy(flows))
+    model, stack_plan, _ = model_of(same)
+    assert monitoring.problems(model, stack_plan) == []
+    size = len(monitoring.rules_yaml(monitoring.rule_groups(model, stack_plan)).encode())
+    assert size < 150_000, size  # one rule per alert: the flows' names once each
+    for i, f in enumerate(flows):
+        f["alerts"] = {"recordAgeSeconds": 1000 + i, "replicationLatencySeconds": 100 + i,
+                       "sourceLagRecords": 1000 + i, "forMinutes": 1 + i % 1000 // 2}
+    model, stack_plan, _ = model_of(monitored(flows=flows))
+    (problem,) = monitoring.problems(model, stack_plan)
+    assert problem.where == "monitoring" and problem.field == "alerts"
+    assert re.fullmatch(r"a PrometheusRule of [0-9]+ bytes", problem.value)
+    assert problem.allowed == ("at most 900000 bytes: fewer distinct thresholds across flows (flows sharing "
+                               "thresholds share rules)")
+
+
+# ----------------------------------------------------------------- the Prometheus Operator's CRD schemas
+
+
+def test_objects_validate_against_the_operator_crds():
+    from tests.support.schemas import unknown_fields
+    for stack in ("dev", "prod"):
+        for obj in stack_objects(stack):
+            if obj["apiVersion"] == "monitoring.coreos.com/v1":
+                schema = crd_schema(obj["kind"])
+                crd_validate(obj, schema)
+                assert unknown_fields(obj, schema) == [], obj["kind"]
+    pod_monitor = next(o for o in render.run("dev", placeholder_secrets=True).objects() if o["kind"] == "PodMonitor")
+    broken = copy.deepcopy(pod_monitor)
+    broken["spec"]["podMetricsEndpoints"][0]["port"] = 9404  # a number where the CRD wants the port's name
+    with pytest.raises(jsonschema.ValidationError, match="9404 is not of type 'string'"):
+        crd_validate(broken, crd_schema("PodMonitor"))
+
+
+# ----------------------------------------------------------------- series the scrape has
+
+# Series shapes of the metrics contract (infra/plan/metrics.py), standing in until the runtime tier
+# has written tests/data/scrape/*.txt: `name -> label names`.
+CONTRACT: dict[str, frozenset[str]] = {
+    "kafka_connect_connector_status": frozenset({"connector", "status"}),
+    "kafka_connect_connector_task_status": frozenset({"connector", "task", "status"}),
+    **{f"kafka_connect_mirror_mirrorsourceconnector_{a}": frozenset({"source", "target", "topic", "partition"})
+       for a in ("record_count", "record_rate", "record_age_ms_max", "replication_latency_ms_max", "byte_rate")},
+    "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms":
+        frozenset({"source", "target", "group", "topic", "partition"}),
+    "kafka_connect_source_task_source_record_write_total": frozenset({"connector", "task"}),
+    "kafka_consumer_fetch_manager_records_lag": frozenset({"client_id", "topic", "partition"}),
+}
+STATIC = frozenset({"flow", "connect_cluster"})
+# Series from elsewhere, with the labels their sources give them: kube-state-metrics' Job
+# series, and the audit's push (spark/report.py, `job` from the Pushgateway's grouping key).
+EXTERNAL: dict[str, frozenset[str]] = {
+    "kube_job_status_failed": frozenset({"namespace", "job_name"}),
+    "kube_job_status_succeeded": frozenset({"namespace", "job_name"}),
+    "kube_job_status_start_time": frozenset({"namespace", "job_name"}),
+    "kafka_replication_audit_status": frozenset({"job"}),
+}
+
+
+def scrape_files() -> list[Path]:
+    return sorted(SCRAPES.glob("*.txt")) if SCRAPES.is_dir() else []
+
+
+def scraped() -> dict[str, frozenset[str]] | None:
+    """name -> label names present in EVERY scrape file (None before they exist)."""
+    files = scrape_files()
+    if not files:
+        return None
+    per_file = []
+    for path in files:
+        found: dict[str, set[str]] = {}
+        for line in path.read_text().split():
+            match = re.fullmatch(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", line)
+            assert match, f"{path.name}: not a series shape: {line!r}"
+            found.setdefault(match.group(1), set()).update(filter(None, match.group(2).split(",")))
+        per_file.append(found)
+    common = set.intersection(*(set(f) for f in per_file))
+    return {n: frozenset(set.intersection(*(f[n] for f in per_file))) for n in common}
+
+
+def shapes() -> dict[str, frozenset[str]]:
+    """What the rules may read: the scrape's shapes once they exist (else the contract's), and the
+    external series."""
+    found = scraped()
+    worker = found if found is not None else {n: labels | STATIC for n, labels in CONTRACT.items()}
+    return {**worker, **EXTERNAL}
+
+
+_SELECTOR = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[^{}\"]|\"(?:[^\"\\]|\\.)*\")*)\}")
+_MATCHER = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*\"(?:[^\"\\]|\\.)*\"")
+_CLAUSE = re.compile(r"\b(?:by|on|without|ignoring)\s*\(([^)]*)\)")
+_REPLACE = re.compile(r"label_replace\(.*?,\s*\"([^\"]+)\",\s*\"[^\"]*\",\s*\"([^\"]+)\"")
+_STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
+
+
+def used(expr: str) -> tuple[dict[str, set[str]], set[str], set[str]]:
+    """(series -> the labels its selector matches on, labels of by/on clauses, labels created by
+    label_replace) of a query; every series is written with a selector."""
+    series: dict[str, set[str]] = {}
+    for name, body in _SELECTOR.findall(expr):
+        series.setdefault(name, set()).update(_MATCHER.findall(body))
+    for name in re.findall(r"\b((?:kafka|kube)_[a-z0-9_]+)\b", _STRINGS.sub('""', expr)):
+        series.setdefault(name, set())  # written without a selector
+    clauses = {label.strip() for group in _CLAUSE.findall(expr) for label in group.split(",") if label.strip()}
+    created, read = set(), set()
+    for new, source in _REPLACE.findall(expr):
+        created.add(new)
+        read.add(source)
+    for labels in series.values():
+        labels |= read & labels  # read labels are checked below with the series that has them
+    return series, clauses | read, created
+
+
+def missing(expr: str, available: dict[str, frozenset[str]]) -> list[str]:
+    series, clauses, created = used(expr)
+    out = [f"series {n}" for n in sorted(series) if n not in available]
+    for name, labels in sorted(series.items()):
+        out += [f"{name}{{{label}}}" for label in sorted(labels - available.get(name, frozenset()))]
+    having = set().union(*(available.get(n, frozenset()) for n in series)) | created
+    out += [f"by/on ({label})" for label in sorted(clauses - having)]
+    return out
+
+
+def test_every_series_and_label_read_is_in_every_scrape():
+    available = shapes()
+    problems = {q: m for q in all_queries() for m in [missing(q, available)] if m}
+    assert problems == {}
+    if scraped() is None:
+        pytest.skip(f"no scrape files in {SCRAPES.relative_to(ROOT)} yet (tests/runtime/test_runtime_metrics.py writes "
+                    "them): checked against the metrics contract only")
+    # The contract's shapes are what the scrape showed.
+    for name, labels in CONTRACT.items():
+        assert name in available and labels | STATIC <= available[name], name
+
+
+def test_the_checker_refuses_what_the_scrape_lacks():
+    available = shapes()
+    assert missing('max by (flow, pod) (kafka_connect_connector_status{flow=~"x", state="failed"}) == 1', available) == [
+        "kafka_connect_connector_status{state}", "by/on (pod)"]
+    assert missing("rate(kafka_connect_nothing_total{flow=\"x\"}[5m])", available) == [
+        "series kafka_connect_nothing_total", "kafka_connect_nothing_total{flow}"]
+    assert missing("count by (flow) (kafka_connect_nothing)", available) == ["series kafka_connect_nothing",
+                                                                          "by/on (flow)"]
+    assert missing('label_replace(kafka_connect_connector_status{flow="x"}, "c", "$1", "client_id", "(.*)")',
+                   available) == ["by/on (client_id)"]
+
+
+# ----------------------------------------------------------------- promtool
+
+
+def test_dashboard_has_the_variables_and_panels():
+    board = json.loads(monitoring.dashboard_configmap("ns")["data"]["kafka-replication.json"])
+    assert [v["name"] for v in board["templating"]["list"]] == ["datasource", "flow", "source", "target",
+                                                                 "connect_cluster"]
+    assert [v["query"]["query"] for v in board["templating"]["list"][1:]] == [
+        "label_values(kafka_connect_connector_status, flow)",
+        'label_values(kafka_connect_mirror_mirrorsourceconnector_record_count{flow=~"$flow"}, source)',
+        'label_values(kafka_connect_mirror_mirrorsourceconnector_record_count{flow=~"$flow", source=~"$source"}, target)',
+        'label_values(kafka_connect_connector_status{flow=~"$flow"}, connect_cluster)']
+    assert [p["title"] for p in board["panels"]] == [
+        "Connector status", "Task status", "Replication latency (max)", "Record age (max)", "Throughput (records/s)",
+        "Throughput (bytes/s)", "Source consumer lag (records)", "Checkpoint latency (newest)",
+        "Heartbeats replicated (per 5 minutes)"]
+    assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
+
+
+UNIT_TOPOLOGY["flows"][0]["state"] = {"checkpoint": "stopped"}
+
+
+def test_input_series_are_shaped_as_the_scrape(tmp_path):
+    available = shapes()
+    for _, inputs, _, _ in firing_cases():
+        for s in inputs:
+            match = re.fullmatch(r"([a-z_]+)\{(.*)\}", s["series"])
+            name, labels = match.group(1), set(re.findall(r'([a-z_]+)="', match.group(2)))
+            assert name in available, name
+            if name in EXTERNAL:
+                assert EXTERNAL[name] <= labels, (name, labels)
+            else:
+                assert labels - set(TARGET_LABELS) == set(available[name]), (name, labels)
+
+

@@ -1,0 +1,74 @@
+"""The operator release is an input: its table decides, and its limits are refused clearly."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.checks import validation
+from infra.core.releases import SUPPORTED, Flavour, find
+from tests.support.stacks import doc_topology, on_release, render_topology
+from tests.support import patterns
+from tests.support.refusals import problems
+
+
+def test_defaults_keep_todays_stacks():
+    assert validation.parse(doc_topology()).operator.release is find(Flavour.csm, "1.2")
+    assert validation.parse(on_release(doc_topology(), "strimzi")).operator.release is find(Flavour.strimzi, "1.2.0")
+
+
+@pytest.mark.parametrize("flavour,version,allowed", [
+    ("csm", "1.0", "a supported csm release (1.2, 1.4): CSM 1.0 ships Strimzi 0.40, which has no pod volumes "
+                   "(template.pod.volumes from 0.43): the source cluster's trust and key stores could never be mounted"),
+    ("csm", "1.3", "a supported csm release: 1.2, 1.4"),
+    ("csm", "0.48.0", "a supported csm release: 1.2, 1.4; 0.48.0 is a strimzi release: set flavour: strimzi"),
+    ("strimzi", "0.45.0", "a supported strimzi release: 0.48.0, 1.2.0"),
+])
+def test_unknown_and_unsupported_releases_are_refused(flavour, version, allowed):
+    t = doc_topology()
+    t["operator"].update(flavour=flavour, version=version)
+    assert problems(t) == [f"operator: version: got {version!r}; expected {allowed}"]
+
+
+def test_a_connect_version_outside_the_release_is_refused_wherever_it_is_set():
+    t = on_release(patterns.split("strimzi", "1.2.0"), "strimzi", "1.2.0")
+    t["operator"]["connect"]["version"] = "3.8.0.1.2"
+    t["flows"][0]["connectClusters"][1]["connect"]["version"] = "4.1.0"
+    allowed = "a Kafka Connect version strimzi 1.2.0 runs: 4.2.0, 4.2.1, 4.3.0, 4.3.1 (unset: 4.3.1)"
+    assert problems(t) == [
+        f"operator: connect.version: got '3.8.0.1.2'; expected {allowed}",
+        f"flows[0] (workload): connectClusters[1].connect.version: got '4.1.0'; expected {allowed}"]
+
+
+@pytest.mark.parametrize("release", SUPPORTED, ids=lambda r: r.name)
+def test_each_release_writes_its_api_version_and_default_connect_version(tmp_path, release):
+    t = on_release(doc_topology(), release.flavour.value, release.version)
+    t["operator"]["connect"].pop("version", None)
+    r = render_topology(tmp_path, t)
+    connect = next(o for o in r.objects() if o["kind"] == "KafkaConnect")
+    assert (connect["apiVersion"], connect["spec"]["version"]) == (release.api_version, release.connect_versions[-1])
+    assert r.outputs["operator"] == {"flavour": release.flavour.value, "version": release.version,
+                                     "strimziVersion": release.strimzi, "kafkaVersion": release.kafka}
+
+
+def test_kafka_4_has_one_heartbeat_copier_per_cluster_pair(tmp_path):
+    o = {c["metadata"]["name"]: c["spec"]["config"] for c in
+         render_topology(tmp_path, patterns.multi_instance("strimzi", "1.2.0")).objects() if c["kind"] == "KafkaConnector"}
+    assert "heartbeats.replication.enabled" not in o["repl-us-west-us-east-source-first"]
+    assert o["repl-us-west-us-east-source-second"]["heartbeats.replication.enabled"] is False
+    # Kafka 3.x has no such key: it is never written.
+    o = {c["metadata"]["name"]: c["spec"]["config"] for c in
+         render_topology(tmp_path, patterns.multi_instance("csm", "1.4")).objects() if c["kind"] == "KafkaConnector"}
+    assert not any("heartbeats.replication.enabled" in c for c in o.values())
+
+
+def test_an_ssl_source_without_a_certificate_is_refused_beside_an_mtls_target():
+    t = doc_topology(clusters={"a": {"bootstrapServers": "a:9093", "security": {"protocol": "SSL"}},
+                               "b": {"bootstrapServers": "b:9093", "security": {
+                                   "protocol": "SSL", "tls": {"clientCertificate": True}}}},
+                     flows=[{"source": "a", "target": "b", "topics": ["t.*"]}])
+    assert problems(t) == [
+        "flows[0] (repl-a-b): heartbeats: got True; expected false, or a client certificate for a (clusters.a.security."
+        "tls.clientCertificate): the heartbeat connector produces into a over SSL with the Connect worker's producer, "
+        "which carries b's client key store (mTLS) and would authenticate to a as b's client"]
+    t["flows"][0]["heartbeats"] = False
+    validation.parse(t)

@@ -1,0 +1,129 @@
+"""The offline render: deterministic bytes, no secret anywhere, the files and summary users read."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra.tools import render
+from infra.core.errors import TopologyError
+from tests.support.stacks import ROOT, SECRETS, doc_topology, render_topology, write_topology
+
+THREE_FLOWS = doc_topology(
+    clusters={**doc_topology()["clusters"],
+              "eu-central": {"bootstrapServers": "eu:9092"}},
+    flows=[
+        {"source": "us-west", "target": "us-east", "topics": ["test.*"]},
+        {"source": "us-east", "target": "eu-central", "topics": ["orders.*"], "replicationPolicy": "identity"},
+        {"source": "us-west", "target": "eu-central", "topics": ["audit"], "name": "audit-to-eu"},
+    ])
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def render_to(tmp_path: Path, topology: dict, out: str) -> dict[str, bytes]:
+    r = render_topology(tmp_path, topology)
+    render.write(r, tmp_path / out)
+    return files(tmp_path / out)
+
+
+def test_same_topology_same_bytes_whatever_the_flow_order(tmp_path):
+    first = render_to(tmp_path, THREE_FLOWS, "a")
+    again = render_to(tmp_path, THREE_FLOWS, "b")
+    shuffled = copy.deepcopy(THREE_FLOWS)
+    shuffled["flows"].reverse()
+    shuffled["clusters"] = dict(reversed(list(shuffled["clusters"].items())))
+    reordered = render_to(tmp_path, shuffled, "c")
+    assert first == again == reordered
+    # 15 for the documented flow; 13 for each flow into the PLAINTEXT cluster (no target Secrets);
+    # each with its metrics rules ConfigMap
+    assert len([f for f in first if f.endswith(".yaml")]) == 15 + 13 + 13
+
+
+def test_no_secret_value_in_any_rendered_byte(tmp_path):
+    out = render_to(tmp_path, THREE_FLOWS, "out")
+    blob = b"\n".join(out.values()).decode()
+    for key, value in SECRETS.items():
+        for fragment in {value, value.strip(), value.splitlines()[0]}:
+            assert fragment not in blob, f"{key} leaked"
+    secret_files = [yaml.safe_load(v) for k, v in out.items() if "/Secret-" in k]
+    assert secret_files and all(set(s.get("data", {}).values()) | set(s.get("stringData", {}).values()) == {"[secret]"}
+                                for s in secret_files)
+
+
+def test_no_secret_in_configmaps_connectors_or_outputs(tmp_path):
+    r = render_topology(tmp_path, THREE_FLOWS)
+    clear = [o for o in r.objects() if o["kind"] != "Secret"]
+    blob = json.dumps(clear) + json.dumps(r.outputs)
+    for key, value in SECRETS.items():
+        assert value not in blob and value.strip() not in blob, key
+
+
+def test_outputs_json_and_layout(tmp_path):
+    out = render_to(tmp_path, THREE_FLOWS, "out")
+    outputs = json.loads(out["outputs.json"])
+    assert sorted(outputs["flows"]) == ["audit-to-eu", "repl-us-east-eu-central", "repl-us-west-us-east"]
+    assert outputs["flows"]["repl-us-east-eu-central"]["topicPrefix"] == ""
+    assert "audit-to-eu/KafkaConnect-audit-to-eu.yaml" in out
+    assert "audit-to-eu/Namespace-audit-to-eu.yaml" in out
+
+
+def test_summary_counts_objects_per_flow_and_kind(tmp_path):
+    r = render_topology(tmp_path, doc_topology(), placeholder_secrets=False)
+    text = render.summary(r)
+    assert "  flow repl-us-west-us-east  (namespace repl-us-west-us-east): + 15 objects" in text
+    assert "      + Secret                 4" in text
+    assert "      + KafkaConnector         3" in text
+    assert "Resources: + 20 to create (15 Kubernetes objects; components: 1 flow:ClusterAccess, " \
+           "1 flow:ConnectCluster, 1 flow:MirrorConnectors, 1 flow:ReplicationFlow, 1 index:ReplicationTopology)" in text
+    assert "Placeholder" not in text
+
+
+def test_render_refuses_to_overwrite_a_folder_it_did_not_write(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    r = render_topology(tmp_path, doc_topology())
+    with pytest.raises(TopologyError, match="got 'a folder with other files'; expected an empty folder or a "
+                                            "previous render"):
+        render.write(r, tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_a_new_render_leaves_no_stale_object(tmp_path):
+    render.write(render_topology(tmp_path, THREE_FLOWS), tmp_path / "out")
+    render.write(render_topology(tmp_path, doc_topology()), tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == ["repl-us-west-us-east"]
+
+
+def test_cli_render_of_the_dev_stack(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "infra", "render", "--stack", "dev", "--placeholder-secrets",
+                           "--secret", "us-west.password=cli-given-pw", "--set", "kafka-replication:unused=1",
+                           "--out", str(tmp_path / "dev")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "Offline preview of stack 'dev'" in proc.stdout
+    assert "kafka-replication:us-west.truststore" in proc.stdout      # filled with a placeholder
+    assert "kafka-replication:us-west.password" not in proc.stdout    # given with --secret
+    assert "cli-given-pw" not in "".join(p.read_text() for p in (tmp_path / "dev").rglob("*.*"))
+    assert (tmp_path / "dev" / "repl-us-west-us-east" / "KafkaConnect-repl-us-west-us-east.yaml").exists()
+
+
+def test_cli_without_secrets_names_what_is_missing(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "infra", "render", "--stack", "dev", "--out", str(tmp_path / "o")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "pulumi config set --secret kafka-replication:us-east.caCert" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_topology_config_key_selects_the_file(tmp_path):
+    path = write_topology(tmp_path, THREE_FLOWS, "other.yaml")
+    r = render.run("anything", {"topology": str(path)}, placeholder_secrets=True)
+    assert len(r.outputs["flows"]) == 3

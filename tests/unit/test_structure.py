@@ -1,0 +1,152 @@
+"""The shape of the code (docs/architecture.md): each package is a layer, every import between
+packages goes down the layers, the contract imports nothing of ours, the audit job imports only
+the contract, the policy pack only the checks and below, and no module takes part in a cycle."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import shutil
+from pathlib import Path
+
+import pydantic
+
+from infra.topology import schema
+from tests.support.stacks import ROOT
+
+# Bottom to top; a module may import its own layer and the layers below it. The audit job and the
+# policy pack sit beside the deployer, each with its own ceiling.
+LAYERS = ["contract", "infra.core", "infra.filters", "infra.topology", "infra.plan", "infra.checks", "infra.deploy",
+          "components", "infra.tools"]
+CEILING = {"spark": "contract", "policy": "infra.checks"}
+# infra/outputs.py keeps `infra.outputs` importable (docs/outputs.md): it is the contract's module.
+PLACED = {"infra.outputs": "contract", "infra.__main__": "infra.tools", "infra": "contract"}
+PACKAGES = ["contract", "infra", "components", "spark", "policy"]
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(root: Path) -> dict[str, set[str]]:
+    """Each module of our packages, and the modules of ours it imports (at any depth of its code)."""
+    ours = {module_name(root, p) for pkg in PACKAGES for p in (root / pkg).rglob("*.py")}
+    edges: dict[str, set[str]] = {}
+    for pkg in PACKAGES:
+        for path in (root / pkg).rglob("*.py"):
+            found = set()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in ours else node.module
+                              for a in node.names}
+                elif isinstance(node, ast.Import):
+                    found |= {a.name for a in node.names}
+            edges[module_name(root, path)] = {m for m in found if m.split(".")[0] in PACKAGES + ["tests"]}
+    return edges
+
+
+def layer(module: str) -> str:
+    if module in PLACED:
+        return PLACED[module]
+    return max((name for name in [*LAYERS, *CEILING] if module == name or module.startswith(name + ".")),
+               key=len, default=module)
+
+
+def violations(edges: dict[str, set[str]]) -> list[str]:
+    """Every import that goes up a layer, or out of what its package may see."""
+    found = []
+    for module, targets in sorted(edges.items()):
+        mine = layer(module)
+        ceiling = LAYERS.index(CEILING.get(mine, mine)) if CEILING.get(mine, mine) in LAYERS else -1
+        for target in sorted(targets):
+            theirs = layer(target)
+            if theirs == mine:
+                continue
+            if theirs not in LAYERS or LAYERS.index(theirs) > ceiling or (mine == "contract"):
+                found.append(f"{module} ({mine}) imports {target} ({theirs})")
+    return found
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Import cycles found by a depth-first walk (each as the path that closes it)."""
+    state: dict[str, int] = {}
+    found: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*path, node, nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+def test_every_import_goes_down_the_layers():
+    assert violations(imports(ROOT)) == []
+
+
+def test_the_layers_cover_every_module():
+    edges = imports(ROOT)
+    placed = {layer(m) for m in edges}
+    assert placed == {*LAYERS, *CEILING}, placed - {*LAYERS, *CEILING}
+
+
+def test_no_module_takes_part_in_a_cycle():
+    assert cycles(imports(ROOT)) == []
+
+
+def test_an_upward_import_planted_in_a_copy_is_found(tmp_path):
+    for pkg in PACKAGES:
+        shutil.copytree(ROOT / pkg, tmp_path / pkg)
+    names = tmp_path / "infra" / "core" / "names.py"
+    names.write_text(names.read_text() + "\nfrom infra.plan import stack  # planted\n")
+    job = tmp_path / "spark" / "report.py"
+    job.write_text("from infra.core import names  # planted\n" + job.read_text())
+    contract = tmp_path / "contract" / "audit.py"
+    contract.write_text("import spark.data  # planted\n" + contract.read_text())
+    assert violations(imports(tmp_path)) == [
+        "contract.audit (contract) imports spark.data (spark)",
+        "infra.core.names (infra.core) imports infra.plan.stack (infra.plan)",
+        "spark.report (spark) imports infra.core.names (infra.core)",
+    ]
+    assert any({"infra.core.names", "infra.plan.stack"} <= set(c) for c in cycles(imports(tmp_path)))
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+def test_nothing_shipped_imports_the_tests():
+    assert [f"{m} imports {t}" for m, ts in imports(ROOT).items() for t in ts if t.startswith("tests")] == []
+
+
+def test_every_version_gate_is_a_property_of_the_release():
+    """Nothing outside infra/core/releases.py compares release or Kafka versions: it asks the row."""
+    gates = []
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Compare) and any(
+                        isinstance(n, ast.Attribute) and n.attr in ("strimzi_line", "kafka_line", "strimzi", "kafka")
+                        for n in ast.walk(node)) and any(isinstance(n, ast.Tuple) for n in node.comparators):
+                    gates.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert [g for g in gates if not g.startswith("infra/core/releases.py")] == []
+    assert len(gates) >= 10  # the release's own properties are found: the check sees comparisons
+
+
+def test_schema_objects_hold_only_what_users_wrote():
+    """Frozen, no private attributes, no validator that rewrites the model: a derived view is a
+    function of the fields (infra/topology/resolution.py), never state stored on the document."""
+    models = [c for _, c in inspect.getmembers(schema, inspect.isclass)
+              if issubclass(c, pydantic.BaseModel) and c.__module__ == schema.__name__ and not c.__name__.startswith("_")]
+    assert {m.__name__ for m in models} >= {"Topology", "Flow", "Cluster", "Operator", "Audit", "ConnectPart"}
+    for model in models:
+        assert model.model_config.get("frozen") is True, model.__name__
+        assert model.__private_attributes__ == {}, model.__name__

@@ -349,7 +349,7 @@ def unified_pair(a: Filter | Topics, b: Filter | Topics, allowance: Allowance | 
             key = unify(name)
             others = [n for n in by_key.get(key, []) if n != name]
             if theirs.dfa is not None:
-                other = jregex.preimage(theirs.dfa, key, avoid=name)
+                other = jregex.preimage_in(jregex.DFAMachine(theirs.dfa), key, avoid=name)
                 if other is not None and legal(other):
                     others.append(other)
             if theirs.wild is not None:
@@ -366,7 +366,7 @@ def unified_pair(a: Filter | Topics, b: Filter | Topics, allowance: Allowance | 
     elif la.dfa is not None and lb.dfa is not None:
         cap = allowance.cap()
         try:
-            found, spent = jregex.shortest_unified_pair(la.dfa, lb.dfa, cap)
+            found, spent = jregex.unified_search(jregex.DFAMachine(la.dfa), jregex.DFAMachine(lb.dfa), cap)
         except jregex.Budget:
             allowance.left -= cap
             raise Undecided(f"more than {cap} automaton states") from None

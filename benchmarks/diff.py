@@ -5,7 +5,7 @@ property diff of the same objects, measured in the same run.
 
 For each size, the mixed topology of benchmarks/program.py is rendered twice: as generated, and
 with every fifth flow's topic filter narrowed (`t<i>\\..*` → `t<i>\\.orders`). Then:
-  compare  - infra/tools/diff.py `compare`: objects matched, property changes, replacements, and what
+  compare  - infra/tools/diff/ `compare`: objects matched, property changes, replacements, and what
              each does (connector effective configs through the ConfigMaps, topic languages on the
              automata with examples)
   plain    - the same objects matched and their property changes only (`changes` per object):

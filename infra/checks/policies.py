@@ -6,7 +6,7 @@ secret value itself) and what is allowed.
 
 One home: the pack reports these problems; the program runs the same rules on every object it
 plans before it declares any (infra/deploy/deployment.py `policy_problems`), so it cannot deploy what
-the pack refuses; and the topology's own rules share their vocabularies (infra/checks/rules.py: which
+the pack refuses; and the topology's own rules share their vocabularies (infra/checks/rules/: which
 transforms rename topics, which keys name secrets).
 
 Values a preview cannot know yet (the Output of another resource) reach the rules as `UNKNOWN`
@@ -112,7 +112,7 @@ TOKENS = (
     ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
 )
 # A key whose last part names a token (`token`, `accessToken`, `oauth.refresh.token`), beside
-# the secret names the topology's rules refuse (infra/checks/rules.py SECRET_LIKE). Not every key with
+# the secret names the topology's rules refuse (infra/checks/rules/ SECRET_LIKE). Not every key with
 # `token` in it: `sasl.oauthbearer.token.endpoint.url` is a URL.
 TOKEN_NAME = re.compile(r"token$", re.IGNORECASE)
 # The worker keys that install config providers name them (`config.providers.secret.class`): no

@@ -258,8 +258,8 @@ def _drop(data: Any, steps: list[Any]) -> bool:
 
 
 def parse(data: Any, source: str = "topology") -> Model:
-    """Validate raw topology data into the model the plan reads: the schema (infra/topology/schema.py),
-    then the resolved views (infra/topology/resolution.py), the rules of each flow (infra/checks/rules.py) and
+    """Validate raw topology data into the model the plan reads: the schema (infra/topology/schema/),
+    then the resolved views (infra/topology/resolution.py), the rules of each flow (infra/checks/rules/) and
     the rules across flows (infra/checks/guardrails.py). Raises TopologyError with every problem found."""
     if not isinstance(data, dict):
         raise TopologyError([Problem(source, "(root)", type(data).__name__, "a mapping with clusters and flows")])

@@ -321,7 +321,7 @@ REGISTRY_PASSWORD_KEY = "registry.password"
 
 
 # -- the replication audit (infra/plan/audit.py, components/audit.py)
-# Monitoring (infra/plan/monitoring.py): the JMX exporter's rules file, and the stack-level objects
+# Monitoring (infra/plan/monitoring/): the JMX exporter's rules file, and the stack-level objects
 # in `monitoring.namespace` of every Kubernetes cluster hosting flows.
 METRICS_CONFIG_KEY = "metrics-config.yml"
 MONITORING = "kafka-replication"                   # PodMonitor and PrometheusRule

@@ -5,7 +5,7 @@ topic the include pattern matches whole and the exclude pattern does not (Kafka 
 `DefaultTopicFilter`, `MirrorUtils.compilePatternList`). A source connector's filter is therefore
 the language include minus exclude, and a flow's is the union over its source connectors.
 Questions about them (is there a topic both flows write? one that every flow of a cycle
-replicates?) are answered on Java-dialect automata (infra/filters/jregex.py) within a budget of explored
+replicates?) are answered on Java-dialect automata (infra/filters/jregex/) within a budget of explored
 states; the first topic found is a shortest legal one. Past the budget the answer is `Undecided`,
 which the guardrails treat as a refusal unless the flow acknowledges it.
 """

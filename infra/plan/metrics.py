@@ -1,7 +1,7 @@
 """What a Connect cluster exposes to Prometheus, per operator release: the Prometheus JMX
 exporter's rules (the ConfigMap `spec.metricsConfig` names), or Strimzi's metrics reporter, and
 what the MirrorMaker 2 connectors need for either. Pure: the plan (infra/plan/stack.py) places the
-objects, the rules (infra/checks/rules.py) run `problems`.
+objects, the rules (infra/checks/rules/) run `problems`.
 
 Every series the rules write carries two constant labels, `flow` (the flow as deployed) and
 `connect_cluster` (the KafkaConnect), written into each rule: the rules are generated per

@@ -3,7 +3,7 @@ two), each one's Connect clusters and source connectors with the settings that a
 and the Connect storage topics per Kafka cluster.
 
 Pure and computed once (`resolve`); the result is immutable and holds no user input that was
-not validated by infra/topology/schema.py. The rules (infra/checks/rules.py, infra/checks/guardrails.py) and the plan
+not validated by infra/topology/schema/. The rules (infra/checks/rules/, infra/checks/guardrails.py) and the plan
 read these views, never the raw declarations' defaults and overrides.
 """
 

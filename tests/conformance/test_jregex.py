@@ -1,4 +1,4 @@
-"""infra/filters/jregex.py against the JDK: Kafka's filters are java.util.regex patterns, so Java is the
+"""infra/filters/jregex/ against the JDK: Kafka's filters are java.util.regex patterns, so Java is the
 oracle (tests/support/java/RegexCheck.java). Random patterns over the dialect (and just outside it)
 with names likely to match, their near misses and line-terminator cases, thousands per run:
 

@@ -1,4 +1,4 @@
-"""Random Java regexes over the dialect infra/filters/jregex.py models, random names for them, and the
+"""Random Java regexes over the dialect infra/filters/jregex/ models, random names for them, and the
 JDK's verdict (tests/support/java/RegexCheck.java). Shared by the differential tests and the benchmark."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`kafka-replication diff`: pairs of topologies with the exact change each makes and what it does.
 
 Each case renders the dev stack twice (stacks/dev.yaml and a copy with one change) through the
-offline render, as the command does, and compares them (infra/tools/diff.py). The git path runs the
+offline render, as the command does, and compares them (infra/tools/diff/). The git path runs the
 command for real in a repository of its own: the base tree's program renders in a child process.
 """
 

@@ -1,4 +1,4 @@
-"""The monitoring objects (infra/plan/monitoring.py): the PodMonitor, the PrometheusRule and the Grafana
+"""The monitoring objects (infra/plan/monitoring/): the PodMonitor, the PrometheusRule and the Grafana
 dashboard as rendered, field by field; every rule checked by `promtool check rules` and every
 alert unit-tested by `promtool test rules` on series shaped as the real worker's scrape shows
 (tests/data/scrape/*.txt, written by tests/runtime/test_runtime_metrics.py), firing exactly the expected

@@ -3,7 +3,7 @@
 the pack itself is never constructed here: constructing it serves it), with the objects of the
 offline renders. Every policy passes on the dev, prod and regions stacks; each fires on a bad
 object with its exact message; and the program refuses, with the same rules, what the pack
-refuses (infra/checks/policies.py, infra/deploy/deployment.py policy_problems, infra/checks/rules.py).
+refuses (infra/checks/policies.py, infra/deploy/deployment.py policy_problems, infra/checks/rules/).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def test_other_connectors_may_route():
 
 
 def test_the_program_refuses_a_renaming_transform_with_the_same_rule(tmp_path):
-    """The topology's rule (infra/checks/rules.py _check_smts) asks the predicate the pack asks."""
+    """The topology's rule (infra/checks/rules/ _check_smts) asks the predicate the pack asks."""
     topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
     smt = "org.apache.kafka.connect.transforms.RegexRouter"
     topology["flows"][0]["transforms"] = [{"name": "rename", "type": smt, "config": {"regex": "(.*)"}}]

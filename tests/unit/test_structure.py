@@ -145,7 +145,8 @@ def test_schema_objects_hold_only_what_users_wrote():
     """Frozen, no private attributes, no validator that rewrites the model: a derived view is a
     function of the fields (infra/topology/resolution.py), never state stored on the document."""
     models = [c for _, c in inspect.getmembers(schema, inspect.isclass)
-              if issubclass(c, pydantic.BaseModel) and c.__module__ == schema.__name__ and not c.__name__.startswith("_")]
+              if issubclass(c, pydantic.BaseModel) and c.__module__.startswith(schema.__name__ + ".")
+              and not c.__name__.startswith("_")]
     assert {m.__name__ for m in models} >= {"Topology", "Flow", "Cluster", "Operator", "Audit", "ConnectPart"}
     for model in models:
         assert model.model_config.get("frozen") is True, model.__name__

@@ -1,18 +1,5 @@
-"""Alerts and dashboards of the flows: a PodMonitor, a PrometheusRule and a Grafana dashboard
-ConfigMap per Kubernetes cluster hosting flows, in `monitoring.namespace` (docs/operations.md,
-sections Alerts and Dashboard).
-
-Pure, like the plan: the objects are dicts with the Prometheus Operator's field names
-(monitoring.coreos.com/v1, its CRDs pinned in tools/prometheus-operator/go.mod), built from the
-stack plan so that the rules watch exactly the connectors that were deployed. Every series and
-label the rules and the dashboard read is one the exporter rules of infra/plan/metrics.py produce on
-the real worker of each release (tests/data/scrape/*.txt; tests/unit/test_monitoring.py holds them to
-it), except the audit's: kube-state-metrics' job series and what spark/report.py pushes.
-
-Thresholds: a flow's `alerts`, field by field, over `monitoring.alerts`, over DEFAULTS. Flows
-sharing a threshold share one rule (a regex over their names), so the PrometheusRule grows with
-the number of distinct thresholds, not of flows; MAX_RULE_BYTES bounds it.
-"""
+"""The alert rules: per-flow thresholds, and the rules on connector and task states, replication
+latency and progress, checkpoints, heartbeats and the audit, grouped by threshold."""
 
 from __future__ import annotations
 
@@ -20,30 +7,20 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, TypedDict, TypeVar, Union
+from typing import Any, TypeVar
 
-import yaml
-
-from infra.plan import failover, metrics
 from infra.core import names
+from infra.core.manifests import JSON
+from infra.plan import failover, metrics
 from infra.plan.connectors import ConnectorKind, ConnectorPlan
-from infra.core.errors import Problem
-from infra.core.manifests import JSON, ConfigMap, Manifest, Namespace, ObjectMeta, meta
 from infra.plan.stack import FlowPlan, PartPlan, StackPlan, heartbeat_replicators
 from infra.topology.resolution import Model
-from infra.topology.schema import Alerts, Exporter, Flow
+from infra.topology.schema import Alerts, Flow
 
-API_VERSION: Literal["monitoring.coreos.com/v1"] = "monitoring.coreos.com/v1"
-# The PodMonitor scrapes the container port Strimzi gives the exporter of every KafkaConnect pod
-# (metrics.METRICS_PORT_NAME; KafkaConnectCluster adds it to the container when metrics are
-# configured, and its NetworkPolicy opens it to all).
-STRIMZI_KIND_LABEL = "strimzi.io/kind"
-DASHBOARD_KEY = "kafka-replication.json"
-DASHBOARD_UID = "kafka-replication"
+
 DOCS = "docs/operations.md"
-# A PrometheusRule is one Kubernetes object, stored whole (etcd's request limit is 1.5 MiB) and
-# written by the operator into a ConfigMap of at most 1 MiB: ours stays well under both.
-MAX_RULE_BYTES = 900_000
+
+
 # The window over which "no record written" is judged (a connector that polls and writes at all
 # writes within a minute; five leave room for slow sources and scrape gaps).
 PROGRESS_WINDOW_MINUTES = 5
@@ -81,147 +58,67 @@ def stack_thresholds(model: Model) -> Thresholds:
     return thresholds(model, Alerts())
 
 
-# ----------------------------------------------------------------- the Prometheus Operator's objects
-
-
-class PodMonitor(TypedDict):
-    apiVersion: Literal["monitoring.coreos.com/v1"]
-    kind: Literal["PodMonitor"]
-    metadata: ObjectMeta
-    spec: JSON
-
-
-class PrometheusRule(TypedDict):
-    apiVersion: Literal["monitoring.coreos.com/v1"]
-    kind: Literal["PrometheusRule"]
-    metadata: ObjectMeta
-    spec: JSON
-
-
-MonitoringObject = Union[PodMonitor, PrometheusRule, ConfigMap]
-
-
-@dataclass(frozen=True)
-class MonitoringPlan:
-    namespace: Namespace
-    objects: tuple[MonitoringObject, ...]  # in `namespace`: PodMonitor, PrometheusRule, dashboard
-    outputs: JSON
-    kubernetes: str | None = None          # None: the ambient context (no `kubernetes` section)
-
-    def placed(self) -> list[tuple[str | None, Manifest]]:
-        # The Prometheus Operator's kinds are not core manifests; their metadata is what the
-        # name checks read.
-        return [(self.kubernetes, o) for o in (self.namespace, *self.objects)]  # type: ignore[misc]
-
-    def kind(self, kind: str) -> MonitoringObject | None:
-        return next((o for o in self.objects if o["kind"] == kind), None)
-
-
-def plan_monitorings(model: Model, stack_plan: StackPlan) -> tuple[MonitoringPlan, ...]:
-    """The monitoring objects of every Kubernetes cluster hosting flows (one set without a
-    `kubernetes` section); none when neither `prometheusOperator` nor `dashboard` is on."""
-    clusters = stack_plan.kubernetes_clusters
-    if not clusters:
-        single = plan_monitoring(model, stack_plan, None)
-        return (single,) if single else ()
-    return tuple(m for k in clusters for m in [plan_monitoring(model, stack_plan.in_cluster(k), k, stack_plan)] if m)
-
-
-# What tells the monitoring objects from the flows' and the audit's (the render's summary reads it).
-COMPONENT = {"app.kubernetes.io/component": "monitoring"}
-
-
-def is_monitoring(labels: Mapping[str, str]) -> bool:
-    return COMPONENT.items() <= labels.items()
-
-
-def owner(labels: Mapping[str, str] | None) -> str:
-    """Who an object belongs to, by the labels the program sets: a flow, the audit or the
-    monitoring (the render's summary and the diff group objects by it)."""
-    labels = dict(labels or {})
-    flow = labels.get(names.FLOW_LABEL)
-    if flow:
-        return f"flow {flow}"
-    if names.AUDIT_SELECTOR.items() <= labels.items():
-        return "audit"
-    return "monitoring" if is_monitoring(labels) else "stack"
-
-
-def _meta(name: str, namespace: str | None, extra: dict[str, str] | None = None) -> ObjectMeta:
-    # The user's labels first: ours cannot be replaced by them.
-    return meta(name, namespace, {**(extra or {}), **names.PART_OF, **COMPONENT})
-
-
-def plan_monitoring(model: Model, stack_plan: StackPlan, kubernetes: str | None = None,
-                    whole: StackPlan | None = None) -> MonitoringPlan | None:
-    """`stack_plan`: the flows of one Kubernetes cluster (StackPlan.in_cluster); `whole`: the
-    stack's, which decides which connector copies each pair's heartbeats (default: the same)."""
-    monitoring = model.topology.monitoring
-    if not (monitoring.prometheusOperator or monitoring.dashboard) or not stack_plan.flows:
-        return None
-    ns = monitoring.namespace
-    labels = dict(sorted(monitoring.labels.items()))
-    objects: list[MonitoringObject] = []
-    if monitoring.prometheusOperator:
-        objects.append(pod_monitor(stack_plan, ns, labels))
-        objects.append(prometheus_rule(model, stack_plan, ns, labels, whole or stack_plan))
-    if monitoring.dashboard:
-        objects.append(dashboard_configmap(ns))
-    outputs: JSON = {"namespace": ns,
-                     "podMonitor": names.MONITORING if monitoring.prometheusOperator else None,
-                     "prometheusRule": names.MONITORING if monitoring.prometheusOperator else None,
-                     "dashboardConfigMap": names.DASHBOARD_CONFIGMAP if monitoring.dashboard else None}
-    if kubernetes:
-        outputs = {"kubernetesCluster": kubernetes, **outputs}
-    namespace: Namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None)}
-    return MonitoringPlan(namespace, tuple(objects), outputs, kubernetes)
-
-
-def pod_monitor(stack_plan: StackPlan, namespace: str, labels: dict[str, str]) -> PodMonitor:
-    """The Connect pods of our flows. Strimzi copies the KafkaConnect's labels onto its pods
-    (Labels.fromResource) except app.kubernetes.io/* other than part-of, and then sets part-of to
-    strimzi-<cluster> itself (Labels.generateDefaultLabels, 0.43.0..1.2.0): the flow label and
-    strimzi.io/kind are what select them."""
-    flows = sorted({f.name for f in stack_plan.flows})
-    connects = sorted({p.names.connect for f in stack_plan.flows for p in f.parts})
-    namespaces = sorted({p.names.namespace for f in stack_plan.flows for p in f.parts})
-    return {"apiVersion": API_VERSION, "kind": "PodMonitor", "metadata": _meta(names.MONITORING, namespace, labels),
-            "spec": {
-                "selector": {"matchLabels": {STRIMZI_KIND_LABEL: "KafkaConnect"},
-                             "matchExpressions": [
-                                 {"key": names.FLOW_LABEL, "operator": "In", "values": flows},
-                                 {"key": names.CLUSTER_LABEL, "operator": "In", "values": connects}]},
-                "namespaceSelector": {"matchNames": namespaces},
-                "podMetricsEndpoints": [{"port": metrics.METRICS_PORT_NAME, "path": metrics.METRICS_PATH}]}}
-
-
 # ----------------------------------------------------------------- the rules
 
 # Series of the worker (contract of infra/plan/metrics.py; every label named here is in every
 # tests/data/scrape/*.txt).
 CONNECTOR_STATUS = "kafka_connect_connector_status"
+
+
 TASK_STATUS = "kafka_connect_connector_task_status"
+
+
 WORKER_CONNECTORS = "kafka_connect_worker_connector_count"  # every worker, from its start
+
+
 SOURCE = "kafka_connect_mirror_mirrorsourceconnector_"
+
+
 LATENCY_MAX = SOURCE + "replication_latency_ms_max"
+
+
 RECORD_AGE_MAX = SOURCE + "record_age_ms_max"
+
+
 RECORD_COUNT = SOURCE + "record_count"
+
+
 RECORD_RATE = SOURCE + "record_rate"
+
+
 BYTE_RATE = SOURCE + "byte_rate"
+
+
 CHECKPOINT_LATENCY = "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms"
+
+
 RECORDS_LAG = "kafka_consumer_fetch_manager_records_lag"
+
+
 RECORDS_WRITTEN = "kafka_connect_source_task_source_record_write_total"
+
+
 # The source task's replication consumer: client.id `<source>-><target>|<connector>-<task>|replication-consumer`,
 # a user's client.id before it (MirrorConnectorConfig.addClientId, MirrorSourceTaskConfig.entityLabel,
 # MirrorSourceTask: sourceConsumerConfig("replication-consumer"); Kafka 3.8 and later). The
 # worker's other consumers (its internal topics', the checkpoint task's offset-syncs reader) are not it.
 REPLICATION_CONSUMER = ".*\\|" + metrics.REPLICATION_CONSUMER_ROLE
+
+
 CONSUMER_CONNECTOR = ".*\\|(.+)-[0-9]+\\|" + metrics.REPLICATION_CONSUMER_ROLE
+
+
 # Series from elsewhere: kube-state-metrics (the audit's Jobs) and the audit's own push
 # (spark/report.py push_metrics, job name names.AUDIT).
 KSM_FAILED = "kube_job_status_failed"
+
+
 KSM_SUCCEEDED = "kube_job_status_succeeded"
+
+
 KSM_START = "kube_job_status_start_time"
+
+
 AUDIT_STATUS = "kafka_replication_audit_status"
 
 
@@ -499,129 +396,3 @@ def rule_groups(model: Model, stack_plan: StackPlan, whole: StackPlan | None = N
               ("heartbeats", heartbeat_rules(model, stack_plan, whole or stack_plan, facts)),
               ("audit", audit_rules(model, stack_thresholds(model).forMinutes))]
     return [{"name": f"kafka-replication.{name}", "rules": rules} for name, rules in groups if rules]
-
-
-def prometheus_rule(model: Model, stack_plan: StackPlan, namespace: str, labels: dict[str, str],
-                    whole: StackPlan | None = None) -> PrometheusRule:
-    return {"apiVersion": API_VERSION, "kind": "PrometheusRule", "metadata": _meta(names.MONITORING, namespace, labels),
-            "spec": {"groups": rule_groups(model, stack_plan, whole)}}
-
-
-# ----------------------------------------------------------------- the dashboard
-
-# Template variables: what each query's `$name` stands for (tests substitute ALL_VALUES).
-VARIABLES = ("flow", "source", "target", "connect_cluster")
-ALL_VALUES = ".*"
-_F = 'flow=~"$flow", connect_cluster=~"$connect_cluster"'
-_FST = 'flow=~"$flow", connect_cluster=~"$connect_cluster", source=~"$source", target=~"$target"'
-VARIABLE_QUERIES = {
-    "flow": f"label_values({CONNECTOR_STATUS}, flow)",
-    "source": f'label_values({RECORD_COUNT}{{flow=~"$flow"}}, source)',
-    "target": f'label_values({RECORD_COUNT}{{flow=~"$flow", source=~"$source"}}, target)',
-    "connect_cluster": f'label_values({CONNECTOR_STATUS}{{flow=~"$flow"}}, connect_cluster)',
-}
-# (title, unit, query, legend): one panel each.
-PANELS: tuple[tuple[str, str, str, str], ...] = (
-    ("Connector status", "none",
-     f"max by (flow, connect_cluster, connector, status) ({CONNECTOR_STATUS}{{{_F}}})",
-     "{{connector}} {{status}}"),
-    ("Task status", "none",
-     f"max by (flow, connect_cluster, connector, task, status) ({TASK_STATUS}{{{_F}}})",
-     "{{connector}}/{{task}} {{status}}"),
-    ("Replication latency (max)", "ms",
-     f"max by (flow, source, target, topic) ({LATENCY_MAX}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Record age (max)", "ms",
-     f"max by (flow, source, target, topic) ({RECORD_AGE_MAX}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Throughput (records/s)", "rps",
-     f"sum by (flow, source, target, topic) ({RECORD_RATE}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Throughput (bytes/s)", "Bps",
-     f"sum by (flow, source, target, topic) ({BYTE_RATE}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Source consumer lag (records)", "none",
-     f"sum by (flow, connect_cluster, topic) ({RECORDS_LAG}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}}})",
-     "{{flow}} {{topic}}"),
-    ("Checkpoint latency (newest)", "ms",
-     f"max by (flow, source, target, group) ({CHECKPOINT_LATENCY}{{{_FST}}})", "{{flow}} {{group}}"),
-    ("Heartbeats replicated (per 5 minutes)", "none",
-     f'sum by (flow, source, target, topic) (delta({RECORD_COUNT}{{{_FST}, topic=~".+\\\\.heartbeats"}}[5m]))',
-     "{{source}} -> {{target}}"),
-)
-
-
-def dashboard() -> JSON:
-    """The Grafana dashboard (schema 39): the four variables and one panel per PANELS entry."""
-    datasource = {"type": "prometheus", "uid": "${datasource}"}
-    templating: list[JSON] = [{"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source",
-                               "current": {}, "hide": 0}]
-    for name in VARIABLES:
-        templating.append({"name": name, "label": name.replace("_", " "), "type": "query", "datasource": datasource,
-                           "query": {"query": VARIABLE_QUERIES[name], "refId": name},
-                           "definition": VARIABLE_QUERIES[name], "refresh": 2, "includeAll": True, "multi": True,
-                           "allValue": ALL_VALUES, "current": {"text": "All", "value": "$__all"}, "sort": 1,
-                           "hide": 0})
-    panels = []
-    for i, (title, unit, query, legend) in enumerate(PANELS):
-        panels.append({"id": i + 1, "type": "timeseries", "title": title, "datasource": datasource,
-                       "gridPos": {"h": 8, "w": 12, "x": 12 * (i % 2), "y": 8 * (i // 2)},
-                       "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-                       "targets": [{"refId": "A", "expr": query, "legendFormat": legend, "datasource": datasource}]})
-    return {"uid": DASHBOARD_UID, "title": "Kafka replication (MirrorMaker 2 on KafkaConnect)",
-            "description": f"Flows deployed by kafka-replication; {DOCS}#dashboard",
-            "tags": ["kafka", "mirrormaker2", "kafka-replication"], "schemaVersion": 39, "version": 1,
-            "editable": True, "refresh": "1m", "time": {"from": "now-6h", "to": "now"},
-            "templating": {"list": templating}, "panels": panels}
-
-
-def dashboard_queries() -> list[str]:
-    """Every PromQL query of the dashboard: the variables' label_values selectors and the panels'."""
-    return [*VARIABLE_QUERIES.values(), *(p[2] for p in PANELS)]
-
-
-def dashboard_configmap(namespace: str) -> ConfigMap:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": _meta(names.DASHBOARD_CONFIGMAP, namespace, dict(names.DASHBOARD_LABEL)),
-            "data": {DASHBOARD_KEY: json.dumps(dashboard(), indent=1, sort_keys=True) + "\n"}}
-
-
-# ----------------------------------------------------------------- refusals
-
-
-def rules_yaml(groups: list[JSON]) -> str:
-    """The groups as a Prometheus rule file (what the operator writes and promtool reads)."""
-    return yaml.safe_dump({"groups": groups}, sort_keys=True, width=4096)
-
-
-def problems(model: Model, stack_plan: StackPlan | None = None) -> list[Problem]:
-    """What the monitoring objects refuse: alerts or a dashboard without our exporter's series, a
-    `monitoring.namespace` that another object of the stack already is, and a PrometheusRule too
-    large for one Kubernetes object. (A checkpoint interval that is no whole number, which the
-    checkpoint alert reads, is refused with the rules: infra/plan/failover.py.)"""
-    out: list[Problem] = []
-    monitoring = model.topology.monitoring
-    if not (monitoring.prometheusOperator or monitoring.dashboard):
-        return out
-    if not monitoring.metrics or monitoring.exporter is not Exporter.jmxPrometheusExporter:
-        asked = " and ".join(f for f in ("prometheusOperator", "dashboard") if getattr(monitoring, f))
-        given = (f"metrics: {str(monitoring.metrics).lower()}, exporter: {monitoring.exporter.value}, "
-                 f"{asked}: true")
-        out.append(Problem("monitoring", "exporter" if monitoring.metrics else "metrics", given,
-                           "metrics: true with exporter jmxPrometheusExporter for the alerts and the dashboard: "
-                           "they read the series and labels of the JMX exporter's rules (flow, connect_cluster), "
-                           f"or {asked}: false"))
-    taken = {d.names(p).namespace: f"the namespace of flow {d.name}" for d in model.flows for p in d.parts}
-    if model.audit is not None:
-        taken[model.audit.namespace] = "the audit's namespace (audit.namespace)"
-    if monitoring.namespace in taken:
-        out.append(Problem("monitoring", "namespace", monitoring.namespace,
-                           f"a namespace of its own: it is {taken[monitoring.namespace]}"))
-    if out or stack_plan is None or not monitoring.prometheusOperator:
-        return out
-    whole = stack_plan
-    for k in stack_plan.kubernetes_clusters or (None,):
-        part = stack_plan.in_cluster(k) if k else stack_plan
-        size = len(rules_yaml(rule_groups(model, part, whole)).encode())
-        if size > MAX_RULE_BYTES:
-            where = f" of Kubernetes cluster {k}" if k else ""
-            out.append(Problem("monitoring", "alerts", f"a PrometheusRule{where} of {size} bytes",
-                               f"at most {MAX_RULE_BYTES} bytes: fewer distinct thresholds across flows "
-                               "(flows sharing thresholds share rules)"))
-    return out

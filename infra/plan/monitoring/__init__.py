@@ -1,0 +1,46 @@
+"""Alerts and dashboards of the flows: a PodMonitor, a PrometheusRule and a Grafana dashboard
+ConfigMap per Kubernetes cluster hosting flows, in `monitoring.namespace` (docs/operations.md,
+sections Alerts and Dashboard).
+
+Pure, like the plan: the objects are dicts with the Prometheus Operator's field names
+(monitoring.coreos.com/v1, its CRDs pinned in tools/prometheus-operator/go.mod), built from the
+stack plan so that the rules watch exactly the connectors that were deployed. Every series and
+label the rules and the dashboard read is one the exporter rules of infra/plan/metrics.py produce on
+the real worker of each release (tests/data/scrape/*.txt; tests/unit/test_monitoring.py holds them to
+it), except the audit's: kube-state-metrics' job series and what spark/report.py pushes.
+
+Thresholds: a flow's `alerts`, field by field, over `monitoring.alerts`, over DEFAULTS. Flows
+sharing a threshold share one rule (a regex over their names), so the PrometheusRule grows with
+the number of distinct thresholds, not of flows; MAX_RULE_BYTES bounds it.
+"""
+
+from infra.plan.monitoring.alerts import (ABSENT_WINDOW_MINUTES, AUDIT_STATUS, BYTE_RATE, CHECKPOINT_LATENCY,
+                                          CONNECTOR_STATUS, CONSUMER_CONNECTOR, DEFAULTS, DOCS, KSM_FAILED,
+                                          KSM_START, KSM_SUCCEEDED, LATENCY_MAX, Named,
+                                          PROGRESS_WINDOW_MINUTES, RECORDS_LAG, RECORDS_WRITTEN,
+                                          RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, REGEX_SPECIAL,
+                                          REPLICATION_CONSUMER, SOURCE, TASK_STATUS, Thresholds,
+                                          WORKER_CONNECTORS, audit_rules, checkpoint_rules,
+                                          checkpoint_threshold_seconds, connector_rules, heartbeat_rules,
+                                          regex_literal, replication_rules, rule_groups, stack_thresholds,
+                                          thresholds)
+from infra.plan.monitoring.dashboard import (ALL_VALUES, DASHBOARD_UID, PANELS, VARIABLES, VARIABLE_QUERIES,
+                                             dashboard, dashboard_queries)
+from infra.plan.monitoring.objects import (API_VERSION, COMPONENT, DASHBOARD_KEY, MAX_RULE_BYTES,
+                                           MonitoringObject, MonitoringPlan, PodMonitor, PrometheusRule,
+                                           STRIMZI_KIND_LABEL, dashboard_configmap, is_monitoring, owner,
+                                           plan_monitoring, plan_monitorings, pod_monitor, problems,
+                                           prometheus_rule, rules_yaml)
+
+__all__ = ["ABSENT_WINDOW_MINUTES", "ALL_VALUES", "API_VERSION", "AUDIT_STATUS", "BYTE_RATE",
+           "CHECKPOINT_LATENCY", "COMPONENT", "CONNECTOR_STATUS", "CONSUMER_CONNECTOR", "DASHBOARD_KEY",
+           "DASHBOARD_UID", "DEFAULTS", "DOCS", "KSM_FAILED", "KSM_START", "KSM_SUCCEEDED", "LATENCY_MAX",
+           "MAX_RULE_BYTES", "MonitoringObject", "MonitoringPlan", "Named", "PANELS",
+           "PROGRESS_WINDOW_MINUTES", "PodMonitor", "PrometheusRule", "RECORDS_LAG", "RECORDS_WRITTEN",
+           "RECORD_AGE_MAX", "RECORD_COUNT", "RECORD_RATE", "REGEX_SPECIAL", "REPLICATION_CONSUMER", "SOURCE",
+           "STRIMZI_KIND_LABEL", "TASK_STATUS", "Thresholds", "VARIABLES", "VARIABLE_QUERIES",
+           "WORKER_CONNECTORS", "audit_rules", "checkpoint_rules", "checkpoint_threshold_seconds",
+           "connector_rules", "dashboard", "dashboard_configmap", "dashboard_queries", "heartbeat_rules",
+           "is_monitoring", "owner", "plan_monitoring", "plan_monitorings", "pod_monitor", "problems",
+           "prometheus_rule", "regex_literal", "replication_rules", "rule_groups", "rules_yaml",
+           "stack_thresholds", "thresholds"]

@@ -1,0 +1,34 @@
+"""The topology document as users write it (`stacks/<stack>.yaml`): its fields, their types and
+the checks of each single value. Nothing derived is stored here: what follows from these fields
+(the flows as deployed, their Connect clusters and source connectors) is infra/topology/resolution.py,
+the rules across fields are infra/checks/rules/, and infra/checks/validation.py runs them in that order.
+`docs/topology.md` documents every field.
+"""
+
+from infra.topology.schema.values import (Amount, BOOTSTRAP, ClassName, ConfigValue, ConnectorState, Count,
+                                          DNS1123_LABEL, DnsLabel, DnsSubdomain, ExactlyOnce, Exporter,
+                                          FailoverProcedure, GroupName, INT32, ImageRef, LabelKey, LabelValue,
+                                          MAX_FILTERS, Mechanism, MemorySize, OffsetsAction, OffsetsRequestId,
+                                          Policy, Protocol, PullPolicy, Quantity, RegexList, Regexes,
+                                          RegistryUsername, ResourceName, SmtName, StartFrom,
+                                          TargetConnection, TopicName, Trust, Username, quantity)
+from infra.topology.schema.flow import (Alerts, Cluster, ConnectPart, ConnectSettings, ConnectorConfig,
+                                        ConnectorStates, Converter, Converters, Failover, Flow,
+                                        OffsetsRequest, PartitionOffset, Predicate, ResourceQuota, Resources,
+                                        Sasl, Security, SourceInstance, SyncGroupOffsets, TasksMax, Tls,
+                                        Transform)
+from infra.topology.schema.topology import (Audit, AuditReports, AuditThresholds, AuditWindow,
+                                            ImagePullSecret, KubernetesCluster, Monitoring, Operator,
+                                            Readiness, SparkExecutors, Topology, json_schema)
+
+__all__ = ["Alerts", "Amount", "Audit", "AuditReports", "AuditThresholds", "AuditWindow", "BOOTSTRAP",
+           "ClassName", "Cluster", "ConfigValue", "ConnectPart", "ConnectSettings", "ConnectorConfig",
+           "ConnectorState", "ConnectorStates", "Converter", "Converters", "Count", "DNS1123_LABEL",
+           "DnsLabel", "DnsSubdomain", "ExactlyOnce", "Exporter", "Failover", "FailoverProcedure", "Flow",
+           "GroupName", "INT32", "ImagePullSecret", "ImageRef", "KubernetesCluster", "LabelKey", "LabelValue",
+           "MAX_FILTERS", "Mechanism", "MemorySize", "Monitoring", "OffsetsAction", "OffsetsRequest",
+           "OffsetsRequestId", "Operator", "PartitionOffset", "Policy", "Predicate", "Protocol", "PullPolicy",
+           "Quantity", "Readiness", "RegexList", "Regexes", "RegistryUsername", "ResourceName",
+           "ResourceQuota", "Resources", "Sasl", "Security", "SmtName", "SourceInstance", "SparkExecutors",
+           "StartFrom", "SyncGroupOffsets", "TargetConnection", "TasksMax", "Tls", "TopicName", "Topology",
+           "Transform", "Trust", "Username", "json_schema", "quantity"]

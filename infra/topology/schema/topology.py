@@ -1,0 +1,166 @@
+"""The whole document: the operator, the Kafka and Kubernetes clusters, the flows, the audit and
+monitoring sections, and the JSON Schema editors validate it with."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from infra.core.cron import shortest_period_seconds
+from infra.core.releases import Flavour, Release, find
+from infra.topology.schema.flow import Alerts, Cluster, ConnectSettings, Flow, Resources
+from infra.topology.schema.values import Amount, Count, DnsLabel, DnsSubdomain, Exporter, INT32, ImageRef, LabelKey, LabelValue, MemorySize, PullPolicy, Quantity, RegistryUsername, TargetConnection, _Strict, _integer, _shaped
+
+
+class ImagePullSecret(_Strict):
+    name: DnsSubdomain
+    server: Annotated[str, _shaped(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s]*)?",
+                                   "a registry host such as registry.example.com[:port]", 253)]
+    username: RegistryUsername
+
+
+    # the password comes from secret config `registry.password`
+
+
+class Readiness(_Strict):
+    """Whether `pulumi up` waits for each KafkaConnect and KafkaConnector to report Ready
+    (Strimzi's `Ready` status condition), and for how long, per resource."""
+    wait: bool = True
+    timeoutSeconds: Annotated[int, _integer(60, 86400)] = 900
+
+
+class Operator(_Strict):
+    flavour: Flavour = Flavour.csm
+    # The operator release: a CSM Operator release (`1.2`, `1.4`) for csm, a Strimzi release
+    # (`0.48.0`, `1.2.0`) for strimzi; infra/core/releases.py lists them. Default: CSM 1.2 / Strimzi 1.2.0.
+    version: Annotated[str, Field(min_length=1, max_length=20)] | None = None
+    targetConnection: TargetConnection | None = None  # default per release, see target_connection
+    connect: ConnectSettings = ConnectSettings()
+    imagePullSecret: ImagePullSecret | None = None
+    readiness: Readiness = Readiness()
+    # Strimzi restarts failed connectors and tasks by itself (KafkaConnector spec.autoRestart).
+    autoRestart: bool = True
+
+    @property
+    def release(self) -> Release:
+        """The release's row; check() has refused any version without one."""
+        found = find(self.flavour, self.version)
+        if found is None:
+            raise ValueError(f"operator {self.flavour.value} {self.version}: no supported release")
+        return found
+
+    @property
+    def target_connection(self) -> TargetConnection:
+        if self.targetConnection is not None:
+            return self.targetConnection
+        # From Strimzi 0.46 the worker file holds ${strimzi...:...} references (and from 0.47 no
+        # store keys at all); Kafka resolves config variables once, so `${file:...}` would hand
+        # connectors unresolved references there. Where the file is literal, the documents' way.
+        readable = self.release.worker_file.readable_by_connectors
+        return TargetConnection.workerFile if readable else TargetConnection.clusterObjects
+
+
+class AuditThresholds(_Strict):
+    """When the audit exits 1 (findings). At-least-once delivery duplicates records, so
+    duplicates are counted but tolerated unless a limit is set."""
+    maxLag: Amount = 10000        # records per partition (an upper bound, see spark/offsets.py)
+    maxMissing: Amount = 0
+    maxUnexpected: Amount = 0
+    maxDuplicates: Amount | None = None
+    maxHeartbeatAgeSeconds: Count = 300
+
+
+class AuditWindow(_Strict):
+    """The records each run compares: those with timestamps in [now - grace - lookback, now - grace)."""
+    lookbackMinutes: Annotated[int, _integer(1, 60 * 24 * 31)] = 60
+    graceMinutes: Annotated[int, _integer(0, 60 * 24 * 31)] = 10   # past offset.flush.interval.ms and lag
+    bucketSeconds: Annotated[int, _integer(1, 86400)] = 60  # the counting tier's time windows
+
+
+class SparkExecutors(_Strict):
+    instances: Annotated[int, _integer(1, 1000)] = 2
+    cores: Annotated[int, _integer(1, 256)] = 1
+    memory: MemorySize = "2g"  # spark.executor.memory
+
+
+class AuditReports(_Strict):
+    """Reports land on a PersistentVolumeClaim the audit creates (or an existing one)."""
+    claim: DnsLabel | None = None  # an existing claim; unset: the audit creates `<cronjob>-reports`
+    size: Quantity = "1Gi"
+    storageClassName: DnsSubdomain | None = None
+
+
+class Audit(_Strict):
+    """The replication audit CronJob (spark/): off unless this section is present."""
+    schedule: str = "17 * * * *"
+    namespace: DnsLabel = "replication-audit"
+    image: ImageRef = "kafka-replication-audit:0.1.0"
+    imagePullPolicy: PullPolicy | None = None
+    activeDeadlineSeconds: Annotated[int, _integer(60, INT32)] | None = None  # default: 80% of the shortest period
+    window: AuditWindow = AuditWindow()
+    thresholds: AuditThresholds = AuditThresholds()
+    resources: Resources = Resources(requests={"cpu": "1", "memory": "2Gi"}, limits={"memory": "2Gi"})
+    driverMemory: MemorySize = "1g"  # spark.driver.memory, within the pod's memory limit
+    executors: SparkExecutors | None = None  # unset: Spark in local mode inside the CronJob's pod
+    reports: AuditReports = AuditReports()
+    pushgateway: Annotated[str, _shaped(r"https?://[^\s]+", "an http(s) URL", 2048)] | None = None
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        shortest_period_seconds(value)  # ValueError names the field at fault
+        return value
+
+    @property
+    def period_seconds(self) -> int:
+        return shortest_period_seconds(self.schedule)
+
+    @property
+    def deadline_seconds(self) -> int:
+        return self.activeDeadlineSeconds or max(60, self.period_seconds * 4 // 5)
+
+
+class KubernetesCluster(_Strict):
+    """How Pulumi reaches one Kubernetes cluster: `context` (a context of the kubeconfig of the
+    machine running `pulumi up`), or `kubeconfig: secretConfig` (the whole kubeconfig from the
+    secret config key `kubernetes.<name>.kubeconfig`, which Pulumi ESC can supply), with
+    `context` then picking one of its contexts instead of its current-context."""
+    context: Annotated[str, Field(min_length=1, max_length=253)] | None = None
+    kubeconfig: Literal["secretConfig"] | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "KubernetesCluster":
+        if self.context is None and self.kubeconfig is None:
+            raise ValueError("context (a kubeconfig context), kubeconfig: secretConfig, or both")
+        return self
+
+
+class Monitoring(_Strict):
+    """Metrics, alerts and dashboards (infra/plan/monitoring/, docs/operations.md)."""
+    metrics: bool = True                 # spec.metricsConfig on every KafkaConnect
+    exporter: Exporter = Exporter.jmxPrometheusExporter
+    namespace: DnsLabel = "replication-monitoring"  # of the PodMonitor, PrometheusRule and dashboard
+    prometheusOperator: bool = False     # a PodMonitor and a PrometheusRule: needs the Prometheus Operator's CRDs
+    dashboard: bool = False              # a Grafana dashboard ConfigMap (the sidecar's grafana_dashboard label)
+    labels: Annotated[dict[LabelKey, LabelValue], Field(max_length=20)] = {}  # e.g. what Prometheus selects on
+    alerts: Alerts = Alerts()
+
+
+class Topology(_Strict):
+
+    operator: Operator = Operator()
+    clusters: Annotated[dict[str, Cluster], Field(min_length=1)]
+    flows: Annotated[list[Flow], Field(min_length=1)]
+    audit: Audit | None = None
+    monitoring: Monitoring = Monitoring()
+    # The Kubernetes clusters the stack deploys to, by name. Unset: everything goes to the
+    # ambient kubeconfig context, as before the section existed.
+    kubernetes: Annotated[dict[DnsLabel, KubernetesCluster], Field(max_length=50)] | None = None
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Topology.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "kafka-replication topology"
+    return schema

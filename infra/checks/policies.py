@@ -5,7 +5,7 @@ field names) to its problems, each saying which object, which field, what was gi
 secret value itself) and what is allowed.
 
 One home: the pack reports these problems; the program runs the same rules on every object it
-plans before it declares any (infra/deploy/deployment.py `policy_problems`), so it cannot deploy what
+plans before it declares any (infra/checks/plans.py `policy_problems`), so it cannot deploy what
 the pack refuses; and the topology's own rules share their vocabularies (infra/checks/rules/: which
 transforms rename topics, which keys name secrets).
 

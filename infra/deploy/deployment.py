@@ -9,9 +9,8 @@ from typing import Any, Callable, Mapping
 from infra.deploy import config as stack_config
 from infra.core.names import PROJECT
 from infra.deploy import kubeconfig
-from infra.plan import monitoring
 from infra.core import names, reading
-from infra.checks import policies, rules, validation
+from infra.checks import plans, rules, validation
 from infra.plan.audit import AuditPlan, plan_audits
 from infra.core.errors import Problem, TopologyError
 from infra.plan.stack import StackPlan, plan
@@ -33,8 +32,7 @@ def validate(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditP
     beyond it needs the stack's secret config or its previous outputs): `validate`, `render`
     and `pulumi preview` give one verdict on a topology."""
     model, stack_plan, audits = prepare(document, source)
-    problems = (topology_problems(stack_plan, audits) + monitoring.problems(model, stack_plan)
-                + policy_problems(model, stack_plan, audits))
+    problems = plans.problems(model, stack_plan, audits)
     if problems:
         raise TopologyError(problems)
     return model, stack_plan, audits
@@ -53,24 +51,6 @@ def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, 
     """`validate` on a topology file; its problems say their lines."""
     _, model, stack_plan, audits = prepare_file(path, whole=True)
     return model, stack_plan, audits
-
-
-def topology_problems(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:
-    """What the plan of a valid model can still refuse: the names of the objects it writes."""
-    return stack_plan.name_problems(p for a in audits for p in a.placed())
-
-
-def policy_problems(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> list[Problem]:
-    """The policy pack's rules (infra/checks/policies.py) on every object the deployment would declare:
-    the flows', their offsets requests', the audits' and the monitoring's. What the pack would
-    refuse is refused here, before anything is declared."""
-    objects: list[Mapping[str, Any]] = [o for _, o in stack_plan.placed()]
-    for offsets in (c.offsets for f in stack_plan.flows for p in f.parts for c in p.connectors):
-        if offsets is not None:
-            objects += [offsets.patch, *([offsets.configmap] if offsets.configmap is not None else [])]
-    objects += [o for a in audits for _, o in a.placed()]
-    objects += [o for m in monitoring.plan_monitorings(model, stack_plan) for _, o in m.placed()]
-    return policies.problems(objects)
 
 
 def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> dict[str, Any]:
@@ -137,9 +117,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
                                               kubeconfig_contexts(model),
                                               literal=writes_target_literally(model))
-    problems += topology_problems(stack_plan, audits)
-    problems += monitoring.problems(model, stack_plan)
-    problems += policy_problems(model, stack_plan, audits)
+    problems += plans.problems(model, stack_plan, audits)
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())

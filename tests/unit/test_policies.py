@@ -3,7 +3,7 @@
 the pack itself is never constructed here: constructing it serves it), with the objects of the
 offline renders. Every policy passes on the dev, prod and regions stacks; each fires on a bad
 object with its exact message; and the program refuses, with the same rules, what the pack
-refuses (infra/checks/policies.py, infra/deploy/deployment.py policy_problems, infra/checks/rules/).
+refuses (infra/checks/policies.py, infra/checks/plans.py policy_problems, infra/checks/rules/).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import yaml
 from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
+from infra.checks import plans
 from infra.deploy import deployment
 from infra.core import names
 from infra.plan import stack as plan
@@ -93,7 +94,7 @@ def test_every_policy_passes_on_the_render(renders, stack):
 def test_the_program_plans_nothing_the_pack_refuses():
     for stack in STACKS:
         _, model, stack_plan, audits = deployment.prepare_file(ROOT / "stacks" / f"{stack}.yaml")
-        assert deployment.policy_problems(model, stack_plan, audits) == []
+        assert plans.policy_problems(model, stack_plan, audits) == []
 
 
 def test_prod_runs_the_audit_with_executors_under_the_one_exempt_role(renders):

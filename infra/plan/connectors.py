@@ -103,12 +103,14 @@ FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups
              "replication.policy.class", "replication.policy.separator",
              "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
              "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST)
-# Documented defaults of each kind: the only keys the program writes that `config` may replace.
-DEFAULTS = {
-    # MirrorMaker 2's refresh of the topic and group lists (docs/topology.md#config-overrides).
-    "source": ("refresh.topics.interval.seconds", "replication.factor"),
-    "checkpoint": ("refresh.groups.interval.seconds",),
-    "heartbeat": (),
+# Documented defaults of each kind, with their values: the only keys the program writes that
+# `config` may replace (docs/topology.md#config-overrides). MirrorMaker 2 refreshes the topic and
+# group lists every 10 s; remote topics take the target brokers' default replication factor (-1),
+# not MirrorMaker 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT).
+DEFAULTS: dict[str, dict[str, ConfigValue]] = {
+    "source": {"refresh.topics.interval.seconds": 10, "replication.factor": -1},
+    "checkpoint": {"refresh.groups.interval.seconds": 10},
+    "heartbeat": {},
 }
 
 
@@ -309,10 +311,7 @@ def source_config(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Program
     topics: Config = {"topics": w.cfmap(topics_configmap(n, spec), "topics")}
     if spec.topics_exclude:
         topics["topics.exclude"] = w.cfmap(topics_configmap(n, spec), "topics.exclude")
-    # Remote topics with the target brokers' default replication factor, not MirrorMaker
-    # 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT); `config` may set it.
-    config: Config = {**source_converters(spec), "refresh.topics.interval.seconds": 10,
-                      "replication.factor": -1, **topics, **w.policy, **w.both_clusters}
+    config: Config = {**source_converters(spec), **DEFAULTS["source"], **topics, **w.policy, **w.both_clusters}
     if release.heartbeats_replication_key and n.source_connector(spec.name) != heartbeat_copier:
         config["heartbeats.replication.enabled"] = False
     if flow.startFrom is StartFrom.latest:
@@ -364,7 +363,7 @@ def checkpoint_config(w: Wiring, part: PartSpec) -> ProgramConfig:
     sync: Config = {"sync.group.offsets.enabled": flow.syncGroupOffsets.enabled}
     if flow.syncGroupOffsets.intervalSeconds:
         sync["sync.group.offsets.interval.seconds"] = flow.syncGroupOffsets.intervalSeconds
-    config = {**w.converters, "refresh.groups.interval.seconds": 10, **sync, **topics, **groups,
+    config = {**w.converters, **DEFAULTS["checkpoint"], **sync, **topics, **groups,
               **w.policy, **w.both_clusters}
     # The interval has one home, `syncGroupOffsets.intervalSeconds`, even where Kafka's default stands.
     return with_metrics(w, ConnectorKind.checkpoint, config, ("sync.group.offsets.interval.seconds",))

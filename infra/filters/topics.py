@@ -293,7 +293,7 @@ def common_topic(*languages: Filter | Topics | Language, allowance: Allowance | 
     cap = allowance.cap()
     if all(lang.wild is None for lang in found):
         try:
-            other, spent = jregex.shortest([lang.dfa for lang in found if lang.dfa is not None], all, cap)
+            other, spent = jregex.search([jregex.DFAMachine(lang.dfa) for lang in found if lang.dfa is not None], cap)
         except jregex.Budget:
             allowance.left -= cap
             raise Undecided(f"more than {cap} automaton states") from None

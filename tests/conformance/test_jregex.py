@@ -99,7 +99,7 @@ def test_shortest_common_topics_are_confirmed_by_java(differential):
         try:
             # The calls topics.common_topic makes, without Kafka's default excludes.
             dfas = [jregex.determinize(jregex.compile_filter(tuple(p)), 20_000)[0] for p in (a, b)]
-            found, _ = jregex.shortest(dfas, all, 20_000)
+            found, _ = jregex.search([jregex.DFAMachine(d) for d in dfas], 20_000)
         except jregex.Budget:
             continue
         if found is not None:

@@ -34,15 +34,14 @@ from infra.filters.jregex.charset import (CLASS_ESCAPES, CONTROL_ESCAPES, Chars,
 from infra.filters.jregex.parser import (Node, literal, literal_prefix, parse, parse_list, pattern_prefix)
 from infra.filters.jregex.words import (Machine, Wild)
 from infra.filters.jregex.nfa import (NFA, compile_filter, matches)
-from infra.filters.jregex.dfa import (Accept, DFA, Parents, S, accepts, combine, determinize, shortest,
-                                      word_automaton)
+from infra.filters.jregex.dfa import (Accept, DFA, S, accepts, combine, determinize, word_automaton)
 from infra.filters.jregex.search import (DFAMachine, Diff, Union, preimage_in, search, unified_search)
 
 __all__ = ["Accept", "Budget", "CLASS_ESCAPES", "CONTROL_ESCAPES", "Chars", "DFA", "DFAMachine", "DIGIT",
            "DOT", "Diff", "EVERYTHING", "HSPACE", "LINE_TERMINATORS", "MAX_CODE_POINT", "MAX_DEPTH",
            "MAX_PATTERN", "MAX_REPEAT", "MAX_STATES", "MAX_TOPIC", "Machine", "NFA", "NOTHING", "Node",
-           "Parents", "RegexError", "S", "SPACE", "TOPIC_ALPHABET", "UNSUPPORTED_ESCAPES", "Union",
+           "RegexError", "S", "SPACE", "TOPIC_ALPHABET", "UNSUPPORTED_ESCAPES", "Union",
            "Unsupported", "VSPACE", "WORD", "Wild", "accepts", "combine", "compile_filter", "contains",
            "determinize", "intersect", "literal", "literal_prefix", "matches", "negate", "parse",
-           "parse_list", "pattern_prefix", "preimage_in", "search", "shortest", "unified_search", "union",
+           "parse_list", "pattern_prefix", "preimage_in", "search", "unified_search", "union",
            "word_automaton"]

@@ -1,24 +1,22 @@
 """Languages of topic names as deterministic automata over the joint character classes:
-determinizing, combining, minimizing and the shortest accepted name."""
+determinizing, combining and minimizing."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from infra.filters.jregex.charset import Chars, contains
-from infra.filters.jregex.limits import Budget, MAX_TOPIC, TOPIC_ALPHABET
+from infra.filters.jregex.limits import Budget, TOPIC_ALPHABET
 from infra.filters.jregex.nfa import NFA
 from infra.filters.jregex.words import Wild
 
 
 # ------------------------------------------------------------------ languages of topic names
 # Questions about topic names are answered on minimal deterministic automata over Kafka's topic
-# alphabet: each filter is determinized once, boolean combinations are products, and a search
-# is a breadth-first walk of a product, so the first name found is a shortest one. Every
-# construction counts the states it creates against a budget and raises Budget past it.
+# alphabet: each filter is determinized once and boolean combinations are products; the
+# searches walk them as machines (search.py, `DFAMachine`). Every construction counts the states it creates against a budget and raises Budget past it.
 
 
 S = TypeVar("S", bound=Hashable)
@@ -29,7 +27,6 @@ Accept = Callable[[tuple[bool, ...]], object]
 
 
 # Breadth-first search: each state's parent state and the character that led to it.
-Parents = dict[tuple[int, ...], "tuple[tuple[int, ...], str] | None"]
 
 
 @dataclass(frozen=True)
@@ -144,43 +141,6 @@ def _minimal(symbol: dict[str, int], table: list[list[int]], accepting: list[boo
         rows.setdefault(block[s], tuple(block[t] for t in row))
         accepts.setdefault(block[s], accepting[s])
     return DFA(symbol, tuple(rows[b] for b in range(count)), tuple(accepts[b] for b in range(count)), block[start])
-
-
-def shortest(dfas: list[DFA], accept: Accept, budget: int) -> tuple[str | None, int]:
-    """A shortest legal topic name (1-249 characters, not "." or "..") whose acceptance by each
-    automaton satisfies `accept(bits)`, or None; and the states explored."""
-    _, reps, columns = _joint(dfas)
-    # The last component spells out "is this a legal topic name so far": 0 empty, 1 ".", 2 "..",
-    # 3 anything else.
-    start = (*(d.start for d in dfas), 0)
-    parents: Parents = {start: None}
-    queue = deque([(start, 0)])
-    while queue:
-        state, depth = queue.popleft()
-        if state[-1] == 3 and accept(tuple(d.accepting[s] for d, s in zip(dfas, state))):
-            return _spell(state, parents), len(parents)
-        if depth == MAX_TOPIC:
-            continue
-        for c, cols in zip(reps, columns):
-            legal = 1 if state[-1] == 0 and c == "." else 2 if state[-1] == 1 and c == "." else 3
-            nxt = (*(d.table[s][col] for d, s, col in zip(dfas, state, cols)), legal)
-            if nxt in parents:
-                continue
-            if len(parents) >= budget:
-                raise Budget(f"more than {budget} automaton states")
-            parents[nxt] = (state, c)
-            queue.append((nxt, depth + 1))
-    return None, len(parents)
-
-
-def _spell(state: tuple[int, ...], parents: Parents) -> str:
-    out: list[str] = []
-    step = parents[state]
-    while step is not None:
-        state, c = step
-        out.append(c)
-        step = parents[state]
-    return "".join(reversed(out))
 
 
 def accepts(dfa: DFA, name: str) -> bool:

@@ -152,8 +152,8 @@ def _following(reps: list[str], order: dict[str, int], allowed: list[frozenset[s
 
 
 def search(machines: list[Machine], budget: int, shortest: bool = True) -> tuple[str | None, int]:
-    """`shortest(..., all, ...)` over machines: a shortest legal name every machine accepts, or
-    None; and the states explored. Only characters that keep every machine alive are followed.
+    """A shortest legal name every machine accepts (a DFA searched as a `DFAMachine`), or None;
+    and the states explored. Only characters that keep every machine alive are followed.
     Unless `shortest`, the walk goes depth first: a name, soon, when only whether there is one
     matters (a None from it is not final: names near the length bound may be missed)."""
     for i, m in enumerate(machines):

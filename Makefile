@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds clean lock
+.PHONY: render rehearse outputs-schema test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -137,6 +137,11 @@ audit: venv
 
 schema: venv
 	$(BIN)/python -m infra schema
+
+# The stack outputs' JSON Schema (docs/outputs.schema.json), from its one definition in
+# contract/outputs.py (tests/unit/test_outputs_contract.py holds the committed file to it).
+outputs-schema:
+	$(PYTHON) -m contract.outputs > docs/outputs.schema.json
 
 # The component provider's Pulumi package schema (components/schema.json), from the code.
 provider-schema: venv-deploy

@@ -284,7 +284,7 @@ def test_refresh_finds_no_drift(deployed):
 
 
 def test_outputs_follow_the_contract_and_reach_another_project(deployed):
-    schema = json.loads((ROOT / "docs" / "outputs.schema.json").read_text())
+    schema = outputs.SCHEMA
     jsonschema.validate(deployed.outputs, schema)
     assert deployed.outputs == json.loads(json.dumps(deployed.rendered.outputs))
     consumer = deployed.runs["consumer up"]

@@ -19,7 +19,7 @@ from infra.plan.stack import plan
 from tests.support.stacks import ROOT
 from tests.support.variants import renders
 
-SCHEMA = json.loads((ROOT / "docs" / "outputs.schema.json").read_text())
+SCHEMA = outputs.SCHEMA
 
 
 def stack_outputs(data: dict) -> dict:
@@ -136,3 +136,23 @@ def test_the_schema_refuses_failover_drift(change, message):
     out = with_failover(renders()["prod-csm-1.2"])
     change(next(iter(out["flows"].values())))
     assert [e.message for e in jsonschema.Draft202012Validator(SCHEMA).iter_errors(out)] == [message]
+
+
+def test_the_committed_schema_is_written_from_the_contract():
+    """docs/outputs.schema.json is generated from contract.outputs.SCHEMA (`make outputs-schema`),
+    never edited: the one definition of the contract is the module teams import."""
+    assert (ROOT / "docs" / "outputs.schema.json").read_text() == outputs.schema_json()
+    assert outputs.SCHEMA["properties"]["outputsVersion"] == {"const": outputs.OUTPUTS_VERSION}
+
+
+def test_a_hand_edited_schema_file_is_told_apart(tmp_path):
+    edited = json.loads(outputs.schema_json())
+    edited["$defs"]["flow"]["required"].remove("namespace")
+    assert json.dumps(edited, indent=2, ensure_ascii=False) + "\n" != outputs.schema_json()
+
+
+def test_the_reader_keeps_its_first_name():
+    """docs/outputs.md promises `infra.outputs` to the teams that import it: the same module."""
+    import infra.outputs
+    from infra.outputs import read
+    assert infra.outputs is outputs and read is outputs.read

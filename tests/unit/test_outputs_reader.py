@@ -27,7 +27,7 @@ from tests.support.variants import renders
 from tests.support.variants import STACKS
 from tests.support.topologies import pair as two_clusters
 
-SCHEMA = json.loads((ROOT / "docs" / "outputs.schema.json").read_text())
+SCHEMA = outputs.SCHEMA
 
 # Every topology the suite renders (stacks on each release, exactly-once, every security variant
 # and pattern), and the flow switches the suite renders without a topology of their own.

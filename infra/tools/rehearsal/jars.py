@@ -8,11 +8,13 @@ rebuilds it and nothing else does. Maven reaches the registry its own settings n
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 from infra.core.releases import Release
 
@@ -36,12 +38,23 @@ def profile(release: Release) -> str:
     return f"{release.flavour.value}-{release.version}"
 
 
-def _copy(pom: Path, folder: str, profile_args: list[str]) -> Path:
+def _copy(pom: Path, folder: str, profile_args: list[str], arrange: Callable[[Path], None] = lambda _: None) -> Path:
     target = cache() / folder
     stamp = target / ".pom-sha256"
     digest = hashlib.sha256(pom.read_bytes()).hexdigest()
     if stamp.is_file() and stamp.read_text() == digest:
         return target
+    # Test tiers run side by side (`make test`): one process fills a folder, the others wait for it.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.is_file() and stamp.read_text() == digest:
+            return target
+        return _fill(pom, target, digest, folder, profile_args, arrange)
+
+
+def _fill(pom: Path, target: Path, digest: str, folder: str, profile_args: list[str],
+          arrange: Callable[[Path], None]) -> Path:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise JarsError("Maven (mvn) is not installed: it fetches the pinned jars (pom.xml)")
@@ -53,6 +66,7 @@ def _copy(pom: Path, folder: str, profile_args: list[str]) -> Path:
     if done.returncode != 0:
         raise JarsError(f"Maven could not copy the jars of {folder} (exit {done.returncode}):\n"
                         + done.stdout[-3000:])
+    arrange(partial)
     (partial / ".pom-sha256").write_text(digest)
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
@@ -68,12 +82,13 @@ def release_jars(release: Release) -> Path:
     Java agents are kept in a folder of their own beside them (the images keep the exporter
     outside the classpath too: `$JMX_EXPORTER_HOME` from Strimzi 0.46), so `<folder>/*` is the
     classpath and nothing more."""
-    folder = _copy(POM, profile(release), ["-P", profile(release)])
-    agents = folder / AGENTS
+    return _copy(POM, profile(release), ["-P", profile(release)], _agents_apart)
+
+
+def _agents_apart(folder: Path) -> None:
     for jar in folder.glob(JMX_EXPORTER_AGENT):
-        agents.mkdir(exist_ok=True)
-        jar.replace(agents / jar.name)
-    return folder
+        (folder / AGENTS).mkdir(exist_ok=True)
+        jar.replace(folder / AGENTS / jar.name)
 
 
 def jmx_exporter_agent(release: Release) -> Path:

@@ -2,9 +2,9 @@
 
 Version OUTPUTS_VERSION, described field by field in docs/outputs.md and as a JSON Schema here
 (`SCHEMA`, the one definition: docs/outputs.schema.json is written from it by `python -m
-contract.outputs`, and the tests hold every render to it and the committed file equal to it). Within a version, fields are only
-added; a removal or a change of meaning raises the version, and `read` refuses a version it does
-not know rather than misread it.
+contract.outputs`; the tests hold every render to it, and the committed file equal to it).
+Within a version, fields are only added; a removal or a change of meaning raises the version,
+and `read` refuses a version it does not know rather than misread it.
 
 No dependencies (Pulumi only for `from_stack_reference`), so another team's program can copy or
 import it:
@@ -30,234 +30,283 @@ OUTPUTS_VERSION = 1
 
 # The contract as a JSON Schema (draft 2020-12): what `pulumi stack output --json` returns.
 # `read` below accepts exactly what it accepts in the fields it reads.
-SCHEMA: dict[str, Any] = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
- '$id': f'kafka-replication/outputs/{OUTPUTS_VERSION}',
- 'title': f'kafka-replication stack outputs, contract version {OUTPUTS_VERSION}',
- 'description': 'What `pulumi stack output --json` returns for a kafka-replication stack '
-                '(docs/outputs.md). Within one outputsVersion, fields are only ever added; a removal or a '
-                'change of meaning raises the version. contract/outputs.py reads it in Python.',
- 'type': 'object',
- 'required': ['outputsVersion', 'operatorFlavour', 'operator', 'flows'],
- 'additionalProperties': False,
- 'properties': {'outputsVersion': {'const': OUTPUTS_VERSION},
-                'operatorFlavour': {'enum': ['csm', 'strimzi']},
-                'operator': {'type': 'object',
-                             'required': ['flavour', 'version', 'strimziVersion', 'kafkaVersion'],
-                             'additionalProperties': False,
-                             'properties': {'flavour': {'enum': ['csm', 'strimzi']},
-                                            'version': {'type': 'string'},
-                                            'strimziVersion': {'type': 'string'},
-                                            'kafkaVersion': {'type': 'string'}}},
-                'flows': {'type': 'object', 'additionalProperties': {'$ref': '#/$defs/flow'}},
-                'audit': {'$ref': '#/$defs/audit'},
-                'audits': {'type': 'object',
-                           'additionalProperties': {'$ref': '#/$defs/audit'},
-                           'description': 'With a `kubernetes` section: the audit of each Kubernetes '
-                                          'cluster hosting flows, by cluster name (`audit` is then '
-                                          'absent).'}},
- '$defs': {'name': {'type': 'string', 'minLength': 1},
-           'names': {'type': 'array', 'items': {'$ref': '#/$defs/name'}},
-           'connectors': {'type': 'object',
-                          'required': ['source', 'checkpoint', 'heartbeat'],
-                          'additionalProperties': False,
-                          'properties': {'source': {'$ref': '#/$defs/names'},
-                                         'checkpoint': {'$ref': '#/$defs/names'},
-                                         'heartbeat': {'$ref': '#/$defs/names'}}},
-           'connectCluster': {'type': 'object',
-                              'required': ['name',
-                                           'namespace',
-                                           'restService',
-                                           'restUrl',
-                                           'serviceAccount',
-                                           'connectGroupId',
-                                           'connectConfigStorage',
-                                           'connectOffsetStorage',
-                                           'connectStatusStorage',
-                                           'connectors',
-                                           'sources'],
-                              'additionalProperties': False,
-                              'properties': {'kubernetesCluster': {'$ref': '#/$defs/name',
-                                                                   'description': 'The Kubernetes cluster '
-                                                                                  "(under the topology's "
-                                                                                  '`kubernetes` section) '
-                                                                                  'it is deployed to; '
-                                                                                  'absent without that '
-                                                                                  'section.'},
-                                             'name': {'$ref': '#/$defs/name'},
-                                             'namespace': {'$ref': '#/$defs/name'},
-                                             'restService': {'$ref': '#/$defs/name'},
-                                             'restUrl': {'type': 'string', 'pattern': '^http://'},
-                                             'serviceAccount': {'$ref': '#/$defs/name'},
-                                             'connectGroupId': {'$ref': '#/$defs/name'},
-                                             'connectConfigStorage': {'$ref': '#/$defs/name'},
-                                             'connectOffsetStorage': {'$ref': '#/$defs/name'},
-                                             'connectStatusStorage': {'$ref': '#/$defs/name'},
-                                             'connectors': {'$ref': '#/$defs/connectors'},
-                                             'sources': {'type': 'array',
-                                                         'items': {'type': 'object',
-                                                                   'required': ['connector',
-                                                                                'topics',
-                                                                                'topicsExclude'],
-                                                                   'additionalProperties': False,
-                                                                   'properties': {'connector': {'$ref': '#/$defs/name'},
-                                                                                  'topics': {'$ref': '#/$defs/names'},
-                                                                                  'topicsExclude': {'$ref': '#/$defs/names'}}}}}},
-           'procedure': {'enum': ['continuous', 'cutoff', 'disaster']},
-           'failover': {'type': 'object',
-                        'required': ['procedure', 'procedures', 'waitSeconds', 'topics'],
-                        'additionalProperties': False,
-                        'properties': {'procedure': {'$ref': '#/$defs/procedure',
-                                                     'description': "The flow's `failover.procedure`."},
-                                       'procedures': {'type': 'array',
-                                                      'items': {'$ref': '#/$defs/procedure'},
-                                                      'description': "The procedures the flow's "
-                                                                     'replication policy and checkpoints '
-                                                                     'allow.'},
-                                       'waitSeconds': {'oneOf': [{'type': 'null'},
-                                                                 {'type': 'integer', 'minimum': 0}],
-                                                       'description': '2 * '
-                                                                      '(emit.checkpoints.interval.seconds '
-                                                                      '+ '
-                                                                      'sync.group.offsets.interval.seconds): '
-                                                                      'how long consumers wait after '
-                                                                      'stopping; null when checkpoints or '
-                                                                      'group offset sync are off.'},
-                                       'topics': {'$ref': '#/$defs/names',
-                                                  'description': 'Java regexes, matched against whole '
-                                                                 'names, of the topics consumers subscribe '
-                                                                 "to on the target after the flow's "
-                                                                 'procedure.'}}},
-           'flow': {'type': 'object',
-                    'required': ['sourceAlias',
-                                 'targetAlias',
-                                 'namespace',
-                                 'replicationPolicy',
-                                 'replicationPolicyClass',
-                                 'topicPrefix',
-                                 'topics',
-                                 'topicsExclude',
-                                 'exactlyOnce',
-                                 'startFrom',
-                                 'bidirectional',
-                                 'connectCluster',
-                                 'connectRestService',
-                                 'connectRestUrl',
-                                 'connectServiceAccount',
-                                 'connectors',
-                                 'connectClusters',
-                                 'internalTopics'],
-                    'additionalProperties': False,
-                    'properties': {'kubernetesCluster': {'$ref': '#/$defs/name',
-                                                         'description': 'The Kubernetes cluster (under the '
-                                                                        "topology's `kubernetes` section) "
-                                                                        'it is deployed to; absent without '
-                                                                        'that section.'},
-                                   'failover': {'$ref': '#/$defs/failover',
-                                                'description': 'How consumers move to the target '
-                                                               '(docs/operations.md, Failover and '
-                                                               'failback); added within version 1, absent '
-                                                               'from outputs written before it.'},
-                                   'sourceAlias': {'$ref': '#/$defs/name'},
-                                   'targetAlias': {'$ref': '#/$defs/name'},
-                                   'namespace': {'$ref': '#/$defs/name'},
-                                   'replicationPolicy': {'enum': ['default', 'identity']},
-                                   'replicationPolicyClass': {'$ref': '#/$defs/name'},
-                                   'topicPrefix': {'type': 'string'},
-                                   'topics': {'$ref': '#/$defs/names'},
-                                   'topicsExclude': {'$ref': '#/$defs/names'},
-                                   'exactlyOnce': {'enum': ['disabled', 'preparing', 'enabled']},
-                                   'startFrom': {'enum': ['earliest', 'latest']},
-                                   'bidirectional': {'oneOf': [{'type': 'null'},
-                                                               {'type': 'object',
-                                                                'required': ['partner',
-                                                                             'loopHeader',
-                                                                             'filteredHeader'],
-                                                                'additionalProperties': False,
-                                                                'properties': {'partner': {'$ref': '#/$defs/name'},
-                                                                               'loopHeader': {'$ref': '#/$defs/name'},
-                                                                               'filteredHeader': {'$ref': '#/$defs/name'}}}]},
-                                   'connectCluster': {'$ref': '#/$defs/name'},
-                                   'connectRestService': {'$ref': '#/$defs/name'},
-                                   'connectRestUrl': {'type': 'string', 'pattern': '^http://'},
-                                   'connectServiceAccount': {'$ref': '#/$defs/name'},
-                                   'connectors': {'$ref': '#/$defs/connectors'},
-                                   'connectClusters': {'type': 'array',
-                                                       'minItems': 1,
-                                                       'items': {'$ref': '#/$defs/connectCluster'}},
-                                   'internalTopics': {'type': 'object',
-                                                      'required': ['source', 'target'],
-                                                      'additionalProperties': False,
-                                                      'properties': {'source': {'type': 'object',
-                                                                                'required': ['heartbeats',
-                                                                                             'offsetSyncs'],
-                                                                                'additionalProperties': False,
-                                                                                'properties': {'heartbeats': {'oneOf': [{'type': 'null'},
-                                                                                                                        {'$ref': '#/$defs/name'}],
-                                                                                                              'description': 'null '
-                                                                                                                             'when '
-                                                                                                                             'the '
-                                                                                                                             "flow's "
-                                                                                                                             'heartbeats '
-                                                                                                                             'are '
-                                                                                                                             'off.'},
-                                                                                               'offsetSyncs': {'oneOf': [{'type': 'null'},
-                                                                                                                         {'$ref': '#/$defs/name'}]}}},
-                                                                     'target': {'type': 'object',
-                                                                                'required': ['heartbeats',
-                                                                                             'checkpoints',
-                                                                                             'connectGroupId',
-                                                                                             'connectConfigStorage',
-                                                                                             'connectOffsetStorage',
-                                                                                             'connectStatusStorage'],
-                                                                                'additionalProperties': False,
-                                                                                'properties': {'heartbeats': {'oneOf': [{'type': 'null'},
-                                                                                                                        {'$ref': '#/$defs/name'}],
-                                                                                                              'description': 'null '
-                                                                                                                             'when '
-                                                                                                                             'the '
-                                                                                                                             "flow's "
-                                                                                                                             'heartbeats '
-                                                                                                                             'are '
-                                                                                                                             'off.'},
-                                                                                               'checkpoints': {'oneOf': [{'type': 'null'},
-                                                                                                                         {'$ref': '#/$defs/name'}]},
-                                                                                               'connectGroupId': {'$ref': '#/$defs/name'},
-                                                                                               'connectConfigStorage': {'$ref': '#/$defs/name'},
-                                                                                               'connectOffsetStorage': {'$ref': '#/$defs/name'},
-                                                                                               'connectStatusStorage': {'$ref': '#/$defs/name'}}}}}}},
-           'audit': {'type': 'object',
-                     'required': ['namespace',
-                                  'cronJob',
-                                  'configMap',
-                                  'serviceAccount',
-                                  'schedule',
-                                  'activeDeadlineSeconds',
-                                  'mode',
-                                  'reports'],
-                     'additionalProperties': False,
-                     'properties': {'kubernetesCluster': {'$ref': '#/$defs/name',
-                                                          'description': 'The Kubernetes cluster (under '
-                                                                         "the topology's `kubernetes` "
-                                                                         'section) it is deployed to; '
-                                                                         'absent without that section.'},
-                                    'namespace': {'$ref': '#/$defs/name'},
-                                    'cronJob': {'$ref': '#/$defs/name'},
-                                    'configMap': {'$ref': '#/$defs/name'},
-                                    'serviceAccount': {'$ref': '#/$defs/name'},
-                                    'schedule': {'type': 'string'},
-                                    'activeDeadlineSeconds': {'type': 'integer', 'minimum': 60},
-                                    'mode': {'enum': ['local', 'executors']},
-                                    'reports': {'type': 'object',
-                                                'required': ['path',
-                                                             'latest',
-                                                             'persistentVolumeClaim',
-                                                             'pushgateway'],
-                                                'additionalProperties': False,
-                                                'properties': {'path': {'type': 'string'},
-                                                               'latest': {'type': 'string'},
-                                                               'persistentVolumeClaim': {'$ref': '#/$defs/name'},
-                                                               'pushgateway': {'oneOf': [{'type': 'null'},
-                                                                                         {'type': 'string'}]}}}}}}}
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": f"kafka-replication/outputs/{OUTPUTS_VERSION}",
+    "title": f"kafka-replication stack outputs, contract version {OUTPUTS_VERSION}",
+    "description": ("What `pulumi stack output --json` returns for a kafka-replication stack "
+                    "(docs/outputs.md). Within one outputsVersion, fields are only ever added; a removal "
+                    "or a change of meaning raises the version. contract/outputs.py reads it in Python."),
+    "type": "object",
+    "required": ["outputsVersion", "operatorFlavour", "operator", "flows"],
+    "additionalProperties": False,
+    "properties": {
+        "outputsVersion": {"const": OUTPUTS_VERSION},
+        "operatorFlavour": {"enum": ["csm", "strimzi"]},
+        "operator": {
+            "type": "object",
+            "required": ["flavour", "version", "strimziVersion", "kafkaVersion"],
+            "additionalProperties": False,
+            "properties": {
+                "flavour": {"enum": ["csm", "strimzi"]},
+                "version": {"type": "string"},
+                "strimziVersion": {"type": "string"},
+                "kafkaVersion": {"type": "string"},
+            },
+        },
+        "flows": {"type": "object", "additionalProperties": {"$ref": "#/$defs/flow"}},
+        "audit": {"$ref": "#/$defs/audit"},
+        "audits": {
+            "type": "object",
+            "additionalProperties": {"$ref": "#/$defs/audit"},
+            "description": ("With a `kubernetes` section: the audit of each Kubernetes cluster hosting "
+                            "flows, by cluster name (`audit` is then absent)."),
+        },
+    },
+    "$defs": {
+        "name": {"type": "string", "minLength": 1},
+        "names": {"type": "array", "items": {"$ref": "#/$defs/name"}},
+        "connectors": {
+            "type": "object",
+            "required": ["source", "checkpoint", "heartbeat"],
+            "additionalProperties": False,
+            "properties": {
+                "source": {"$ref": "#/$defs/names"},
+                "checkpoint": {"$ref": "#/$defs/names"},
+                "heartbeat": {"$ref": "#/$defs/names"},
+            },
+        },
+        "connectCluster": {
+            "type": "object",
+            "required": [
+                "name",
+                "namespace",
+                "restService",
+                "restUrl",
+                "serviceAccount",
+                "connectGroupId",
+                "connectConfigStorage",
+                "connectOffsetStorage",
+                "connectStatusStorage",
+                "connectors",
+                "sources",
+            ],
+            "additionalProperties": False,
+            "properties": {
+                "kubernetesCluster": {
+                    "$ref": "#/$defs/name",
+                    "description": ("The Kubernetes cluster (under the topology's `kubernetes` section) it"
+                                    " is deployed to; absent without that section."),
+                },
+                "name": {"$ref": "#/$defs/name"},
+                "namespace": {"$ref": "#/$defs/name"},
+                "restService": {"$ref": "#/$defs/name"},
+                "restUrl": {"type": "string", "pattern": "^http://"},
+                "serviceAccount": {"$ref": "#/$defs/name"},
+                "connectGroupId": {"$ref": "#/$defs/name"},
+                "connectConfigStorage": {"$ref": "#/$defs/name"},
+                "connectOffsetStorage": {"$ref": "#/$defs/name"},
+                "connectStatusStorage": {"$ref": "#/$defs/name"},
+                "connectors": {"$ref": "#/$defs/connectors"},
+                "sources": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["connector", "topics", "topicsExclude"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "connector": {"$ref": "#/$defs/name"},
+                            "topics": {"$ref": "#/$defs/names"},
+                            "topicsExclude": {"$ref": "#/$defs/names"},
+                        },
+                    },
+                },
+            },
+        },
+        "procedure": {"enum": ["continuous", "cutoff", "disaster"]},
+        "failover": {
+            "type": "object",
+            "required": ["procedure", "procedures", "waitSeconds", "topics"],
+            "additionalProperties": False,
+            "properties": {
+                "procedure": {
+                    "$ref": "#/$defs/procedure",
+                    "description": "The flow's `failover.procedure`.",
+                },
+                "procedures": {
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/procedure"},
+                    "description": "The procedures the flow's replication policy and checkpoints allow.",
+                },
+                "waitSeconds": {
+                    "oneOf": [{"type": "null"}, {"type": "integer", "minimum": 0}],
+                    "description": ("2 * (emit.checkpoints.interval.seconds + "
+                                    "sync.group.offsets.interval.seconds): how long consumers wait after "
+                                    "stopping; null when checkpoints or group offset sync are off."),
+                },
+                "topics": {
+                    "$ref": "#/$defs/names",
+                    "description": ("Java regexes, matched against whole names, of the topics consumers "
+                                    "subscribe to on the target after the flow's procedure."),
+                },
+            },
+        },
+        "flow": {
+            "type": "object",
+            "required": [
+                "sourceAlias",
+                "targetAlias",
+                "namespace",
+                "replicationPolicy",
+                "replicationPolicyClass",
+                "topicPrefix",
+                "topics",
+                "topicsExclude",
+                "exactlyOnce",
+                "startFrom",
+                "bidirectional",
+                "connectCluster",
+                "connectRestService",
+                "connectRestUrl",
+                "connectServiceAccount",
+                "connectors",
+                "connectClusters",
+                "internalTopics",
+            ],
+            "additionalProperties": False,
+            "properties": {
+                "kubernetesCluster": {
+                    "$ref": "#/$defs/name",
+                    "description": ("The Kubernetes cluster (under the topology's `kubernetes` section) it"
+                                    " is deployed to; absent without that section."),
+                },
+                "failover": {
+                    "$ref": "#/$defs/failover",
+                    "description": ("How consumers move to the target (docs/operations.md, Failover and "
+                                    "failback); added within version 1, absent from outputs written before"
+                                    " it."),
+                },
+                "sourceAlias": {"$ref": "#/$defs/name"},
+                "targetAlias": {"$ref": "#/$defs/name"},
+                "namespace": {"$ref": "#/$defs/name"},
+                "replicationPolicy": {"enum": ["default", "identity"]},
+                "replicationPolicyClass": {"$ref": "#/$defs/name"},
+                "topicPrefix": {"type": "string"},
+                "topics": {"$ref": "#/$defs/names"},
+                "topicsExclude": {"$ref": "#/$defs/names"},
+                "exactlyOnce": {"enum": ["disabled", "preparing", "enabled"]},
+                "startFrom": {"enum": ["earliest", "latest"]},
+                "bidirectional": {
+                    "oneOf": [
+                        {"type": "null"},
+                        {
+                            "type": "object",
+                            "required": ["partner", "loopHeader", "filteredHeader"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "partner": {"$ref": "#/$defs/name"},
+                                "loopHeader": {"$ref": "#/$defs/name"},
+                                "filteredHeader": {"$ref": "#/$defs/name"},
+                            },
+                        },
+                    ],
+                },
+                "connectCluster": {"$ref": "#/$defs/name"},
+                "connectRestService": {"$ref": "#/$defs/name"},
+                "connectRestUrl": {"type": "string", "pattern": "^http://"},
+                "connectServiceAccount": {"$ref": "#/$defs/name"},
+                "connectors": {"$ref": "#/$defs/connectors"},
+                "connectClusters": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"$ref": "#/$defs/connectCluster"},
+                },
+                "internalTopics": {
+                    "type": "object",
+                    "required": ["source", "target"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "source": {
+                            "type": "object",
+                            "required": ["heartbeats", "offsetSyncs"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "heartbeats": {
+                                    "oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}],
+                                    "description": "null when the flow's heartbeats are off.",
+                                },
+                                "offsetSyncs": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}]},
+                            },
+                        },
+                        "target": {
+                            "type": "object",
+                            "required": [
+                                "heartbeats",
+                                "checkpoints",
+                                "connectGroupId",
+                                "connectConfigStorage",
+                                "connectOffsetStorage",
+                                "connectStatusStorage",
+                            ],
+                            "additionalProperties": False,
+                            "properties": {
+                                "heartbeats": {
+                                    "oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}],
+                                    "description": "null when the flow's heartbeats are off.",
+                                },
+                                "checkpoints": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}]},
+                                "connectGroupId": {"$ref": "#/$defs/name"},
+                                "connectConfigStorage": {"$ref": "#/$defs/name"},
+                                "connectOffsetStorage": {"$ref": "#/$defs/name"},
+                                "connectStatusStorage": {"$ref": "#/$defs/name"},
+                            },
+                        },
+                    },
+                },
+            },
+        },
+        "audit": {
+            "type": "object",
+            "required": [
+                "namespace",
+                "cronJob",
+                "configMap",
+                "serviceAccount",
+                "schedule",
+                "activeDeadlineSeconds",
+                "mode",
+                "reports",
+            ],
+            "additionalProperties": False,
+            "properties": {
+                "kubernetesCluster": {
+                    "$ref": "#/$defs/name",
+                    "description": ("The Kubernetes cluster (under the topology's `kubernetes` section) it"
+                                    " is deployed to; absent without that section."),
+                },
+                "namespace": {"$ref": "#/$defs/name"},
+                "cronJob": {"$ref": "#/$defs/name"},
+                "configMap": {"$ref": "#/$defs/name"},
+                "serviceAccount": {"$ref": "#/$defs/name"},
+                "schedule": {"type": "string"},
+                "activeDeadlineSeconds": {"type": "integer", "minimum": 60},
+                "mode": {"enum": ["local", "executors"]},
+                "reports": {
+                    "type": "object",
+                    "required": ["path", "latest", "persistentVolumeClaim", "pushgateway"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "path": {"type": "string"},
+                        "latest": {"type": "string"},
+                        "persistentVolumeClaim": {"$ref": "#/$defs/name"},
+                        "pushgateway": {"oneOf": [{"type": "null"}, {"type": "string"}]},
+                    },
+                },
+            },
+        },
+    },
+}
+
 
 class ContractError(ValueError):
     """Outputs this reader cannot read as the contract says."""

@@ -1,4 +1,6 @@
-"""A valid kubeconfig document, for tests that break one field of it."""
+"""Kubeconfigs for the checks of infra/deploy/kubeconfig.py: a valid one, and every rule as a way
+to break it (`RULES`: the mutation and the exact reasons), which the unit tier checks and the
+API-server tier holds to kubectl."""
 
 from __future__ import annotations
 
@@ -143,3 +145,105 @@ def broken(case: str, base: dict) -> dict | str:
     config = copy.deepcopy(base)
     result = how(config)
     return result if isinstance(result, Text) else config
+
+
+# ------------------------------------------------------------------ each rule, exactly
+
+
+def undecodable(path: str, expected: str, go: str) -> str:
+    return f"a kubeconfig whose {path} is not {expected} (client-go decodes it as {go} and cannot load the kubeconfig)"
+
+
+def oidc(**config) -> dict:
+    return {"name": "oidc", "config": {"idp-issuer-url": "https://issuer.example.com", "client-id": "kubernetes",
+                                       **config}}
+
+
+HEADER = " holds a line break or another control character (Go's net/http refuses it in a request header: every " \
+         "request would fail)"
+# A value of another JSON type than its field's in client-go's tools/clientcmd/api/v1/types.go:
+# client-go cannot load the file, whichever entry holds the value.
+DECODING = {
+    "insecure as a string": (lambda c: cluster(c).update({"insecure-skip-tls-verify": "true"}), [
+        undecodable("clusters[0].cluster.insecure-skip-tls-verify", "true or false", "bool")]),
+    "disable-compression as a string": (lambda c: cluster(c).update({"disable-compression": "false"}), [
+        undecodable("clusters[0].cluster.disable-compression", "true or false", "bool")]),
+    "server as a number": (lambda c: cluster(c).update(server=6443), [
+        undecodable("clusters[0].cluster.server", "a string", "string")]),
+    "CA data as a list": (lambda c: cluster(c).update({"certificate-authority-data": ["a"]}), [
+        undecodable("clusters[0].cluster.certificate-authority-data", "a string (base64)", "[]byte")]),
+    "cluster extensions as a mapping": (lambda c: cluster(c).update(extensions={"a": {}}), [
+        undecodable("clusters[0].cluster.extensions", "a list of mappings", "[]NamedExtension")]),
+    "extension without a string name": (lambda c: c.update(extensions=[{"name": 1, "extension": {"any": ["x"]}}]), [
+        undecodable("extensions[0].name", "a string", "string")]),
+    "preferences colors as a string": (lambda c: c.update(preferences={"colors": "true"}), [
+        undecodable("preferences.colors", "true or false", "bool")]),
+    "preferences as a list": (lambda c: c.update(preferences=[]), [
+        undecodable("preferences", "a mapping", "Preferences")]),
+    "current-context as a list": (lambda c: c.update({"current-context": ["admin@c"]}), [
+        undecodable("current-context", "a string", "string")]),
+    "clusters as a mapping": (lambda c: c.update(clusters={"c": cluster(c)}), [
+        undecodable("clusters", "a list of mappings", "[]NamedCluster")]),
+    "a cluster as a string": (lambda c: c["clusters"][0].update(cluster="https://api.example.com"), [
+        undecodable("clusters[0].cluster", "a mapping", "Cluster")]),
+    "context namespace as a number": (lambda c: c["contexts"][0]["context"].update(namespace=7), [
+        undecodable("contexts[0].context.namespace", "a string", "string")]),
+    "context user as a list": (lambda c: c["contexts"][0]["context"].update(user=["admin"]), [
+        undecodable("contexts[0].context.user", "a string", "string")]),
+    "token as a number": (lambda c: user(c).update(token=12345), [
+        undecodable("users[0].user.token", "a string", "string")]),
+    "as-groups as a string": (lambda c: user(c).update({"as": "a", "as-groups": "g"}), [
+        undecodable("users[0].user.as-groups", "a list of strings", "[]string")]),
+    "as-user-extra of strings": (lambda c: user(c).update({"as": "a", "as-user-extra": {"scopes": "view"}}), [
+        undecodable("users[0].user.as-user-extra", "a mapping of strings to lists of strings", "map[string][]string")]),
+    "exec as a string": (lambda c: user(c).update(exec="aws eks get-token"), [
+        undecodable("users[0].user.exec", "a mapping", "ExecConfig")]),
+    "exec args as a string": (lambda c: user(c).update(exec={**exec_plugin("x"), "args": "get-token"}), [
+        undecodable("users[0].user.exec.args", "a list of strings", "[]string")]),
+    "exec args of numbers": (lambda c: user(c).update(exec={**exec_plugin("x"), "args": ["--port", 8080]}), [
+        undecodable("users[0].user.exec.args", "a list of strings", "[]string")]),
+    "exec env as a mapping": (lambda c: user(c).update(exec={**exec_plugin("x"), "env": {"AWS_PROFILE": "ops"}}), [
+        undecodable("users[0].user.exec.env", "a list of mappings", "[]ExecEnvVar")]),
+    "exec env value as a number": (lambda c: user(c).update(exec={**exec_plugin("x"), "env": [
+        {"name": "PORT", "value": 8080}]}), [undecodable("users[0].user.exec.env[0].value", "a string", "string")]),
+    "exec provideClusterInfo as a string": (lambda c: user(c).update(exec={**exec_plugin("x"),
+                                                                           "provideClusterInfo": "true"}), [
+        undecodable("users[0].user.exec.provideClusterInfo", "true or false", "bool")]),
+    "exec command as a list": (lambda c: user(c).update(exec={**exec_plugin("x"), "command": ["aws", "eks"]}), [
+        undecodable("users[0].user.exec.command", "a string", "string")]),
+    "exec interactiveMode as a bool": (lambda c: user(c).update(exec={
+        **exec_plugin("x", "client.authentication.k8s.io/v1"), "interactiveMode": False}), [
+        undecodable("users[0].user.exec.interactiveMode", "a string", "string")]),
+    "auth-provider config as a list": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {
+        "name": "oidc", "config": ["idp-issuer-url"]}})), [
+        undecodable("users[0].user.auth-provider.config", "a mapping of strings to strings", "map[string]string")]),
+    "auth-provider config of a number": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": oidc(
+        **{"client-id": 42})})), [
+        undecodable("users[0].user.auth-provider.config", "a mapping of strings to strings", "map[string]string")]),
+    "auth-provider name as a list": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {
+        **oidc(), "name": ["oidc"]}})), [undecodable("users[0].user.auth-provider.name", "a string", "string")]),
+    "a user no context names": (lambda c: c["users"].append({"name": "other", "user": {"exec": {"args": "x"}}}), [
+        undecodable("users[1].user.exec.args", "a list of strings", "[]string")]),
+}
+RULES.update(DECODING)
+RULES.update({
+    "token with a line break": (lambda c: user(c).update(token="t0ken\n"), [K + "user's token" + HEADER]),
+    "token with a control character": (lambda c: user(c).update(token="t0\x00ken"), [K + "user's token" + HEADER]),
+    "impersonated user with a line break": (lambda c: user(c).update({"as": "admin\r\nX-Evil: 1"}), [
+        K + "user's as" + HEADER]),
+    "impersonated group with a line break": (lambda c: user(c).update({"as": "a", "as-groups": ["g\n"]}), [
+        K + "user's as-groups" + HEADER]),
+    "oidc without idp-issuer-url": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": oidc(
+        **{"idp-issuer-url": ""})})), [
+        K + "user's oidc auth-provider has no config idp-issuer-url (client-go's oidc plugin refuses it: Must "
+        "provide idp-issuer-url)"]),
+    "oidc without client-id": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {
+        "name": "oidc", "config": {"idp-issuer-url": "https://issuer.example.com", "client-id": None}}})), [
+        K + "user's oidc auth-provider has no config client-id (client-go's oidc plugin refuses it: Must provide "
+        "client-id)"]),
+    "oidc without config": (lambda c: (user(c).pop("token"), user(c).update({"auth-provider": {"name": "oidc"}})), [
+        K + "user's oidc auth-provider has no config idp-issuer-url (client-go's oidc plugin refuses it: Must "
+        "provide idp-issuer-url)",
+        K + "user's oidc auth-provider has no config client-id (client-go's oidc plugin refuses it: Must provide "
+        "client-id)"]),
+})

@@ -96,6 +96,7 @@ def stack_objects(stack: str) -> list[dict]:
 # audit pushing to a Pushgateway.
 UNIT_TOPOLOGY = monitored(audit={"schedule": "17 * * * *", "image": "registry.example.com/audit:1",
                                  "pushgateway": "http://pushgateway.monitoring.svc:9091"})
+UNIT_TOPOLOGY["flows"][0]["state"] = {"checkpoint": "stopped"}
 
 
 

@@ -460,7 +460,6 @@ def test_dashboard_has_the_variables_and_panels():
     assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
 
 
-UNIT_TOPOLOGY["flows"][0]["state"] = {"checkpoint": "stopped"}
 
 
 def test_input_series_are_shaped_as_the_scrape(tmp_path):

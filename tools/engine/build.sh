@@ -99,8 +99,9 @@ EOF
   esac
   log "building $name $ver (Go, from the module proxy)"
   mkdir -p "$(dirname "$out")"
-  (cd "$work" && go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$package") >&2
-  mv "$out.tmp" "$out"
+  # A temporary name of this process's own: `make test` may build a binary in two runs at once.
+  (cd "$work" && go build -trimpath -ldflags "-s -w $ldflags" -o "$out.$$.tmp" "$package") >&2
+  mv "$out.$$.tmp" "$out"
 }
 
 case "${1:-}" in

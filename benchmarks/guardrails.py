@@ -33,9 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from infra.topology import schema  # noqa: E402
 from infra.checks import validation
 from infra.core.errors import TopologyError  # noqa: E402
+from infra.topology import schema  # noqa: E402
 
 CLUSTER = {"bootstrapServers": "{}.kafka:9092", "security": {"protocol": "PLAINTEXT"}}
 

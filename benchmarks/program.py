@@ -91,6 +91,7 @@ def measure_program(path: str) -> dict:
     import pulumi
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
+
     from components import program
     from infra.checks import validation
     from infra.plan.stack import plan
@@ -120,8 +121,9 @@ def measure_program(path: str) -> dict:
 def measure_bare(count: int, objects_file: str | None = None) -> dict:
     import pulumi
     import pulumi_kubernetes as k8s
-    from pulumi.runtime.sync_await import _sync_await
     from pulumi.runtime.stack import run_pulumi_func
+    from pulumi.runtime.sync_await import _sync_await
+
     from components.kube import create
     from infra.tools.render import PROJECT, RecordingMocks
 

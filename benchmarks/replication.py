@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from infra.tools.rehearsal.run import Rehearsal  # noqa: E402
 from infra.tools.rehearsal.apiserver import start, stop  # noqa: E402
 from infra.tools.rehearsal.kube import ApiServerKube  # noqa: E402
 from infra.tools.rehearsal.kubeapi import Client  # noqa: E402
-from tests.support.stacks import on_release  # noqa: E402
+from infra.tools.rehearsal.run import Rehearsal  # noqa: E402
 from tests.runtime.test_replication import DEV, for_runtime  # noqa: E402
+from tests.support.stacks import on_release  # noqa: E402
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 PARTITIONS = 6

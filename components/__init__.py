@@ -4,8 +4,7 @@ wire them, nothing else. ReplicationTopology and ReplicationFlow are the public 
 
 from components.audit import ReplicationAudit
 from components.flow import FlowDirection
-from components.replication import (ReplicationFlow, ReplicationFlowArgs, ReplicationTopology,
-                                    ReplicationTopologyArgs)
+from components.replication import ReplicationFlow, ReplicationFlowArgs, ReplicationTopology, ReplicationTopologyArgs
 
 __all__ = ["FlowDirection", "ReplicationAudit", "ReplicationFlow", "ReplicationFlowArgs", "ReplicationTopology",
            "ReplicationTopologyArgs"]

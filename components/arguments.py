@@ -18,9 +18,9 @@ from typing import Any, Callable
 
 import pulumi
 
-from infra.deploy import config as stack_config
 from infra.core.errors import Problem, TopologyError
 from infra.core.reading import MAX_DEPTH
+from infra.deploy import config as stack_config
 
 WHERE = "args"
 KNOWN_AT_RUN = "a plain value known when the program runs: it decides which resources exist (only `secrets` " \

@@ -8,10 +8,9 @@ from typing import Any, Callable, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.deploy import config as stack_config
 from infra.core import names
-from infra.core.manifests import SecretValue
-from infra.core.manifests import Manifest
+from infra.core.manifests import Manifest, SecretValue
+from infra.deploy import config as stack_config
 
 # Resolves a planned SecretValue to a secret Output (see infra/deploy/config.py).
 SecretResolver = Callable[[SecretValue], pulumi.Output[str]]

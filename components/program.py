@@ -8,10 +8,9 @@ import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
 from components.replication import ReplicationTopology
-from infra.deploy import config as stack_config
-from infra.deploy import deployment
 from infra.core import names
 from infra.core.errors import TopologyError
+from infra.deploy import config as stack_config, deployment
 
 PREVIOUS_OUTPUTS = "previous-outputs"
 

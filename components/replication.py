@@ -28,12 +28,11 @@ from components.audit import ReplicationAudit
 from components.flow import FlowDirection
 from components.kube import secret_resolver
 from components.monitoring import ReplicationMonitoring
-from infra.deploy import config as stack_config
-from infra.deploy import deployment
-from infra.plan import monitoring
 from infra.core import names
-from infra.plan.audit import AuditPlan
 from infra.core.errors import TopologyError
+from infra.deploy import config as stack_config, deployment
+from infra.plan import monitoring
+from infra.plan.audit import AuditPlan
 from infra.plan.stack import StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import KubernetesCluster

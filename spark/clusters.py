@@ -24,13 +24,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark.sql import Column, DataFrame, SparkSession, functions as F, types as T
 
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
-
-from contract.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
 from contract.audit import CREDENTIAL_FILES
+from contract.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
 from spark.offsets import Unverifiable
 
 # Spark's Kafka source with includeHeaders=true: the schema of every record DataFrame here.

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
+from pyspark.sql import Column, DataFrame, Window, functions as F
 
 PARTITION = ["topic", "partition"]
 BUCKET = [*PARTITION, "bucket"]

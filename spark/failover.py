@@ -587,8 +587,10 @@ def java_filters():
     """Topic filters answered by java.util.regex, as the audit's (spark/topicfilter.py), in a
     plain JVM through py4j: the readiness check needs no Spark."""
     import glob
+
     from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
     from pyspark.find_spark_home import _find_spark_home
+
     from spark.topicfilter import TopicFilters
     jars = sorted(glob.glob(os.path.join(_find_spark_home(), "jars", "py4j-*.jar")))
     if not jars:

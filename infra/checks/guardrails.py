@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
-from infra.filters import topics
 from infra.core.errors import Problem, in_file_order
 from infra.core.names import broker_address, topic_prefix
+from infra.filters import topics
 from infra.topology.resolution import Direction, Model
 from infra.topology.schema import Policy
 

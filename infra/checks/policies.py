@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.core import names, references
-from infra.plan.audit import spark_role_rules
-from infra.core.errors import Problem
 from infra.checks.rules import TOPIC_KEEPING, renames_topic, secret_named
+from infra.core import names, references
+from infra.core.errors import Problem
+from infra.plan.audit import spark_role_rules
 
 
 class Unknown:

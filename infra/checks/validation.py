@@ -8,11 +8,11 @@ user's terms: field paths as written in `stacks/<stack>.yaml`, all of them at on
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from contextlib import contextmanager
 import difflib
 import types
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any

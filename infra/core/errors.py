@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
 import dataclasses
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 

@@ -8,7 +8,6 @@ loses the Connect cluster's state). Change them only with `aliases` and a migrat
 from __future__ import annotations
 
 import ipaddress
-
 from dataclasses import dataclass
 
 # The project: the Pulumi project name and the prefix of its config keys.

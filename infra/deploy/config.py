@@ -7,10 +7,10 @@ from typing import Any, Callable, Mapping
 
 import pulumi
 
-from infra.core.names import PROJECT
-from infra.deploy import kubeconfig
 from infra.core import names, references, stores
 from infra.core.errors import Problem, TopologyError
+from infra.core.names import PROJECT
+from infra.deploy import kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPOLOGY_KEY = "topology"

@@ -6,16 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from infra.deploy import config as stack_config
-from infra.core.names import PROJECT
-from infra.deploy import kubeconfig
-from infra.core import names, reading
 from infra.checks import plans, rules, validation
-from infra.plan.audit import AuditPlan, plan_audits
+from infra.core import names, reading
 from infra.core.errors import Problem, TopologyError
+from infra.core.names import PROJECT
+from infra.core.releases import WorkerFile
+from infra.deploy import config as stack_config, kubeconfig
+from infra.plan.audit import AuditPlan, plan_audits
 from infra.plan.stack import StackPlan, plan
 from infra.topology.resolution import Model
-from infra.core.releases import WorkerFile
 from infra.topology.schema import ExactlyOnce
 
 

@@ -9,18 +9,17 @@ import json
 from dataclasses import dataclass
 from typing import Union
 
-from infra.core import names
-from infra.core.manifests import SecretValue
-from infra.topology.resolution import Model, SourceSpec
-from infra.topology.schema import Audit
-from infra.core.names import AuditNames, secret_key
-from infra.plan.connectors import SMT_INSERT_HEADER
-from infra.core.manifests import (JSON, ConfigMap, CronJob, Namespace, NetworkPolicy, ObjectMeta, PersistentVolumeClaim,
-                             Manifest, PolicyRule, Role, RoleBinding, Secret, ServiceAccount, meta, opaque_secret,
-                             secret_values)
-from infra.plan.stack import StackPlan
 # The job checks what we write against the same contract, and reads the same credential files.
 from contract.audit import CREDENTIAL_FILES, VERSION
+from infra.core import names
+from infra.core.manifests import (JSON, ConfigMap, CronJob, Manifest, Namespace, NetworkPolicy, ObjectMeta,
+                                  PersistentVolumeClaim, PolicyRule, Role, RoleBinding, Secret, SecretValue,
+                                  ServiceAccount, meta, opaque_secret, secret_values)
+from infra.core.names import AuditNames, secret_key
+from infra.plan.connectors import SMT_INSERT_HEADER
+from infra.plan.stack import StackPlan
+from infra.topology.resolution import Model, SourceSpec
+from infra.topology.schema import Audit
 
 
 def _cluster(topo: Model, alias: str) -> JSON:

@@ -13,14 +13,14 @@ import base64
 import json
 from dataclasses import dataclass
 
-from infra.core import names, references, stores
-from infra.topology.schema import Cluster, TargetConnection, Trust
-from infra.core.names import FlowNames, secret_key
-from infra.core.manifests import SecretValue
-from infra.core.releases import WorkerFile
 from contract.clientprops import (HEARTBEAT_INLINE, HEARTBEAT_OWN, HEARTBEAT_STORES, INLINE_PEM, KEYSTORE_FILE,
-                               STORE_FILES, WORKER_FILE, Security, client_props, heartbeat_props, jaas_config,
-                               pem_keystore)
+                                  STORE_FILES, WORKER_FILE, Security, client_props, heartbeat_props, jaas_config,
+                                  pem_keystore)
+from infra.core import names, references, stores
+from infra.core.manifests import SecretValue
+from infra.core.names import FlowNames, secret_key
+from infra.core.releases import WorkerFile
+from infra.topology.schema import Cluster, TargetConnection, Trust
 
 TRUSTSTORE_FILES = {Trust.pem: "ca.crt", Trust.jks: "truststore.jks", Trust.pkcs12: "truststore.p12"}
 

@@ -12,15 +12,16 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Iterable
 
-from infra.plan import metrics
 from infra.core import names, references
-from infra.plan.connection import Connection, Entry, Store
 from infra.core.manifests import ConfigValue, KafkaConnector, KafkaConnectorSpec, meta
 from infra.core.names import FlowNames
-from infra.plan.offsets import OffsetsPlan, plan_offsets, request_for
 from infra.core.releases import Release
+from infra.plan import metrics
+from infra.plan.connection import Connection, Entry, Store
+from infra.plan.offsets import OffsetsPlan, plan_offsets, request_for
 from infra.topology.resolution import Direction, PartSpec, SourceSpec
-from infra.topology.schema import ConnectorState, ExactlyOnce, Flow, Monitoring, Operator, Predicate, StartFrom, Transform
+from infra.topology.schema import (ConnectorState, ExactlyOnce, Flow, Monitoring, Operator, Predicate, StartFrom,
+                                   Transform)
 
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 # Headers are handed over as bytes too: a KafkaConnect worker's default header converter

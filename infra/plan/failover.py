@@ -24,7 +24,6 @@ from infra.core.manifests import JSON
 from infra.topology.resolution import Direction, Model
 from infra.topology.schema import FailoverProcedure, Flow, Policy
 
-
 # MirrorCheckpointConfig's defaults (apache/kafka connect/mirror, MirrorCheckpointConfig.java at
 # 3.8.0, unchanged through 4.x): EMIT_CHECKPOINTS_INTERVAL_SECONDS_DEFAULT = 60,
 # SYNC_GROUP_OFFSETS_INTERVAL_SECONDS_DEFAULT = 60.

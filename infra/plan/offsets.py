@@ -40,15 +40,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from infra.filters import jregex
 from infra.core import names
 from infra.core.errors import Problem
 from infra.core.manifests import JSON, ConfigMap, meta
 from infra.core.names import CONNECTOR_OFFSETS_ANNOTATION, FlowNames
 from infra.core.releases import find
+from infra.filters import jregex
+from infra.filters.topics import Filter
 from infra.topology.resolution import Model
 from infra.topology.schema import ConnectorState, Flow, OffsetsAction, OffsetsRequest, PartitionOffset, Policy
-from infra.filters.topics import Filter
 
 # pulumi-kubernetes: a Patch resource with this annotation takes a field another field manager
 # holds (a previous request's patch the operator has not acted on yet) instead of failing.

@@ -15,25 +15,23 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Union
 
-from infra.plan import metrics
-from infra.core import names, references
-from infra.core.manifests import SecretValue
-from infra.plan.connection import (Connection, Entry, Store, docker_config_json, heartbeat_client,
-                              source_connection, target_connection, target_objects)
-from infra.plan.connectors import (CONFIGMAPS_DIGEST, ConnectorKind, ConnectorPlan, Wiring, connectors, readiness_annotations,
-                             topics_configmap, with_digest)
-from infra.core.errors import Problem
-from infra.plan.failover import failover_outputs
-from infra.core.manifests import (JSON, Authentication, ConfigMap, ConfigValue, KafkaConnect, KafkaConnectSpec, Manifest,
-                             Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret, meta,
-                             opaque_secret)
-from infra.core.manifests import secret_values as manifest_secret_values
-from infra.core.names import FlowNames
 from contract.outputs import OUTPUTS_VERSION
+from infra.core import names, references
+from infra.core.errors import Problem
+from infra.core.manifests import (JSON, Authentication, ConfigMap, ConfigValue, KafkaConnect, KafkaConnectSpec,
+                                  Manifest, Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret,
+                                  SecretValue, meta, opaque_secret, secret_values as manifest_secret_values)
+from infra.core.names import FlowNames
 from infra.core.releases import V1, Flavour, Release
+from infra.filters.topics import DEFAULT_GROUPS_EXCLUDE
+from infra.plan import metrics
+from infra.plan.connection import (Connection, Entry, Store, docker_config_json, heartbeat_client, source_connection,
+                                   target_connection, target_objects)
+from infra.plan.connectors import (CONFIGMAPS_DIGEST, ConnectorKind, ConnectorPlan, Wiring, connectors,
+                                   readiness_annotations, topics_configmap, with_digest)
+from infra.plan.failover import failover_outputs
 from infra.topology.resolution import Direction, Model, PartSpec
 from infra.topology.schema import ConnectorState, ExactlyOnce, Flow, Policy
-from infra.filters.topics import DEFAULT_GROUPS_EXCLUDE
 
 POLICY_CLASSES = {
     Policy.default: "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",

@@ -17,8 +17,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from infra.core.names import PROJECT
 from infra.core.errors import Problem, TopologyError
+from infra.core.names import PROJECT
 
 EXIT_OK = 0
 EXIT_CHANGES = 1  # diff: something changed; rehearse: not every record arrived
@@ -182,6 +182,7 @@ def _run(args: argparse.Namespace) -> int:
         return cli.rehearse(args.topology, args.records, args.keep)
     elif args.command == "validate":
         from infra.deploy import deployment
+
         # Every check `render` and `pulumi preview` make on the topology itself (one verdict).
         model, _, _ = deployment.validate_file(args.topology)
         if args.output == "json":
@@ -242,8 +243,8 @@ def _check_previous(previous: object, source: str) -> None:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from infra.tools import diff
     from infra.deploy.config import ROOT
+    from infra.tools import diff
     problems = []
     for stack in args.stack:
         if not STACK_NAME.fullmatch(stack):

@@ -23,13 +23,12 @@ from pulumi.runtime import rpc
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from infra.core.names import PROJECT
-from infra.deploy import deployment
-from infra.core import names, stores
 from components import program
-from infra.deploy import config as stack_config
-from infra.plan.monitoring import owner
+from infra.core import names, stores
 from infra.core.errors import Problem, TopologyError
+from infra.core.names import PROJECT
+from infra.deploy import config as stack_config, deployment
+from infra.plan.monitoring import owner
 from infra.plan.offsets import shown_kind
 
 MASK = "[secret]"

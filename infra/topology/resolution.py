@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from infra.core.names import DEFAULT_FLOW_BASE, FlowNames, bidirectional_flow_name
-from infra.topology.schema import (Audit, Cluster, ConnectorState, ConnectPart, ConnectSettings, Converters, Flow, Operator,
-                          Policy, Predicate, ResourceQuota, SourceInstance, Topology, Transform)
 from infra.filters.topics import DEFAULT_TOPICS_EXCLUDE
+from infra.topology.schema import (Audit, Cluster, ConnectorState, ConnectPart, ConnectSettings, Converters, Flow,
+                                   Operator, Policy, Predicate, ResourceQuota, SourceInstance, Topology, Transform)
 
 
 @dataclass(frozen=True)

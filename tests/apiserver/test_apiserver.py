@@ -26,12 +26,11 @@ from infra.tools import render
 from infra.tools.rehearsal.apiserver import ServerError, apiserver_binary, kubeconfig, start_many, stop
 from infra.tools.rehearsal.kube import install_crds
 from infra.tools.rehearsal.kubeapi import ApiError, Client, service_account_user
-from tests.support.stacks import APISERVER_COUNTS as COUNTS
-from tests.support.stacks import CRDS, ROOT, render_topology, unavailable
+from tests.support.prometheus import CRD_BASE, prometheus_crds
 from tests.support.references import REF
 from tests.support.schemas import CRD_FOLDER
+from tests.support.stacks import APISERVER_COUNTS as COUNTS, CRDS, ROOT, render_topology, unavailable
 from tests.support.variants import STACKS, variant_topologies
-from tests.support.prometheus import CRD_BASE, prometheus_crds
 
 pytestmark = pytest.mark.apiserver
 

@@ -11,11 +11,9 @@ import pytest
 import yaml
 
 from infra.tools.rehearsal.apiserver import State, kubectl_binary
-from tests.support.kubeconfigs import _mutate, b64, broken, check, cluster, exec_plugin, user
-from tests.support.kubeconfigs import valid
+from tests.support.kubeconfigs import _mutate, b64, broken, check, cluster, exec_plugin, user, valid
 from tests.support.material import material
-from tests.support.stacks import APISERVER_COUNTS as COUNTS
-from tests.support.stacks import unavailable
+from tests.support.stacks import APISERVER_COUNTS as COUNTS, unavailable
 
 
 def kubectl(config: dict | str, context: str | None, home: Path) -> tuple[bool, str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 from tests.support.benchmarks import bench, table
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from spark import audit, data
 from infra.tools import sample
+from spark import audit, data
 from spark.offsets import Unverifiable
 
 COMPARED = ("status", "sourceRecords", "targetRecords", "missing", "missingRanges", "duplicate", "unexpected",
@@ -143,8 +143,9 @@ def test_command_line_writes_the_report_and_exits_with_its_status(spark, sample_
 
 
 def _rows(spark, records):
-    from spark.clusters import KAFKA_ROW
     import datetime as dt
+
+    from spark.clusters import KAFKA_ROW
     ts = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
     return spark.createDataFrame([(k, v, "t", 0, o, ts, 0, h) for o, (k, v, h) in enumerate(records)], KAFKA_ROW)
 

@@ -12,14 +12,14 @@ import time
 
 import pytest
 
+from contract import audit as contract
+from infra.checks import validation
 from infra.plan.audit import audit_config
 from infra.plan.stack import plan
-from spark import audit
-from contract import audit as contract
 from infra.tools import sample
+from spark import audit
 from spark.offsets import Unverifiable, fetch_connect_offsets
 from tests.support.stacks import doc_topology
-from infra.checks import validation
 
 
 @pytest.fixture(scope="module")

@@ -14,19 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from infra.plan import failover
 from infra.checks import validation
+from infra.core.releases import SUPPORTED
+from infra.plan import failover
 from infra.plan.stack import plan
 from infra.tools.rehearsal import jars
-from infra.core.releases import SUPPORTED
 from infra.topology.resolution import resolve
 from infra.topology.schema import FailoverProcedure, Topology
 from spark import failover as readiness
-from spark.failover import (Checkpoint, CheckpointConnector, GroupState, Observed, Stamped, decode_checkpoint,
-                            judge, newest_checkpoints)
+from spark.failover import (Checkpoint, CheckpointConnector, GroupState, Observed, Stamped, decode_checkpoint, judge,
+                            newest_checkpoints)
 from spark.offsets import PartitionAudit, Status, Unverifiable
-from tests.support.stacks import unavailable
 from tests.support.jregex_gen import java_verdicts
+from tests.support.stacks import unavailable
 from tests.support.topologies import pair as topo
 
 # ------------------------------------------------------------------ checkpoints, as Kafka writes them

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from infra.plan import monitoring
-from tests.support.monitoring import CLIENT, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, healthy, replace, series, stack_objects
+from tests.support.monitoring import (CLIENT, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, healthy, replace,
+                                      series, stack_objects)
 from tests.support.stacks import ROOT, unavailable
-
 
 PROMTOOL_CACHE = Path.home() / ".cache" / "kafka-replication" / "promtool" / "usr" / "bin" / "promtool"
 

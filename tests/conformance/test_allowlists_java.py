@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-
 from infra.filters import jregex
 from tests.support import jregex_gen as gen
 

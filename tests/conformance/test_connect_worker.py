@@ -23,14 +23,14 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from infra.core import releases, stores
-from infra.tools import render
 from infra.checks import validation
-from infra.topology.resolution import Model
+from infra.core import releases, stores
 from infra.core.releases import Flavour, WorkerFile
-from tests.support.stacks import ROOT, RELEASES, on_release, write_topology
-from tests.support.material import material
+from infra.tools import render
+from infra.topology.resolution import Model
 from tests.support import worker as runtime
+from tests.support.material import material
+from tests.support.stacks import RELEASES, ROOT, on_release, write_topology
 from tests.support.variants import renders
 
 JAVA = ROOT / "tests" / "support" / "java" / "ClientCheck.java"

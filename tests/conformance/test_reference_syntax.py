@@ -7,11 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-
 from infra.core import references
 from infra.tools import render
 from tests.support.variants import STACKS
-
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -35,22 +35,22 @@ import jsonschema
 import pytest
 import yaml
 
-from infra.deploy import deployment
-from infra.core import names
 from contract import outputs
 from infra.checks import policies
-from infra.tools import render
+from infra.core import names
 from infra.core.errors import TopologyError
+from infra.deploy import deployment
+from infra.tools import render
 from infra.tools.rehearsal.apiserver import kubeconfig, stop
 from infra.tools.rehearsal.kube import install_crds
 from infra.tools.rehearsal.kubeapi import Client
-from tests.support.stacks import CRDS, ROOT, unavailable
 from tests.engine import driver, harness
-from tests.support.material import secrets_for
 from tests.engine.harness import CREATE, DEFAULT_PROVIDER, DELETE, REPLACE, SAME, UPDATE, Engine, Run
-from tests.support.prometheus import prometheus_crds
-from tests.support.urns import Recorder
 from tests.support.engine import CONTROLLERS, NOWHERE, object_type_and_name, ours_left, servers
+from tests.support.material import secrets_for
+from tests.support.prometheus import prometheus_crds
+from tests.support.stacks import CRDS, ROOT, unavailable
+from tests.support.urns import Recorder
 
 pytestmark = [pytest.mark.engine]
 

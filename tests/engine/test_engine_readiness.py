@@ -24,13 +24,13 @@ from infra.tools.rehearsal.apiserver import stop
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.run import Rehearsal, local_topology, secret_material
-from tests.support.watch import FIELD_MANAGER, Reconciler, connector_condition, without_times
-from tests.support.stacks import CRDS, ROOT, RUNTIME_COUNTS, unavailable
 from tests.engine import harness
 from tests.engine.harness import CREATE, DELETE
-from tests.support.prometheus import prometheus_crds
 from tests.support.engine import object_type_and_name, ours_left, servers
+from tests.support.prometheus import prometheus_crds
+from tests.support.stacks import CRDS, ROOT, RUNTIME_COUNTS, unavailable
 from tests.support.urns import Recorder
+from tests.support.watch import FIELD_MANAGER, Reconciler, connector_condition, without_times
 
 pytestmark = [pytest.mark.engine, pytest.mark.runtime]
 

@@ -26,9 +26,9 @@ import yaml
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.process import RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
+from tests.support.replication import (DEV, RELEASE_IDS, arrived, audit_pod, dev_for_runtime, eventually, expected,
+                                       for_runtime, records, rehearsal, running, user_topics)
 from tests.support.stacks import RELEASES, ROOT, on_release, unavailable
-from tests.support.replication import DEV, RELEASE_IDS, audit_pod, dev_for_runtime, eventually, for_runtime, records, rehearsal, running
-from tests.support.replication import arrived, expected, user_topics
 
 pytestmark = pytest.mark.runtime
 
@@ -387,6 +387,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
 def rehearse_cli(*args: str, timeout: float = 900):
     import subprocess
     import sys
+
     from infra.tools.rehearsal.apiserver import apiserver_binary
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")

@@ -24,7 +24,8 @@ import time
 import pytest
 
 from infra.plan.connectors import CONFIGMAPS_DIGEST
-from tests.support.replication import arrived, dev_for_runtime, eventually, expected, records, rehearsal, running, user_topics
+from tests.support.replication import (arrived, dev_for_runtime, eventually, expected, records, rehearsal, running,
+                                       user_topics)
 
 pytestmark = pytest.mark.runtime
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from infra.tools.rehearsal.run import Rehearsal
-from tests.support.stacks import ROOT
 from tests.support.replication import audit_pod, dev_for_runtime, eventually, rehearsal, running
+from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
 

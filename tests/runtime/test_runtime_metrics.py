@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from infra.plan import metrics
 from infra.core.names import FlowNames
+from infra.plan import metrics
 from infra.tools.rehearsal import jars, operator
 from infra.tools.rehearsal.run import Rehearsal
-from tests.support.stacks import RELEASES, ROOT
 from tests.support.replication import RELEASE_IDS, dev_for_runtime, eventually, records, rehearsal, running
+from tests.support.stacks import RELEASES, ROOT
 
 pytestmark = pytest.mark.runtime
 

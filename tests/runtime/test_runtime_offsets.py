@@ -16,8 +16,8 @@ import time
 import pytest
 import yaml
 
-from tests.support.stacks import ROOT
 from tests.support.replication import BASE_MS, dev_for_runtime, eventually, rehearsal, running
+from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
 

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 
-
 from tests.support.stacks import ROOT
 
 

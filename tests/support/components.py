@@ -6,7 +6,6 @@ import copy
 
 from tests.support.material import material
 
-
 CLUSTERS = {
     "us-west": {"bootstrapServers": "us-west-kafka-bootstrap.kafka-us-west:9093",
                 "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "replicator"}}},

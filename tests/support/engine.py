@@ -13,7 +13,6 @@ from infra.tools.rehearsal.apiserver import ServerError, State, kubeconfig, star
 from infra.tools.rehearsal.kubeapi import Client
 from tests.support.stacks import unavailable
 
-
 # What the provider waits on, run for real: namespace deletion, claim protection, and the
 # quota status a ResourceQuota's create waits for (a split flow's `resourceQuota`).
 CONTROLLERS = ("namespace-controller", "garbage-collector-controller",

@@ -13,7 +13,6 @@ from infra.plan import monitoring
 from infra.tools import render
 from tests.support.stacks import ROOT, doc_topology
 
-
 FLOW = "repl-us-west-us-east"
 
 

@@ -11,7 +11,6 @@ import yaml
 from infra.tools.rehearsal.kubeapi import Client
 from tests.support.stacks import unavailable
 
-
 CRDS_CACHE = Path.home() / ".cache" / "kafka-replication" / "prometheus-operator-crds"
 
 

@@ -10,7 +10,6 @@ from infra.plan.stack import StackPlan, plan
 from infra.topology.resolution import Model
 from tests.support.stacks import parse_or_reject
 
-
 REF = re.compile(r"\$\{(cfmap|secret|file):([^}]*)\}")
 
 

@@ -17,7 +17,6 @@ from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.run import Rehearsal, local_topology
 from tests.support.stacks import CRDS, RELEASES, ROOT, RUNTIME_COUNTS, on_release, unavailable
 
-
 RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
 
 

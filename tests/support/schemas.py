@@ -12,7 +12,6 @@ import yaml
 
 from tests.support.stacks import CRDS
 
-
 KUBERNETES_VERSION = "1.33.0"
 
 

@@ -13,15 +13,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import event
-from hypothesis import strategies as st
+from hypothesis import event, strategies as st
 
-from infra.core import releases
-from infra.tools import render
 from infra.checks import validation
-from infra.topology.resolution import Model
+from infra.core import releases
 from infra.core.errors import TopologyError
+from infra.tools import render
 from infra.tools.render import Render
+from infra.topology.resolution import Model
 from tests.support.material import material
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from tests.support.stacks import doc_topology, on_release
 
-
 PEM_SASL = {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "pem"}}
 
 

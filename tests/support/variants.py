@@ -3,7 +3,6 @@ and pattern on every release (`variant_topologies`), and the stacks' names (`STA
 
 from __future__ import annotations
 
-
 import yaml
 
 from tests.support.patterns import PATTERNS

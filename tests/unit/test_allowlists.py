@@ -10,8 +10,8 @@ import sys
 import pytest
 import yaml
 
-from infra.filters import topics
 from infra.checks import validation
+from infra.filters import topics
 from tests.support.refusals import accepted, problems
 from tests.support.topologies import among as topo
 

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from infra.tools import render
 from infra.checks import validation
-from infra.plan.audit import audit_config, spark_role_rules
 from infra.core.errors import TopologyError
+from infra.plan.audit import audit_config, spark_role_rules
 from infra.plan.stack import plan
-from tests.support.stacks import SECRETS, by_kind_name, doc_topology, render_topology
+from infra.tools import render
 from tests.support.schemas import validate
+from tests.support.stacks import SECRETS, by_kind_name, doc_topology, render_topology
 
 NS = "replication-audit"
 APP = {"app.kubernetes.io/name": "kafka-replication-audit"}

@@ -4,8 +4,6 @@ complete and print its table. Nothing is timed: figures come from full runs on a
 
 from __future__ import annotations
 
-
-
 from tests.support.benchmarks import bench, table
 
 

@@ -9,9 +9,9 @@ import copy
 import pytest
 import yaml
 
-from infra.tools import render
 from infra.checks import validation
 from infra.checks.rules import service_address
+from infra.tools import render
 
 REGIONS = yaml.safe_load(open(render.stack_config.ROOT / "stacks" / "regions.yaml"))
 
@@ -54,13 +54,13 @@ def test_a_pod_address_used_from_another_kubernetes_cluster_is_refused():
 
 # ------------------------------------------------------------------ one table, each representation
 
-from infra.plan.connection import heartbeat_client, source_connection, target_connection  # noqa: E402
+from contract.audit import CREDENTIAL_FILES  # noqa: E402
+from contract.clientprops import CLIENT_ITEMS, INLINE_PEM, STORE_FILES, WORKER_FILE, client_props  # noqa: E402
 from infra.core.names import FlowNames  # noqa: E402
 from infra.core.releases import WorkerFile  # noqa: E402
+from infra.plan.connection import heartbeat_client, source_connection, target_connection  # noqa: E402
 from infra.topology.schema import Cluster, TargetConnection  # noqa: E402
-from contract.clientprops import CLIENT_ITEMS, INLINE_PEM, STORE_FILES, WORKER_FILE, client_props  # noqa: E402
 from spark.clusters import spark_kafka_options  # noqa: E402
-from contract.audit import CREDENTIAL_FILES  # noqa: E402
 from tests.support.refusals import problems
 
 N = FlowNames("f", "s", "t")

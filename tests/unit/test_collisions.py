@@ -87,6 +87,7 @@ def test_hundreds_of_prefix_flows_into_shared_targets_are_decided_without_automa
     """The program benchmark's 500 flows (prefix filters, identity pairs beside prefixed flows into
     the same targets): every '.'/'_' question is answered on the filters' literal prefixes."""
     import importlib.util
+
     from tests.support.stacks import ROOT
     spec = importlib.util.spec_from_file_location("bench_program", ROOT / "benchmarks" / "program.py")
     bench = importlib.util.module_from_spec(spec)

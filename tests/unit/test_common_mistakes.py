@@ -15,11 +15,11 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 import yaml
 
-from infra.core import reading
-from infra.tools import render
-from infra.checks import validation
 from infra.__main__ import main
+from infra.checks import validation
+from infra.core import reading
 from infra.core.errors import TopologyError
+from infra.tools import render
 from tests.support.stacks import ROOT, SECRETS, doc_topology, refused_in_process
 
 TOPOLOGY = """\

@@ -12,9 +12,9 @@ import pytest
 from components import ReplicationFlow, ReplicationTopology
 from infra.core.errors import TopologyError
 from infra.tools.render import RecordingMocks, under_mocks
-from tests.support.stacks import ROOT, SECRETS, doc_topology, refused_in_process
-from tests.support.material import material
 from tests.support.components import CLUSTERS, FLOW, flow_args, flow_secrets
+from tests.support.material import material
+from tests.support.stacks import ROOT, SECRETS, doc_topology, refused_in_process
 
 
 def refused(make) -> tuple[list[str], RecordingMocks]:

@@ -13,12 +13,12 @@ import pytest
 
 from components import ReplicationFlow, ReplicationTopology
 from components.replication import provider_schema
-from infra.tools import render
 from infra.core.errors import TopologyError
 from infra.core.names import FlowNames
+from infra.tools import render
 from infra.tools.render import RecordingMocks, under_mocks
-from tests.support.stacks import ROOT, SECRETS, doc_topology, refused_in_process, render_topology
 from tests.support.material import material
+from tests.support.stacks import ROOT, SECRETS, doc_topology, refused_in_process, render_topology
 from tests.support.urns import Recorder, Registered, make_urn
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from infra.tools import diff, render
-from infra.filters import topics
 from infra.__main__ import main
 from infra.deploy.config import ROOT
+from infra.filters import topics
+from infra.tools import diff, render
 from tests.support.stacks import SECRETS
 
 NS = "repl-us-west-us-east"

@@ -10,8 +10,7 @@ import random
 from contextlib import redirect_stderr, redirect_stdout
 
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from infra.__main__ import main
 from tests.support import jregex_gen
@@ -150,8 +149,8 @@ def test_component_arguments_are_answered_with_one_clear_error(seed, topology, c
     from components import ReplicationFlow, ReplicationTopology
     from infra.core.errors import TopologyError
     from infra.tools.render import RecordingMocks, under_mocks
-    from tests.support.stacks import SECRETS
     from tests.support.components import flow_args
+    from tests.support.stacks import SECRETS
 
     rng = random.Random(seed)
     secrets = {**SECRETS, "us-west.password": SECRET_TEXT} if topology else {

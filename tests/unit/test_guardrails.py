@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from infra.topology import schema
 from infra.checks import validation
+from infra.topology import schema
 from tests.support import patterns
+from tests.support.refusals import accepted, problems
 from tests.support.stacks import on_release
 from tests.support.topologies import PEM_SASL, among as topo
-from tests.support.refusals import problems, accepted
-
 
 # ------------------------------------------------------------------ aliases
 

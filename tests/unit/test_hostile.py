@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from infra.core import reading
-from infra.tools import render
 from infra.core.errors import TopologyError
-from tests.support.stacks import ROOT, SECRETS, doc_topology
+from infra.tools import render
 from tests.support.refusals import problems as problems_of, refusals
+from tests.support.stacks import ROOT, SECRETS, doc_topology
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:

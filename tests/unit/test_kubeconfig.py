@@ -15,17 +15,16 @@ import sys
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from infra.deploy import kubeconfig
 from infra.core import names
-from infra.tools import render
 from infra.core.errors import TopologyError
-from tests.support.stacks import ROOT, render_topology
+from infra.deploy import kubeconfig
+from infra.tools import render
+from tests.support.kubeconfigs import (RULES, K, _mutate, b64, broken, check, cluster, exec_plugin, oidc, undecodable,
+                                       user, valid)
 from tests.support.material import material
-from tests.support.kubeconfigs import oidc, undecodable, valid
-from tests.support.kubeconfigs import K, RULES, _mutate, b64, broken, check, cluster, exec_plugin, user
+from tests.support.stacks import ROOT, render_topology
 
 
 @pytest.mark.parametrize("case", sorted(RULES))

@@ -11,13 +11,13 @@ import json
 import pytest
 import yaml
 
-from infra.core import names
 from contract import outputs
-from infra.tools import render
 from infra.checks import validation
 from infra.checks.rules import service_address
-from tests.support.stacks import render_topology
+from infra.core import names
+from infra.tools import render
 from tests.support.refusals import problems
+from tests.support.stacks import render_topology
 
 REGIONS = yaml.safe_load(open(render.stack_config.ROOT / "stacks" / "regions.yaml"))
 # Where each flow of the regions stack must land: beside its target Kafka.

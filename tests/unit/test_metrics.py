@@ -11,14 +11,14 @@ import re
 import pytest
 import yaml
 
-from infra.plan import metrics, stack as plan
 from infra.checks import validation
 from infra.core.names import FlowNames
+from infra.core.releases import SUPPORTED, Flavour, find
+from infra.plan import metrics, stack as plan
 from infra.topology.resolution import resolve
 from infra.topology.schema import Topology
-from infra.core.releases import SUPPORTED, Flavour, find
-from tests.support.stacks import RELEASES, doc_topology, on_release
 from tests.support.material import material
+from tests.support.stacks import RELEASES, doc_topology, on_release
 
 FLOW = "repl-us-west-us-east"
 N = FlowNames(FLOW, "us-west", "us-east")

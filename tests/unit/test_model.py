@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from infra.tools import render
 from infra.checks import validation
 from infra.core.errors import TopologyError
-from tests.support.stacks import ROOT, doc_topology, write_topology
+from infra.tools import render
 from tests.support.refusals import problems
+from tests.support.stacks import ROOT, doc_topology, write_topology
 
 
 def test_the_documented_topology_is_valid():

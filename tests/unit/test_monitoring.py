@@ -20,13 +20,14 @@ import jsonschema
 import pytest
 import yaml
 
-from infra.plan import monitoring
-from infra.tools import render
 from infra.core.errors import TopologyError
+from infra.plan import monitoring
 from infra.plan.monitoring import DEFAULTS, Thresholds
-from tests.support.stacks import ROOT, by_kind_name, doc_topology, on_release, render_topology
+from infra.tools import render
+from tests.support.monitoring import (FLOW, MONITORED, TARGET_LABELS, all_queries, firing_cases, groups_of, model_of,
+                                      monitored, plans, stack_objects)
 from tests.support.prometheus import crd_schema, crd_validate
-from tests.support.monitoring import FLOW, MONITORED, TARGET_LABELS, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, model_of, monitored, plans, stack_objects
+from tests.support.stacks import ROOT, by_kind_name, doc_topology, on_release, render_topology
 
 SCRAPES = ROOT / "tests" / "data" / "scrape"
 

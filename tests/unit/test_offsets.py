@@ -12,13 +12,13 @@ import pytest
 import yaml
 from pulumi.runtime import mocks
 
+from infra.plan.offsets import (Target, alter_body, checkpoint_topic, checkpointed_topic, is_patch,
+                                problems as offsets_problems)
 from infra.tools import render
-from infra.plan.offsets import Target, alter_body, checkpoint_topic, checkpointed_topic, is_patch
-from infra.plan.offsets import problems as offsets_problems
 from infra.topology.resolution import resolve
 from infra.topology.schema import ConnectorState, PartitionOffset, Policy, Topology
-from tests.support.stacks import ROOT, render_topology, write_topology
 from tests.support.refusals import refusals
+from tests.support.stacks import ROOT, render_topology, write_topology
 
 BASE = {
     "operator": {"flavour": "strimzi", "version": "1.2.0"},

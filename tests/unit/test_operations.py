@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from infra.tools import render
 from infra.core.errors import TopologyError
-from tests.support.stacks import ROOT, by_kind_name, doc_topology, on_release, render_topology, write_topology
+from infra.tools import render
 from tests.support.schemas import validate
+from tests.support.stacks import ROOT, by_kind_name, doc_topology, on_release, render_topology, write_topology
 
 NS = "repl-us-west-us-east"
 

@@ -7,14 +7,14 @@ import copy
 import json
 
 import jsonschema
+import pulumi
 import pytest
 from pulumi.runtime.sync_await import _sync_await
 
-import pulumi
 from contract import outputs
 from infra.checks import validation
-from infra.plan.failover import failover_outputs
 from infra.plan.audit import plan_audit
+from infra.plan.failover import failover_outputs
 from infra.plan.stack import plan
 from tests.support.stacks import ROOT
 from tests.support.variants import renders

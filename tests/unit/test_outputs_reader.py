@@ -14,18 +14,16 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from contract import outputs
-from infra.tools import render
 from infra.checks import validation
 from infra.plan.failover import failover_outputs
 from infra.plan.stack import plan
-from tests.support.stacks import ROOT, render_topology
-from tests.support.variants import renders
-from tests.support.variants import STACKS
+from infra.tools import render
+from tests.support.stacks import render_topology
 from tests.support.topologies import pair as two_clusters
+from tests.support.variants import STACKS, renders
 
 SCHEMA = outputs.SCHEMA
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import copy
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from infra.checks import validation
 from infra.plan.connectors import ConnectorKind, Ownership, ProgramConfig
 from infra.plan.stack import StackPlan, plan
-from tests.support.stacks import RELEASES, doc_topology, on_release
 from tests.support.refusals import problems
+from tests.support.stacks import RELEASES, doc_topology, on_release
 
 PEM_SASL = {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "pem"}}
 SOURCE_SECURITY = [

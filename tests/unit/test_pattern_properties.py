@@ -13,13 +13,12 @@ import itertools
 import os
 import re
 
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from infra.core import names
 from infra.topology import schema
-from tests.support.stacks import RELEASES, sometimes
 from tests.support.references import plan_random
+from tests.support.stacks import RELEASES, sometimes
 
 EXAMPLES = int(os.environ.get("PATTERN_EXAMPLES", "2000"))
 ALIASES = ["a", "b", "c"]

@@ -329,8 +329,9 @@ def test_metadata_transform_of_the_documents(tmp_path):
 
 
 def test_every_pattern_example_of_the_docs_renders(tmp_path):
-    from pathlib import Path
     import re
+    from pathlib import Path
+
     import yaml
     text = (Path(__file__).resolve().parents[2] / "docs" / "topology.md").read_text()
     complete = yaml.safe_load(re.search(r"## A complete example\n\n```yaml\n(.*?)```", text, re.S).group(1))

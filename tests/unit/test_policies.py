@@ -17,13 +17,12 @@ import yaml
 from pulumi_policy import ResourceValidationArgs, ResourceValidationPolicy
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from infra.checks import plans
-from infra.deploy import deployment
+from infra.checks import plans, policies, rules
 from infra.core import names
-from infra.plan import stack as plan
-from infra.checks import policies, rules
-from infra.tools import render
 from infra.core.errors import Problem, TopologyError
+from infra.deploy import deployment
+from infra.plan import stack as plan
+from infra.tools import render
 from policy import rules as pack
 from tests.support.stacks import ROOT, write_topology
 

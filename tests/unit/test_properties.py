@@ -3,15 +3,13 @@ messages — never an unhandled exception. Runs on the pure plan (no Pulumi) to 
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import jsonschema
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from infra.topology.schema import DNS1123_LABEL
-from tests.support.stacks import RELEASES, sometimes
 from tests.support.references import plan_random
-from tests.support.schemas import unknown_fields, crd_schema
-
-import jsonschema
+from tests.support.schemas import crd_schema, unknown_fields
+from tests.support.stacks import RELEASES, sometimes
 
 VALID_SECURITY = st.one_of(
     st.just({}),

@@ -7,13 +7,13 @@ import dataclasses
 
 import pytest
 
-from infra.core import references
-from infra.tools import render
 from infra.checks import validation
+from infra.core import references
 from infra.plan.stack import plan, role
+from infra.tools import render
+from tests.support.references import check_references
 from tests.support.stacks import doc_topology, render_topology
 from tests.support.variants import STACKS, variant_topologies
-from tests.support.references import check_references
 
 
 @pytest.mark.parametrize("stack", STACKS)

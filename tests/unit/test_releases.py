@@ -6,9 +6,9 @@ import pytest
 
 from infra.checks import validation
 from infra.core.releases import SUPPORTED, Flavour, find
-from tests.support.stacks import doc_topology, on_release, render_topology
 from tests.support import patterns
 from tests.support.refusals import problems
+from tests.support.stacks import doc_topology, on_release, render_topology
 
 
 def test_defaults_keep_todays_stacks():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.tools import render
 from infra.core.errors import TopologyError
+from infra.tools import render
 from tests.support.stacks import ROOT, SECRETS, doc_topology, render_topology, write_topology
 
 THREE_FLOWS = doc_topology(

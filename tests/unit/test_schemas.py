@@ -13,10 +13,10 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
-from infra.tools import render
 from infra.core.releases import DEFAULT_VERSION, Flavour
-from tests.support.stacks import render_topology
+from infra.tools import render
 from tests.support.schemas import validate
+from tests.support.stacks import render_topology
 from tests.support.variants import STACKS, variant_topologies
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from contract.clientprops import jaas_config
-from infra.topology.schema import Mechanism
 from infra.core.errors import TopologyError
+from infra.topology.schema import Mechanism
 from tests.support.material import material
 from tests.support.stacks import SECRETS, by_kind_name, doc_topology, render_topology
 from tests.support.topologies import pair as topo

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.core import reading
 from infra.__main__ import main
+from infra.core import reading
 from tests.support.stacks import DOC_TOPOLOGY, DOCUMENTS_SEEN, ROOT, doc_topology
 from tests.support.verdicts import verdicts
 

@@ -4,14 +4,14 @@ clusters and connectors, the operator release and the audit. They read the resol
 infra/checks/guardrails.py, and infra/checks/validation.py runs both.
 """
 
-from infra.checks.rules.secrets import (SECRET_LIKE, secret_named)
+from infra.checks.rules.document import check, warnings
+from infra.checks.rules.flows import MAX_ALIAS, MAX_FLOW_NAME
+from infra.checks.rules.kubernetes import TOP_LEVEL_DOMAINS, service_address
+from infra.checks.rules.overrides import CONVERTER_PREFIXES, OFFSET_SYNCS_PREFIXES, OWNED
+from infra.checks.rules.secrets import SECRET_LIKE, secret_named
 from infra.checks.rules.smts import (PREDICATE_REQUIRED, ROUTER_NAME, SMT_FIELDS, SMT_PREFIXES, TOPIC_KEEPING,
                                      TOPIC_KEEPING_SMTS, TOPIC_RENAMING_SMTS, keeps_topic, renames_topic)
-from infra.checks.rules.kubernetes import (TOP_LEVEL_DOMAINS, service_address)
-from infra.checks.rules.overrides import (CONVERTER_PREFIXES, OFFSET_SYNCS_PREFIXES, OWNED)
-from infra.checks.rules.flows import (MAX_ALIAS, MAX_FLOW_NAME)
 from infra.checks.rules.transitions import check_transitions
-from infra.checks.rules.document import (check, warnings)
 
 __all__ = ["CONVERTER_PREFIXES", "MAX_ALIAS", "MAX_FLOW_NAME", "OFFSET_SYNCS_PREFIXES", "OWNED",
            "PREDICATE_REQUIRED", "ROUTER_NAME", "SECRET_LIKE", "SMT_FIELDS", "SMT_PREFIXES", "TOPIC_KEEPING",

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from infra.checks.rules.flows import MAX_ALIAS, MAX_FLOW_NAME, _check_audit, _check_bidirectional, _check_heartbeat_identity, _check_operator, _check_part, _check_shape
+from infra.checks.rules.flows import (MAX_ALIAS, MAX_FLOW_NAME, _check_audit, _check_bidirectional,
+                                      _check_heartbeat_identity, _check_operator, _check_part, _check_shape)
 from infra.checks.rules.kubernetes import _check_kubernetes
 from infra.checks.rules.overrides import _check_overrides
 from infra.checks.rules.smts import _check_smts
@@ -13,7 +14,7 @@ from infra.plan.failover import problems as failover_problems
 from infra.plan.metrics import problems as metrics_problems
 from infra.plan.offsets import problems as offsets_problems
 from infra.topology.resolution import Model
-from infra.topology.schema import (DNS1123_LABEL, StartFrom, Trust)
+from infra.topology.schema import DNS1123_LABEL, StartFrom, Trust
 
 
 def check(model: Model) -> list[Problem]:

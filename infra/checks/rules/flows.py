@@ -6,8 +6,7 @@ from __future__ import annotations
 from infra.core.errors import Problem
 from infra.core.releases import REFUSED, Flavour, find, supported_versions
 from infra.topology.resolution import Model, PartSpec
-from infra.topology.schema import (ResourceQuota, Audit, Flow, Policy, Protocol, TargetConnection, Topology, quantity)
-
+from infra.topology.schema import Audit, Flow, Policy, Protocol, ResourceQuota, TargetConnection, Topology, quantity
 
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
 # group id and internal topics; Strimzi derives longer names from it (`<name>-connect-api`,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from infra.core.errors import Problem
 from infra.topology.resolution import Model
 
-
 # ----------------------------------------------------------------- Kubernetes clusters
 
 

@@ -10,11 +10,10 @@ from infra.checks.rules.smts import SMT_PREFIXES
 from infra.core.errors import Problem
 from infra.core.releases import Release, find
 from infra.plan.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FLOW_KEYS, ProgramConfig, checkpoint_config,
-                              connection_client, heartbeat_config, source_config)
+                                   connection_client, heartbeat_config, source_config)
 from infra.plan.stack import heartbeat_replicators, part_wiring
 from infra.topology.resolution import Model
 from infra.topology.schema import Flow
-
 
 CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
 

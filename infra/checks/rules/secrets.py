@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-
 # Connector and client keys that hold secrets: refused in a topology's `config` (the values come
 # from Pulumi secret config), and allowed only as config provider references in the objects the
 # policy pack checks (infra/checks/policies.py).

@@ -14,7 +14,6 @@ from infra.filters import jregex
 from infra.topology.resolution import SourceSpec
 from infra.topology.schema import Flow
 
-
 # Set by the typed fields, not as raw properties.
 SMT_PREFIXES = ("transforms.", "predicates.")
 

@@ -25,17 +25,16 @@ questions about them walk the trie beside the other automata (`search`), never a
 ahead, so their cost grows with the names, not with the budget.
 """
 
-from infra.filters.jregex.limits import (Budget, LINE_TERMINATORS, MAX_CODE_POINT, MAX_DEPTH, MAX_PATTERN,
-                                         MAX_REPEAT, MAX_STATES, MAX_TOPIC, RegexError, TOPIC_ALPHABET,
-                                         Unsupported)
-from infra.filters.jregex.charset import (CLASS_ESCAPES, CONTROL_ESCAPES, Chars, DIGIT, DOT, EVERYTHING,
-                                          HSPACE, NOTHING, SPACE, UNSUPPORTED_ESCAPES, VSPACE, WORD, contains,
-                                          intersect, negate, union)
-from infra.filters.jregex.parser import (Node, literal, literal_prefix, parse, parse_list, pattern_prefix)
-from infra.filters.jregex.words import (Machine, Wild)
-from infra.filters.jregex.nfa import (NFA, compile_filter, matches)
-from infra.filters.jregex.dfa import (Accept, DFA, S, accepts, combine, determinize, word_automaton)
-from infra.filters.jregex.search import (DFAMachine, Diff, Union, preimage_in, search, unified_search)
+from infra.filters.jregex.charset import (CLASS_ESCAPES, CONTROL_ESCAPES, DIGIT, DOT, EVERYTHING, HSPACE, NOTHING,
+                                          SPACE, UNSUPPORTED_ESCAPES, VSPACE, WORD, Chars, contains, intersect, negate,
+                                          union)
+from infra.filters.jregex.dfa import DFA, Accept, S, accepts, combine, determinize, word_automaton
+from infra.filters.jregex.limits import (LINE_TERMINATORS, MAX_CODE_POINT, MAX_DEPTH, MAX_PATTERN, MAX_REPEAT,
+                                         MAX_STATES, MAX_TOPIC, TOPIC_ALPHABET, Budget, RegexError, Unsupported)
+from infra.filters.jregex.nfa import NFA, compile_filter, matches
+from infra.filters.jregex.parser import Node, literal, literal_prefix, parse, parse_list, pattern_prefix
+from infra.filters.jregex.search import DFAMachine, Diff, Union, preimage_in, search, unified_search
+from infra.filters.jregex.words import Machine, Wild
 
 __all__ = ["Accept", "Budget", "CLASS_ESCAPES", "CONTROL_ESCAPES", "Chars", "DFA", "DFAMachine", "DIGIT",
            "DOT", "Diff", "EVERYTHING", "HSPACE", "LINE_TERMINATORS", "MAX_CODE_POINT", "MAX_DEPTH",

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from infra.filters.jregex.limits import LINE_TERMINATORS, MAX_CODE_POINT
 
-
 # ------------------------------------------------------------------ character sets
 # A set of code points: a sorted tuple of disjoint, non-adjacent inclusive (low, high) ranges.
 

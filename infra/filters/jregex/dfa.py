@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from infra.filters.jregex.charset import Chars, contains
-from infra.filters.jregex.limits import Budget, TOPIC_ALPHABET
+from infra.filters.jregex.limits import TOPIC_ALPHABET, Budget
 from infra.filters.jregex.nfa import NFA
 from infra.filters.jregex.words import Wild
-
 
 # ------------------------------------------------------------------ languages of topic names
 # Questions about topic names are answered on minimal deterministic automata over Kafka's topic

@@ -3,7 +3,6 @@ without an answer: a pattern Java rejects, a construct the automata do not model
 
 from __future__ import annotations
 
-
 # Characters in one filter: a topology file's own bound (infra/core/reading.py), since allow-lists
 # written as one alternation are as long as the list; the automaton bound below limits the rest.
 MAX_PATTERN = 1 << 20

@@ -7,11 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from infra.filters.jregex.charset import Chars, DOT, contains
+from infra.filters.jregex.charset import DOT, Chars, contains
 from infra.filters.jregex.limits import MAX_PATTERN, MAX_STATES, Unsupported
 from infra.filters.jregex.parser import Node, _listed_alternatives, parse_list
 from infra.filters.jregex.words import Wild
-
 
 # ------------------------------------------------------------------ automata
 

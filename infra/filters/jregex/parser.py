@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from infra.filters.jregex.charset import CLASS_ESCAPES, CONTROL_ESCAPES, Chars, DOT, NOTHING, UNSUPPORTED_ESCAPES, intersect, negate, union
+from infra.filters.jregex.charset import (CLASS_ESCAPES, CONTROL_ESCAPES, DOT, NOTHING, UNSUPPORTED_ESCAPES, Chars,
+                                          intersect, negate, union)
 from infra.filters.jregex.limits import MAX_CODE_POINT, MAX_DEPTH, MAX_PATTERN, MAX_REPEAT, RegexError, Unsupported
-
 
 # ------------------------------------------------------------------ syntax tree
 # ("chars", Chars) | ("cat", [nodes]) | ("alt", [nodes]) | ("rep", node, min, max|None)

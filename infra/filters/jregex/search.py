@@ -9,7 +9,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from infra.filters.jregex.dfa import DFA, accepts
-from infra.filters.jregex.limits import Budget, MAX_TOPIC, TOPIC_ALPHABET
+from infra.filters.jregex.limits import MAX_TOPIC, TOPIC_ALPHABET, Budget
 from infra.filters.jregex.words import Machine, Wild
 
 

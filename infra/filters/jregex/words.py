@@ -8,7 +8,6 @@ from typing import Any
 
 from infra.filters.jregex.limits import LINE_TERMINATORS
 
-
 # ------------------------------------------------------------------ wildcard words
 # Listed names and names written with an unescaped `.` are read one character at a time by
 # machines that are never built ahead: a trie of wildcard words (`Wild`), a DFA (`DFAMachine`)

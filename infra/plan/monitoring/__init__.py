@@ -15,22 +15,19 @@ the number of distinct thresholds, not of flows; MAX_RULE_BYTES bounds it.
 """
 
 from infra.plan.monitoring.alerts import (ABSENT_WINDOW_MINUTES, AUDIT_STATUS, BYTE_RATE, CHECKPOINT_LATENCY,
-                                          CONNECTOR_STATUS, CONSUMER_CONNECTOR, DEFAULTS, DOCS, KSM_FAILED,
-                                          KSM_START, KSM_SUCCEEDED, LATENCY_MAX, Named,
-                                          PROGRESS_WINDOW_MINUTES, RECORDS_LAG, RECORDS_WRITTEN,
-                                          RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, REGEX_SPECIAL,
-                                          REPLICATION_CONSUMER, SOURCE, TASK_STATUS, Thresholds,
-                                          WORKER_CONNECTORS, audit_rules, checkpoint_rules,
-                                          checkpoint_threshold_seconds, connector_rules, heartbeat_rules,
-                                          regex_literal, replication_rules, rule_groups, stack_thresholds,
-                                          thresholds)
-from infra.plan.monitoring.dashboard import (ALL_VALUES, DASHBOARD_UID, PANELS, VARIABLES, VARIABLE_QUERIES,
-                                             dashboard, dashboard_queries)
-from infra.plan.monitoring.objects import (API_VERSION, COMPONENT, DASHBOARD_KEY, MAX_RULE_BYTES,
+                                          CONNECTOR_STATUS, CONSUMER_CONNECTOR, DEFAULTS, DOCS, KSM_FAILED, KSM_START,
+                                          KSM_SUCCEEDED, LATENCY_MAX, PROGRESS_WINDOW_MINUTES, RECORD_AGE_MAX,
+                                          RECORD_COUNT, RECORD_RATE, RECORDS_LAG, RECORDS_WRITTEN, REGEX_SPECIAL,
+                                          REPLICATION_CONSUMER, SOURCE, TASK_STATUS, WORKER_CONNECTORS, Named,
+                                          Thresholds, audit_rules, checkpoint_rules, checkpoint_threshold_seconds,
+                                          connector_rules, heartbeat_rules, regex_literal, replication_rules,
+                                          rule_groups, stack_thresholds, thresholds)
+from infra.plan.monitoring.dashboard import (ALL_VALUES, DASHBOARD_UID, PANELS, VARIABLE_QUERIES, VARIABLES, dashboard,
+                                             dashboard_queries)
+from infra.plan.monitoring.objects import (API_VERSION, COMPONENT, DASHBOARD_KEY, MAX_RULE_BYTES, STRIMZI_KIND_LABEL,
                                            MonitoringObject, MonitoringPlan, PodMonitor, PrometheusRule,
-                                           STRIMZI_KIND_LABEL, dashboard_configmap, is_monitoring, owner,
-                                           plan_monitoring, plan_monitorings, pod_monitor, problems,
-                                           prometheus_rule, rules_yaml)
+                                           dashboard_configmap, is_monitoring, owner, plan_monitoring, plan_monitorings,
+                                           pod_monitor, problems, prometheus_rule, rules_yaml)
 
 __all__ = ["ABSENT_WINDOW_MINUTES", "ALL_VALUES", "API_VERSION", "AUDIT_STATUS", "BYTE_RATE",
            "CHECKPOINT_LATENCY", "COMPONENT", "CONNECTOR_STATUS", "CONSUMER_CONNECTOR", "DASHBOARD_KEY",

@@ -17,7 +17,6 @@ from infra.plan.stack import FlowPlan, PartPlan, StackPlan, heartbeat_replicator
 from infra.topology.resolution import Model
 from infra.topology.schema import Alerts, Flow
 
-
 DOCS = "docs/operations.md"
 
 

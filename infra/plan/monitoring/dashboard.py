@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from infra.core.manifests import JSON
-from infra.plan.monitoring.alerts import BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, DOCS, LATENCY_MAX, RECORDS_LAG, RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, REPLICATION_CONSUMER, TASK_STATUS, _q
-
+from infra.plan.monitoring.alerts import (BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, DOCS, LATENCY_MAX,
+                                          RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG, REPLICATION_CONSUMER,
+                                          TASK_STATUS, _q)
 
 DASHBOARD_UID = "kafka-replication"
 

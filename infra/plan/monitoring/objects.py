@@ -20,7 +20,6 @@ from infra.plan.stack import StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import Exporter
 
-
 API_VERSION: Literal["monitoring.coreos.com/v1"] = "monitoring.coreos.com/v1"
 
 

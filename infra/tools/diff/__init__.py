@@ -32,13 +32,12 @@ What each does (`Effect`), from the sources of the releases we deploy:
   automata (infra/filters/topics.py), per flow, with the shortest examples.
 """
 
-from infra.tools.diff.model import (ABSENT, Change, Effect, KINDS, Key, ObjectDiff, REPLACED_BY, Snapshot,
-                                    StackDiff, changes, flatten, key_of, read_folder, snapshot)
-from infra.tools.diff.effects import (CONNECT_STATE, EXAMPLES, FlowTopics, LIST_SPLIT, SOURCE_CLASS, compare,
+from infra.tools.diff.effects import (CONNECT_STATE, EXAMPLES, LIST_SPLIT, SOURCE_CLASS, FlowTopics, compare,
                                       difference, effective, kafka_list, remote_topic, resolve, source_filter)
-from infra.tools.diff.sources import (MAX_REF, RENDER_SECONDS, render_at, render_here, stacks_in)
-from infra.tools.diff.report import (COMMENT_LIMIT, COMMENT_MARKER, SIGNS, VERBS, as_json, counts, markdown,
-                                     text)
+from infra.tools.diff.model import (ABSENT, KINDS, REPLACED_BY, Change, Effect, Key, ObjectDiff, Snapshot, StackDiff,
+                                    changes, flatten, key_of, read_folder, snapshot)
+from infra.tools.diff.report import COMMENT_LIMIT, COMMENT_MARKER, SIGNS, VERBS, as_json, counts, markdown, text
+from infra.tools.diff.sources import MAX_REF, RENDER_SECONDS, render_at, render_here, stacks_in
 
 __all__ = ["ABSENT", "COMMENT_LIMIT", "COMMENT_MARKER", "CONNECT_STATE", "Change", "EXAMPLES", "Effect",
            "FlowTopics", "KINDS", "Key", "LIST_SPLIT", "MAX_REF", "ObjectDiff", "RENDER_SECONDS",

@@ -13,8 +13,8 @@ from infra.core import names, references
 from infra.filters import topics
 from infra.plan.connectors import CONFIGMAPS_DIGEST, ConnectorKind
 from infra.plan.monitoring import owner
-from infra.tools.diff.model import Effect, KINDS, Key, ObjectDiff, REPLACED_BY, Snapshot, StackDiff, _under, changes, flatten
-
+from infra.tools.diff.model import (KINDS, REPLACED_BY, Effect, Key, ObjectDiff, Snapshot, StackDiff, _under, changes,
+                                    flatten)
 
 EXAMPLES = 5
 

@@ -13,7 +13,6 @@ import yaml
 
 from infra.plan.offsets import shown_kind
 
-
 # Object identity: (Kubernetes cluster, "" for the default provider; kind; namespace; name).
 Key = tuple[str, str, str, str]
 

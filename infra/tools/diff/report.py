@@ -6,8 +6,7 @@ import json
 from collections import defaultdict
 from typing import Any, Iterable
 
-from infra.tools.diff.model import Change, Effect, KINDS, ObjectDiff, StackDiff
-
+from infra.tools.diff.model import KINDS, Change, Effect, ObjectDiff, StackDiff
 
 # ------------------------------------------------------------------------------- reports
 

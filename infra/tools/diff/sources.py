@@ -12,7 +12,6 @@ from pathlib import Path
 from infra.core.errors import Problem, TopologyError
 from infra.tools.diff.model import ABSENT, Snapshot, read_folder, snapshot
 
-
 # ------------------------------------------------------------------------------- the two sides
 
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.filters import jregex, topics
-from infra.core import reading
 from infra.checks import validation
+from infra.core import reading
 from infra.core.errors import Problem, TopologyError
+from infra.filters import jregex, topics
 from infra.tools.rehearsal import apiserver
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.kubeapi import Client

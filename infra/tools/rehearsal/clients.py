@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra.core.releases import Release
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.process import Network, RuntimeStartError, java
-from infra.core.releases import Release
 
 SOURCE = Path(__file__).resolve().parent / "Clients.java"
 

@@ -13,10 +13,12 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infra.tools.rehearsal import material as materials
-from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, free_port, java, listening, logging_options
-from infra.topology.schema import Cluster, Protocol
 from contract.clientprops import LOGIN_MODULES, jaas_config
+from infra.tools.rehearsal import material as materials
+from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, free_port, java, listening,
+                                           logging_options)
+from infra.topology.schema import Cluster, Protocol
+
 
 @dataclass
 class KafkaCluster:

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from infra.tools.rehearsal.kubeapi import ApiError, Client
 from infra.core.releases import GROUP, SUPPORTED
+from infra.tools.rehearsal.kubeapi import ApiError, Client
 
 CRD_FOLDERS = {r.api_version: r.crds for r in SUPPORTED}
 

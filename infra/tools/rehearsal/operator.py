@@ -50,10 +50,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from infra.plan import metrics
+from contract.clientprops import LOGIN_MODULES
 from infra.core import names, stores
 from infra.core.releases import Release, WorkerFile
-from contract.clientprops import LOGIN_MODULES
+from infra.plan import metrics
 
 WORKER_FILE = "/tmp/strimzi-connect.properties"
 REST_PORT = 8083

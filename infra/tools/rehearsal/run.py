@@ -24,17 +24,16 @@ from typing import Any, Protocol
 
 import yaml
 
-from infra.core import names
-from infra.tools import render
 from infra.checks import validation
+from infra.core import names
+from infra.core.releases import Release
 from infra.plan.offsets import is_patch
-from infra.tools.rehearsal import jars, operator
-from infra.tools.rehearsal import offsets as operator_offsets
+from infra.tools import render
+from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
 from infra.tools.rehearsal.clients import Clients
 from infra.tools.rehearsal.connect import Worker
 from infra.tools.rehearsal.kafka import KafkaCluster
 from infra.tools.rehearsal.process import Network, RuntimeStartError
-from infra.core.releases import Release
 from infra.topology.resolution import Model
 
 # Single-broker clusters cannot hold MirrorMaker 2's own topics at its default replication

@@ -5,21 +5,19 @@ the rules across fields are infra/checks/rules/, and infra/checks/validation.py 
 `docs/topology.md` documents every field.
 """
 
-from infra.topology.schema.values import (Amount, BOOTSTRAP, ClassName, ConfigValue, ConnectorState, Count,
-                                          DNS1123_LABEL, DnsLabel, DnsSubdomain, ExactlyOnce, Exporter,
-                                          FailoverProcedure, GroupName, INT32, ImageRef, LabelKey, LabelValue,
-                                          MAX_FILTERS, Mechanism, MemorySize, OffsetsAction, OffsetsRequestId,
-                                          Policy, Protocol, PullPolicy, Quantity, RegexList, Regexes,
-                                          RegistryUsername, ResourceName, SmtName, StartFrom,
-                                          TargetConnection, TopicName, Trust, Username, quantity)
-from infra.topology.schema.flow import (Alerts, Cluster, ConnectPart, ConnectSettings, ConnectorConfig,
-                                        ConnectorStates, Converter, Converters, Failover, Flow,
-                                        OffsetsRequest, PartitionOffset, Predicate, ResourceQuota, Resources,
-                                        Sasl, Security, SourceInstance, SyncGroupOffsets, TasksMax, Tls,
-                                        Transform)
-from infra.topology.schema.topology import (Audit, AuditReports, AuditThresholds, AuditWindow,
-                                            ImagePullSecret, KubernetesCluster, Monitoring, Operator,
-                                            Readiness, SparkExecutors, Topology, json_schema)
+from infra.topology.schema.flow import (Alerts, Cluster, ConnectorConfig, ConnectorStates, ConnectPart, ConnectSettings,
+                                        Converter, Converters, Failover, Flow, OffsetsRequest, PartitionOffset,
+                                        Predicate, ResourceQuota, Resources, Sasl, Security, SourceInstance,
+                                        SyncGroupOffsets, TasksMax, Tls, Transform)
+from infra.topology.schema.topology import (Audit, AuditReports, AuditThresholds, AuditWindow, ImagePullSecret,
+                                            KubernetesCluster, Monitoring, Operator, Readiness, SparkExecutors,
+                                            Topology, json_schema)
+from infra.topology.schema.values import (BOOTSTRAP, DNS1123_LABEL, INT32, MAX_FILTERS, Amount, ClassName, ConfigValue,
+                                          ConnectorState, Count, DnsLabel, DnsSubdomain, ExactlyOnce, Exporter,
+                                          FailoverProcedure, GroupName, ImageRef, LabelKey, LabelValue, Mechanism,
+                                          MemorySize, OffsetsAction, OffsetsRequestId, Policy, Protocol, PullPolicy,
+                                          Quantity, Regexes, RegexList, RegistryUsername, ResourceName, SmtName,
+                                          StartFrom, TargetConnection, TopicName, Trust, Username, quantity)
 
 __all__ = ["Alerts", "Amount", "Audit", "AuditReports", "AuditThresholds", "AuditWindow", "BOOTSTRAP",
            "ClassName", "Cluster", "ConfigValue", "ConnectPart", "ConnectSettings", "ConnectorConfig",

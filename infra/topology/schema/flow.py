@@ -8,7 +8,11 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from infra.core.names import default_flow_name
-from infra.topology.schema.values import Amount, BOOTSTRAP, ClassName, ConfigValue, ConnectorState, Count, DnsLabel, ExactlyOnce, FailoverProcedure, GroupName, INT32, ImageRef, Mechanism, OffsetsAction, OffsetsRequestId, Policy, Protocol, Quantity, RegexList, Regexes, ResourceName, SmtName, StartFrom, TopicName, Trust, Username, _Strict, _integer, _shaped
+from infra.topology.schema.values import (BOOTSTRAP, INT32, Amount, ClassName, ConfigValue, ConnectorState, Count,
+                                          DnsLabel, ExactlyOnce, FailoverProcedure, GroupName, ImageRef, Mechanism,
+                                          OffsetsAction, OffsetsRequestId, Policy, Protocol, Quantity, Regexes,
+                                          RegexList, ResourceName, SmtName, StartFrom, TopicName, Trust, Username,
+                                          _integer, _shaped, _Strict)
 
 
 class ConnectorStates(_Strict):

@@ -10,7 +10,9 @@ from pydantic import Field, field_validator, model_validator
 from infra.core.cron import shortest_period_seconds
 from infra.core.releases import Flavour, Release, find
 from infra.topology.schema.flow import Alerts, Cluster, ConnectSettings, Flow, Resources
-from infra.topology.schema.values import Amount, Count, DnsLabel, DnsSubdomain, Exporter, INT32, ImageRef, LabelKey, LabelValue, MemorySize, PullPolicy, Quantity, RegistryUsername, TargetConnection, _Strict, _integer, _shaped
+from infra.topology.schema.values import (INT32, Amount, Count, DnsLabel, DnsSubdomain, Exporter, ImageRef, LabelKey,
+                                          LabelValue, MemorySize, PullPolicy, Quantity, RegistryUsername,
+                                          TargetConnection, _integer, _shaped, _Strict)
 
 
 class ImagePullSecret(_Strict):

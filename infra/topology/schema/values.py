@@ -12,7 +12,6 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from infra.core import references
 from infra.filters import jregex
 
-
 # Matched whole (fullmatch): `$` would let a final line break through.
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 

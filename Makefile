@@ -58,33 +58,27 @@ test-runtime: venv kube-apiserver
 test-engine: venv engine shellcheck prometheus-crds
 	$(PYTEST) tests/engine
 
-# Every tier, in runs side by side: the suite waits on servers and JVMs far more than it computes
-# (a serial run keeps 2 cores about a third busy), so on 2 cores the runs overlap well.
+# Every tier, in three runs side by side (2 cores: each run is mostly one Python process waiting on
+# servers and JVMs, or a Go build):
 #   - the tiers that need no Go binary: conformance, audit, unit (the unit tier last:
 #     tests/unit/test_verdicts.py reads the documents every test before it handed the pipeline);
-#   - kube-apiserver built first (the only binary the runtime tier needs), then the runtime
-#     tier's longest module, tests/runtime/test_replication.py;
-#   - after kube-apiserver, the other binaries, then the API-server and engine tiers, then the
-#     rest of the runtime tier.
-# Each rehearsal takes a loopback /24 of its own, and the jar cache is filled under a lock, so
-# runs side by side do not meet. Cold, the builds take about 17 minutes in all; warm they are
-# found at once. The background runs' output is kept in build/tier-*.log and printed after the
-# first run's. The target fails if a run failed, or (under CI) a build.
+#   - kube-apiserver built first (the only binary the runtime tier needs), then the runtime tier;
+#   - meanwhile the other binaries, then the API-server and engine tiers.
+# Cold, the builds take about 17 minutes in all; warm they are found at once. The background runs'
+# output is kept in build/tier-*.log and printed after the first run's. The target fails if a
+# build or a run failed.
 BUILD := bash tools/engine/build.sh
-RUNTIME_FIRST := tests/runtime/test_replication.py
 test: venv promtool shellcheck prometheus-crds
 	@mkdir -p build; rm -f build/*.status build/*.log; \
 	{ $(BUILD) kube-apiserver > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \
-	  { $(PYTEST) $(RUNTIME_FIRST) >> build/tier-runtime.log 2>&1; echo $$? > build/tier-runtime.status; } & \
+	  { $(PYTEST) tests/runtime >> build/tier-runtime.log 2>&1; echo $$? > build/tier-runtime.status; } & \
 	  $(BUILD) > build/tier-engine.log 2>&1; echo $$? > build/binaries.status; \
 	  $(PYTEST) tests/apiserver tests/engine >> build/tier-engine.log 2>&1; echo $$? > build/tier-engine.status; \
-	  $(PYTEST) tests/runtime --ignore=$(RUNTIME_FIRST) >> build/tier-engine.log 2>&1; \
-	  echo $$? > build/tier-runtime-rest.status; \
 	  wait; } & \
 	$(PYTEST) tests/conformance tests/audit tests/unit; first=$$?; \
 	echo "waiting for the runtime, API-server and engine tiers (build/tier-runtime.log, build/tier-engine.log)"; \
 	wait; cat build/tier-runtime.log build/tier-engine.log; \
-	for s in tier-runtime tier-engine tier-runtime-rest; do \
+	for s in tier-runtime tier-engine; do \
 	  test "$$(cat build/$$s.status)" -eq 0 || { echo "make test: $$s failed"; first=1; }; done; \
 	for s in kube-apiserver binaries; do test "$$(cat build/$$s.status)" -eq 0 || \
 	  if test "$$APISERVER_REQUIRED" = 1; then echo "make test: the $$s build failed"; first=1; \

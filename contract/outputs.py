@@ -28,6 +28,13 @@ from typing import Any, Mapping
 OUTPUTS_VERSION = 1
 
 
+# Parts the schema repeats: a name that may be null, and where a flow's or an audit's objects are.
+_NULLABLE_NAME = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}]}
+_HEARTBEATS = {**_NULLABLE_NAME, "description": "null when the flow's heartbeats are off."}
+_KUBERNETES_CLUSTER = {"$ref": "#/$defs/name",
+                       "description": ("The Kubernetes cluster (under the topology's `kubernetes` section) it is "
+                                       "deployed to; absent without that section.")}
+
 # The contract as a JSON Schema (draft 2020-12): what `pulumi stack output --json` returns.
 # `read` below accepts exactly what it accepts in the fields it reads.
 SCHEMA: dict[str, Any] = {
@@ -93,11 +100,7 @@ SCHEMA: dict[str, Any] = {
             ],
             "additionalProperties": False,
             "properties": {
-                "kubernetesCluster": {
-                    "$ref": "#/$defs/name",
-                    "description": ("The Kubernetes cluster (under the topology's `kubernetes` section) it"
-                                    " is deployed to; absent without that section."),
-                },
+                "kubernetesCluster": _KUBERNETES_CLUSTER,
                 "name": {"$ref": "#/$defs/name"},
                 "namespace": {"$ref": "#/$defs/name"},
                 "restService": {"$ref": "#/$defs/name"},
@@ -175,11 +178,7 @@ SCHEMA: dict[str, Any] = {
             ],
             "additionalProperties": False,
             "properties": {
-                "kubernetesCluster": {
-                    "$ref": "#/$defs/name",
-                    "description": ("The Kubernetes cluster (under the topology's `kubernetes` section) it"
-                                    " is deployed to; absent without that section."),
-                },
+                "kubernetesCluster": _KUBERNETES_CLUSTER,
                 "failover": {
                     "$ref": "#/$defs/failover",
                     "description": ("How consumers move to the target (docs/operations.md, Failover and "
@@ -231,11 +230,8 @@ SCHEMA: dict[str, Any] = {
                             "required": ["heartbeats", "offsetSyncs"],
                             "additionalProperties": False,
                             "properties": {
-                                "heartbeats": {
-                                    "oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}],
-                                    "description": "null when the flow's heartbeats are off.",
-                                },
-                                "offsetSyncs": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}]},
+                                "heartbeats": _HEARTBEATS,
+                                "offsetSyncs": _NULLABLE_NAME,
                             },
                         },
                         "target": {
@@ -250,11 +246,8 @@ SCHEMA: dict[str, Any] = {
                             ],
                             "additionalProperties": False,
                             "properties": {
-                                "heartbeats": {
-                                    "oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}],
-                                    "description": "null when the flow's heartbeats are off.",
-                                },
-                                "checkpoints": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/name"}]},
+                                "heartbeats": _HEARTBEATS,
+                                "checkpoints": _NULLABLE_NAME,
                                 "connectGroupId": {"$ref": "#/$defs/name"},
                                 "connectConfigStorage": {"$ref": "#/$defs/name"},
                                 "connectOffsetStorage": {"$ref": "#/$defs/name"},
@@ -279,11 +272,7 @@ SCHEMA: dict[str, Any] = {
             ],
             "additionalProperties": False,
             "properties": {
-                "kubernetesCluster": {
-                    "$ref": "#/$defs/name",
-                    "description": ("The Kubernetes cluster (under the topology's `kubernetes` section) it"
-                                    " is deployed to; absent without that section."),
-                },
+                "kubernetesCluster": _KUBERNETES_CLUSTER,
                 "namespace": {"$ref": "#/$defs/name"},
                 "cronJob": {"$ref": "#/$defs/name"},
                 "configMap": {"$ref": "#/$defs/name"},

@@ -74,7 +74,6 @@ def at_lines(problems: list[Problem], line_of: Callable[[list[str | int]], int |
     return sorted(located, key=lambda p: p.line or 0)  # stable: the file's order, then the rules'
 
 
-
 def in_file_order(problems: list[Problem]) -> list[Problem]:
     """Report order: clusters and the topology first, then flows in file order, then the audit
     (stable within each)."""

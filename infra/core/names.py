@@ -30,7 +30,6 @@ def flow_labels(flow: str) -> dict[str, str]:
     return {**PART_OF, FLOW_LABEL: flow}
 
 
-
 @dataclass(frozen=True)
 class ConnectStorage:
     """One of a Connect cluster's identity settings (Kafka DistributedConfig): a new value is a new

@@ -286,6 +286,3 @@ def _diff(args: argparse.Namespace) -> int:
     print(render_fn(diffs, before_label, after_label))
     return EXIT_CHANGES if any(d.changed for d in diffs) else EXIT_OK
 
-
-if __name__ == "__main__":
-    sys.exit(main())

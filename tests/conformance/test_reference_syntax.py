@@ -14,9 +14,7 @@ from tests.support.variants import STACKS
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 JAVA_REFERENCES = ROOT / "tests" / "support" / "java" / "ReferenceCheck.java"
-
 
 
 def java_references(values: list[str]) -> list[list[tuple[str, str, str]]]:
@@ -27,7 +25,6 @@ def java_references(values: list[str]) -> list[list[tuple[str, str, str]]]:
                           text=True, timeout=300, check=True)
     rows = done.stdout.split("\n")[:-1]
     return [[tuple(m.split("\x01")) for m in row.split("\x02")] if row else [] for row in rows]
-
 
 
 def test_references_are_written_and_read_as_kafka_reads_them():

@@ -16,7 +16,6 @@ def bench(script: str, *args: str, timeout: float = 900) -> str:
     return proc.stdout
 
 
-
 def table(out: str, header: str) -> list[list[str]]:
     """The rows under the table header that starts with `header`."""
     lines = out.splitlines()

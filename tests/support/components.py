@@ -13,15 +13,12 @@ CLUSTERS = {
 }
 
 
-
 FLOW = {"source": "us-west", "target": "us-east", "name": "orders", "topics": ["orders\\..*"]}
-
 
 
 def flow_secrets() -> dict:
     return {"us-west.password": "s3cret-pw", "us-west.caCert": material("us-west").ca_pem,
             "us-east.caCert": material("us-east").ca_pem}
-
 
 
 def flow_args(**changes) -> dict:

@@ -19,11 +19,9 @@ CONTROLLERS = ("namespace-controller", "garbage-collector-controller",
                "persistentvolumeclaim-protection-controller", "resourcequota-controller")
 
 
-
 # The ambient kubeconfig's current context of the regions stack: it leads nowhere, so that a
 # resource without its explicit provider could not reach any server.
 NOWHERE = "nowhere"
-
 
 
 def servers(stack: str, topology: dict[str, Any], directory: Path,
@@ -46,7 +44,6 @@ def servers(stack: str, topology: dict[str, Any], directory: Path,
     return states, ambient, secret
 
 
-
 def ours_left(client: Client, objects: list[dict[str, Any]]) -> list[str]:
     """The objects of the render the server still holds (none, once destroyed)."""
     left = []
@@ -60,7 +57,6 @@ def ours_left(client: Client, objects: list[dict[str, Any]]) -> list[str]:
         if client.request("GET", path)[0] != 404:
             left.append(f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}")
     return left
-
 
 
 def object_type_and_name(obj: dict[str, Any]) -> tuple[str, str]:

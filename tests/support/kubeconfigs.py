@@ -24,30 +24,23 @@ def valid(server: str = "https://api.example.com:6443", token: str = "t0ken", ca
     }
 
 
-
-
 K = "a kubeconfig whose "
-
 
 
 def check(config: dict | str, context: str | None = None) -> list[str]:
     return kubeconfig.problems(str(config) if isinstance(config, str) else yaml.safe_dump(config), context)
 
 
-
 def cluster(config: dict) -> dict:
     return config["clusters"][0]["cluster"]
-
 
 
 def user(config: dict) -> dict:
     return config["users"][0]["user"]
 
 
-
 def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
-
 
 
 def exec_plugin(token: str, api_version: str = "client.authentication.k8s.io/v1beta1") -> dict:
@@ -56,17 +49,14 @@ def exec_plugin(token: str, api_version: str = "client.authentication.k8s.io/v1b
     return {"apiVersion": api_version, "command": "/bin/sh", "args": ["-c", f"echo '{credential}'"]}
 
 
-
 class Text(str):
     """A case that replaces the whole kubeconfig text (the others change the document)."""
-
 
 
 def _mutate(config: dict, how) -> dict:
     config = copy.deepcopy(config)
     how(config)
     return config
-
 
 
 RULES = {
@@ -137,7 +127,6 @@ RULES = {
     "impersonated groups without as": (lambda c: user(c).update({"as-groups": ["g"]}), [
         K + "user asks for impersonated groups, uid or extras without as (client-go refuses it)"]),
 }
-
 
 
 def broken(case: str, base: dict) -> dict | str:

@@ -16,18 +16,14 @@ from tests.support.stacks import ROOT, doc_topology
 FLOW = "repl-us-west-us-east"
 
 
-
 SOURCE_CONNECTOR = f"{FLOW}-source"
-
 
 
 MONITORED = {"prometheusOperator": True, "dashboard": True, "labels": {"release": "prometheus"}}
 
 
-
 def model_of(topology: dict):
     return prepare(topology, "test")
-
 
 
 def plans(topology: dict):
@@ -35,12 +31,10 @@ def plans(topology: dict):
     return model, stack_plan, monitoring.plan_monitorings(model, stack_plan)
 
 
-
 def monitored(**changes) -> dict:
     topo = doc_topology(**changes)
     topo.setdefault("monitoring", copy.deepcopy(MONITORED))
     return topo
-
 
 
 def groups_of(topology: dict) -> list[dict]:
@@ -50,16 +44,13 @@ def groups_of(topology: dict) -> list[dict]:
     return rule["spec"]["groups"]
 
 
-
 # What the Prometheus Operator adds to every series of a PodMonitor's targets.
 TARGET_LABELS = {"namespace": "repl-us-west-us-east", "pod": "repl-us-west-us-east-connect-0",
                  "container": "repl-us-west-us-east-connect", "endpoint": "tcp-prometheus",
                  "job": "replication-monitoring/kafka-replication"}
 
 
-
 _LABEL_VALUES = re.compile(r"^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$")
-
 
 
 def all_queries() -> list[str]:
@@ -72,12 +63,10 @@ def all_queries() -> list[str]:
     return rules + [substitute(q) for q in board]
 
 
-
 def substitute(query: str) -> str:
     for name in monitoring.VARIABLES:
         query = query.replace(f"${name}", monitoring.ALL_VALUES)
     return query
-
 
 
 def stack_objects(stack: str) -> list[dict]:
@@ -89,7 +78,6 @@ def stack_objects(stack: str) -> list[dict]:
     return [o for p in plans(topo)[2] for o in p.objects]
 
 
-
 # The promtool unit tests: the documents' flow on its default thresholds, its checkpoint connector
 # stopped by the topology (so that a stopped connector that should be stopped fires nothing), an
 # audit pushing to a Pushgateway.
@@ -98,17 +86,13 @@ UNIT_TOPOLOGY = monitored(audit={"schedule": "17 * * * *", "image": "registry.ex
 UNIT_TOPOLOGY["flows"][0]["state"] = {"checkpoint": "stopped"}
 
 
-
 BASE = {"flow": FLOW, "connect_cluster": FLOW, **TARGET_LABELS}
-
 
 
 CLIENT = f"us-west->us-east|{SOURCE_CONNECTOR}-0|replication-consumer"  # MirrorConnectorConfig.addClientId
 
 
-
 SOURCE_TOPIC = {"source": "us-west", "target": "us-east", "topic": "us-west.test.orders"}
-
 
 
 def series(name: str, values: str, **labels: str) -> dict:
@@ -116,11 +100,9 @@ def series(name: str, values: str, **labels: str) -> dict:
     return {"series": f"{name}{{{body}}}", "values": values}
 
 
-
 def external(name: str, values: str, **labels: str) -> dict:
     body = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     return {"series": f"{name}{{{body}}}", "values": values}
-
 
 
 def healthy() -> list[dict]:
@@ -152,12 +134,10 @@ def healthy() -> list[dict]:
     ]
 
 
-
 def replace(inputs: list[dict], *new: dict) -> list[dict]:
     """The healthy set with the series of `new` (by name and labels) replaced or added."""
     keys = {n["series"] for n in new}
     return [s for s in inputs if s["series"] not in keys] + list(new)
-
 
 
 def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:

@@ -14,7 +14,6 @@ from tests.support.stacks import unavailable
 CRDS_CACHE = Path.home() / ".cache" / "kafka-replication" / "prometheus-operator-crds"
 
 
-
 def crd_schema(kind: str) -> dict:
     files = {"PodMonitor": "monitoring.coreos.com_podmonitors.yaml",
              "PrometheusRule": "monitoring.coreos.com_prometheusrules.yaml"}
@@ -26,22 +25,17 @@ def crd_schema(kind: str) -> dict:
     return served["schema"]["openAPIV3Schema"]
 
 
-
 def crd_validate(obj: dict, schema: dict) -> None:
     """The schema as the API server reads it: its patterns are Go's (`(?i)` inside), which
     Python's metaschema check would refuse, so the schema is used without that check."""
     jsonschema.validators.validator_for(schema)(schema).validate(obj)
 
 
-
-
 # The Prometheus Operator's CRDs (tools/prometheus-operator/go.mod, `make prometheus-crds`).
 PROMETHEUS_CRDS = Path.home() / ".cache" / "kafka-replication" / "prometheus-operator-crds"
 
 
-
 CRD_BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
 
 
 def prometheus_crds(client: Client, installed: bool) -> None:

@@ -13,13 +13,11 @@ from tests.support.stacks import parse_or_reject
 REF = re.compile(r"\$\{(cfmap|secret|file):([^}]*)\}")
 
 
-
 # Unprefixed keys Strimzi 0.40-0.45 writes into the worker properties file (CSM 1.x;
 # kafka_connect_config_generator.sh at 0.43.0 and 0.45.0); tests/support/worker.py models every release.
 WORKER_FILE_KEYS = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config",
                     "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type",
                     "ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type"}
-
 
 
 def plan_random(data: dict) -> tuple[Model, StackPlan] | None:
@@ -33,7 +31,6 @@ def plan_random(data: dict) -> tuple[Model, StackPlan] | None:
     assert len({(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}) == len(objects)
     assert check_references(objects) > 0
     return topo, stack
-
 
 
 def check_references(objects: list[dict]) -> int:

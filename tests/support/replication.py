@@ -20,7 +20,6 @@ from tests.support.stacks import CRDS, RELEASES, ROOT, RUNTIME_COUNTS, on_releas
 RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
 
 
-
 @contextmanager
 def rehearsal(topology: dict, directory: Path, api) -> Iterator[Rehearsal]:
     r = Rehearsal(topology, directory, ApiServerKube(api, Path(CRDS)))
@@ -38,13 +37,11 @@ def rehearsal(topology: dict, directory: Path, api) -> Iterator[Rehearsal]:
         r.stop()
 
 
-
 def running(r: Rehearsal, timeout: float = 180) -> dict:
     """Every connector whose spec says running, RUNNING with every task (counted for the summary)."""
     found = r.wait_running(timeout)
     RUNTIME_COUNTS["connectors seen RUNNING with every task"] += len(found)
     return found
-
 
 
 def eventually(what: str, probe, timeout: float = 120, every: float = 2):
@@ -59,16 +56,13 @@ def eventually(what: str, probe, timeout: float = 120, every: float = 2):
     pytest.fail(f"{what}: not after {timeout:.0f} s (last: {last!r})")
 
 
-
 def for_runtime(topology: dict) -> dict:
     """The topology as a rehearsal runs it (infra/tools/rehearsal/run.py local_topology)."""
     return local_topology(topology)
 
 
-
 # Record timestamps: recent, or the brokers' time retention (7 days) deletes them as they arrive.
 BASE_MS = int(time.time()) // 60 * 60_000
-
 
 
 def records(n: int, tag: str) -> list[dict]:
@@ -77,9 +71,7 @@ def records(n: int, tag: str) -> list[dict]:
             for i in range(n)]
 
 
-
 DEV = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
-
 
 
 def dev_for_runtime(flavour: str, version: str) -> dict:
@@ -91,7 +83,6 @@ def dev_for_runtime(flavour: str, version: str) -> dict:
     flow["config"]["checkpoint"]["emit.checkpoints.interval.seconds"] = 5
     flow["config"]["source"]["offset.lag.max"] = 0
     return topo
-
 
 
 def audit_pod(r: Rehearsal, run_dir: Path) -> tuple[Path, Path, Path]:
@@ -124,12 +115,9 @@ def audit_pod(r: Rehearsal, run_dir: Path) -> tuple[Path, Path, Path]:
     return run_dir / "audit.json", creds, run_dir / "hosts"
 
 
-
-
 def arrived(r: Rehearsal, alias: str, topic: str, n: int) -> list[dict]:
     got = r.clients.consume(r.client(alias), [topic], n, 90_000)
     return sorted(got, key=lambda rec: (rec["partition"], rec["offset"]))
-
 
 
 def expected(sent: list[dict], topic: str) -> list[dict]:
@@ -141,7 +129,6 @@ def expected(sent: list[dict], topic: str) -> list[dict]:
         out += [{"topic": topic, "partition": partition, "offset": i, "timestamp": s["timestamp"], "key": s["key"],
                  "value": s["value"], "headers": s["headers"]} for i, s in enumerate(mine)]
     return out
-
 
 
 def user_topics(r: Rehearsal, alias: str) -> list[str]:

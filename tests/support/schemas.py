@@ -15,13 +15,10 @@ from tests.support.stacks import CRDS
 KUBERNETES_VERSION = "1.33.0"
 
 
-
 CRD_FOLDER = {"kafka.strimzi.io/v1beta2": "0.48.0", "kafka.strimzi.io/v1": "1.2.0"}
 
 
-
 CRD_FILES = {"KafkaConnect": "041-Crd-kafkaconnect.yaml", "KafkaConnector": "047-Crd-kafkaconnector.yaml"}
-
 
 
 @lru_cache(maxsize=None)
@@ -31,7 +28,6 @@ def crd_schema(api_version: str, kind: str) -> dict:
     version = api_version.split("/")[1]
     (served,) = [v for v in crd["spec"]["versions"] if v["name"] == version and v.get("served")]
     return served["schema"]["openAPIV3Schema"]
-
 
 
 def unknown_fields(obj, schema: dict, path: str = "") -> list[str]:
@@ -49,7 +45,6 @@ def unknown_fields(obj, schema: dict, path: str = "") -> list[str]:
         for i, item in enumerate(obj):
             found += unknown_fields(item, schema["items"], f"{path}[{i}]")
     return found
-
 
 
 def validate(obj: dict) -> None:

@@ -8,16 +8,12 @@ from tests.support.stacks import doc_topology, on_release
 PEM_SASL = {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "pem"}}
 
 
-
 def clusters(*aliases: str) -> dict:
     return {a: {"bootstrapServers": f"{a}-kafka:9093", "security": PEM_SASL} for a in aliases}
 
 
-
 def among(*flows: dict, aliases=("a", "b", "c")) -> dict:
     return doc_topology(clusters=clusters(*aliases), flows=list(flows))
-
-
 
 
 def pair(source_security: dict, target_security: dict, flavour: str = "csm", version: str | None = None,

@@ -32,10 +32,7 @@ def variant_topologies() -> dict[str, dict]:
     return variants
 
 
-
 STACKS = sorted(p.stem for p in (ROOT / "stacks").glob("*.yaml"))
-
-
 
 
 def renders() -> dict[str, dict]:

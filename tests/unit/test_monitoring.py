@@ -461,8 +461,6 @@ def test_dashboard_has_the_variables_and_panels():
     assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
 
 
-
-
 def test_input_series_are_shaped_as_the_scrape(tmp_path):
     available = shapes()
     for _, inputs, _, _ in firing_cases():

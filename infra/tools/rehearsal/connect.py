@@ -148,20 +148,28 @@ class Worker:
 
     def wait_running(self, name: str, timeout: float = 180, min_tasks: int = 0) -> dict[str, Any]:
         """Until the connector and every one of its tasks is RUNNING (at least `min_tasks`);
-        a FAILED connector or task ends the wait with its trace."""
+        a FAILED connector or task ends the wait with its trace.
+
+        A connector reports RUNNING before its tasks exist: the herder starts it, then asks it
+        for task configs and writes them, then assigns the tasks (DistributedHerder
+        reconfigureConnector). "Every task" is therefore the task configs the connector has
+        generated (`GET /connectors/<name>/tasks`), each with a RUNNING status, and never fewer
+        than `min_tasks`, which a caller that knows the connector's class sets."""
         deadline = time.monotonic() + timeout
         last: dict[str, Any] = {}
         while time.monotonic() < deadline:
             try:
                 last = self.status(name)
+                generated = self.get(f"/connectors/{name}/tasks") or []
             except RuntimeStartError:
                 time.sleep(1)
                 continue
-            states = [last["connector"]["state"], *(t["state"] for t in last.get("tasks", []))]
-            failed = [t for t in [last["connector"], *last.get("tasks", [])] if t["state"] == "FAILED"]
+            tasks = last.get("tasks", [])
+            states = [last["connector"]["state"], *(t["state"] for t in tasks)]
+            failed = [t for t in [last["connector"], *tasks] if t["state"] == "FAILED"]
             if failed:
                 raise RuntimeStartError(f"connector {name} on {self.name} FAILED:\n{failed[0].get('trace', '')[:4000]}")
-            if all(s == "RUNNING" for s in states) and len(last.get("tasks", [])) >= min_tasks:
+            if all(s == "RUNNING" for s in states) and len(tasks) >= max(min_tasks, len(generated)):
                 return last
             time.sleep(1)
         raise RuntimeStartError(f"connector {name} on {self.name} not running after {timeout:.0f} s: {last}")

@@ -27,6 +27,7 @@ import yaml
 from infra.checks import validation
 from infra.core import names
 from infra.core.releases import Release
+from infra.plan.connectors import ConnectorKind
 from infra.plan.offsets import is_patch
 from infra.tools import render
 from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
@@ -292,7 +293,7 @@ class Rehearsal:
         out = {}
         for (namespace, name), (connect, connector) in sorted(self.connectors.items()):
             if connector["spec"].get("state", "running") == "running":
-                out[name] = self.workers[connect].wait_running(name, timeout)
+                out[name] = self.workers[connect].wait_running(name, timeout, min_tasks(connector["spec"]))
         return out
 
     def stop(self) -> None:
@@ -301,3 +302,15 @@ class Rehearsal:
         for kafka in self.clusters.values():
             kafka.stop()
 
+
+def min_tasks(spec: dict[str, Any]) -> int:
+    """The tasks a connector has for certain once it has generated them. The source and checkpoint
+    connectors may rightly have none (no topic, no group matches yet); the heartbeat connector
+    has one unless its heartbeats are off (MirrorHeartbeatConnector.taskConfigs: an empty list
+    only when MirrorHeartbeatConfig.emitHeartbeatsInterval is negative, which a negative
+    `emit.heartbeats.interval.seconds` or `emit.heartbeats.enabled=false` gives)."""
+    if spec.get("class") != ConnectorKind.heartbeat.connector_class:
+        return 0
+    interval = str(spec.get("config", {}).get("emit.heartbeats.interval.seconds", "1"))
+    enabled = str(spec.get("config", {}).get("emit.heartbeats.enabled", "true")).lower() != "false"
+    return 1 if enabled and not interval.startswith("-") else 0

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from infra.deploy import deployment
 from infra.tools.render import Render
 from tests.support.stacks import (APISERVER_COUNTS, DOC_TOPOLOGY, RUNTIME_COUNTS, by_kind_name, render_topology,
                                   started_apiserver)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_preparations():
+    """Each test prepares its documents anew: a test may patch what a plan reads (a release
+    row, a name) between two renders of one document (infra/deploy/deployment.py prepare)."""
+    deployment._PREPARED.clear()
 
 
 @pytest.fixture

@@ -20,10 +20,51 @@ from infra.topology.schema import ExactlyOnce
 
 def prepare(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:
     """The validated model and the plans of a topology document (TopologyError: every problem):
-    the flows', and the audit's (one per Kubernetes cluster hosting flows, none without `audit`)."""
+    the flows', and the audit's (one per Kubernetes cluster hosting flows, none without `audit`).
+
+    One run prepares the same document up to three times (`render` before the program, the
+    program before its component, the component itself: each must refuse before anything
+    registers), which for hundreds of flows is seconds each. What it returns is frozen and does
+    not depend on `source` (only refusals name it), so an accepted document is prepared once
+    per process: the later calls get the same objects."""
+    key = _frozen(document)
+    if key is not None and key in _PREPARED:
+        return _PREPARED[key]
     model = validation.parse(document, source)
     stack_plan = plan(model)
-    return model, stack_plan, plan_audits(model, stack_plan)
+    prepared = model, stack_plan, plan_audits(model, stack_plan)
+    if key is not None:
+        _PREPARED[key] = prepared
+        while len(_PREPARED) > _PREPARED_KEPT:
+            del _PREPARED[next(iter(_PREPARED))]
+    return prepared
+
+
+_PREPARED: dict[Any, tuple[Model, StackPlan, tuple[AuditPlan, ...]]] = {}
+_PREPARED_KEPT = 4
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable image of a YAML document that tells apart what validation tells apart (a key
+    `1` from a key `'1'`, `true` from `1`, the order of keys); None where a value is not
+    hashable, not equal to itself (NaN) or nested too deep to walk: that document is prepared
+    every time."""
+    try:
+        return _freeze(value)
+    except (TypeError, RecursionError):
+        return None
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return (dict, tuple((_freeze(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return (list, tuple(_freeze(v) for v in value))
+    hash(value)  # TypeError for what cannot be a key
+    if value != value:
+        raise TypeError("NaN")
+    # By type, and floats by their digits: 1, 1.0 and True, 0.0 and -0.0 are equal in Python.
+    return (type(value), repr(value) if isinstance(value, float) else value)
 
 
 def validate(document: Any, source: str) -> tuple[Model, StackPlan, tuple[AuditPlan, ...]]:

@@ -3,6 +3,9 @@ validation pipeline (tests/support/stacks.py records them)."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -25,3 +28,19 @@ def verdicts(tmp_path: Path, document: dict) -> tuple[list[str] | None, list[str
         except TopologyError as exc:
             found.append([str(p) for p in exc.problems])
     return found[0], found[1]
+
+
+def verdicts_of(tmp_path: Path, documents: list[dict]) -> list[tuple[list[str] | None, list[str] | None]]:
+    """`verdicts` of each document, in order, on every core: hundreds of documents, a few of
+    hundreds of flows, are minutes on one. The workers are spawned, not forked (a fork of a
+    process with threads, as pytest's, can hang); the largest documents go first."""
+    workers = min(os.cpu_count() or 1, 4)
+    if workers == 1 or len(documents) < 8:
+        return [verdicts(tmp_path, d) for d in documents]
+    order = sorted(range(len(documents)), key=lambda i: -len(repr(documents[i])))
+    folders = [tmp_path / f"worker-{i}" for i in range(len(documents))]
+    for folder in folders:
+        folder.mkdir()
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {i: pool.submit(verdicts, folders[i], documents[i]) for i in order}
+        return [futures[i].result(timeout=900) for i in range(len(documents))]

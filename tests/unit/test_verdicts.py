@@ -20,7 +20,7 @@ import yaml
 from infra.__main__ import main
 from infra.core import reading
 from tests.support.stacks import DOC_TOPOLOGY, DOCUMENTS_SEEN, ROOT, doc_topology
-from tests.support.verdicts import verdicts
+from tests.support.verdicts import verdicts, verdicts_of
 
 FILES = sorted([*ROOT.glob("stacks/*.yaml"), *ROOT.glob("docs/examples/**/*.yaml")])
 
@@ -30,11 +30,10 @@ def test_validate_and_render_agree_on_every_topology_of_the_suite(tmp_path):
     documents += [d for d in (reading.load_yaml_file(f, "topology file") for f in FILES) if isinstance(d, dict)]
     documents.append(DOC_TOPOLOGY)
     disagree, refused = [], 0
-    for i, document in enumerate(documents):
-        v, r = verdicts(tmp_path, document)
+    for i, (v, r) in enumerate(verdicts_of(tmp_path, documents)):
         refused += v is not None
         if v != r:
-            disagree.append((i, json.dumps(document)[:300], v, r))
+            disagree.append((i, json.dumps(documents[i])[:300], v, r))
     assert not disagree, disagree
     # Both outcomes were exercised (the whole suite records hundreds of documents).
     assert len(documents) > 3 and (refused > 0 or len(documents) == len(FILES) + 1)

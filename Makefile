@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse outputs-schema kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds clean lock
+.PHONY: render rehearse outputs-schema kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds strimzi-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +47,7 @@ rehearse: venv apiserver
 PYTEST := $(BIN)/python -m pytest
 test-unit: venv
 	$(PYTEST) tests/unit
-test-conformance: venv promtool
+test-conformance: venv promtool prometheus-crds
 	$(PYTEST) tests/conformance
 test-audit: venv
 	$(PYTEST) tests/audit
@@ -144,6 +144,12 @@ shellcheck:
 
 # The Prometheus Operator's PodMonitor and PrometheusRule CRDs (tools/prometheus-operator/go.mod)
 # into ~/.cache, for the API-server tier (Go and its module proxy).
+# Strimzi's CRDs of every supported release's Strimzi line, generated from its published artifacts
+# (infra/tools/rehearsal/crds.py, tools/strimzi-crds/pom.xml; Maven and Java 21 or newer). The
+# tiers that validate against them generate them on first use; this fills the cache ahead.
+strimzi-crds: venv
+	@$(BIN)/python -c "from infra.tools.rehearsal import crds; [print(crds.folder(v)) for v in crds.LINES]"
+
 prometheus-crds:
 	@bash tools/prometheus-operator/crds.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
 	  echo "the Prometheus Operator CRDs could not be downloaded: their API-server tests will skip"; }

@@ -5,8 +5,8 @@ render writes it as it stands and the API-server tier applies it), and the type 
 every generator to these shapes. Only the fields we write are declared. Secret values are
 `SecretValue`s until the components resolve them from Pulumi secret config.
 
-Strimzi's fields follow its CRDs (`../shared/strimzi-crds`, KafkaConnect and KafkaConnector of
-kafka.strimzi.io v1beta2 and v1); pod templates and audit workloads, which no code reads back,
+Strimzi's fields follow its CRDs (KafkaConnect and KafkaConnector of kafka.strimzi.io v1beta2 and
+v1, generated from each release's published artifacts: infra/tools/rehearsal/crds.py); pod templates and audit workloads, which no code reads back,
 are plain JSON.
 """
 

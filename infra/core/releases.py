@@ -52,12 +52,11 @@ class WorkerFile(str, Enum):
 class Release:
     flavour: Flavour
     version: str                   # as users write it: CSM `1.2`, Strimzi `0.48.0`
-    strimzi: str                   # the Strimzi release it is (or ships)
+    strimzi: str                   # the Strimzi release it is (or ships): its CRDs validate the objects
     kafka: str                     # upstream Kafka version of the default Connect image
     connect_versions: tuple[str, ...]  # accepted `KafkaConnect.spec.version`s, the default last
     api_version: str
     worker_file: WorkerFile
-    crds: str                      # folder of ../shared/strimzi-crds that validates its objects
 
     # Kafka Connect / MirrorMaker 2 features, by the Kafka line every accepted version belongs to.
     @property
@@ -159,16 +158,16 @@ V1 = f"{GROUP}/v1"
 
 SUPPORTED: tuple[Release, ...] = (
     # CSM 1.2 ships Strimzi 0.43.0 and Kafka 3.8.0 (Connect image 3.8.0.1.2).
-    Release(Flavour.csm, "1.2", "0.43.0", "3.8.0", ("3.8.0.1.2",), V1BETA2, WorkerFile.literalStores, "0.48.0"),
+    Release(Flavour.csm, "1.2", "0.43.0", "3.8.0", ("3.8.0.1.2",), V1BETA2, WorkerFile.literalStores),
     # CSM 1.4 ships Strimzi 0.45 and Kafka 3.9.0 (Connect images 3.9.0.1.3, 3.9.0.1.4).
     Release(Flavour.csm, "1.4", "0.45.0", "3.9.0", ("3.9.0.1.3", "3.9.0.1.4"), V1BETA2,
-            WorkerFile.literalStores, "0.48.0"),
+            WorkerFile.literalStores),
     # Strimzi kafka-versions.yaml at 0.48.0: 4.0.0 and 4.1.0 (default).
     Release(Flavour.strimzi, "0.48.0", "0.48.0", "4.1.0", ("4.0.0", "4.1.0"), V1BETA2,
-            WorkerFile.pemReferences, "0.48.0"),
+            WorkerFile.pemReferences),
     # Strimzi kafka-versions.yaml at 1.2.0: 4.2.0-4.3.1 (4.3.1 default); kafka.strimzi.io/v1 only.
     Release(Flavour.strimzi, "1.2.0", "1.2.0", "4.3.1", ("4.2.0", "4.2.1", "4.3.0", "4.3.1"), V1,
-            WorkerFile.pemReferences, "1.2.0"),
+            WorkerFile.pemReferences),
 )
 DEFAULT_VERSION = {Flavour.csm: "1.2", Flavour.strimzi: "1.2.0"}
 

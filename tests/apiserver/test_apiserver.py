@@ -16,28 +16,32 @@ import base64
 import copy
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import yaml
 
 from infra.core import names
+from infra.core.releases import SUPPORTED, Release
 from infra.tools import render
 from infra.tools.rehearsal.apiserver import ServerError, apiserver_binary, kubeconfig, start_many, stop
 from infra.tools.rehearsal.kube import install_crds
 from infra.tools.rehearsal.kubeapi import ApiError, Client, service_account_user
 from tests.support.prometheus import CRD_BASE, prometheus_crds
 from tests.support.references import REF
-from tests.support.schemas import CRD_FOLDER
-from tests.support.stacks import APISERVER_COUNTS as COUNTS, CRDS, ROOT, render_topology, unavailable
+from tests.support.schemas import release_of_objects, strimzi_crds
+from tests.support.stacks import APISERVER_COUNTS as COUNTS, ROOT, render_topology, unavailable
 from tests.support.variants import STACKS, variant_topologies
 
 pytestmark = pytest.mark.apiserver
 
 
+def _release(line: str) -> Release:
+    return next(r for r in SUPPORTED if r.strimzi == line)
+
+
 def flavour_of(objects: list[dict]) -> str:
-    (version,) = {o["apiVersion"] for o in objects if o["apiVersion"].startswith("kafka.strimzi.io/")}
-    return CRD_FOLDER[version]
+    """The Strimzi line of a render's release (0.43.0 for CSM 1.2, 0.45.0 for CSM 1.4...)."""
+    return release_of_objects(objects).strimzi
 
 
 def dropped(sent, returned, path: str = "") -> list[str]:
@@ -75,7 +79,7 @@ MONITORING_GROUP = "monitoring.coreos.com"
 def ready_for(client: Client, objects: list[dict]) -> int:
     """The render's CRD flavour installed and its namespaces created (for real); returns how
     many namespaces. The Prometheus Operator's CRDs only where the render has its objects."""
-    install_crds(client, Path(CRDS) / flavour_of(objects))
+    install_crds(client, strimzi_crds(release_of_objects(objects)))
     if any(o["apiVersion"].startswith(f"{MONITORING_GROUP}/") for o in objects):
         prometheus_crds(client, True)
     namespaces = [o for o in objects if o["kind"] == "Namespace"]
@@ -117,7 +121,7 @@ def all_renders(tmp_path_factory) -> dict[str, list[dict]]:
 
 
 def test_every_object_of_every_render_is_accepted(apiserver, all_renders):
-    assert {flavour_of(objs) for objs in all_renders.values()} == {"0.48.0", "1.2.0"}
+    assert {flavour_of(objs) for objs in all_renders.values()} == {"0.43.0", "0.45.0", "0.48.0", "1.2.0"}
     # The audit's CronJob is among the objects, and the server serves batch/v1 CronJob: it is
     # checked by the server like every other object.
     assert any(o["kind"] == "CronJob" for objs in all_renders.values() for o in objs)
@@ -218,7 +222,7 @@ def test_the_strimzi_cel_rules_are_kept_and_enforced(apiserver, all_renders, fla
     metrics without the ConfigMap that configures them are refused with the rule's message."""
     objects = _stack(all_renders, flavour)
     ready_for(apiserver, objects)
-    sent = next(crd for crd in (yaml.safe_load(p.read_text()) for p in sorted((Path(CRDS) / flavour).glob("*.yaml")))
+    sent = next(crd for crd in (yaml.safe_load(p.read_text()) for p in sorted(strimzi_crds(_release(flavour)).glob("*.yaml")))
                 if crd["spec"]["names"]["kind"] == "KafkaConnect")
     status, stored = apiserver.request("GET", f"{CRD_BASE}/{sent['metadata']['name']}")
     assert status == 200

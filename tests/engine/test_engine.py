@@ -39,6 +39,7 @@ from contract import outputs
 from infra.checks import policies
 from infra.core import names
 from infra.core.errors import TopologyError
+from infra.core.releases import Release
 from infra.deploy import deployment
 from infra.tools import render
 from infra.tools.rehearsal.apiserver import kubeconfig, stop
@@ -49,7 +50,8 @@ from tests.engine.harness import CREATE, DEFAULT_PROVIDER, DELETE, REPLACE, SAME
 from tests.support.engine import CONTROLLERS, NOWHERE, object_type_and_name, ours_left, servers
 from tests.support.material import secrets_for
 from tests.support.prometheus import prometheus_crds
-from tests.support.stacks import CRDS, ROOT, unavailable
+from tests.support.schemas import strimzi_crds
+from tests.support.stacks import ROOT, unavailable
 from tests.support.urns import Recorder
 
 pytestmark = [pytest.mark.engine]
@@ -148,10 +150,10 @@ STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                  "provisioner": "kafka-replication.test/none", "volumeBindingMode": "WaitForFirstConsumer"}
 
 
-def prepared(client: Client, crds: str) -> None:
+def prepared(client: Client, release: Release) -> None:
     """What the stack needs of a cluster before it deploys: the Strimzi CRDs of its release, the
     Prometheus Operator's CRDs, a default StorageClass."""
-    install_crds(client, Path(CRDS) / crds)
+    install_crds(client, strimzi_crds(release))
     prometheus_crds(client, True)
     client.create(STORAGE_CLASS)
 
@@ -165,7 +167,7 @@ def deploy(engine: Engine, stack: str, directory: Path) -> Deployment:
     try:
         document, model, stack_plan, audits = deployment.prepare_file(topology_path)
         for client in clients.values():
-            prepared(client, model.operator.release.crds)
+            prepared(client, model.operator.release)
         kubeconfig_path = directory / "kubeconfig"
         kubeconfig_path.write_text(yaml.safe_dump(ambient))
         keys = deployment.secret_keys(model, stack_plan, audits)
@@ -405,7 +407,7 @@ def one_cluster(engine: Engine, tmp_path: Path, topology: dict[str, Any], name: 
     try:
         client = Client(states[""])
         _, model, stack_plan, audits = deployment.prepare_file(path)
-        prepared(client, model.operator.release.crds)
+        prepared(client, model.operator.release)
         config = tmp_path / "kubeconfig"
         config.write_text(yaml.safe_dump(ambient))
         project = engine.project("dev", name)

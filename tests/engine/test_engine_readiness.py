@@ -12,7 +12,6 @@ a status: the server's managedFields name the writer of each.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 import yaml
@@ -28,7 +27,8 @@ from tests.engine import harness
 from tests.engine.harness import CREATE, DELETE
 from tests.support.engine import object_type_and_name, ours_left, servers
 from tests.support.prometheus import prometheus_crds
-from tests.support.stacks import CRDS, ROOT, RUNTIME_COUNTS, unavailable
+from tests.support.schemas import strimzi_crds
+from tests.support.stacks import ROOT, RUNTIME_COUNTS, unavailable
 from tests.support.urns import Recorder
 from tests.support.watch import FIELD_MANAGER, Reconciler, connector_condition, without_times
 
@@ -74,7 +74,7 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
             jars.release_jars(r.release)
         except jars.JarsError as exc:
             unavailable(str(exc))
-        install_crds(client, Path(CRDS) / r.release.crds)
+        install_crds(client, strimzi_crds(r.release))
         prometheus_crds(client, True)
         began = time.monotonic()
         r.start_clusters()

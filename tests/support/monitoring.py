@@ -149,7 +149,6 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                                    and f'connector="{running}"' in s["series"])]
     without_running_task = [s for s in h if not (s["series"].startswith("kafka_connect_connector_task_status{")
                                                  and f'connector="{running}"' in s["series"])]
-    lag_series = [s for s in h if s["series"].startswith("kafka_consumer_fetch_manager_records_lag{")]
     return [
         ("KafkaReplicationConnectorFailed",
          without_running_source + [series("kafka_connect_connector_status", "1x40", connector=running, status="failed")],

@@ -15,14 +15,15 @@ import yaml
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.run import Rehearsal, local_topology
-from tests.support.stacks import CRDS, RELEASES, ROOT, RUNTIME_COUNTS, on_release, unavailable
+from tests.support.schemas import release_of, strimzi_crds
+from tests.support.stacks import RELEASES, ROOT, RUNTIME_COUNTS, on_release, unavailable
 
 RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
 
 
 @contextmanager
 def rehearsal(topology: dict, directory: Path, api) -> Iterator[Rehearsal]:
-    r = Rehearsal(topology, directory, ApiServerKube(api, Path(CRDS)))
+    r = Rehearsal(topology, directory, ApiServerKube(api, strimzi_crds(release_of(topology))))
     try:
         try:
             jars.release_jars(r.release)

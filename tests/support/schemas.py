@@ -1,5 +1,10 @@
 """Real schemas for rendered objects: kubernetes-validate for core kinds, Strimzi's CRDs for its
-kinds (unknown fields are what the server would prune), the Prometheus Operator's for monitoring."""
+kinds (unknown fields are what the server would prune), the Prometheus Operator's for monitoring.
+
+Strimzi's CRDs are those of the release's own Strimzi line (CSM 1.2 ships 0.43.0, CSM 1.4 0.45.0),
+generated from its published artifacts (infra/tools/rehearsal/crds.py), which takes Java: the
+tiers that have it validate Strimzi kinds (tests/conformance/test_schemas.py holds every stack
+and variant); the unit tier validates core kinds only, and says so by passing no release."""
 
 from __future__ import annotations
 
@@ -10,22 +15,44 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-from tests.support.stacks import CRDS
+from infra.core.releases import SUPPORTED, Flavour, Release, find
+from infra.tools.rehearsal import crds
+from tests.support.stacks import unavailable
 
 KUBERNETES_VERSION = "1.33.0"
 
 
-CRD_FOLDER = {"kafka.strimzi.io/v1beta2": "0.48.0", "kafka.strimzi.io/v1": "1.2.0"}
+def release_of(topology: dict) -> Release:
+    """The supported release a topology document names (its operator section)."""
+    operator = topology.get("operator", {})
+    found = find(Flavour(operator.get("flavour", "csm")), operator.get("version"))
+    assert found is not None, operator
+    return found
 
 
-CRD_FILES = {"KafkaConnect": "041-Crd-kafkaconnect.yaml", "KafkaConnector": "047-Crd-kafkaconnector.yaml"}
+def release_of_objects(objects: list[dict]) -> Release:
+    """The release a render is for, from its KafkaConnects: their API version and Kafka version
+    (`spec.version`, always rendered) name one supported release (their versions are disjoint)."""
+    found = {next(r for r in SUPPORTED if r.api_version == o["apiVersion"] and o["spec"]["version"] in r.connect_versions)
+             for o in objects if o["kind"] == "KafkaConnect"}
+    assert len(found) == 1, found
+    return found.pop()
+
+
+def strimzi_crds(release: Release) -> Path:
+    """The folder of the release's Strimzi CRDs, generated on first use (the tier is skipped, or
+    fails where required, when they cannot be: no Maven or no Java 21)."""
+    try:
+        return crds.for_release(release)
+    except crds.CrdsError as exc:
+        unavailable(str(exc))
+        raise
 
 
 @lru_cache(maxsize=None)
-def crd_schema(api_version: str, kind: str) -> dict:
-    path = Path(CRDS) / CRD_FOLDER[api_version] / CRD_FILES[kind]
-    crd = yaml.safe_load(path.read_text())
-    version = api_version.split("/")[1]
+def crd_schema(release: Release, kind: str) -> dict:
+    crd = yaml.safe_load((strimzi_crds(release) / crds.FILES[kind][1]).read_text())
+    version = release.api_version.split("/")[1]
     (served,) = [v for v in crd["spec"]["versions"] if v["name"] == version and v.get("served")]
     return served["schema"]["openAPIV3Schema"]
 
@@ -47,9 +74,20 @@ def unknown_fields(obj, schema: dict, path: str = "") -> list[str]:
     return found
 
 
-def validate(obj: dict) -> None:
+CRD_GROUPS = ("kafka.strimzi.io/", "monitoring.coreos.com/")
+
+
+def validate(obj: dict, release: Release | None = None) -> None:
+    """`obj` against its real schema. Custom resources need the CRDs that tools build (Strimzi's
+    with Java, the Prometheus Operator's with Go) and a Strimzi kind the release whose CRDs it is
+    checked against: without a release (the unit tier, Python only) core kinds alone are
+    checked, and the custom resources are left to tests/conformance/test_schemas.py."""
+    if release is None and obj["apiVersion"].startswith(CRD_GROUPS):
+        return
     if obj["apiVersion"].startswith("kafka.strimzi.io/"):
-        schema = crd_schema(obj["apiVersion"], obj["kind"])
+        assert release is not None
+        assert obj["apiVersion"] == release.api_version, (obj["apiVersion"], release.name)
+        schema = crd_schema(release, obj["kind"])
         jsonschema.validate(obj, schema)
         pruned = unknown_fields(obj, schema)
         if pruned:

@@ -24,8 +24,6 @@ from infra.topology.resolution import Model
 from tests.support.material import material
 
 ROOT = Path(__file__).resolve().parents[2]
-CRDS = Path(os.environ.get("STRIMZI_CRDS_DIR", ROOT.parent / "shared" / "strimzi-crds"))
-
 # Distinctive values: a test greps every rendered byte for them. Trust and key material is real
 # (tests/support/material.py), because the plan builds stores from it at deploy time.
 SECRETS = {

@@ -16,7 +16,6 @@ import json
 import re
 from pathlib import Path
 
-import jsonschema
 import pytest
 import yaml
 
@@ -25,8 +24,7 @@ from infra.plan import monitoring
 from infra.plan.monitoring import DEFAULTS, Thresholds
 from infra.tools import render
 from tests.support.monitoring import (FLOW, MONITORED, TARGET_LABELS, all_queries, firing_cases, groups_of, model_of,
-                                      monitored, plans, stack_objects)
-from tests.support.prometheus import crd_schema, crd_validate
+                                      monitored, plans)
 from tests.support.stacks import ROOT, by_kind_name, doc_topology, on_release, render_topology
 
 SCRAPES = ROOT / "tests" / "data" / "scrape"
@@ -309,24 +307,6 @@ def test_the_rule_stays_within_one_object():
     assert re.fullmatch(r"a PrometheusRule of [0-9]+ bytes", problem.value)
     assert problem.allowed == ("at most 900000 bytes: fewer distinct thresholds across flows (flows sharing "
                                "thresholds share rules)")
-
-
-# ----------------------------------------------------------------- the Prometheus Operator's CRD schemas
-
-
-def test_objects_validate_against_the_operator_crds():
-    from tests.support.schemas import unknown_fields
-    for stack in ("dev", "prod"):
-        for obj in stack_objects(stack):
-            if obj["apiVersion"] == "monitoring.coreos.com/v1":
-                schema = crd_schema(obj["kind"])
-                crd_validate(obj, schema)
-                assert unknown_fields(obj, schema) == [], obj["kind"]
-    pod_monitor = next(o for o in render.run("dev", placeholder_secrets=True).objects() if o["kind"] == "PodMonitor")
-    broken = copy.deepcopy(pod_monitor)
-    broken["spec"]["podMetricsEndpoints"][0]["port"] = 9404  # a number where the CRD wants the port's name
-    with pytest.raises(jsonschema.ValidationError, match="9404 is not of type 'string'"):
-        crd_validate(broken, crd_schema("PodMonitor"))
 
 
 # ----------------------------------------------------------------- series the scrape has

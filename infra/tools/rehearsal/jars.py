@@ -1,5 +1,6 @@
-"""The jars of each operator release (pom.xml) and of the audit's Spark Kafka source
-(spark/pom.xml), copied by Maven once into a cache outside the repository.
+"""The jars of each operator release (pom.xml), of the audit's Spark Kafka source
+(spark/pom.xml) and of Strimzi's CRD generator (tools/strimzi-crds/pom.xml), copied by Maven once
+into a cache outside the repository.
 
 The cache is `$KAFKA_REPLICATION_CACHE/jars` (default `~/.cache/kafka-replication/jars`), a folder
 per Maven profile; a stamp of the POM's hash says which build fills it, so a changed pin
@@ -21,6 +22,7 @@ from infra.core.releases import Release
 ROOT = Path(__file__).resolve().parents[3]
 POM = ROOT / "pom.xml"
 AUDIT_POM = ROOT / "spark" / "pom.xml"
+CRDS_POM = ROOT / "tools" / "strimzi-crds" / "pom.xml"
 
 
 class JarsError(RuntimeError):
@@ -103,6 +105,11 @@ def jmx_exporter_agent(release: Release) -> Path:
 def audit_jars() -> list[Path]:
     """Spark's Kafka source and its dependencies, as local jars for `spark.jars`."""
     return sorted(_copy(AUDIT_POM, "audit", []).glob("*.jar"))
+
+
+def crd_generator_jars(strimzi: str) -> Path:
+    """Strimzi's model classes and CRD generator for a Strimzi line (crds.py runs them)."""
+    return _copy(CRDS_POM, f"crds-{strimzi}", ["-P", f"crds-{strimzi}"])
 
 
 def classpath(release: Release) -> str:

@@ -1,8 +1,8 @@
 """A rehearsal's Kubernetes (run.Kube) on the kube-apiserver of apiserver.py: the rendered objects
 created for real, tokens minted for service accounts with TokenRequest, and kubeconfigs that carry
-them to the Connect workers' config providers. With a folder of Strimzi CRDs (the layout of
-../shared/strimzi-crds: one folder per release row's `crds`), the custom resources are created
-too; without one the server does not serve them, and they are left out."""
+them to the Connect workers' config providers. With the folder of the release's Strimzi CRDs
+(crds.py: generated from Strimzi's published artifacts), the custom resources are created too;
+without one the server does not serve them, and they are left out."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from typing import Any
 
 import yaml
 
-from infra.core.releases import GROUP, SUPPORTED
+from infra.core.releases import GROUP
 from infra.tools.rehearsal.kubeapi import ApiError, Client
-
-CRD_FOLDERS = {r.api_version: r.crds for r in SUPPORTED}
 
 
 def install_crds(client: Client, folder: Path) -> None:
@@ -39,12 +37,13 @@ def install_crds(client: Client, folder: Path) -> None:
 
 class ApiServerKube:
     def __init__(self, client: Client, crds: Path | None = None):
+        """`crds`: the folder of the Strimzi CRDs of the rehearsal's release (crds.for_release)."""
         self.client = client
         self.crds = crds
 
     def apply(self, obj: dict[str, Any]) -> bool:
         if obj["apiVersion"].startswith(f"{GROUP}/") and self.crds is not None:
-            install_crds(self.client, self.crds / CRD_FOLDERS[obj["apiVersion"]])
+            install_crds(self.client, self.crds)
         if self.client.resource(obj["apiVersion"], obj["kind"]) is None:
             return False
         try:

@@ -35,6 +35,34 @@ def java() -> str:
     return which
 
 
+def java_at_least(major: int) -> str:
+    """A `java` of at least `major`: JAVA_HOME's, the PATH's, one that actions/setup-java names
+    (`JAVA_HOME_<major>_X64`), or one installed under /usr/lib/jvm (Debian's and Temurin's
+    packages)."""
+    named = [os.environ[k] + "/bin/java" for k in sorted(os.environ) if k.startswith("JAVA_HOME_") and k.endswith("_X64")]
+    candidates = [java() if os.environ.get("JAVA_HOME") or shutil.which("java") else None, *named,
+                  *sorted(str(p) for p in Path("/usr/lib/jvm").glob("*/bin/java"))]
+    for candidate in dict.fromkeys(c for c in candidates if c):
+        if _java_major(candidate) >= major:
+            return candidate
+    raise RuntimeStartError(f"no Java {major} or newer (JAVA_HOME, PATH, /usr/lib/jvm): install one, "
+                            f"or point JAVA_HOME at it")
+
+
+def _java_major(java_path: str) -> int:
+    try:
+        out = subprocess.run([java_path, "-XshowSettings:properties", "-version"], capture_output=True,
+                             text=True, timeout=60).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    for line in out.splitlines():
+        key, _, value = line.strip().partition(" = ")
+        if key == "java.specification.version":
+            number = value.removeprefix("1.").split(".")[0]  # 1.8, 17, 21
+            return int(number) if number.isdigit() else 0
+    return 0
+
+
 class Network:
     """Loopback addresses for the clusters, and the hosts file every JVM reads."""
 

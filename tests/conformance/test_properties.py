@@ -1,5 +1,7 @@
 """Random topologies: each is either planned with every invariant holding, or rejected with
-messages — never an unhandled exception. Runs on the pure plan (no Pulumi) to stay fast."""
+messages — never an unhandled exception; every Strimzi object planned validates against its
+release's CRDs (generated with Java: the conformance tier). Runs on the pure plan (no Pulumi) to
+stay fast."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from infra.topology.schema import DNS1123_LABEL
 from tests.support.references import plan_random
-from tests.support.schemas import crd_schema, unknown_fields
+from tests.support.schemas import crd_schema, release_of, unknown_fields
 from tests.support.stacks import RELEASES, sometimes
 
 VALID_SECURITY = st.one_of(
@@ -60,7 +62,7 @@ def test_random_topologies_plan_cleanly_or_fail_with_messages(data):
     assert all(DNS1123_LABEL.match(n) or set(n) <= set("abcdefghijklmnopqrstuvwxyz0123456789-.") for n in names)
     for o in objects:
         if o["apiVersion"].startswith("kafka.strimzi.io/"):
-            schema = crd_schema(o["apiVersion"], o["kind"])
+            schema = crd_schema(release_of(data), o["kind"])
             jsonschema.validate(o, schema)
             assert unknown_fields(o, schema) == []
     # Every secret config key the plan needs belongs to a cluster of the topology or the registry.

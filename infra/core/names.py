@@ -372,3 +372,15 @@ class AuditNames:
     def rest_policy(connect: str) -> str:
         """The NetworkPolicy, in a flow's namespace, admitting the audit to that Connect REST API."""
         return f"{connect}-audit-rest"
+
+
+# Namespaces a stack must never create: it owns what it creates, so removing the section or
+# destroying the stack would delete them. `default` and the `kube-` prefix are Kubernetes' own
+# (Kubernetes docs, Namespaces: "Avoid creating namespaces with the prefix kube-, since it is
+# reserved for Kubernetes system namespaces").
+SYSTEM_NAMESPACES = ("default",)
+SYSTEM_NAMESPACE_PREFIX = "kube-"
+
+
+def is_system_namespace(name: str) -> bool:
+    return name in SYSTEM_NAMESPACES or name.startswith(SYSTEM_NAMESPACE_PREFIX)

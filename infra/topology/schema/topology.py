@@ -11,7 +11,7 @@ from infra.core.cron import shortest_period_seconds
 from infra.core.releases import Flavour, Release, find
 from infra.topology.schema.flow import Alerts, Cluster, ConnectSettings, Flow, Resources
 from infra.topology.schema.values import (INT32, Amount, Count, DnsLabel, DnsSubdomain, Exporter, ImageRef, LabelKey,
-                                          LabelValue, MemorySize, PullPolicy, Quantity, RegistryUsername,
+                                          LabelValue, MemorySize, NamespaceName, PullPolicy, Quantity, RegistryUsername,
                                           TargetConnection, _integer, _shaped, _Strict)
 
 
@@ -96,7 +96,7 @@ class AuditReports(_Strict):
 class Audit(_Strict):
     """The replication audit CronJob (spark/): off unless this section is present."""
     schedule: str = "17 * * * *"
-    namespace: DnsLabel = "replication-audit"
+    namespace: NamespaceName = "replication-audit"
     image: ImageRef = "kafka-replication-audit:0.1.0"
     imagePullPolicy: PullPolicy | None = None
     activeDeadlineSeconds: Annotated[int, _integer(60, INT32)] | None = None  # default: 80% of the shortest period
@@ -142,7 +142,7 @@ class Monitoring(_Strict):
     """Metrics, alerts and dashboards (infra/plan/monitoring/, docs/operations.md)."""
     metrics: bool = True                 # spec.metricsConfig on every KafkaConnect
     exporter: Exporter = Exporter.jmxPrometheusExporter
-    namespace: DnsLabel = "replication-monitoring"  # of the PodMonitor, PrometheusRule and dashboard
+    namespace: NamespaceName = "replication-monitoring"  # of the PodMonitor, PrometheusRule and dashboard
     prometheusOperator: bool = False     # a PodMonitor and a PrometheusRule: needs the Prometheus Operator's CRDs
     dashboard: bool = False              # a Grafana dashboard ConfigMap (the sidecar's grafana_dashboard label)
     labels: Annotated[dict[LabelKey, LabelValue], Field(max_length=20)] = {}  # e.g. what Prometheus selects on

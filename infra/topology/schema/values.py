@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from infra.core import references
+from infra.core import names, references
 from infra.filters import jregex
 
 # Matched whole (fullmatch): `$` would let a final line break through.
@@ -43,12 +43,14 @@ def _integer(low: int, high: int) -> BeforeValidator:
     return BeforeValidator(check)
 
 
-def _shaped(pattern: str, description: str, longest: int) -> BeforeValidator:
-    """A string of a given shape, refused with a description users read (never the regex)."""
+def _shaped(pattern: str, description: str, longest: int, empty: bool = False) -> BeforeValidator:
+    """A string of a given shape, refused with a description users read (never the regex);
+    empty only where the shape allows it (`empty`)."""
     compiled = re.compile(pattern)
 
     def check(value: Any) -> str:
-        if not isinstance(value, str) or not value or len(value) > longest or not compiled.fullmatch(value):
+        if not isinstance(value, str) or (not value and not empty) or len(value) > longest \
+                or not compiled.fullmatch(value):
             raise ValueError(f"{description} (at most {longest} characters)")
         return value
     return BeforeValidator(check)
@@ -209,6 +211,19 @@ DnsLabel = Annotated[str, _shaped(DNS1123_LABEL.pattern,
                                   "lowercase letters, digits and '-' (DNS-1123), starting and ending alphanumeric", 30)]
 
 
+def _own_namespace(value: str) -> str:
+    if names.is_system_namespace(value):
+        raise ValueError(f"a namespace of the stack's own, not 'default' or one starting with "
+                         f"'{names.SYSTEM_NAMESPACE_PREFIX}' (Kubernetes' own): the stack creates the namespace and "
+                         "deletes it when the section is removed or the stack destroyed")
+    return value
+
+
+# A namespace the stack creates (the audit's, monitoring's): Kubernetes' 63 characters.
+NamespaceName = Annotated[str, _shaped(DNS1123_LABEL.pattern, "lowercase letters, digits and '-' (DNS-1123), "
+                                       "starting and ending alphanumeric", 63), AfterValidator(_own_namespace)]
+
+
 # Kafka splits `transforms`/`predicates` on commas and uses the names inside property keys.
 SmtName = Annotated[str, _shaped(r"[A-Za-z][A-Za-z0-9_-]*", "a name of letters, digits, '_' and '-', starting "
                                  "with a letter", 60)]
@@ -297,4 +312,5 @@ LabelKey = Annotated[str, _shaped(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9
 
 
 LabelValue = Annotated[str, _shaped(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?",
-                                    "a Kubernetes label value (letters, digits, '-', '_', '.')", 63)]
+                                    "a Kubernetes label value (letters, digits, '-', '_', '.'; may be empty)", 63,
+                                    empty=True)]

@@ -99,7 +99,10 @@ NO_SECRET = {
 PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 # A JAAS login module line and its options (Kafka's JaasConfig grammar: `<module> <flag>
 # name=value ...;`, values quoted or bare).
-JAAS_LINE = re.compile(r"[\w.$]*LoginModule\s+(?:required|requisite|sufficient|optional)\b(?P<options>[^;]*)")
+JAAS_LINE = re.compile(r"[\w.$]*LoginModule\s+(?P<flag>\w+)(?P<options>[^;]*)")
+# Kafka reads the control flag in any case (JaasConfig.loginModuleControlFlag: a switch on
+# `flag.toUpperCase(Locale.ROOT)`); str.upper maps as Locale.ROOT does ('ı' to 'I', 'ſ' to 'S').
+JAAS_FLAGS = frozenset({"REQUIRED", "REQUISITE", "SUFFICIENT", "OPTIONAL"})
 JAAS_OPTION = re.compile(r"(?P<name>[\w.-]+)\s*=\s*(?P<value>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s;]+)")
 # Tokens recognisable by their shape, whatever the key: JSON Web Tokens (Kubernetes service
 # account tokens, OAuth access tokens), bearer credentials, and the prefixed tokens of common
@@ -144,6 +147,8 @@ def _unquoted(value: str) -> str:
 def _jaas(value: str) -> str | None:
     """The first secret option of a JAAS line given literally, or None."""
     for line in JAAS_LINE.finditer(value):
+        if line.group("flag").upper() not in JAAS_FLAGS:
+            continue
         for option in JAAS_OPTION.finditer(line.group("options")):
             name, given = option.group("name"), _unquoted(option.group("value"))
             if _secret_key(name) and given and not only_references(given):

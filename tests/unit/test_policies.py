@@ -137,6 +137,17 @@ def test_a_jaas_line_with_a_literal_password_in_a_connector(renders):
         "got a JAAS line with a literal password (not shown); " + NO_SECRET_IN_CONFIG]
 
 
+@pytest.mark.parametrize("flag", ["REQUIRED", "Required", "requisite", "SUFFICIENT", "optional", "requıred"])
+def test_a_jaas_control_flag_in_any_case_is_read_as_kafka_reads_it(renders, flag):
+    """Kafka's JaasConfig upper-cases the control flag (Locale.ROOT): any case is a JAAS line."""
+    connector = one(renders, "dev", "KafkaConnector", "repl-us-west-us-east-source")
+    connector["spec"]["config"]["source.cluster.sasl.jaas.config"] = (
+        f'org.apache.kafka.common.security.plain.PlainLoginModule {flag} username="replicator" password="{SECRET}";')
+    assert violations(POLICY["no-secret-values"], connector) == [
+        "KafkaConnector repl-us-west-us-east/repl-us-west-us-east-source: spec.config.source.cluster.sasl.jaas.config: "
+        "got a JAAS line with a literal password (not shown); " + NO_SECRET_IN_CONFIG]
+
+
 def test_a_jaas_line_whose_password_is_a_reference_is_fine(renders):
     connector = one(renders, "dev", "KafkaConnector", "repl-us-west-us-east-source")
     connector["spec"]["config"]["source.cluster.sasl.jaas.config"] = (

@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from infra.core import jsontext
 from infra.core.errors import Problem, TopologyError
 from infra.core.names import PROJECT
 
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except TopologyError as exc:
         if getattr(args, "output", "text") == "json" and args.command in ("validate", "diff"):
-            print(json.dumps(_problems_json(exc), indent=2))
+            print(jsontext.dumps(_problems_json(exc), indent=2))
         else:
             print(f"error: {exc.report()}", file=sys.stderr)
         return EXIT_INVALID
@@ -186,7 +187,7 @@ def _run(args: argparse.Namespace) -> int:
         # Every check `render` and `pulumi preview` make on the topology itself (one verdict).
         model, _, _ = deployment.validate_file(args.topology)
         if args.output == "json":
-            print(json.dumps({"valid": True, "topology": str(args.topology), "clusters": len(model.clusters),
+            print(jsontext.dumps({"valid": True, "topology": str(args.topology), "clusters": len(model.clusters),
                               "flows": len(model.topology.flows), "deployed": len(model.flows),
                               "warnings": list(model.warnings), "problems": []}, indent=2))
             return EXIT_OK

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import difflib
-import json
 import os
 import shutil
 from collections import Counter, defaultdict
@@ -24,7 +23,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components import program
-from infra.core import names, stores
+from infra.core import jsontext, names, stores
 from infra.core.errors import Problem, TopologyError
 from infra.core.names import PROJECT
 from infra.deploy import config as stack_config, deployment
@@ -343,7 +342,7 @@ def write(render: Render, out: Path) -> list[str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(_dump(obj), encoding="utf-8")
             written.append(rel)
-        (out / "outputs.json").write_text(json.dumps(render.outputs, indent=2, sort_keys=True) + "\n",
+        (out / "outputs.json").write_text(jsontext.dumps(render.outputs, indent=2, sort_keys=True) + "\n",
                                           encoding="utf-8")
     except OSError as exc:
         raise _out_problem(out, None, f"a folder this user can write ({exc.strerror})") from None

@@ -289,3 +289,30 @@ def test_a_derived_name_that_is_too_long_says_how_to_shorten_it():
     assert problems_of(t) == [
         f"flows[0] (repl-{alias}-us-east): name: got 'repl-{alias}-us-east'; expected lowercase letters, digits and "
         "'-' (DNS-1123), at most 40 characters; without `name` it is `repl-<source>-<target>`: set a shorter `name`"]
+
+
+def _strict(text: str):
+    """JSON as jq or JSON.parse read it: NaN and Infinity are not JSON."""
+    import json
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_output_is_strict_json_for_nan_and_infinity(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text('clusters:\n  a: {bootstrapServers: "a:9092"}\n  b: {bootstrapServers: "b:9092"}\n'
+                    'flows: [{source: a, target: b, topics: ["t.*"], tasksMax: {source: .nan}, '
+                    'config: {source: {x: .inf, y: -.inf}}}]\n')
+    out = subprocess.run([sys.executable, "-m", "infra", "validate", "--output", "json", str(path)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 2 and out.stderr == "", out.stderr
+    assert [(p["field"], p["value"]) for p in _strict(out.stdout)["problems"]] == [
+        ("tasksMax.source", ".nan"), ("config.source.x", ".inf"), ("config.source.y", "-.inf")]
+
+
+def test_jsontext_replaces_only_non_finite_floats():
+    from infra.core import jsontext
+    value = {"a": [float("nan"), float("inf"), -float("inf"), 1.5, 0, None, "nan"], "b": (2.0,)}
+    assert _strict(jsontext.dumps(value)) == {"a": [".nan", ".inf", "-.inf", 1.5, 0, None, "nan"], "b": [2.0]}

@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 from typing import Any, Iterable
 
+from infra.core import jsontext
 from infra.tools.diff.model import KINDS, Change, Effect, ObjectDiff, StackDiff
 
 # ------------------------------------------------------------------------------- reports
@@ -147,7 +148,7 @@ def as_json(diffs: list[StackDiff], before: str, after: str) -> str:
         return {"kubernetes": d.kubernetes or None, "kind": d.key[1], "namespace": d.key[2] or None,
                 "name": d.key[3], "action": d.action, "owner": d.owner, "replacedBy": list(d.replaced_by),
                 "changes": [{"path": c.path, "before": c.before, "after": c.after} for c in d.changes]}
-    return json.dumps({
+    return jsontext.dumps({
         "before": before, "after": after, "changed": any(sd.changed for sd in diffs),
         "stacks": [{"stack": sd.stack, "note": sd.note or None, "changed": sd.changed,
                     "objects": [obj(d) for d in sd.objects],

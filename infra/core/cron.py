@@ -24,7 +24,7 @@ def _field(text: str, index: int) -> tuple[set[int], bool]:
     def number(token: str) -> int:
         if token.lower() in names:
             return names.index(token.lower()) + first
-        if not token.isdigit() or not low <= int(token) <= high:
+        if not (token.isascii() and token.isdigit()) or not low <= int(token) <= high:
             raise ValueError(f"{label}: {token!r} is not in {low}-{high}")
         return int(token)
 
@@ -33,7 +33,7 @@ def _field(text: str, index: int) -> tuple[set[int], bool]:
         rng, _, step_text = item.partition("/")
         step = 1
         if step_text:
-            if not step_text.isdigit() or int(step_text) < 1:
+            if not (step_text.isascii() and step_text.isdigit()) or int(step_text) < 1:
                 raise ValueError(f"{label}: step {step_text!r} is not a positive number")
             step = int(step_text)
         if rng in ("*", "?"):

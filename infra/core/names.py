@@ -297,7 +297,8 @@ def broker_address(server: str) -> tuple[str, int]:
     else:
         mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
         host = str(mapped or address)
-    return host, int(port) if port.isdigit() else -1
+    # Kafka's Utils.getPort reads ASCII digits only ([0-9]+).
+    return host, int(port) if port.isascii() and port.isdigit() else -1
 
 
 def topic_prefix(source_alias: str, policy_prefixes: bool = True) -> str:

@@ -33,18 +33,26 @@ DEFAULT_EMIT_SECONDS = 60
 DEFAULT_SYNC_SECONDS = 60
 
 
+# Java's String.trim: code points up to U+0020, no other white space.
+_JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))
+JAVA_LONG = (-2**63, 2**63 - 1)
+
+
 def _long(value: object) -> int | None:
-    """A connector setting as Kafka's ConfigDef reads a LONG (an integer, or its digits in a
-    string, whitespace trimmed); None when Kafka would refuse it."""
+    """A connector setting as Kafka's ConfigDef reads a LONG (an integer within Java's long, or
+    a string `Long.parseLong` takes once trimmed: a sign, then decimal digits, which Java reads
+    in any script, `Character.digit`, as Python's int does; '²' is not one); None when Kafka
+    would refuse it."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, str):
-        text = value.strip()
-        digits = text[1:] if text[:1] in "+-" else text
-        if digits.isdigit():
-            return int(text)
+        text = value.strip(_JAVA_TRIMMED)
+        digits = text[1:] if text[:1] in ("+", "-") else text
+        if not digits.isdecimal():
+            return None
+        value = int(text)
+    if isinstance(value, int) and JAVA_LONG[0] <= value <= JAVA_LONG[1]:
+        return value
     return None
 
 

@@ -316,3 +316,41 @@ def test_jsontext_replaces_only_non_finite_floats():
     from infra.core import jsontext
     value = {"a": [float("nan"), float("inf"), -float("inf"), 1.5, 0, None, "nan"], "b": (2.0,)}
     assert _strict(jsontext.dumps(value)) == {"a": [".nan", ".inf", "-.inf", 1.5, 0, None, "nan"], "b": [2.0]}
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("6\u00b2", "got '6\u00b2'; expected a whole number of seconds (Kafka reads it as a long)"),
+    ("9223372036854775808", "got '9223372036854775808'; expected a whole number of seconds (Kafka reads it as a long)"),
+    (2**63, "got 9223372036854775808; expected an integer within Java's long (-9223372036854775808 to "
+            "9223372036854775807)"),
+])
+def test_numbers_java_would_refuse_are_refused_not_crashed_on(value, expected):
+    t = doc_topology()
+    t["flows"][0]["config"] = {"checkpoint": {"emit.checkpoints.interval.seconds": value}}
+    (problem,) = problems_of(t)
+    assert problem.endswith(f"config.checkpoint.emit.checkpoints.interval.seconds: {expected}"), problem
+
+
+@pytest.mark.parametrize("value, seconds", [("\u0663\u0660", 30), (" +60\t", 60), (-1, None), ("-5", None)])
+def test_numbers_java_reads_are_read_as_java_reads_them(value, seconds):
+    """Long.parseLong takes decimal digits of any script (Character.digit) after String.trim."""
+    from infra.plan import failover
+    from infra.topology.resolution import resolve
+    from infra.topology.schema import Topology
+    t = doc_topology()
+    t["flows"][0]["config"] = {"checkpoint": {"emit.checkpoints.interval.seconds": value}}
+    flow = resolve(Topology.model_validate(t)).flows[0].flow
+    assert failover.emit_seconds(flow) == seconds
+
+
+def test_non_ascii_digits_where_kafka_and_kubernetes_read_ascii_only(tmp_path):
+    """A port (Kafka's Utils.getPort: [0-9]+) and a cron field (Kubernetes' parser: strconv.Atoi)
+    take ASCII digits only: '6²' is refused with the field's message, not a crash."""
+    t = doc_topology()
+    t["clusters"]["us-west"]["bootstrapServers"] = "a:6\u00b2"
+    t["audit"] = {"schedule": "6\u00b2 * * * *"}
+    found = problems_of(t)
+    assert any(p.endswith("bootstrapServers: got 'a:6\u00b2'; expected ['a:6\u00b2'] is not a comma-separated list "
+                          "of host:port") for p in found), found
+    assert any(p.endswith("audit: schedule: got '6\u00b2 * * * *'; expected minute: '6\u00b2' is not in 0-59")
+               for p in found), found

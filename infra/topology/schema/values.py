@@ -196,6 +196,9 @@ class ConnectorState(str, Enum):
 def _no_reference(value: Any) -> str | int | bool:
     if isinstance(value, float) or not isinstance(value, (str, int, bool)):
         raise ValueError("a string, an integer or true/false")
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        # ConfigDef reads numbers as Java ints, longs or doubles: a larger one fails the connector.
+        raise ValueError("an integer within Java's long (-9223372036854775808 to 9223372036854775807)")
     if isinstance(value, str) and references.MARKER in value:
         raise ValueError("a value without ${...}: config-provider references are the program's own (cluster "
                          "connections and secrets); in a connector or SMT setting one could read any file or "

@@ -177,6 +177,7 @@ def _run(args: argparse.Namespace) -> int:
     elif args.command == "rehearse":
         from infra.tools.rehearsal import cli
         cli.check_path(args.topology)
+        cli.check_keep(args.keep)
         if not 1 <= args.records <= 100_000:
             raise TopologyError([Problem("--records", "(argument)", str(args.records), "1 to 100000")],
                                 "the command line")

@@ -10,15 +10,16 @@ the program refuses.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.checks import validation
 from infra.core import reading
 from infra.core.errors import Problem, TopologyError
+from infra.deploy import deployment
 from infra.filters import jregex, topics
 from infra.tools.rehearsal import apiserver
 from infra.tools.rehearsal.kube import ApiServerKube
@@ -75,8 +76,11 @@ def samples(model: Model) -> tuple[list[Sample], list[str]]:
 
 
 def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
+    check_keep(keep)
+    # Everything `validate` (and so `render` and `pulumi preview`) refuses on the topology itself
+    # exits 2 before anything starts.
+    deployment.validate_file(path)
     topology: dict[str, Any] = reading.load_yaml_file(path, "topology file")
-    validation.parse(topology)  # refused input exits 2 before anything starts
     local = local_topology(topology)
     work = keep or Path(tempfile.mkdtemp(prefix="kafka-replication-rehearsal-"))
     print(f"rehearsing {path} in {work}; changed for this machine: " + "; ".join(LOCAL_CHANGES), flush=True)
@@ -142,3 +146,14 @@ def _report(planned: list[Sample], arrived: dict[Sample, tuple[int, float]], fai
 def check_path(path: Path) -> None:
     if not path.is_file():
         raise TopologyError([Problem(str(path), "(file)", str(path), "a readable topology file")], "the command line")
+
+
+def check_keep(keep: Path | None) -> None:
+    """`--keep DIR` before anything starts: a folder that is there and writable, or one that can be
+    made in a folder that is."""
+    if keep is None:
+        return
+    existing = keep if keep.exists() else keep.parent if keep.parent.exists() else None
+    if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise TopologyError([Problem("--keep", "(argument)", str(keep),
+                                     "a writable folder, or a new one in a writable folder")], "the command line")

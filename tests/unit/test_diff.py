@@ -344,7 +344,9 @@ def test_an_invalid_topology_on_either_side_is_exit_2(capsys, tmp_path):
     bad = edited(tmp_path, "bad", "    replicas: 3", "    replicas: -1")
     code, out, err = run(capsys, "diff", "--stack", "dev", "--before", "stacks/dev.yaml", "--after", str(bad))
     assert (code, out) == (2, "")
-    assert err.startswith("error: the topology has 1 problem(s):\n") and "replicas" in err
+    # Two files and maybe several stacks: the report says which stack and file.
+    assert err == (f"error: stack dev's topology ({bad.resolve()}) has 1 problem(s):\n"
+                   "  - line 8: operator: connect.replicas: got -1; expected an integer from 1 to 2147483647\n")
 
 
 GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
@@ -381,6 +383,54 @@ def test_against_a_git_revision(tmp_path):
                           env=env, capture_output=True, text=True, timeout=600)
     stack = json.loads(done.stdout)["stacks"][0]
     assert (done.returncode, stack["note"], {o["action"] for o in stack["objects"]}) == (1, "the stack is new", {"add"})
+
+
+def _repo(tmp_path: Path) -> tuple[Path, dict]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, **GIT}
+    subprocess.run(["git", "init", "-q"], cwd=repo, env=env, check=True)
+    return repo, env
+
+
+def test_a_base_whose_tree_is_empty_has_no_stacks(tmp_path):
+    from infra.tools.diff import sources
+    repo, env = _repo(tmp_path)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "empty"], cwd=repo, env=env, check=True)
+    (repo / "Pulumi.dev.yaml").write_text("config: {}\n")
+    assert sources.render_at("HEAD", None, repo, tmp_path / "work") == {"dev": sources.ABSENT}
+
+
+def test_a_base_with_a_link_out_of_the_tree_leaves_the_link_out(tmp_path):
+    from infra.tools.diff import sources
+    repo, env = _repo(tmp_path)
+    (repo / "absolute").symlink_to("/etc/passwd")
+    (repo / "upward").symlink_to("../../outside")
+    (repo / "kept.txt").write_text("kept\n")
+    for args in (["add", "-A"], ["commit", "-q", "-m", "links"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    assert sources.render_at("HEAD", None, repo, tmp_path / "work") == {}
+    assert sorted(p.name for p in (tmp_path / "work" / "tree").iterdir()) == ["kept.txt"]
+
+
+def test_a_base_outside_a_git_repository_says_so(tmp_path):
+    from infra.core.errors import TopologyError
+    from infra.tools.diff import sources
+    with pytest.raises(TopologyError) as exc:
+        sources.render_at("main", None, tmp_path, tmp_path / "work")
+    assert [str(p) for p in exc.value.problems] == [
+        f"--base: (argument): got 'main'; expected a revision of a git repository: {tmp_path} is not in one "
+        "(compare two files with --before and --after instead)"]
+
+
+def test_a_working_tree_problem_names_its_stack_and_file(tmp_path):
+    from infra.core.errors import TopologyError
+    from infra.tools.diff import sources
+    broken = tmp_path / "t.yaml"
+    broken.write_text(DEV + "\nunknownKey: 1\n")
+    with pytest.raises(TopologyError) as exc:
+        sources.render_here("dev", broken)
+    assert exc.value.subject == f"stack dev's topology ({broken})"
 
 
 # --------------------------------------------------------------------------- the command line

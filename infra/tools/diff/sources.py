@@ -29,6 +29,10 @@ def render_here(stack: str, topology: Path | None = None) -> Snapshot:
         config["topology"] = str(topology.resolve())
     try:
         result = render.run(stack, config, {}, placeholder_secrets=True)
+    except TopologyError as exc:
+        # Several stacks and two sides: the problems say which stack and file they are in.
+        path = config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
+        raise TopologyError(exc.problems, f"stack {stack}'s topology ({path})") from None
     finally:
         render.close_event_loop()
     return snapshot(result.placed_objects(), result.outputs)
@@ -51,10 +55,15 @@ def render_at(ref: str, stacks: list[str] | None, root: Path, workdir: Path) -> 
     if not ref or len(ref) > MAX_REF or ref.startswith("-") or any(c.isspace() or ord(c) < 32 for c in ref):
         raise refused(ref, f"a git revision: a branch, tag or commit (at most {MAX_REF} characters, no spaces)")
     try:
+        inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], capture_output=True,
+                                text=True, timeout=60)
         found = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet", "--end-of-options",
                                 f"{ref}^{{commit}}"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise refused(ref, f"a revision of the repository at {root} (git could not run: {exc})") from None
+    if inside.stdout.strip() != "true":
+        raise refused(ref, f"a revision of a git repository: {root} is not in one (compare two files with "
+                           "--before and --after instead)")
     if found.returncode != 0:
         raise refused(ref, f"a commit of the repository at {root} (fetch the base branch first, e.g. "
                            "`git fetch origin main`)")
@@ -67,8 +76,14 @@ def render_at(ref: str, stacks: list[str] | None, root: Path, workdir: Path) -> 
                               stderr=subprocess.PIPE, timeout=300)
     if done.returncode != 0:
         raise refused(ref, f"a commit git can archive ({done.stderr.decode(errors='replace').strip()})")
-    with tarfile.open(archive) as tar:
-        tar.extractall(tree, filter="data")
+    listed = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", commit], capture_output=True,
+                            timeout=60)
+    if listed.stdout.strip():  # an empty tree's archive is a bare header, which tarfile cannot open
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(tree, filter=_inside)
+        except tarfile.TarError as exc:
+            raise refused(ref, f"a commit whose tree can be read ({exc})") from None
     if stacks is None:
         stacks = sorted(set(stacks_in(root)) | set(stacks_in(tree)))
     result = {}
@@ -88,6 +103,16 @@ def render_at(ref: str, stacks: list[str] | None, root: Path, workdir: Path) -> 
             raise refused(ref, f"a commit whose stack {stack} renders (its render exited {ran.returncode}: {reason})")
         result[stack] = read_folder(out)
     return result
+
+
+def _inside(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """tarfile's `data` filter, but a link that leads outside the tree (or is absolute) is left
+    out instead of failing the whole extraction: the base render never follows it, and if it
+    needs the file its render fails and says which."""
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
 
 
 def _environ() -> dict[str, str]:

@@ -7,6 +7,7 @@ written exactly as the program would send it, with secret values replaced by `[s
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import difflib
 import os
@@ -271,7 +272,21 @@ def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: s
 def close_event_loop() -> None:
     """Close the event loop the engine ran on, before the command exits. Left open, it is
     collected at interpreter exit after the selector's file descriptors, and asyncio may print
-    an "Invalid file descriptor" traceback after a successful render."""
+    an "Invalid file descriptor" traceback after a successful render. A fresh loop takes its
+    place for whatever runs next in this process (tests call the command in-process), and that
+    one is closed at exit in turn, before the interpreter tears anything down."""
+    global _CLOSE_AT_EXIT
+    _close_current()
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    if not _CLOSE_AT_EXIT:
+        atexit.register(_close_current)
+        _CLOSE_AT_EXIT = True
+
+
+_CLOSE_AT_EXIT = False
+
+
+def _close_current() -> None:
     try:
         loop = asyncio.get_event_loop_policy().get_event_loop()
     except RuntimeError:
@@ -279,8 +294,6 @@ def close_event_loop() -> None:
     if not loop.is_running() and not loop.is_closed():
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
-        # A fresh loop for whatever runs next in this process (tests call the command in-process).
-        asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 # ----------------------------------------------------------------- files and summary

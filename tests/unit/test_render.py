@@ -127,3 +127,18 @@ def test_topology_config_key_selects_the_file(tmp_path):
     path = write_topology(tmp_path, THREE_FLOWS, "other.yaml")
     r = render.run("anything", {"topology": str(path)}, placeholder_secrets=True)
     assert len(r.outputs["flows"]) == 3
+
+
+def test_the_event_loop_left_for_later_is_closed_at_exit():
+    """close_event_loop leaves a fresh loop for what runs next in the process; the exit hook closes
+    that one too, before the interpreter collects its selector ("Invalid file descriptor: -1")."""
+    import asyncio
+
+    from infra.tools import render as render_module
+    render_module.close_event_loop()
+    fresh = asyncio.get_event_loop_policy().get_event_loop()
+    assert not fresh.is_closed() and render_module._CLOSE_AT_EXIT
+    render_module._close_current()
+    assert fresh.is_closed()
+    render_module.close_event_loop()  # a usable loop again for the tests after this one
+    assert not asyncio.get_event_loop_policy().get_event_loop().is_closed()

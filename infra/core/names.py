@@ -385,3 +385,8 @@ SYSTEM_NAMESPACE_PREFIX = "kube-"
 
 def is_system_namespace(name: str) -> bool:
     return name in SYSTEM_NAMESPACES or name.startswith(SYSTEM_NAMESPACE_PREFIX)
+
+
+# Kubernetes refuses a ConfigMap whose data (keys and values together) exceeds 1 MiB
+# (ValidateConfigMap: the sum against core.MaxSecretSize).
+CONFIGMAP_MAX_BYTES = 1 << 20

@@ -168,6 +168,9 @@ def checkpointed_topic(target: Target, topic: str) -> str | None:
     return next((c for c in candidates if checkpoint_topic(target, c) == topic), None)
 
 
+JAVA_LONG_MAX = 2**63 - 1
+
+
 def problems(model: Model) -> list[Problem]:
     """Every offsets request the operator would not carry out, or Kafka would refuse."""
     topo = model.topology
@@ -224,6 +227,12 @@ def _request_problems(where: str, at: str, request: OffsetsRequest, known: dict[
         found.append(Problem(where, f"{at}.offsets", f"{len(request.offsets)} partition offset(s)",
                              f"none for {action.value}: only alter sets offsets"))
         return found
+    if action is OffsetsAction.alter and request.offsets:
+        size = len(names.OFFSETS_KEY.encode()) + len(alter_text(target.kind, target.source, request.offsets).encode())
+        if size > names.CONFIGMAP_MAX_BYTES:
+            found.append(Problem(where, f"{at}.offsets", f"{len(request.offsets)} partition offsets ({size} bytes)",
+                                 f"at most {names.CONFIGMAP_MAX_BYTES} bytes in the alter ConfigMap (Kubernetes' "
+                                 "limit): split the request over several changes, one after the other"))
     seen: dict[tuple[str, int, str | None], int] = {}
     for k, offset in enumerate(request.offsets):
         found += _offset_problems(where, f"{at}.offsets[{k}]", target, offset)
@@ -238,6 +247,10 @@ def _request_problems(where: str, at: str, request: OffsetsRequest, known: dict[
 
 def _offset_problems(where: str, at: str, target: Target, offset: PartitionOffset) -> list[Problem]:
     found: list[Problem] = []
+    if target.kind == SOURCE and offset.offset == JAVA_LONG_MAX:
+        found.append(Problem(where, f"{at}.offset", offset.offset,
+                             f"at most {JAVA_LONG_MAX - 1}: the task resumes at offset + 1 (MirrorSourceTask."
+                             "loadOffset), which overflows Java's long and falls back to auto.offset.reset"))
     if target.kind == SOURCE and offset.group is not None:
         found.append(Problem(where, f"{at}.group", offset.group,
                              "no group on a source connector's offset: MirrorSourceConnector's partitions are "
@@ -334,11 +347,16 @@ def alter_body(kind: str, source_alias: str, offsets: list[PartitionOffset]) -> 
                          "offset": None if o.offset is None else {"offset": o.offset}} for o in offsets]}
 
 
+def alter_text(kind: str, source_alias: str, offsets: list[PartitionOffset]) -> str:
+    """The alter ConfigMap's value, as rendered."""
+    return json.dumps(alter_body(kind, source_alias, offsets), indent=2)
+
+
 def plan_offsets(request: OffsetsRequest, kind: str, connector: str, namespace: str, source_alias: str,
                  api_version: str, labels: dict[str, str]) -> OffsetsPlan:
     configmap: ConfigMap | None = None
     if request.action is OffsetsAction.alter:
-        text = json.dumps(alter_body(kind, source_alias, request.offsets), indent=2)
+        text = alter_text(kind, source_alias, request.offsets)
         configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                      "metadata": meta(FlowNames.offsets_alter_configmap(connector), namespace, dict(labels)),
                      "data": {names.OFFSETS_KEY: text}}

@@ -568,3 +568,28 @@ def test_a_name_no_checkpoint_carries_maps_to_no_source_topic():
                     Policy.default)
     # Unprefixed with a dot: neither `us-west.<it>` nor a topic back from us-east (that would lose the dot).
     assert checkpointed_topic(target, "orders.eu") is None
+
+
+def test_an_alter_over_the_configmap_limit_is_refused_and_one_under_it_renders(tmp_path):
+    """Kubernetes refuses a ConfigMap whose data exceeds 1 MiB: 10,000 partitions do."""
+    many = dict(REWIND, offsets=[{"topic": "orders", "partition": p, "offset": 41} for p in range(10_000)])
+    (problem,) = refused(tmp_path, topology(many))
+    assert problem.startswith("line ") and problem.split(": ", 1)[1] == (
+        "flows[0] (repl-a-b): offsets[0].offsets: got '10000 partition offsets (1668923 bytes)'; expected at most "
+        "1048576 bytes in the alter ConfigMap (Kubernetes' limit): split the request over several changes, one after "
+        "the other")
+    fewer = dict(REWIND, offsets=many["offsets"][:5000])
+    data = kube(render_topology(tmp_path, topology(fewer), secrets={}))[("ConfigMap", "repl-a-b/repl-a-b-source-offsets-alter")]
+    assert 1 << 19 < len(data["data"]["offsets.json"]) < 1 << 20
+
+
+def test_a_source_offset_at_java_s_largest_long_is_refused(tmp_path):
+    """The task resumes at offset + 1 (MirrorSourceTask.loadOffset): Long.MAX_VALUE overflows."""
+    last = dict(REWIND, offsets=[{"topic": "orders", "partition": 0, "offset": 2**63 - 1}])
+    (problem,) = refused(tmp_path, topology(last))
+    assert problem.split(": ", 1)[1] == (
+        "flows[0] (repl-a-b): offsets[0].offsets[0].offset: got 9223372036854775807; expected at most "
+        "9223372036854775806: the task resumes at offset + 1 (MirrorSourceTask.loadOffset), which overflows Java's "
+        "long and falls back to auto.offset.reset")
+    largest = dict(REWIND, offsets=[{"topic": "orders", "partition": 0, "offset": 2**63 - 2}])
+    assert render_topology(tmp_path, topology(largest), secrets={}).objects()

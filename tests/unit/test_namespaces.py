@@ -55,3 +55,19 @@ def test_a_namespace_over_63_characters_is_refused(tmp_path):
     assert refusals(tmp_path, monitored(namespace)) == [
         f"line 37: topology: monitoring.namespace: got '{namespace}'; expected lowercase letters, digits and '-' "
         "(DNS-1123), starting and ending alphanumeric (at most 63 characters)"]
+
+
+LABEL_KEY = ("expected a Kubernetes label key such as release or example.com/team: an optional DNS subdomain (at most 253 "
+             "characters) and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending "
+             "with a letter or digit")
+
+
+@pytest.mark.parametrize("key", ["a" * 64, "Example.com/team", "a..b/team", "a/b/c", "example.com/", "-team"])
+def test_label_keys_kubernetes_refuses_are_refused(tmp_path, key):
+    (problem,) = refusals(tmp_path, monitored("replication-monitoring", labels={key: "x"}))
+    assert problem.endswith(f"got '{key}'; {LABEL_KEY}"), problem
+
+
+@pytest.mark.parametrize("key", ["release", "example.com/team", "a" * 63, "x.y-z/A_b.c", "a" * 253 + "/b"])
+def test_label_keys_kubernetes_accepts_are_accepted(tmp_path, key):
+    deployment.validate_file(write_topology(tmp_path, monitored("replication-monitoring", labels={key: "x"})))

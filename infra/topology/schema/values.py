@@ -310,8 +310,23 @@ class Exporter(str, Enum):
     strimziMetricsReporter = "strimziMetricsReporter"  # Strimzi's metrics reporter (Strimzi 0.48 and newer)
 
 
-LabelKey = Annotated[str, _shaped(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?",
-                                  "a Kubernetes label key such as release or example.com/team", 317)]
+# apimachinery IsQualifiedName: an optional DNS-1123 subdomain prefix (at most 253) and '/', then a
+# name of at most 63 alphanumerics, '-', '_' and '.', starting and ending alphanumeric.
+_LABEL_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+def _label_key(value: Any) -> str:
+    prefix, slash, name = value.rpartition("/") if isinstance(value, str) else ("", "", "")
+    if not (isinstance(value, str) and len(name) <= 63 and _LABEL_NAME.fullmatch(name)
+            and (not slash or (len(prefix) <= 253 and _LABEL_PREFIX.fullmatch(prefix)))):
+        raise ValueError("a Kubernetes label key such as release or example.com/team: an optional DNS subdomain "
+                         "(at most 253 characters) and '/', then a name of at most 63 letters, digits, '-', '_' "
+                         "and '.', starting and ending with a letter or digit")
+    return value
+
+
+LabelKey = Annotated[str, BeforeValidator(_label_key)]
 
 
 LabelValue = Annotated[str, _shaped(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?",

@@ -454,3 +454,20 @@ def test_input_series_are_shaped_as_the_scrape(tmp_path):
                 assert labels - set(TARGET_LABELS) == set(available[name]), (name, labels)
 
 
+
+
+def test_alert_thresholds_without_the_prometheus_rule_are_refused(tmp_path):
+    """The thresholds are written only into the PrometheusRule: without it they would be dropped."""
+    t = doc_topology()
+    t["flows"][0]["alerts"] = {"recordAgeSeconds": 600, "forMinutes": 5}
+    t["monitoring"] = {"alerts": {"sourceLagRecords": 100}}
+    unused = ("expected monitoring.prometheusOperator: true (the thresholds are written into its PrometheusRule), "
+              "or no alerts")
+    with pytest.raises(TopologyError) as exc:
+        render_topology(tmp_path, t, secrets={})
+    assert sorted(str(p) for p in exc.value.problems) == sorted([
+        f"monitoring: alerts: got 'sourceLagRecords: 100'; {unused}",
+        f"flows[0] (repl-us-west-us-east): alerts: got 'recordAgeSeconds: 600, forMinutes: 5'; {unused}"])
+    t["monitoring"]["prometheusOperator"] = True
+    rule = next(o for o in render_topology(tmp_path, t, secrets={}).objects() if o["kind"] == "PrometheusRule")
+    assert "> 600000" in json.dumps(rule)

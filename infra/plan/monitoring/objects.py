@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Literal, Mapping, TypedDict, Union
+from typing import Any, Literal, Mapping, TypedDict, Union
 
 import yaml
 
@@ -171,6 +171,11 @@ def rules_yaml(groups: list[JSON]) -> str:
     return yaml.safe_dump({"groups": groups}, sort_keys=True, width=4096)
 
 
+def _set(alerts: Any) -> str:
+    """The thresholds a topology sets, as it writes them ('' for none)."""
+    return ", ".join(f"{k}: {v}" for k, v in alerts.model_dump(exclude_none=True).items())
+
+
 def problems(model: Model, stack_plan: StackPlan | None = None) -> list[Problem]:
     """What the monitoring objects refuse: alerts or a dashboard without our exporter's series, a
     `monitoring.namespace` that another object of the stack already is, and a PrometheusRule too
@@ -178,6 +183,14 @@ def problems(model: Model, stack_plan: StackPlan | None = None) -> list[Problem]
     checkpoint alert reads, is refused with the rules: infra/plan/failover.py.)"""
     out: list[Problem] = []
     monitoring = model.topology.monitoring
+    if not monitoring.prometheusOperator:
+        # Thresholds live only in the PrometheusRule: without it they would be dropped unseen.
+        unused = "monitoring.prometheusOperator: true (the thresholds are written into its PrometheusRule), or no alerts"
+        if _set(monitoring.alerts):
+            out.append(Problem("monitoring", "alerts", _set(monitoring.alerts), unused))
+        for index, flow in enumerate(model.topology.flows):
+            if _set(flow.alerts):
+                out.append(Problem(f"flows[{index}] ({flow.flow_name})", "alerts", _set(flow.alerts), unused))
     if not (monitoring.prometheusOperator or monitoring.dashboard):
         return out
     if not monitoring.metrics or monitoring.exporter is not Exporter.jmxPrometheusExporter:

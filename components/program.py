@@ -33,7 +33,7 @@ def main() -> dict[str, Any]:
             return f"{pulumi.get_project()}:{key}"
         deployment.check(model, stack_plan, audits, lambda key: config.get_secret(key) is not None,
                          previous_flows, lambda key: pulumi.runtime.get_config(full(key)),
-                         lambda key: not pulumi.runtime.is_config_secret(full(key)))
+                         lambda key: not pulumi.runtime.is_config_secret(full(key)), path=path)
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None

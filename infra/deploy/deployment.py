@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping
 
 from infra.checks import plans, rules, validation
 from infra.core import names, reading
-from infra.core.errors import Problem, TopologyError
+from infra.core.errors import Problem, TopologyError, at_lines
 from infra.core.names import PROJECT
 from infra.core.releases import WorkerFile
 from infra.deploy import config as stack_config, kubeconfig
@@ -147,17 +147,24 @@ def writes_target_literally(model: Model) -> bool:
 def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], has_secret: Callable[[str], bool],
           previous_flows: Callable[[], Mapping[str, Any] | None] = lambda: None,
           secret_text: Callable[[str], str | None] = lambda key: None,
-          is_plain: Callable[[str], bool] = lambda key: False, subject: str = "the topology") -> None:
+          is_plain: Callable[[str], bool] = lambda key: False, subject: str = "the topology",
+          path: str | Path | None = None) -> None:
     """What can still refuse a valid topology's deployment (secret items, names, transitions),
     checked before any resource is declared. `secret_text(key)` reads a secret value (None when
-    it cannot be read yet), never shown; `is_plain(key)` tells a value set without --secret."""
+    it cannot be read yet), never shown; `is_plain(key)` tells a value set without --secret.
+    With the topology file's `path`, what the topology alone refuses names its lines, as
+    `validate_file` says it: one verdict, one report."""
     keys = secret_keys(model, stack_plan, audits)
     problems = stack_config.missing_secrets(keys, has_secret)
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
                                               kubeconfig_contexts(model),
                                               literal=writes_target_literally(model))
-    problems += plans.problems(model, stack_plan, audits)
+    own = plans.problems(model, stack_plan, audits)
+    if path is not None and own:
+        text = reading.read_text(path, "topology file")
+        own = at_lines(own, lambda steps: reading.line_of(text, steps))
+    problems += own
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
         problems += rules.check_transitions(model, previous_flows())

@@ -209,7 +209,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     deployment.check(model, stack_plan, audits, lambda k: k in secrets or k in config,
                      lambda: (previous_outputs or {}).get("flows"),
                      lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
-                     lambda k: k in config and k not in secrets)
+                     lambda k: k in config and k not in secrets, path=path)
 
     mocks = RecordingMocks(previous_outputs)
     all_config = {f"{PROJECT}:{k}": v for k, v in {**config, **secrets}.items()}

@@ -467,7 +467,7 @@ def test_alert_thresholds_without_the_prometheus_rule_are_refused(tmp_path):
         render_topology(tmp_path, t, secrets={})
     assert sorted(str(p) for p in exc.value.problems) == sorted([
         f"monitoring: alerts: got 'sourceLagRecords: 100'; {unused}",
-        f"flows[0] (repl-us-west-us-east): alerts: got 'recordAgeSeconds: 600, forMinutes: 5'; {unused}"])
+        f"line 36: flows[0] (repl-us-west-us-east): alerts: got 'recordAgeSeconds: 600, forMinutes: 5'; {unused}"])
     t["monitoring"]["prometheusOperator"] = True
     rule = next(o for o in render_topology(tmp_path, t, secrets={}).objects() if o["kind"] == "PrometheusRule")
     assert "> 600000" in json.dumps(rule)

@@ -220,7 +220,9 @@ def _request_problems(where: str, at: str, request: OffsetsRequest, known: dict[
     if action is not OffsetsAction.list and target.state is not ConnectorState.stopped:
         found.append(Problem(where, f"{at}.action", action.value,
                              f"list, or {request.connector} stopped first: it is {target.state.value} "
-                             f"(set {target.state_field}: stopped in the same change); {WHERE_STOPPED}"))
+                             f"(set {target.state_field}: stopped in the same change; once the operator has "
+                             f"carried the request out, run it again by removing the request in the change that "
+                             f"sets it running); {WHERE_STOPPED}"))
     if action is OffsetsAction.alter and not request.offsets:
         found.append(Problem(where, f"{at}.offsets", [], "at least one partition offset to set for alter"))
     if action is not OffsetsAction.alter and request.offsets:

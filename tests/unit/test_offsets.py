@@ -263,10 +263,12 @@ W = "flows[0] (repl-a-b)"
         "repl-a-b-checkpoint, repl-a-b-heartbeat, repl-a-b-source (did you mean repl-a-b-source?)"], id="unknown"),
     pytest.param([REWIND], {"state": {"source": "running"}}, [
         f"{W}: offsets[0].action: got 'alter'; expected list, or repl-a-b-source stopped first: it is running "
-        f"(set state.source: stopped in the same change); {STOPPED}"], id="alter-running"),
+        f"(set state.source: stopped in the same change; once the operator has carried the request out, run it again by "
+        f"removing the request in the change that sets it running); {STOPPED}"], id="alter-running"),
     pytest.param([{"connector": "repl-a-b-checkpoint", "action": "reset", "request": "r"}], {}, [
         f"{W}: offsets[0].action: got 'reset'; expected list, or repl-a-b-checkpoint stopped first: it is running "
-        f"(set state.checkpoint: stopped in the same change); {STOPPED}"], id="reset-running"),
+        f"(set state.checkpoint: stopped in the same change; once the operator has carried the request out, run it again by "
+        f"removing the request in the change that sets it running); {STOPPED}"], id="reset-running"),
     pytest.param([{**REWIND, "offsets": []}], {}, [
         f"{W}: offsets[0].offsets: got []; expected at least one partition offset to set for alter"],
         id="alter-without-offsets"),
@@ -349,7 +351,8 @@ def test_named_sources_name_their_own_state_field(tmp_path):
                  topics=None, sources=[{"name": "eu", "topics": ["orders.*"]}], state={})
     assert [p.split(": ", 1)[1] for p in refused(tmp_path, t)] == [
         f"{W}: offsets[0].action: got 'alter'; expected list, or repl-a-b-source-eu stopped first: it is running "
-        f"(set sources[0].state: stopped in the same change); {STOPPED}"]
+        f"(set sources[0].state: stopped in the same change; once the operator has carried the request out, run it again by "
+        f"removing the request in the change that sets it running); {STOPPED}"]
 
 
 def test_a_bidirectional_pair_names_the_connectors_of_both_directions():
@@ -593,3 +596,25 @@ def test_a_source_offset_at_java_s_largest_long_is_refused(tmp_path):
         "long and falls back to auto.offset.reset")
     largest = dict(REWIND, offsets=[{"topic": "orders", "partition": 0, "offset": 2**63 - 2}])
     assert render_topology(tmp_path, topology(largest), secrets={}).objects()
+
+
+def test_the_documented_replay_procedure_is_accepted_step_by_step(tmp_path):
+    """docs/operations.md, "Step by step: replay from an offset", followed as written: the stop and
+    the request in one change, then the connector running again and the request removed."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    section = text[text.index("### Step by step: replay from an offset"):]
+    block = section[section.index("```yaml") + len("```yaml"):section.index("```", section.index("```yaml") + 7)]
+    (flow,) = yaml.safe_load(block)["flows"]
+    t = {"operator": {"flavour": "strimzi", "version": "1.2.0"},
+         "clusters": {"us-west": {"bootstrapServers": "w:9092"}, "us-east": {"bootstrapServers": "e:9092"}},
+         "flows": [flow]}
+    first = kube(render_topology(tmp_path, t, secrets={}))
+    assert ("KafkaConnectorPatch", "orders/orders-source/offsets-alter-2026-11-24-rewind") in first
+    assert "then, in one change, state.source: running and the request removed from offsets[]" in section
+    flow["state"] = {"source": "running"}
+    kept = refused(tmp_path, t)
+    assert len(kept) == 1 and "run it again by removing the request in the change that sets it running" in kept[0]
+    flow["offsets"] = []
+    second = kube(render_topology(tmp_path, t, secrets={}))
+    assert not [k for k in second if k[0] == "KafkaConnectorPatch"]
+    assert "state" not in second[("KafkaConnector", "orders/orders-source")]["spec"]

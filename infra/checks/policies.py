@@ -170,9 +170,19 @@ def secret_found(key: str, value: Any) -> Hidden | None:
     for what, pattern in TOKENS:
         if pattern.search(value):
             return Hidden(what)
-    if _secret_key(key) and "\n" not in value.strip():
+    if _secret_key(key) and "\n" not in value.strip() and not _names_a_secret(key, value):
         return Hidden("a literal value")
     return None
+
+
+# A key that names a Kubernetes Secret (`secretName`, `credentials-secret-ref`) holds the Secret's
+# name, which is no secret: an object name is listed by anyone who may list Secrets.
+NAMES_A_SECRET = re.compile(r"secret[-_.]?(name|ref)$", re.IGNORECASE)
+OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _names_a_secret(key: str, value: str) -> bool:
+    return NAMES_A_SECRET.search(key) is not None and len(value) <= 253 and OBJECT_NAME.fullmatch(value) is not None
 
 
 def _embedded(value: str) -> Iterable[tuple[int, str, str]]:

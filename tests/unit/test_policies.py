@@ -119,6 +119,24 @@ def test_a_literal_password_in_a_configmap(renders):
         + NO_SECRET_IN_CONFIGMAP]
 
 
+@pytest.mark.parametrize("key", ["secretName", "credentials-secret-ref", "mm2.password.secretName", "tlsSecretRef"])
+def test_a_configmap_that_only_names_a_secret_passes(renders, key):
+    """The name of a Kubernetes Secret is no secret: a key that names one, holding an object name."""
+    config_map = one(renders, "dev", "ConfigMap", "replication")
+    config_map["data"][key] = "kafka-mm2-credentials"
+    assert violations(POLICY["no-secret-values"], config_map) == []
+
+
+@pytest.mark.parametrize("key, value", [("secretName", "Not An Object Name!"), ("password", "kafka-mm2-credentials"),
+                                        ("secretValue", "kafka-mm2-credentials")])
+def test_a_secret_key_with_a_literal_is_still_refused(renders, key, value):
+    config_map = one(renders, "dev", "ConfigMap", "replication")
+    config_map["data"][key] = value
+    assert violations(POLICY["no-secret-values"], config_map) == [
+        f"ConfigMap repl-us-west-us-east/replication: data.{key}: got a literal value (not shown); "
+        + NO_SECRET_IN_CONFIGMAP]
+
+
 def test_a_password_line_in_a_file_held_by_a_configmap(renders):
     config_map = one(renders, "dev", "ConfigMap", "replication")
     config_map["data"]["client.properties"] = f"security.protocol=SASL_SSL\nssl.truststore.password = {SECRET}\n"

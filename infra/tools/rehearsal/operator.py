@@ -180,8 +180,10 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         each("security.protocol", protocol)
         password = random_secrets.token_urlsafe(24)  # CERTS_STORE_PASSWORD: random per pod
         if tls is not None and trusted:
-            # kafka_connect_tls_prepare_certificates.sh: every trusted certificate in one PKCS12.
-            certs = [c for s, k in trusted for c in stores.certificates(secrets[s][k].decode())]
+            # kafka_connect_tls_prepare_certificates.sh: each trusted file imported into one PKCS12
+            # with keytool -import, which reads the first certificate of a file only
+            # (tls_utils.sh prepare_truststore at 0.43.0/0.45.0; keytool Main.addTrustedCert).
+            certs = [stores.certificates(secrets[s][k].decode())[0] for s, k in trusted]
             for s, k in trusted:
                 files[f"{CERTS_MOUNT}/{s}/{k}"] = secrets[s][k]
             files[f"{STORE_DIR}/cluster.truststore.p12"] = _pkcs12(password, certs)
@@ -213,8 +215,11 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
             data: Mapping[str, bytes] = copied  # 0.48.0: one key per source Secret's certificate
             ref_key = "*.crt"
             if release.certificates_in_one_key:
-                # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key, every certificate in it.
-                data, ref_key = {"ca.crt": b"".join(copied.values())}, "ca.crt"
+                # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key holding each entry's first
+                # certificate re-encoded as PEM, joined by line breaks (ReconcilerUtils.
+                # getTrustedCertificateAsync: CertificateUtils.x509Certificate reads the first).
+                firsts = [stores.pem("CERTIFICATE", stores.certificates(v.decode())[0]) for v in copied.values()]
+                data, ref_key = {"ca.crt": "\n".join(f.rstrip("\n") for f in firsts).encode() + b"\n"}, "ca.crt"
             objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                             "metadata": {"name": internal, "namespace": namespace},
                             "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})

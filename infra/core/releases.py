@@ -130,6 +130,14 @@ class Release:
         return self.strimzi_line >= (1, 1)
 
     @property
+    def connector_options_by_prefix(self) -> bool:
+        """Whether the operator drops a KafkaConnector's `name*`, `connector.class*` and
+        `tasks.max*` config keys by prefix (0.43.0: KafkaConnectorConfiguration's
+        FORBIDDEN_PREFIXES through AbstractConfiguration.filterForbidden, `startsWith`); from
+        0.45.0 only the exact keys (FORBIDDEN_OPTIONS)."""
+        return self.strimzi_line < (0, 45)
+
+    @property
     def first_certificate_per_trusted_entry(self) -> bool:
         """Whether the operator trusts only the first certificate of each `trustedCertificates`
         entry: 0.43.0 and 0.45.0 import each file with keytool (tls_utils.sh; keytool's

@@ -308,7 +308,12 @@ def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[
     `spec.version`) and `connector.class`; the state follows as requests of its own."""
     spec = connector["spec"]
     forbidden = FORBIDDEN_CONNECTOR_OPTIONS_1_0 if release.v1_semantics else FORBIDDEN_CONNECTOR_OPTIONS
-    config = {k: _string(v) for k, v in spec.get("config", {}).items() if k.lower() not in forbidden}
+
+    def dropped(key: str) -> bool:
+        # 0.43.0 drops by prefix (`tasks.max.enforce` too), later releases the exact keys.
+        lowered = key.lower()
+        return lowered.startswith(forbidden) if release.connector_options_by_prefix else lowered in forbidden
+    config = {k: _string(v) for k, v in spec.get("config", {}).items() if not dropped(k)}
     if "tasksMax" in spec:
         config["tasks.max"] = str(spec["tasksMax"])
     if "version" in spec and release.v1_semantics:

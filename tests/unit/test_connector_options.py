@@ -1,0 +1,49 @@
+"""What the operator drops of a KafkaConnector's config: Strimzi 0.43.0 (CSM 1.2) drops `name*`,
+`connector.class*` and `tasks.max*` by prefix, later releases the exact keys only. The stand-in
+drops as each release does; the program refuses on CSM 1.2 what would be dropped unseen."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.core.releases import Flavour, find
+from infra.tools.rehearsal import operator
+from tests.support.refusals import problems
+from tests.support.stacks import doc_topology, on_release
+
+CONNECTOR = {"metadata": {"name": "c"}, "spec": {
+    "class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "tasksMax": 2,
+    "config": {"tasks.max.enforce": False, "name.suffix": "x", "connector.class.loader": "y", "tasks.max": 9,
+               "replication.factor": 3}}}
+
+
+@pytest.mark.parametrize("flavour,version,kept", [
+    ("csm", "1.2", {"replication.factor": "3"}),
+    ("csm", "1.4", {"replication.factor": "3", "tasks.max.enforce": "false", "name.suffix": "x",
+                    "connector.class.loader": "y"}),
+    ("strimzi", "1.2.0", {"replication.factor": "3", "tasks.max.enforce": "false", "name.suffix": "x",
+                          "connector.class.loader": "y"}),
+])
+def test_the_stand_in_drops_as_the_release_does(flavour, version, kept):
+    name, config, state = operator.connector_requests(find(Flavour(flavour), version), CONNECTOR)
+    assert (name, state) == ("c", "running")
+    assert config == {**kept, "tasks.max": "2", "connector.class": CONNECTOR["spec"]["class"]}
+
+
+def test_csm_1_2_refuses_a_key_its_operator_drops_by_prefix():
+    t = on_release(doc_topology(), "csm", "1.2")
+    t["flows"][0]["config"] = {"source": {"tasks.max.enforce": False}}
+    (problem,) = problems(t)
+    assert problem.endswith(
+        "config.source.tasks.max.enforce: got 'tasks.max.enforce'; expected no key starting with name, "
+        "connector.class, tasks.max on csm 1.2: its operator (Strimzi 0.43.0) drops such keys from a "
+        "KafkaConnector's config by prefix (KafkaConnectorConfiguration FORBIDDEN_PREFIXES), so the connector would "
+        "run without it"), problem
+    t = on_release(t, "csm", "1.4")
+    assert problems_or_none(t) is None
+
+
+def problems_or_none(t):
+    from infra.checks import validation
+    validation.parse(t)
+    return None

@@ -308,6 +308,9 @@ class Reconciler:
                 return
             try:
                 self.rehearsal.send(connect, obj)
+            except OperatorRefusal as exc:  # KafkaConnectAssemblyOperator.reconcileConnector
+                self._write(obj, self._connector_status(obj, ready(False, "NoSuchResourceException", str(exc))))
+                return
             except REST_FAILURES as exc:
                 self.retry_at[("KafkaConnector", *key)] = time.monotonic() + RETRY_SECONDS
                 self._write(obj, self._connector_status(obj, ready(False, "ConnectRestApiError", str(exc)[:2000])))

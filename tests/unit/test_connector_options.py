@@ -47,3 +47,22 @@ def problems_or_none(t):
     from infra.checks import validation
     validation.parse(t)
     return None
+
+
+def test_the_stand_in_refuses_connectors_of_a_connect_without_connector_resources():
+    """KafkaConnectAssemblyOperator.reconcileConnector (0.43.0 to 1.2.0): NoSuchResourceException."""
+    connect = {"metadata": {"name": "repl-a-b", "namespace": "repl-a-b", "annotations": {}}}
+    with pytest.raises(operator.OperatorRefusal,
+                       match="^KafkaConnect repl-a-b is not configured with annotation "
+                             "strimzi.io/use-connector-resources$"):
+        operator.check_connector_resources(connect)
+    connect["metadata"]["annotations"][operator.USE_CONNECTOR_RESOURCES] = "false"
+    with pytest.raises(operator.OperatorRefusal):
+        operator.check_connector_resources(connect)
+    connect["metadata"]["annotations"][operator.USE_CONNECTOR_RESOURCES] = "true"
+    operator.check_connector_resources(connect)
+
+
+def test_every_rendered_connect_carries_the_annotation(doc_objects):
+    (connect,) = [o for k, o in doc_objects.items() if k[0] == "KafkaConnect"]
+    operator.check_connector_resources(connect)

@@ -301,6 +301,19 @@ FORBIDDEN_CONNECTOR_OPTIONS_1_0 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plug
 SETTLED_STATES = ("RUNNING", "PAUSED", "STOPPED", "FAILED")
 
 
+USE_CONNECTOR_RESOURCES = "strimzi.io/use-connector-resources"
+
+
+def check_connector_resources(connect: Mapping[str, Any]) -> None:
+    """The operator reconciles a KafkaConnector only on a KafkaConnect annotated
+    `strimzi.io/use-connector-resources: "true"`: otherwise KafkaConnectAssemblyOperator.
+    reconcileConnector fails it with NoSuchResourceException (0.43.0 to 1.2.0)."""
+    meta = connect["metadata"]
+    if str(meta.get("annotations", {}).get(USE_CONNECTOR_RESOURCES, "false")).lower() != "true":
+        raise OperatorRefusal(f"KafkaConnect {meta['name']} is not configured with annotation "
+                              f"{USE_CONNECTOR_RESOURCES}")
+
+
 def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[str, dict[str, str], str]:
     """(name, the config the operator PUTs to /connectors/<name>/config, the state to set):
     AbstractConnectOperator.asJson puts the spec's config (KafkaConnectorConfiguration: forbidden

@@ -112,6 +112,7 @@ class Rehearsal:
     network: Network = field(init=False)
     clusters: dict[str, KafkaCluster] = field(default_factory=dict)
     workers: dict[tuple[str, str], Worker] = field(default_factory=dict)
+    connects: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # the KafkaConnect of each worker
     objects: list[dict[str, Any]] = field(default_factory=list)
     connectors: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
     outputs: dict[str, Any] | None = None  # of the last render: the next one's previous outputs
@@ -235,6 +236,7 @@ class Rehearsal:
         # The release's exporter agent where the KafkaConnect asks for it (operator.metrics_json).
         agent = str(jars.jmx_exporter_agent(self.release)) if connect["spec"].get("metricsConfig") else None
         setup = operator.worker(self.release, connect, secrets, host, configmaps or {}, agent)
+        self.connects[key] = connect
         self.kube.apply(operator.service_account(connect))
         for obj in setup.objects:
             self.kube.apply(obj)
@@ -260,6 +262,11 @@ class Rehearsal:
         if connect not in self.workers:
             raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
                                     "which the render does not hold")
+        known = self.connects.get(connect) or next(
+            (o for o in self.objects if o["kind"] == "KafkaConnect"
+             and (o["metadata"]["namespace"], o["metadata"]["name"]) == connect), None)
+        if known is not None:
+            operator.check_connector_resources(known)
         name, config, state = operator.connector_requests(self.release, connector)
         self.connectors[(connect[0], name)] = (connect, connector)
         worker = self.workers[connect]

@@ -138,6 +138,24 @@ class Release:
         return self.strimzi_line < (0, 45)
 
     @property
+    def connect_config_forbidden_prefixes(self) -> tuple[str, ...]:
+        """What the operator drops from `KafkaConnect.spec.config` (KafkaConnectSpec.FORBIDDEN_PREFIXES
+        through AbstractConfiguration.filterForbidden: `startsWith` on the lowercased key, but for
+        the ssl exceptions below): 0.43.0's list, `prometheus.metrics.reporter.` from 0.48.0, and
+        the group id and storage topics from 1.0 (they are spec fields there)."""
+        found: tuple[str, ...] = ("ssl.", "sasl.", "security.", "listeners", "plugin.path", "rest.",
+                                  "bootstrap.servers", "consumer.interceptor.classes", "producer.interceptor.classes")
+        if self.strimzi_reporter:
+            found += ("prometheus.metrics.reporter.",)
+        if self.v1_semantics:
+            found += ("group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic")
+        return found
+
+    # KafkaConnectSpec.FORBIDDEN_PREFIX_EXCEPTIONS (0.43.0 to 1.2.0): kept despite `ssl.`.
+    CONNECT_CONFIG_EXCEPTIONS = ("ssl.endpoint.identification.algorithm", "ssl.cipher.suites", "ssl.protocol",
+                                 "ssl.enabled.protocols")
+
+    @property
     def first_certificate_per_trusted_entry(self) -> bool:
         """Whether the operator trusts only the first certificate of each `trustedCertificates`
         entry: 0.43.0 and 0.45.0 import each file with keytool (tls_utils.sh; keytool's

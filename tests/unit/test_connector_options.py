@@ -66,3 +66,36 @@ def test_the_stand_in_refuses_connectors_of_a_connect_without_connector_resource
 def test_every_rendered_connect_carries_the_annotation(doc_objects):
     (connect,) = [o for k, o in doc_objects.items() if k[0] == "KafkaConnect"]
     operator.check_connector_resources(connect)
+
+
+@pytest.mark.parametrize("flavour,version,dropped", [
+    ("csm", "1.2", ["listeners.https.ssl.x", "rest.extension.classes", "ssl.keystore.type", "producer.interceptor.classes"]),
+    ("strimzi", "0.48.0", ["listeners.https.ssl.x", "rest.extension.classes", "ssl.keystore.type",
+                           "producer.interceptor.classes", "prometheus.metrics.reporter.listener"]),
+    ("strimzi", "1.2.0", ["listeners.https.ssl.x", "rest.extension.classes", "ssl.keystore.type",
+                          "producer.interceptor.classes", "prometheus.metrics.reporter.listener", "group.id",
+                          "config.storage.topic"]),
+])
+def test_the_stand_in_drops_the_connect_config_the_release_drops(flavour, version, dropped):
+    release = find(Flavour(flavour), version)
+    candidates = ["listeners.https.ssl.x", "rest.extension.classes", "ssl.keystore.type", "producer.interceptor.classes",
+                  "prometheus.metrics.reporter.listener", "group.id", "config.storage.topic",
+                  "ssl.endpoint.identification.algorithm", "ssl.cipher.suites", "producer.linger.ms", "SSL.Protocol"]
+    assert [k for k in candidates if operator.connect_config_forbidden(release, k)] == dropped
+
+
+def test_no_rendered_connect_config_key_is_one_the_operator_drops():
+    """What the program writes into KafkaConnect.spec.config reaches the worker on every release."""
+    import tempfile
+    from pathlib import Path
+
+    from tests.support.schemas import release_of
+    from tests.support.stacks import render_topology
+    from tests.support.variants import renders
+    for name, topology in sorted(renders().items()):
+        release = release_of(topology)
+        with tempfile.TemporaryDirectory() as folder:
+            for obj in render_topology(Path(folder), topology, secrets={}).objects():
+                if obj["kind"] == "KafkaConnect":
+                    assert [k for k in obj["spec"].get("config", {}) if operator.connect_config_forbidden(release, k)] \
+                        == [], name

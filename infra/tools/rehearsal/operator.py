@@ -159,7 +159,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
     if auth is not None and auth["type"] in MECHANISMS:
         protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
     trusted = [(c["secretName"], c["certificate"]) for c in (tls or {}).get("trustedCertificates", [])]
-    user = {k: _string(v) for k, v in spec.get("config", {}).items()}
+    user = {k: _string(v) for k, v in spec.get("config", {}).items() if not connect_config_forbidden(release, k)}
     if release.v1_semantics:
         user = {**CONVERTER_DEFAULTS, **user, **{key: spec[f] for f, key in GROUP_FIELDS.items() if f in spec}}
     else:
@@ -299,6 +299,14 @@ FORBIDDEN_CONNECTOR_OPTIONS_1_0 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plug
 # Connector states after which updateState acts; UNASSIGNED and RESTARTING are left for a later
 # reconciliation ("as these are transient, and typically lead to RUNNING, we ignore them").
 SETTLED_STATES = ("RUNNING", "PAUSED", "STOPPED", "FAILED")
+
+
+def connect_config_forbidden(release: Release, key: str) -> bool:
+    """Whether the operator drops `key` of KafkaConnect.spec.config (AbstractConfiguration.
+    filterForbidden: the lowercased key starts with a forbidden prefix and is no exception)."""
+    lowered = key.lower()
+    return lowered.startswith(release.connect_config_forbidden_prefixes) and \
+        lowered not in Release.CONNECT_CONFIG_EXCEPTIONS
 
 
 USE_CONNECTOR_RESOURCES = "strimzi.io/use-connector-resources"

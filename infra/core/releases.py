@@ -156,6 +156,15 @@ class Release:
                                  "ssl.enabled.protocols")
 
     @property
+    def connect_role_always(self) -> bool:
+        """Whether the operator creates the Connect pods' `<name>-connect` Role even when the worker
+        reads no Secret through it: 0.48.0 (AbstractConnectOperator.connectRole, unconditional),
+        whose rule then has no resourceNames, `get` on every Secret of the namespace. 1.x creates
+        none then (AuthenticationUtils.generateAuthenticationSecretsRole returns null); 0.43.0 and
+        0.45.0 have no such Role (the worker reads mounted files)."""
+        return self.worker_file is WorkerFile.pemReferences and not self.v1_semantics
+
+    @property
     def first_certificate_per_trusted_entry(self) -> bool:
         """Whether the operator trusts only the first certificate of each `trustedCertificates`
         entry: 0.43.0 and 0.45.0 import each file with keytool (tls_utils.sh; keytool's

@@ -99,3 +99,26 @@ def test_no_rendered_connect_config_key_is_one_the_operator_drops():
                 if obj["kind"] == "KafkaConnect":
                     assert [k for k in obj["spec"].get("config", {}) if operator.connect_config_forbidden(release, k)] \
                         == [], name
+
+
+@pytest.mark.parametrize("flavour,version,rule", [
+    ("csm", "1.4", None),
+    ("strimzi", "0.48.0", {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}),
+    ("strimzi", "1.2.0", None),
+])
+def test_the_connect_role_of_a_plaintext_target_is_the_release_s(tmp_path, flavour, version, rule):
+    """Strimzi 0.48.0 creates the Connect pods' Role even when the worker reads no Secret through it,
+    and its rule then names none: `get` on every Secret of the namespace (AbstractConnectOperator.
+    connectRole). 1.x creates none; 0.4x before 0.48 reads mounted files."""
+    from infra.tools import render as render_module
+    from tests.support.stacks import write_topology
+    t = on_release(doc_topology(), flavour, version)
+    t["clusters"]["us-east"]["security"] = {}
+    objects = render_module.run("t", {"topology": str(write_topology(tmp_path, t))}, {},
+                                placeholder_secrets=True).objects()
+    connect = next(o for o in objects if o["kind"] == "KafkaConnect")
+    secrets = {o["metadata"]["name"]: {} for o in objects if o["kind"] == "Secret"}
+    secrets["source-us-west"] = {"truststore.jks": b"x"}
+    setup = operator.worker(find(Flavour(flavour), version), connect, secrets, "127.0.0.9")
+    roles = [o for o in setup.objects if o["kind"] == "Role"]
+    assert [r["rules"][0] for r in roles] == ([] if rule is None else [rule])

@@ -249,7 +249,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         props.update({"rest.advertised.host.name": "${strimzienv:ADVERTISED_HOSTNAME}",
                       "rest.advertised.port": str(REST_PORT), "plugin.path": "/opt/kafka/plugins"})
         env["ADVERTISED_HOSTNAME"] = rest_host
-        if role_secrets:
+        if role_secrets or release.connect_role_always:
             objects += _operator_role(name, namespace, role_secrets)
     # Stand-in: pods here share one network, so each worker's REST listener is bound to its own
     # loopback address (a pod listens on 0.0.0.0:8083 of its own).
@@ -274,11 +274,14 @@ def _strimzi_jaas(auth: Mapping[str, Any], password: str) -> str:
 
 def _operator_role(connect: str, namespace: str, secret_names: list[str]) -> list[dict[str, Any]]:
     """KafkaConnectCluster.generateRole / generateRoleBindingForRole: the pods' service account
-    may `get` exactly the Secrets its worker file references."""
+    may `get` the Secrets its worker file references; with none (0.48.0 creates the Role anyway)
+    the rule names no Secret, which Kubernetes reads as every Secret of the namespace."""
     sa = names.connect_component(connect)
+    rule: dict[str, Any] = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
+    if secret_names:
+        rule["resourceNames"] = secret_names
     return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-             "metadata": {"name": sa, "namespace": namespace},
-             "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": secret_names}]},
+             "metadata": {"name": sa, "namespace": namespace}, "rules": [rule]},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
              "metadata": {"name": f"{sa}-role", "namespace": namespace},
              "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],

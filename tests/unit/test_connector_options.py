@@ -122,3 +122,33 @@ def test_the_connect_role_of_a_plaintext_target_is_the_release_s(tmp_path, flavo
     setup = operator.worker(find(Flavour(flavour), version), connect, secrets, "127.0.0.9")
     roles = [o for o in setup.objects if o["kind"] == "Role"]
     assert [r["rules"][0] for r in roles] == ([] if rule is None else [rule])
+
+
+def _rendered_connect(tmp_path, flavour, version):
+    from infra.tools import render as render_module
+    from tests.support.stacks import write_topology
+    t = on_release(doc_topology(), flavour, version)
+    objects = render_module.run("t", {"topology": str(write_topology(tmp_path, t))}, {},
+                                placeholder_secrets=True).objects()
+    return next(o for o in objects if o["kind"] == "KafkaConnect")
+
+
+@pytest.mark.parametrize("flavour,version", [("csm", "1.2"), ("csm", "1.4"), ("strimzi", "0.48.0"), ("strimzi", "1.2.0")])
+def test_the_stand_in_refuses_the_volumes_the_operator_refuses(tmp_path, flavour, version):
+    """TemplateUtils: additional mounts under /mnt only; no volume named like the operator's own."""
+    import copy
+    release = find(Flavour(flavour), version)
+    connect = _rendered_connect(tmp_path, flavour, version)
+    operator.check_volumes(release, connect)  # what the program renders passes
+    outside = copy.deepcopy(connect)
+    outside["spec"]["template"]["connectContainer"]["volumeMounts"][0]["mountPath"] = "/opt/kafka/x"
+    with pytest.raises(operator.OperatorRefusal, match="the mount path /opt/kafka/x is forbidden"):
+        operator.check_volumes(release, outside)
+    clash = copy.deepcopy(connect)
+    clash["spec"]["template"]["pod"]["volumes"].append({"name": "strimzi-tmp", "emptyDir": {}})
+    with pytest.raises(operator.OperatorRefusal, match="^volume strimzi-tmp: a name the operator's own volumes"):
+        operator.check_volumes(release, clash)
+    twice = copy.deepcopy(connect)
+    twice["spec"]["template"]["pod"]["volumes"].append(copy.deepcopy(twice["spec"]["template"]["pod"]["volumes"][0]))
+    with pytest.raises(operator.OperatorRefusal, match="another volume of the template"):
+        operator.check_volumes(release, twice)

@@ -145,6 +145,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
     files: dict[str, bytes] = {}
     # template.pod.volumes of Secrets, mounted where connectContainer.volumeMounts say.
     template = spec.get("template", {})
+    check_volumes(release, connect)
     mounts = {m["name"]: m["mountPath"] for m in template.get("connectContainer", {}).get("volumeMounts", [])}
     for volume in template.get("pod", {}).get("volumes", []):
         if "secret" not in volume or volume["name"] not in mounts:
@@ -302,6 +303,40 @@ FORBIDDEN_CONNECTOR_OPTIONS_1_0 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plug
 # Connector states after which updateState acts; UNASSIGNED and RESTARTING are left for a later
 # reconciliation ("as these are transient, and typically lead to RUNNING, we ignore them").
 SETTLED_STATES = ("RUNNING", "PAUSED", "STOPPED", "FAILED")
+
+
+# Volumes the operator adds to the Connect pod itself (VolumeUtils; `kube-api-access` from 1.x).
+OWN_VOLUMES = ("strimzi-tmp", "kafka-metrics-and-logging")
+ALLOWED_MOUNT_PATH = "/mnt"
+
+
+def check_volumes(release: Release, connect: Mapping[str, Any]) -> None:
+    """What the operator refuses of the pod template's volumes (TemplateUtils.addAdditionalVolumes
+    and addAdditionalVolumeMounts, InvalidResourceException: the KafkaConnect is NotReady): a mount
+    path outside /mnt (ALLOWED_MOUNT_PATH), a volume named twice or like one of its own (its
+    fixed volumes; the trusted-certificate and password volumes, named after their Secrets, on
+    the releases that mount them: 0.43.0 and 0.45.0)."""
+    spec = connect["spec"]
+    template = spec.get("template", {})
+    for mount in template.get("connectContainer", {}).get("volumeMounts", []):
+        path = str(mount.get("mountPath", ""))
+        if not (path == ALLOWED_MOUNT_PATH or path.startswith(ALLOWED_MOUNT_PATH + "/")):
+            raise OperatorRefusal(f"volume mount {mount.get('name')}: the mount path {path} is forbidden: additional "
+                                  f"volumes are mounted under {ALLOWED_MOUNT_PATH} only")
+    own = set(OWN_VOLUMES)
+    if release.v1_semantics:
+        own.add("kube-api-access")
+    if release.worker_file is WorkerFile.literalStores:
+        own |= {c["secretName"] for c in (spec.get("tls") or {}).get("trustedCertificates", [])}
+        auth = spec.get("authentication") or {}
+        own |= {s["secretName"] for s in (auth.get("passwordSecret"), auth.get("certificateAndKey")) if s}
+    seen: set[str] = set()
+    for volume in template.get("pod", {}).get("volumes", []):
+        name = str(volume.get("name"))
+        if name in own or name in seen:
+            raise OperatorRefusal(f"volume {name}: a name the operator's own volumes or another volume of the "
+                                  "template already use")
+        seen.add(name)
 
 
 def connect_config_forbidden(release: Release, key: str) -> bool:

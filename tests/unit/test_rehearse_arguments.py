@@ -47,3 +47,29 @@ def test_a_keep_folder_that_cannot_be_written_exits_2_before_anything_starts(tmp
     assert run(str(path), "--keep", keep) == (2, (
         "error: the command line has 1 problem(s):\n"
         f"  - --keep: (argument): got '{keep}'; expected a writable folder, or a new one in a writable folder\n"))
+
+
+def test_what_the_rehearsal_cannot_honour_is_said_before_it_starts(tmp_path, capsys):
+    from infra.core.releases import Flavour, find
+    from infra.tools.rehearsal.run import unhonoured
+    t = doc_topology()  # CSM 1.2: Cloudera's Kafka 3.8.0.1.2, which is not published
+    t["operator"]["connect"]["image"] = "registry.example/connect:1"
+    t["flows"][0]["connect"] = {"resources": {"requests": {"cpu": "1"}}}
+    release = find(Flavour.csm, "1.2")
+    assert unhonoured(t, release) == [
+        "operator.connect.image registry.example/connect:1: not run here; the workers run csm 1.2's jars "
+        "(Apache Kafka 3.8.0)",
+        "operator.connect.version 3.8.0.1.2: the workers run Apache Kafka 3.8.0 here",
+        "flows[0].connect.resources: not enforced here (each worker is one JVM with this machine's defaults)"]
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t))
+    with pytest.raises(AssertionError, match="rehearse started something"):
+        import os
+        os.environ["INFRA_DEBUG"] = "1"
+        try:
+            main(["rehearse", str(path)])
+        finally:
+            del os.environ["INFRA_DEBUG"]
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("not honoured here: ")] == [
+        f"not honoured here: {line}" for line in unhonoured(t, release)]

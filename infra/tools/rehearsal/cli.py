@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra.checks import validation
 from infra.core import reading
 from infra.core.errors import Problem, TopologyError
 from infra.deploy import deployment
@@ -25,7 +26,7 @@ from infra.tools.rehearsal import apiserver
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.process import RuntimeStartError
-from infra.tools.rehearsal.run import LOCAL_CHANGES, Rehearsal, local_topology
+from infra.tools.rehearsal.run import LOCAL_CHANGES, Rehearsal, local_topology, unhonoured
 from infra.topology.resolution import Model
 from infra.topology.schema import Policy
 
@@ -84,6 +85,9 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
     local = local_topology(topology)
     work = keep or Path(tempfile.mkdtemp(prefix="kafka-replication-rehearsal-"))
     print(f"rehearsing {path} in {work}; changed for this machine: " + "; ".join(LOCAL_CHANGES), flush=True)
+    release = validation.parse(local).operator.release
+    for line in unhonoured(topology, release):
+        print(f"not honoured here: {line}", flush=True)
     if apiserver.apiserver_binary() is None:
         print("building the kube-apiserver once (Go, tools/engine/build.sh, several minutes)...", flush=True)
         apiserver.build()

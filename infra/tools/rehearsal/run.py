@@ -66,6 +66,27 @@ def local_topology(topology: dict[str, Any]) -> dict[str, Any]:
     return topo
 
 
+def unhonoured(topology: dict[str, Any], release: Release) -> list[str]:
+    """What a topology asks of its Connect clusters that the rehearsal cannot honour, said before
+    it starts: every worker runs the release's pinned Apache Kafka jars (pom.xml) in a JVM of
+    this machine's defaults, whatever image, Kafka version or resources the topology names."""
+    settings = [("operator.connect", (topology.get("operator") or {}).get("connect") or {})]
+    for i, flow in enumerate(topology.get("flows") or []):
+        settings.append((f"flows[{i}].connect", flow.get("connect") or {}))
+        for j, part in enumerate(flow.get("connectClusters") or []):
+            settings.append((f"flows[{i}].connectClusters[{j}].connect", part.get("connect") or {}))
+    out = []
+    for where, connect in settings:
+        if connect.get("image"):
+            out.append(f"{where}.image {connect['image']}: not run here; the workers run {release.name}'s jars "
+                       f"(Apache Kafka {release.kafka})")
+        if connect.get("version") and str(connect["version"]) != release.kafka:
+            out.append(f"{where}.version {connect['version']}: the workers run Apache Kafka {release.kafka} here")
+        if connect.get("resources"):
+            out.append(f"{where}.resources: not enforced here (each worker is one JVM with this machine's defaults)")
+    return out
+
+
 class Kube(Protocol):
     """What a rehearsal needs of a Kubernetes API server."""
 

@@ -521,3 +521,28 @@ def test_a_checkpoint_switch_kafka_would_refuse_is_refused(value):
         "(Kafka reads it as a boolean)"]
     t["flows"][0]["config"]["checkpoint"]["emit.checkpoints.enabled"] = "False"
     validation.parse(t)  # any case, as Kafka reads it
+
+
+def test_quota_keys_beyond_compute_need_an_acknowledgement_and_pods_are_counted():
+    """No tier admits a pod or counts the operator's objects: object-count keys are refused unless
+    acknowledged; pod counts and the bare compute names are checked against the Connect pods."""
+    t = patterns.split()
+    small = t["flows"][0]["connectClusters"][0]
+    small["resourceQuota"] = {"hard": {"count/pods": "2", "count/secrets": "10", "services": "3", "cpu": "2",
+                                       "requests.ephemeral-storage": "1Gi"}}
+    assert problems(t) == [
+        "flows[0] (workload): connectClusters[0].resourceQuota.hard.count/pods: got '2'; expected at least 3 pods "
+        "(connect.replicas): Strimzi's pods beyond the quota are refused",
+        "flows[0] (workload): connectClusters[0].resourceQuota.hard.cpu: got '2'; expected at least 3 replicas x 1 = 3 "
+        "(connect.replicas x connect.resources.requests.cpu)",
+        "flows[0] (workload): connectClusters[0].resourceQuota.hard.requests.ephemeral-storage: got '1Gi'; expected "
+        "connect.resources.requests.ephemeral-storage set as well: with this quota, pods without a ephemeral-storage "
+        "request are refused by the API server",
+        "flows[0] (workload): connectClusters[0].resourceQuota.hard: got 'count/secrets, services'; expected quota "
+        "keys the program checks (requests.*, limits.*, cpu, memory, ephemeral-storage, pods, count/pods), or "
+        "`resourceQuota.acknowledgeUnchecked: true`: these count objects the operator also creates in the namespace, "
+        "which no check here counts, and a quota too small leaves the Connect cluster NotReady"]
+    small["resourceQuota"] = {"hard": {"count/pods": "3", "count/secrets": "10", "services": "3", "cpu": "3"},
+                              "acknowledgeUnchecked": True}
+    from infra.checks import validation
+    assert validation.parse(t).flows

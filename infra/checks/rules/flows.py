@@ -162,15 +162,33 @@ def _check_part(where: str, flow: Flow, part: PartSpec) -> list[Problem]:
     return problems
 
 
+# Quota keys that count the Connect pods' compute resources: `requests.<r>`, `limits.<r>`, and the
+# bare names Kubernetes reads as requests (`cpu`, `memory`, `ephemeral-storage`).
+BARE_REQUESTS = ("cpu", "memory", "ephemeral-storage")
+POD_COUNTS = ("pods", "count/pods")
+
+
 def _check_quota(where: str, label: str, part: PartSpec, quota: ResourceQuota) -> list[Problem]:
     """A quota that the Connect pods cannot satisfy makes Strimzi's pods fail admission, long
-    after `pulumi up` reported success: catch it here."""
+    after `pulumi up` reported success: catch it here. Compute resources (every pod must declare
+    what the quota limits, and the replicas' sum fit) and pod counts are checked; other keys count
+    objects the operator creates (Services, Secrets, ConfigMaps...), which no tier here admits,
+    and need `acknowledgeUnchecked`."""
     problems = []
     field = "resourceQuota.hard" if label == "(flow)" else f"{label}.resourceQuota.hard"
     resources = part.connect.resources
+    unchecked = []
     for key, hard in sorted(quota.hard.items()):
+        if key in POD_COUNTS:
+            if int(quantity(str(hard))) < part.connect.replicas:
+                problems.append(Problem(where, f"{field}.{key}", hard, f"at least {part.connect.replicas} pods "
+                                        "(connect.replicas): Strimzi's pods beyond the quota are refused"))
+            continue
         kind, _, resource = key.partition(".")
-        if kind not in ("requests", "limits") or resource not in ("cpu", "memory"):
+        if key in BARE_REQUESTS:
+            kind, resource = "requests", key
+        if kind not in ("requests", "limits") or not resource:
+            unchecked.append(key)
             continue
         declared = getattr(resources, kind, None) if resources else None
         if not declared or resource not in declared:
@@ -188,6 +206,12 @@ def _check_quota(where: str, label: str, part: PartSpec, quota: ResourceQuota) -
             problems.append(Problem(where, f"{field}.{key}", hard,
                                     f"at least {part.connect.replicas} replicas x {declared[resource]} = "
                                     f"{_fmt(need)} (connect.replicas x connect.resources.{kind}.{resource})"))
+    if unchecked and not quota.acknowledgeUnchecked:
+        problems.append(Problem(where, f"{field}", ", ".join(unchecked),
+                                "quota keys the program checks (requests.*, limits.*, cpu, memory, "
+                                "ephemeral-storage, pods, count/pods), or `resourceQuota.acknowledgeUnchecked: "
+                                "true`: these count objects the operator also creates in the namespace, which no "
+                                "check here counts, and a quota too small leaves the Connect cluster NotReady"))
     return problems
 
 

@@ -160,10 +160,14 @@ class SourceInstance(_Strict):
 
 
 class ResourceQuota(_Strict):
-    """`spec.hard` of a ResourceQuota for the Connect cluster's namespace, e.g. {requests.cpu: "4"}."""
+    """`spec.hard` of a ResourceQuota for the Connect cluster's namespace, e.g. {requests.cpu: "4"}.
+    The program checks compute resources and pod counts against the Connect pods; any other key
+    (object counts, storage) needs `acknowledgeUnchecked`: no tier here admits a pod or counts
+    the objects the operator creates."""
     hard: Annotated[dict[Annotated[str, _shaped(r"[a-z0-9]([-a-z0-9./]*[a-z0-9])?",
                                                 "a quota name such as requests.cpu or count/pods", 253)],
                          Quantity | Amount], Field(min_length=1)]
+    acknowledgeUnchecked: bool = False
 
 
 class ConnectPart(_Strict):

@@ -8,6 +8,7 @@ names no key nobody created.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Iterable
@@ -234,7 +235,7 @@ class Wiring:
             spec["state"] = state.value
         labels = {**names.flow_labels(self.flow.flow_name), names.CLUSTER_LABEL: self.n.connect}
         # A stopped or paused connector never reports Ready: nothing to wait for.
-        ready = readiness_annotations(self.operator) if state is ConnectorState.running else None
+        ready = readiness_annotations(self.operator, connector=True) if state is ConnectorState.running else None
         request = request_for(self.flow, name) if self.release.offset_management else None
         planned = None
         if request is not None:
@@ -276,12 +277,22 @@ def with_digest(planned: ConnectorPlan, entries: Iterable[Entry]) -> ConnectorPl
     return replace(planned, manifest={**planned.manifest, "spec": spec})
 
 
-def readiness_annotations(operator: Operator) -> dict[str, str] | None:
+# What a running KafkaConnector's `pulumi up` waits for beyond Strimzi's Ready, which Strimzi
+# reports unless the connector or a task FAILED (an UNASSIGNED connector, or one whose tasks have
+# not started, is Ready too): the connector's own state, as Connect reports it in the status.
+CONNECTOR_RUNNING = "jsonpath={.status.connectorStatus.connector.state}=RUNNING"
+
+
+def readiness_annotations(operator: Operator, connector: bool = False) -> dict[str, str] | None:
     """`pulumi up` waits for Strimzi's `Ready` condition (pulumi-kubernetes' `pulumi.com/waitFor`,
-    4.18+), up to the stack's timeout; none when the stack says not to wait."""
+    4.18+; a JSON array is every condition in it) and, for a running connector, for Connect to
+    report it RUNNING (CONNECTOR_RUNNING), up to the stack's timeout; none when the stack says not
+    to wait. Tasks are not waited for: a connector may rightly have none yet (no topic or group
+    matches), and a failed one makes Strimzi's Ready false."""
     if not operator.readiness.wait:
         return None
-    return {names.WAIT_FOR: "condition=Ready", names.TIMEOUT_SECONDS: str(operator.readiness.timeoutSeconds)}
+    wait = json.dumps(["condition=Ready", CONNECTOR_RUNNING]) if connector else "condition=Ready"
+    return {names.WAIT_FOR: wait, names.TIMEOUT_SECONDS: str(operator.readiness.timeoutSeconds)}
 
 
 def topics_configmap(n: FlowNames, spec: SourceSpec) -> str:

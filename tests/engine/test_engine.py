@@ -446,7 +446,7 @@ def test_readiness_timeout_fails_the_update(engine, tmp_path):
             for kind in ("kafkaconnects", "kafkaconnectors")}
     rendered = render.run("dev", {"topology": str(one.topology)}, placeholder_secrets=True).objects()
     waited = sorted((o["kind"], o["metadata"]["name"]) for o in rendered
-                    if o["metadata"].get("annotations", {}).get(names.WAIT_FOR) == "condition=Ready")
+                    if "condition=Ready" in o["metadata"].get("annotations", {}).get(names.WAIT_FOR, ""))
     assert waited == [("KafkaConnect", "repl-us-west-us-east"), ("KafkaConnector", "repl-us-west-us-east-checkpoint"),
                       ("KafkaConnector", "repl-us-west-us-east-heartbeat"),
                       ("KafkaConnector", "repl-us-west-us-east-source")]

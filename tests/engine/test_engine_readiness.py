@@ -1,4 +1,10 @@
-"""`pulumi up` waits for Ready, and Ready comes from the Connect REST API (docs/engine.md).
+"""`pulumi up` waits for what the stack asks (docs/engine.md): each KafkaConnect's Ready, and each
+running KafkaConnector's Ready as Strimzi reports it (true unless the connector or a task FAILED:
+watch.connector_condition's STRIMZI mode, the stand-in's default) together with Connect's own
+RUNNING state in the status (infra/plan/connectors.py CONNECTOR_RUNNING). What the up guarantees
+under real Strimzi is therefore: no connector or task FAILED, and every running connector RUNNING;
+its tasks may still be starting. Proven here on the operator stand-in's statuses, which follow
+Strimzi's Ready; the real operator does not run here.
 
 The engine tier (the real Pulumi CLI and Kubernetes provider) deploys the dev stack, made local
 as a rehearsal runs it (infra/tools/rehearsal/run.py `local_topology`), with its readiness wait on,
@@ -11,12 +17,14 @@ a status: the server's managedFields name the writer of each.
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 import yaml
 
 from infra.core import names
+from infra.plan.connectors import CONNECTOR_RUNNING
 from infra.tools import render
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.apiserver import stop
@@ -143,24 +151,30 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
                   if u.split("::")[2].rpartition("$")[2].startswith("kubernetes:")}
     assert kubernetes == {object_type_and_name(o) for o in rendered.objects()}
 
-    # What the up waited for: the KafkaConnect and its three running connectors, all on the server.
-    waited = {(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in rendered.objects()
-              if o["metadata"].get("annotations", {}).get(names.WAIT_FOR) == "condition=Ready"}
+    # What the up waited for: the KafkaConnect's Ready, and its three running connectors' Ready and
+    # RUNNING, all on the server.
+    waits = {(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]):
+             o["metadata"]["annotations"][names.WAIT_FOR]
+             for o in rendered.objects() if names.WAIT_FOR in o["metadata"].get("annotations", {})}
+    waited = set(waits)
     connect = ("KafkaConnect", "repl-us-west-us-east", "repl-us-west-us-east")
     connectors = {("KafkaConnector", "repl-us-west-us-east", f"repl-us-west-us-east-{part}")
                   for part in ("source", "checkpoint", "heartbeat")}
     assert waited == {connect, *connectors}
     assert set(after_up) == waited
+    assert waits[connect] == "condition=Ready"
+    assert {waits[k] for k in connectors} == {json.dumps(["condition=Ready", CONNECTOR_RUNNING])}
 
-    # The up ended only after the reconciler had seen every connector running and had sent the
-    # status that made each object Ready (its clock read before the PUT left).
+    # The up ended only after the reconciler had seen every connector RUNNING (Connect's state)
+    # and had sent the status that made each object Ready (its clock read before the PUT left).
+    # Under Strimzi's Ready a connector may be Ready before it runs: the RUNNING wait is what
+    # holds the up until it does.
     assert set(running_at) == {k[1:] for k in connectors}
     assert set(ready_since) == waited
     last_running = max(running_at.values())
     last_ready = max(ready_since.values())
     assert up_started < min(ready_since.values()) <= last_ready < up_finished
-    assert up_finished - up_started >= last_running - up_started
-    assert all(ready_since[("KafkaConnector", *k)] >= t for k, t in running_at.items())
+    assert up_started < last_running < up_finished
 
     # Each object ends with exactly the status the reconciler derived from REST, written by it alone.
     for key, obj in after_up.items():
@@ -181,7 +195,7 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
         rest = status["connectorStatus"]
         assert rest["name"] == key[2]
         assert rest["connector"]["state"] == "RUNNING"
-        assert {t["state"] for t in rest["tasks"]} <= {"RUNNING"}, rest
+        assert "FAILED" not in {t["state"] for t in rest["tasks"]}, rest
         assert len(rest_now[key]["tasks"]) >= 1 and {t["state"] for t in rest_now[key]["tasks"]} == {"RUNNING"}
         assert without_times({"conditions": [connector_condition(rest_now[key])]}) == \
             without_times({"conditions": status["conditions"]})

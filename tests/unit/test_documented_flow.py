@@ -178,7 +178,9 @@ def test_step9_mirror_source_connector(doc_objects):
     assert c["spec"]["tasksMax"] == 3
     # Failed connectors and tasks restart by themselves; `pulumi up` waits for Ready.
     assert c["spec"]["autoRestart"] == {"enabled": True}
-    assert c["metadata"]["annotations"] == {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "900"}
+    assert c["metadata"]["annotations"] == {
+        "pulumi.com/waitFor": '["condition=Ready", "jsonpath={.status.connectorStatus.connector.state}=RUNNING"]',
+        "pulumi.com/timeoutSeconds": "900"}
     assert c["spec"]["config"] == {
         "key.converter": BYTES,
         "value.converter": BYTES,

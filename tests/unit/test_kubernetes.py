@@ -200,7 +200,9 @@ def test_pulumi_up_waits_for_ready_with_the_stacks_timeout():
     wait = {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "1800"}
     assert objects["orders-us-west-to-eu"]["metadata"]["annotations"] == {
         "strimzi.io/use-connector-resources": "true", **wait}
-    assert objects["orders-us-west-to-eu-source"]["metadata"]["annotations"] == wait
+    # A running connector: Strimzi's Ready (no FAILED connector or task) and Connect's RUNNING.
+    assert objects["orders-us-west-to-eu-source"]["metadata"]["annotations"] == {
+        **wait, "pulumi.com/waitFor": '["condition=Ready", "jsonpath={.status.connectorStatus.connector.state}=RUNNING"]'}
     # A stopped connector never reports Ready: nothing to wait for.
     assert "annotations" not in objects["orders-us-west-to-eu-checkpoint"]["metadata"]
     assert {n: o["spec"].get("autoRestart") for n, o in objects.items() if o["kind"] == "KafkaConnector"} == {

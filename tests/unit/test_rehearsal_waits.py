@@ -88,3 +88,26 @@ def test_min_tasks_of_the_heartbeat_connector(config, expected):
 @pytest.mark.parametrize("kind", [ConnectorKind.source, ConnectorKind.checkpoint])
 def test_source_and_checkpoint_connectors_may_rightly_have_no_task(kind):
     assert min_tasks({"class": kind.connector_class, "config": {}}) == 0
+
+
+# ------------------------------------------------------------------ the Ready the stand-in reports
+
+def _rest(connector: str, *tasks: str) -> dict:
+    return {"connector": {"state": connector}, "tasks": [{"id": i, "state": t} for i, t in enumerate(tasks)]}
+
+
+@pytest.mark.parametrize("rest, strimzi, strict", [
+    (_rest("RUNNING", "RUNNING"), "True", "True"),
+    (_rest("UNASSIGNED"), "True", "False"),
+    (_rest("RUNNING"), "True", "True"),
+    (_rest("RUNNING", "UNASSIGNED"), "True", "False"),
+    (_rest("RESTARTING", "RUNNING"), "True", "False"),
+    (_rest("RUNNING", "FAILED"), "False", "False"),
+    (_rest("FAILED"), "False", "False"),
+])
+def test_ready_as_strimzi_reports_it_and_the_strict_mode(rest, strimzi, strict):
+    """Strimzi: Ready unless the connector or a task FAILED (an UNASSIGNED connector, or one with
+    tasks not yet started, is Ready). Strict: every one RUNNING."""
+    from tests.support.watch import STRICT, connector_condition
+    assert connector_condition(rest)["status"] == strimzi
+    assert connector_condition(rest, "RUNNING", STRICT)["status"] == strict

@@ -25,6 +25,7 @@ from infra.checks.rules import TOPIC_KEEPING, renames_topic, secret_named
 from infra.core import names, references
 from infra.core.errors import Problem
 from infra.plan.audit import spark_role_rules
+from infra.topology.schema.values import DNS1123_SUBDOMAIN
 
 
 class Unknown:
@@ -178,11 +179,10 @@ def secret_found(key: str, value: Any) -> Hidden | None:
 # A key that names a Kubernetes Secret (`secretName`, `credentials-secret-ref`) holds the Secret's
 # name, which is no secret: an object name is listed by anyone who may list Secrets.
 NAMES_A_SECRET = re.compile(r"secret[-_.]?(name|ref)$", re.IGNORECASE)
-OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def _names_a_secret(key: str, value: str) -> bool:
-    return NAMES_A_SECRET.search(key) is not None and len(value) <= 253 and OBJECT_NAME.fullmatch(value) is not None
+    return NAMES_A_SECRET.search(key) is not None and len(value) <= 253 and DNS1123_SUBDOMAIN.fullmatch(value) is not None
 
 
 def _embedded(value: str) -> Iterable[tuple[int, str, str]]:

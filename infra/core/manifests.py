@@ -6,8 +6,8 @@ every generator to these shapes. Only the fields we write are declared. Secret v
 `SecretValue`s until the components resolve them from Pulumi secret config.
 
 Strimzi's fields follow its CRDs (KafkaConnect and KafkaConnector of kafka.strimzi.io v1beta2 and
-v1, generated from each release's published artifacts: infra/tools/rehearsal/crds.py); pod templates and audit workloads, which no code reads back,
-are plain JSON.
+v1, generated from each release's published artifacts: infra/tools/rehearsal/crds.py); pod
+templates and audit workloads, which no code reads back, are plain JSON.
 """
 
 from __future__ import annotations

@@ -129,6 +129,10 @@ class Release:
         (KAFKA_CONNECT_CERTIFICATES_KEY at 1.2.0); before, one key per certificate."""
         return self.strimzi_line >= (1, 1)
 
+    # AbstractConnectorSpec.FORBIDDEN_PARAMETERS: what the operator drops of a KafkaConnector's
+    # config (by prefix where `connector_options_by_prefix`, else these exact keys).
+    CONNECTOR_OPTIONS_DROPPED = ("name", "connector.class", "tasks.max")
+
     @property
     def connector_options_by_prefix(self) -> bool:
         """Whether the operator drops a KafkaConnector's `name*`, `connector.class*` and

@@ -23,6 +23,7 @@ from infra.core.errors import Problem
 from infra.core.manifests import JSON
 from infra.topology.resolution import Direction, Model
 from infra.topology.schema import FailoverProcedure, Flow, Policy
+from infra.topology.schema.values import INT64, INT64_MIN
 
 # MirrorCheckpointConfig's defaults (apache/kafka connect/mirror, MirrorCheckpointConfig.java at
 # 3.8.0, unchanged through 4.x): EMIT_CHECKPOINTS_INTERVAL_SECONDS_DEFAULT = 60,
@@ -35,7 +36,6 @@ DEFAULT_SYNC_SECONDS = 60
 
 # Java's String.trim: code points up to U+0020, no other white space.
 _JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))
-JAVA_LONG = (-2**63, 2**63 - 1)
 
 
 def _long(value: object) -> int | None:
@@ -51,7 +51,7 @@ def _long(value: object) -> int | None:
         if not digits.isdecimal():
             return None
         value = int(text)
-    if isinstance(value, int) and JAVA_LONG[0] <= value <= JAVA_LONG[1]:
+    if isinstance(value, int) and INT64_MIN <= value <= INT64:
         return value
     return None
 

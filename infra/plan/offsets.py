@@ -49,6 +49,7 @@ from infra.filters import jregex
 from infra.filters.topics import Filter
 from infra.topology.resolution import Model
 from infra.topology.schema import ConnectorState, Flow, OffsetsAction, OffsetsRequest, PartitionOffset, Policy
+from infra.topology.schema.values import INT64
 
 # pulumi-kubernetes: a Patch resource with this annotation takes a field another field manager
 # holds (a previous request's patch the operator has not acted on yet) instead of failing.
@@ -168,9 +169,6 @@ def checkpointed_topic(target: Target, topic: str) -> str | None:
     return next((c for c in candidates if checkpoint_topic(target, c) == topic), None)
 
 
-JAVA_LONG_MAX = 2**63 - 1
-
-
 def problems(model: Model) -> list[Problem]:
     """Every offsets request the operator would not carry out, or Kafka would refuse."""
     topo = model.topology
@@ -249,9 +247,9 @@ def _request_problems(where: str, at: str, request: OffsetsRequest, known: dict[
 
 def _offset_problems(where: str, at: str, target: Target, offset: PartitionOffset) -> list[Problem]:
     found: list[Problem] = []
-    if target.kind == SOURCE and offset.offset == JAVA_LONG_MAX:
+    if target.kind == SOURCE and offset.offset == INT64:
         found.append(Problem(where, f"{at}.offset", offset.offset,
-                             f"at most {JAVA_LONG_MAX - 1}: the task resumes at offset + 1 (MirrorSourceTask."
+                             f"at most {INT64 - 1}: the task resumes at offset + 1 (MirrorSourceTask."
                              "loadOffset), which overflows Java's long and falls back to auto.offset.reset"))
     if target.kind == SOURCE and offset.group is not None:
         found.append(Problem(where, f"{at}.group", offset.group,

@@ -15,19 +15,17 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-from infra.core.releases import SUPPORTED, Flavour, Release, find
+from infra.core.releases import SUPPORTED, Release
 from infra.tools.rehearsal import crds
+from infra.topology.schema.topology import Operator
 from tests.support.stacks import unavailable
 
 KUBERNETES_VERSION = "1.33.0"
 
 
 def release_of(topology: dict) -> Release:
-    """The supported release a topology document names (its operator section)."""
-    operator = topology.get("operator", {})
-    found = find(Flavour(operator.get("flavour", "csm")), operator.get("version"))
-    assert found is not None, operator
-    return found
+    """The supported release a topology document names (its operator section, as the schema reads it)."""
+    return Operator.model_validate(topology.get("operator", {})).release
 
 
 def release_of_objects(objects: list[dict]) -> Release:

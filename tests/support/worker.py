@@ -1,9 +1,8 @@
 """An executable model of what a Connect worker does with our connector configurations.
 
 Schemas and the API server accept a configuration that the worker may still refuse. Each rule
-here cites the Apache Kafka or Strimzi file and tag it comes from (../shared/reference/
-connect-runtime.md gathers them); the JDK judges the resulting client configurations
-(ClientCheck.java). The model is written from those sources, independently of infra/: the
+here cites the Apache Kafka or Strimzi file and tag it comes from; the JDK judges the resulting
+client configurations (ClientCheck.java). The model is written from those sources, independently of infra/: the
 plan's own reading of them is what it checks.
 
 1. What each release writes to /tmp/strimzi-connect.properties (`worker_file`).

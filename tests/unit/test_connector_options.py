@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.core import names
 from infra.core.releases import Flavour, find
 from infra.tools.rehearsal import operator
 from tests.support.refusals import problems
@@ -56,15 +57,16 @@ def test_the_stand_in_refuses_connectors_of_a_connect_without_connector_resource
                        match="^KafkaConnect repl-a-b is not configured with annotation "
                              "strimzi.io/use-connector-resources$"):
         operator.check_connector_resources(connect)
-    connect["metadata"]["annotations"][operator.USE_CONNECTOR_RESOURCES] = "false"
+    connect["metadata"]["annotations"][names.USE_CONNECTOR_RESOURCES] = "false"
     with pytest.raises(operator.OperatorRefusal):
         operator.check_connector_resources(connect)
-    connect["metadata"]["annotations"][operator.USE_CONNECTOR_RESOURCES] = "true"
+    connect["metadata"]["annotations"][names.USE_CONNECTOR_RESOURCES] = "true"
     operator.check_connector_resources(connect)
 
 
 def test_every_rendered_connect_carries_the_annotation(doc_objects):
     (connect,) = [o for k, o in doc_objects.items() if k[0] == "KafkaConnect"]
+    assert connect["metadata"]["annotations"][names.USE_CONNECTOR_RESOURCES] == "true"
     operator.check_connector_resources(connect)
 
 

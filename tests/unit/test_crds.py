@@ -38,3 +38,27 @@ def test_deprecated_false_follows_each_storage_line_only():
 def test_an_unknown_line_is_refused_with_the_known_ones():
     with pytest.raises(crds.CrdsError, match="no CRDs for Strimzi 0.47.0: known lines are 0.43.0, 0.45.0, 0.48.0, 1.2.0"):
         crds.folder("0.47.0")
+
+
+def test_a_cache_folder_is_filled_once_per_digest_and_a_failed_fill_keeps_the_last(tmp_path):
+    """jars.filled_once, which the jars and the CRDs share."""
+    from infra.tools.rehearsal import jars
+    fills: list[str] = []
+
+    def fill(text: str):
+        def write(partial: Path) -> None:
+            fills.append(text)
+            (partial / "f.txt").write_text(text)
+        return write
+    target = tmp_path / "cache" / "x"
+    assert jars.filled_once(target, "d1", fill("one")) == target
+    assert jars.filled_once(target, "d1", fill("again")) == target
+    assert (fills, (target / "f.txt").read_text()) == (["one"], "one")
+
+    def broken(partial: Path) -> None:
+        raise crds.CrdsError("the generator failed")
+    with pytest.raises(crds.CrdsError, match="the generator failed"):
+        jars.filled_once(target, "d2", broken)
+    assert (target / "f.txt").read_text() == "one" and (target / ".stamp").read_text() == "d1"
+    jars.filled_once(target, "d2", fill("two"))
+    assert (fills, (target / "f.txt").read_text(), (target / ".stamp").read_text()) == (["one", "two"], "two", "d2")

@@ -454,8 +454,6 @@ def test_input_series_are_shaped_as_the_scrape(tmp_path):
                 assert labels - set(TARGET_LABELS) == set(available[name]), (name, labels)
 
 
-
-
 def test_alert_thresholds_without_the_prometheus_rule_are_refused(tmp_path):
     """The thresholds are written only into the PrometheusRule: without it they would be dropped."""
     t = doc_topology()

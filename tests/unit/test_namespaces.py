@@ -45,7 +45,10 @@ def test_a_namespace_of_63_characters_is_accepted_and_rendered(tmp_path):
     placed = sorted({(o["kind"], o["metadata"].get("namespace")) for o in objects
                      if o["kind"] in ("PodMonitor", "PrometheusRule")})
     assert placed == [("PodMonitor", namespace), ("PrometheusRule", namespace)]
-    assert [o["metadata"]["name"] for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace]
+    assert [o["metadata"] for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace] == [
+        {"name": namespace, "labels": {"app.kubernetes.io/component": "monitoring",
+                                       "app.kubernetes.io/part-of": "kafka-replication",
+                                       "app.kubernetes.io/managed-by": "pulumi"}}]
     rule = next(o for o in objects if o["kind"] == "PrometheusRule")
     assert rule["metadata"]["labels"]["release"] == "" and rule["metadata"]["labels"]["team"] == "kafka"
 

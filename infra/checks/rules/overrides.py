@@ -16,8 +16,6 @@ from infra.topology.resolution import Model
 from infra.topology.schema import Flow
 
 CONVERTER_PREFIXES = ("key.converter", "value.converter", "header.converter")
-# What Strimzi 0.43.0 drops from a KafkaConnector's config by prefix (releases.connector_options_by_prefix).
-DROPPED_BY_PREFIX = ("name", "connector.class", "tasks.max")
 
 
 # MirrorSourceConnector.validateEmitOffsetSyncConfigs (Kafka 3.9.0+): with emit.offset-syncs.enabled
@@ -96,8 +94,8 @@ def _override_reason(flow: Flow, release: Release, prefix: str, key: str, progra
     converter = key.startswith(CONVERTER_PREFIXES)
     if program is not None and program.owns(key) and not (typed or converter):
         return OWNED
-    if release.connector_options_by_prefix and key.lower().startswith(DROPPED_BY_PREFIX):
-        return (f"no key starting with {', '.join(DROPPED_BY_PREFIX)} on {release.name}: its operator (Strimzi "
+    if release.connector_options_by_prefix and key.lower().startswith(Release.CONNECTOR_OPTIONS_DROPPED):
+        return (f"no key starting with {', '.join(Release.CONNECTOR_OPTIONS_DROPPED)} on {release.name}: its operator (Strimzi "
                 f"{release.strimzi}) drops such keys from a KafkaConnector's config by prefix "
                 "(KafkaConnectorConfiguration FORBIDDEN_PREFIXES), so the connector would run without it")
     if (flow.bidirectional and release.emit_offset_syncs_key and key.startswith(OFFSET_SYNCS_PREFIXES)

@@ -186,11 +186,11 @@ def problems(model: Model, stack_plan: StackPlan | None = None) -> list[Problem]
     if not monitoring.prometheusOperator:
         # Thresholds live only in the PrometheusRule: without it they would be dropped unseen.
         unused = "monitoring.prometheusOperator: true (the thresholds are written into its PrometheusRule), or no alerts"
-        if _set(monitoring.alerts):
-            out.append(Problem("monitoring", "alerts", _set(monitoring.alerts), unused))
+        if given := _set(monitoring.alerts):
+            out.append(Problem("monitoring", "alerts", given, unused))
         for index, flow in enumerate(model.topology.flows):
-            if _set(flow.alerts):
-                out.append(Problem(f"flows[{index}] ({flow.flow_name})", "alerts", _set(flow.alerts), unused))
+            if given := _set(flow.alerts):
+                out.append(Problem(f"flows[{index}] ({flow.flow_name})", "alerts", given, unused))
     if not (monitoring.prometheusOperator or monitoring.dashboard):
         return out
     if not monitoring.metrics or monitoring.exporter is not Exporter.jmxPrometheusExporter:

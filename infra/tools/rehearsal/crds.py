@@ -12,9 +12,7 @@ released 0.48.0 and 1.2.0 files where a copy of them is at hand).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,17 +68,9 @@ def folder(strimzi: str) -> Path:
     if strimzi not in LINES:
         raise CrdsError(f"no CRDs for Strimzi {strimzi}: known lines are {', '.join(LINES)}")
     line = LINES[strimzi]
-    target = jars.cache().parent / "strimzi-crds" / strimzi
     digest = hashlib.sha256(jars.CRDS_POM.read_bytes() + repr((line, arguments(line, Path("-")))).encode()).hexdigest()
-    stamp = target / ".stamp"
-    if stamp.is_file() and stamp.read_text() == digest:
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.with_name(target.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # tiers run side by side: one generates, the others wait
-        if not (stamp.is_file() and stamp.read_text() == digest):
-            _generate(strimzi, line, target, digest)
-    return target
+    return jars.filled_once(jars.cache().parent / "strimzi-crds" / strimzi, digest,
+                            lambda partial: _generate(strimzi, line, partial))
 
 
 def for_release(release: Release) -> Path:
@@ -88,15 +78,12 @@ def for_release(release: Release) -> Path:
     return folder(release.strimzi)
 
 
-def _generate(strimzi: str, line: Line, target: Path, digest: str) -> None:
+def _generate(strimzi: str, line: Line, partial: Path) -> None:
     try:
         classes = jars.crd_generator_jars(strimzi)
         java = java_at_least(line.java)
     except (jars.JarsError, RuntimeStartError) as exc:
         raise CrdsError(f"Strimzi {strimzi} CRDs: {exc}") from None
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir()
     done = subprocess.run([java, "-cp", f"{classes}/*", MAIN, *arguments(line, partial)],
                           capture_output=True, text=True, timeout=600)
     written = sorted(p.name for p in partial.glob("*.yaml"))
@@ -106,9 +93,6 @@ def _generate(strimzi: str, line: Line, target: Path, digest: str) -> None:
     if line.deprecated_false:
         for path in partial.glob("*.yaml"):
             path.write_text(_with_deprecated_false(path.read_text()))
-    (partial / ".stamp").write_text(digest)
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
 
 
 def _with_deprecated_false(text: str) -> str:

@@ -40,39 +40,41 @@ def profile(release: Release) -> str:
     return f"{release.flavour.value}-{release.version}"
 
 
-def _copy(pom: Path, folder: str, profile_args: list[str], arrange: Callable[[Path], None] = lambda _: None) -> Path:
-    target = cache() / folder
-    stamp = target / ".pom-sha256"
-    digest = hashlib.sha256(pom.read_bytes()).hexdigest()
+def filled_once(target: Path, digest: str, fill: Callable[[Path], None]) -> Path:
+    """`target`, filled by `fill(partial folder)` unless a stamp of `digest` says it already is.
+    Test tiers run side by side (`make test`): one process fills a folder under a lock, the
+    others wait for it; a fill that fails leaves the last good folder, or none."""
+    stamp = target / ".stamp"
     if stamp.is_file() and stamp.read_text() == digest:
         return target
-    # Test tiers run side by side (`make test`): one process fills a folder, the others wait for it.
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.with_name(target.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stamp.is_file() and stamp.read_text() == digest:
             return target
-        return _fill(pom, target, digest, folder, profile_args, arrange)
-
-
-def _fill(pom: Path, target: Path, digest: str, folder: str, profile_args: list[str],
-          arrange: Callable[[Path], None]) -> Path:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise JarsError("Maven (mvn) is not installed: it fetches the pinned jars (pom.xml)")
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    done = subprocess.run([mvn, "-q", "-B", "-f", str(pom), *profile_args, "dependency:copy-dependencies",
-                           f"-DoutputDirectory={partial}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=1800)
-    if done.returncode != 0:
-        raise JarsError(f"Maven could not copy the jars of {folder} (exit {done.returncode}):\n"
-                        + done.stdout[-3000:])
-    arrange(partial)
-    (partial / ".pom-sha256").write_text(digest)
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        fill(partial)
+        (partial / ".stamp").write_text(digest)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
     return target
+
+
+def _copy(pom: Path, folder: str, profile_args: list[str], arrange: Callable[[Path], None] = lambda _: None) -> Path:
+    def fill(partial: Path) -> None:
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise JarsError("Maven (mvn) is not installed: it fetches the pinned jars (pom.xml)")
+        done = subprocess.run([mvn, "-q", "-B", "-f", str(pom), *profile_args, "dependency:copy-dependencies",
+                               f"-DoutputDirectory={partial}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=1800)
+        if done.returncode != 0:
+            raise JarsError(f"Maven could not copy the jars of {folder} (exit {done.returncode}):\n"
+                            + done.stdout[-3000:])
+        arrange(partial)
+    return filled_once(cache() / folder, hashlib.sha256(pom.read_bytes()).hexdigest(), fill)
 
 
 AGENTS = "agents"

@@ -298,7 +298,7 @@ def service_account(connect: Mapping[str, Any]) -> dict[str, Any]:
 
 # AbstractConnectorSpec.FORBIDDEN_PARAMETERS: KafkaConnectorConfiguration drops these keys of
 # `spec.config` before anything is compared or sent (`connector.plugin.version` from 1.0.0).
-FORBIDDEN_CONNECTOR_OPTIONS = ("name", "connector.class", "tasks.max")
+FORBIDDEN_CONNECTOR_OPTIONS = Release.CONNECTOR_OPTIONS_DROPPED
 FORBIDDEN_CONNECTOR_OPTIONS_1_0 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plugin.version")
 # Connector states after which updateState acts; UNASSIGNED and RESTARTING are left for a later
 # reconciliation ("as these are transient, and typically lead to RUNNING, we ignore them").
@@ -347,17 +347,14 @@ def connect_config_forbidden(release: Release, key: str) -> bool:
         lowered not in Release.CONNECT_CONFIG_EXCEPTIONS
 
 
-USE_CONNECTOR_RESOURCES = "strimzi.io/use-connector-resources"
-
-
 def check_connector_resources(connect: Mapping[str, Any]) -> None:
     """The operator reconciles a KafkaConnector only on a KafkaConnect annotated
     `strimzi.io/use-connector-resources: "true"`: otherwise KafkaConnectAssemblyOperator.
     reconcileConnector fails it with NoSuchResourceException (0.43.0 to 1.2.0)."""
     meta = connect["metadata"]
-    if str(meta.get("annotations", {}).get(USE_CONNECTOR_RESOURCES, "false")).lower() != "true":
+    if str(meta.get("annotations", {}).get(names.USE_CONNECTOR_RESOURCES, "false")).lower() != "true":
         raise OperatorRefusal(f"KafkaConnect {meta['name']} is not configured with annotation "
-                              f"{USE_CONNECTOR_RESOURCES}")
+                              f"{names.USE_CONNECTOR_RESOURCES}")
 
 
 def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[str, dict[str, str], str]:

@@ -283,11 +283,7 @@ class Rehearsal:
         if connect not in self.workers:
             raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
                                     "which the render does not hold")
-        known = self.connects.get(connect) or next(
-            (o for o in self.objects if o["kind"] == "KafkaConnect"
-             and (o["metadata"]["namespace"], o["metadata"]["name"]) == connect), None)
-        if known is not None:
-            operator.check_connector_resources(known)
+        operator.check_connector_resources(self.connects[connect])  # started with its worker
         name, config, state = operator.connector_requests(self.release, connector)
         self.connectors[(connect[0], name)] = (connect, connector)
         worker = self.workers[connect]

@@ -8,11 +8,11 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from infra.core.names import default_flow_name
-from infra.topology.schema.values import (BOOTSTRAP, INT32, Amount, ClassName, ConfigValue, ConnectorState, Count,
-                                          DnsLabel, ExactlyOnce, FailoverProcedure, GroupName, ImageRef, Mechanism,
-                                          OffsetsAction, OffsetsRequestId, Policy, Protocol, Quantity, Regexes,
-                                          RegexList, ResourceName, SmtName, StartFrom, TopicName, Trust, Username,
-                                          _integer, _shaped, _Strict)
+from infra.topology.schema.values import (BOOTSTRAP, INT32, INT64, Amount, ClassName, ConfigValue, ConnectorState,
+                                          Count, DnsLabel, ExactlyOnce, FailoverProcedure, GroupName, ImageRef,
+                                          Mechanism, OffsetsAction, OffsetsRequestId, Policy, Protocol, Quantity,
+                                          Regexes, RegexList, ResourceName, SmtName, StartFrom, TopicName, Trust,
+                                          Username, _integer, _shaped, _Strict)
 
 
 class ConnectorStates(_Strict):
@@ -199,7 +199,7 @@ class PartitionOffset(_Strict):
     topic: TopicName
     partition: Annotated[int, _integer(0, INT32)]
     group: GroupName | None = None
-    offset: Annotated[int, _integer(0, 2**63 - 1)] | None
+    offset: Annotated[int, _integer(0, INT64)] | None
 
 
 class OffsetsRequest(_Strict):

@@ -14,6 +14,7 @@ from infra.filters import jregex
 
 # Matched whole (fullmatch): `$` would let a final line break through.
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 BOOTSTRAP = re.compile(r"[A-Za-z0-9.\-\[\]:]+:[0-9]{1,5}")
@@ -26,6 +27,7 @@ MAX_FILTERS = 20_000
 
 # Values the platform reads, refused here in the platform's terms rather than at deploy time.
 INT32 = 2**31 - 1  # Kubernetes and Kafka integer fields are 32-bit
+INT64_MIN, INT64 = -2**63, 2**63 - 1  # Java's long: Kafka's offsets and LONG settings
 
 
 def _integer(low: int, high: int) -> BeforeValidator:
@@ -62,7 +64,7 @@ Count = Annotated[int, _integer(1, INT32)]
 Amount = Annotated[int, _integer(0, INT32)]
 
 
-DnsSubdomain = Annotated[str, _shaped(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+DnsSubdomain = Annotated[str, _shaped(DNS1123_SUBDOMAIN.pattern,
                                       "a Kubernetes object name: lowercase letters, digits, '-' and '.'", 253)]
 
 
@@ -196,7 +198,7 @@ class ConnectorState(str, Enum):
 def _no_reference(value: Any) -> str | int | bool:
     if isinstance(value, float) or not isinstance(value, (str, int, bool)):
         raise ValueError("a string, an integer or true/false")
-    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64:
         # ConfigDef reads numbers as Java ints, longs or doubles: a larger one fails the connector.
         raise ValueError("an integer within Java's long (-9223372036854775808 to 9223372036854775807)")
     if isinstance(value, str) and references.MARKER in value:
@@ -312,14 +314,13 @@ class Exporter(str, Enum):
 
 # apimachinery IsQualifiedName: an optional DNS-1123 subdomain prefix (at most 253) and '/', then a
 # name of at most 63 alphanumerics, '-', '_' and '.', starting and ending alphanumeric.
-_LABEL_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
 def _label_key(value: Any) -> str:
     prefix, slash, name = value.rpartition("/") if isinstance(value, str) else ("", "", "")
     if not (isinstance(value, str) and len(name) <= 63 and _LABEL_NAME.fullmatch(name)
-            and (not slash or (len(prefix) <= 253 and _LABEL_PREFIX.fullmatch(prefix)))):
+            and (not slash or (len(prefix) <= 253 and DNS1123_SUBDOMAIN.fullmatch(prefix)))):
         raise ValueError("a Kubernetes label key such as release or example.com/team: an optional DNS subdomain "
                          "(at most 253 characters) and '/', then a name of at most 63 letters, digits, '-', '_' "
                          "and '.', starting and ending with a letter or digit")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Callable, cast
 
@@ -9,11 +10,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.core import names
-from infra.core.manifests import Manifest, SecretValue
+from infra.core.manifests import Manifest, SecretParts, SecretValue
 from infra.deploy import config as stack_config
 
 # Resolves a planned SecretValue to a secret Output (see infra/deploy/config.py).
 SecretResolver = Callable[[SecretValue], pulumi.Output[str]]
+
+
+SECRET_SECTIONS = ("data", "stringData")
 
 
 def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozenset(),
@@ -35,6 +39,29 @@ def secret_resolver(secrets: Mapping[str, Any], targets: frozenset[str] = frozen
         inputs = [item(key) for key in value.config_keys]
         return pulumi.Output.secret(pulumi.Output.all(*inputs).apply(lambda vs: value.build(*vs)))
     return resolve
+
+
+def _secret_section(section: dict[str, Any], secrets: SecretResolver) -> Any:
+    """A Secret's `data` or `stringData`; a SecretParts value becomes one key per part. Its keys
+    depend on the value, so the section is then an Output: not secret itself (how many parts a
+    value has is no secret, and `pulumi preview` keeps showing the keys), each value secret."""
+    fixed = {k: _resolve(v, secrets) for k, v in section.items() if not isinstance(v, SecretParts)}
+    split = {k: v for k, v in section.items() if isinstance(v, SecretParts)}
+    if not split:
+        return fixed
+
+    # Chained applies, not Output.all: `all` would resolve the nested Outputs and lift their
+    # secretness to the section, which `unsecret` would then strip from the values themselves.
+    def add(section_so_far: dict[str, Any], pattern: str, planned: SecretParts) -> pulumi.Output[dict[str, Any]]:
+        whole = secrets(SecretValue(planned.config_keys, planned.transform, planned.binary))
+        return pulumi.Output.unsecret(whole.apply(lambda value: dict(sorted({**section_so_far, **{
+            k: pulumi.Output.secret(part) for k, part in planned.parts(pattern, value).items()}}.items()))))
+
+    (first, *rest) = sorted(split.items())
+    result = add(fixed, *first)
+    for pattern, planned in rest:
+        result = result.apply(functools.partial(add, pattern=pattern, planned=planned))
+    return result
 
 
 def _resolve(value: Any, secrets: SecretResolver) -> Any:
@@ -59,7 +86,9 @@ def create(manifest: Manifest, opts: pulumi.ResourceOptions, secrets: SecretReso
     """Create the resource for `manifest`. `namespace`/`metadata` replace planned metadata values
     with Outputs of other resources, so that Pulumi orders creation by data dependency.
     `kubernetes` prefixes the logical name where the same object goes to several clusters."""
-    body: dict[str, Any] = _resolve(manifest, secrets)
+    is_secret = manifest["kind"] == "Secret"
+    body: dict[str, Any] = {k: _secret_section(cast(dict[str, Any], v), secrets) if is_secret and k in SECRET_SECTIONS
+                            else _resolve(v, secrets) for k, v in manifest.items()}
     meta = dict(body["metadata"])
     if namespace is not None and "namespace" in meta:
         meta["namespace"] = namespace

@@ -37,6 +37,21 @@ class SecretValue:
         return self.transform(*values) if self.transform else values[0]
 
 
+@dataclass(frozen=True)
+class SecretParts(SecretValue):
+    """A Secret value that lands under as many keys as it has parts, known only at deploy time:
+    planned under a key pattern with one `*` (`ca-*.crt`), part i of `split(value)` lands under
+    the pattern with `*` replaced by i. A CA bundle is one such value: operators that trust one
+    certificate per key (keytool's import, Strimzi 1.x's re-encoding) then trust every part
+    (infra/core/releases.py, Release.first_certificate_per_trusted_entry)."""
+
+    split: Callable[[str], list[str]] | None = field(default=None, compare=False)
+
+    def parts(self, pattern: str, value: str) -> dict[str, str]:
+        assert self.split is not None and pattern.count("*") == 1, "a pattern with one * and a split"
+        return {pattern.replace("*", str(i)): part for i, part in enumerate(self.split(value))}
+
+
 class ObjectMeta(TypedDict):
     name: str
     namespace: NotRequired[str]
@@ -144,7 +159,8 @@ class CronJob(TypedDict):
 
 class CertSecretSource(TypedDict):
     secretName: str
-    certificate: str
+    certificate: NotRequired[str]   # one key, or
+    pattern: NotRequired[str]       # every key the glob matches (CRD: exactly one of the two)
 
 
 class ClientTls(TypedDict):

@@ -169,6 +169,12 @@ class FlowNames:
     def target_ca_secret(self) -> str:
         return f"target-{self.target}-ca"
 
+    # Keys of the target CA Secret: the whole bundle (the connectors' inline PEM: Kafka reads every
+    # certificate of it) and one key per certificate, which the KafkaConnect trusts by pattern
+    # (each release reads one certificate per key or per entry: Release.first_certificate_per_trusted_entry).
+    TARGET_CA_BUNDLE = "ca.crt"
+    TARGET_CA_CERTIFICATES = "ca-*.crt"
+
     @property
     def target_client_secret(self) -> str:
         return f"target-{self.target}-client"

@@ -192,6 +192,13 @@ class Release:
     def default_connect_version(self) -> str:
         return self.connect_versions[-1]
 
+    @staticmethod
+    def apache_kafka(connect_version: str) -> str:
+        """The Apache Kafka release a Connect version is: itself, or for a CSM build (3.8.0.1.2)
+        the Apache release of its line (3.8.0), which stands in for it (pom.xml: Cloudera's
+        builds are not published)."""
+        return ".".join(connect_version.split(".")[:3])
+
     @property
     def name(self) -> str:
         return f"{self.flavour.value} {self.version}"

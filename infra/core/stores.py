@@ -94,6 +94,11 @@ def certificates(text: str) -> list[bytes]:
     return found
 
 
+def split_certificates(text: str) -> list[str]:
+    """Each PEM certificate of a bundle as a PEM of its own, in the bundle's order."""
+    return [pem("CERTIFICATE", der) for der in certificates(text)]
+
+
 def placeholder_certificate(name: str) -> str:
     """A self-signed X.509 certificate whose subject is `name`, the same bytes every time: an
     Ed25519 key derived from the name (Ed25519 signatures are deterministic) and fixed dates.

@@ -8,7 +8,6 @@ from typing import Any, Callable, Mapping
 import pulumi
 
 from infra.core import names, references, stores
-from infra.core.releases import Release
 from infra.core.errors import Problem, TopologyError
 from infra.core.names import PROJECT
 from infra.deploy import kubeconfig
@@ -70,8 +69,7 @@ class NotShown:
 
 
 def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets: frozenset[str] = frozenset(),
-                     contexts: Mapping[str, str | None] | None = None, literal: bool = False,
-                     release: Release | None = None) -> list[Problem]:
+                     contexts: Mapping[str, str | None] | None = None, literal: bool = False) -> list[Problem]:
     """Secret material the Connect worker (or the registry, or Java) would refuse, found before
     anything deploys; the values themselves are never shown. Passwords are non-empty single
     lines, and a target's SASL password has no `"` or `\\`: Strimzi writes it into the worker's
@@ -81,9 +79,7 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
     Kubernetes provider can use (infra/deploy/kubeconfig.py); `contexts` has the topology's context for
     it, by Kubernetes cluster. Where the release writes a target's password literally into the
     worker file (`literal`), it has no `${`: the worker would resolve it as a config-provider
-    reference (Kafka's ConfigTransformer), reading a file or Secret instead of the password.
-    A target's `caCert` is one certificate where the `release` trusts only the first of each
-    trusted entry: the rest of a bundle would be dropped unseen and TLS fail in production."""
+    reference (Kafka's ConfigTransformer), reading a file or Secret instead of the password."""
     problems = []
     present = set(keys)
     for key in keys:
@@ -98,7 +94,7 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
             continue
         owner, _, item = key.partition(".")
         problem = _material_problem(item, value, lambda other: text(f"{owner}.{other}")
-                                    if f"{owner}.{other}" in present else None, owner in targets, literal, release)
+                                    if f"{owner}.{other}" in present else None, owner in targets, literal)
         if problem:
             where, what = _owner(key)
             problems.append(Problem(where, f"secret config {PROJECT}:{key}", NotShown(), f"{what}; this is {problem}"))
@@ -106,7 +102,7 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
 
 
 def _material_problem(item: str, value: str, sibling: Callable[[str], str | None], target: bool,
-                      literal: bool = False, release: Release | None = None) -> str | None:
+                      literal: bool = False) -> str | None:
     if item in ("password", "truststorePassword"):
         if not value:
             return "empty"
@@ -122,15 +118,9 @@ def _material_problem(item: str, value: str, sibling: Callable[[str], str | None
         return None
     if item in ("caCert", "clientCert"):
         try:
-            found = stores.parse_certificates(value)
+            stores.parse_certificates(value)
         except stores.StoreError as exc:
             return f"unusable: {exc}"
-        if item == "caCert" and target and release is not None and release.first_certificate_per_trusted_entry \
-                and len(found) > 1:
-            return (f"a bundle of {len(found)} certificates: the cluster is a flow's target, and {release.name} "
-                    f"(Strimzi {release.strimzi}) trusts only the first certificate of each trusted entry of the "
-                    "Connect worker, so the others would be dropped and TLS fail where the brokers chain to them; "
-                    "give the one CA certificate the brokers' chain ends at")
         return None
     if item == "truststore":
         password = sibling("truststorePassword")

@@ -159,7 +159,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     problems += stack_config.plain_secrets([k for k in keys if has_secret(k)], is_plain)
     problems += stack_config.unusable_secrets(keys, secret_text, frozenset(d.flow.target for d in model.flows),
                                               kubeconfig_contexts(model),
-                                              literal=writes_target_literally(model), release=model.operator.release)
+                                              literal=writes_target_literally(model))
     own = plans.problems(model, stack_plan, audits)
     if path is not None and own:
         text = reading.read_text(path, "topology file")

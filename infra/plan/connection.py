@@ -17,7 +17,7 @@ from contract.clientprops import (HEARTBEAT_INLINE, HEARTBEAT_OWN, HEARTBEAT_STO
                                   STORE_FILES, WORKER_FILE, Security, client_props, heartbeat_props, jaas_config,
                                   pem_keystore)
 from infra.core import names, references, stores
-from infra.core.manifests import SecretValue
+from infra.core.manifests import SecretParts, SecretValue
 from infra.core.names import FlowNames, secret_key
 from infra.core.releases import WorkerFile
 from infra.topology.schema import Cluster, TargetConnection, Trust
@@ -249,7 +249,10 @@ def target_objects(alias: str, cluster: Cluster, n: FlowNames) -> tuple[Entry, .
                              SecretValue((secret_key(alias, "password"),))))
     tls = cluster.security.effective_tls
     if tls:
-        entries.append(Entry(Store.SECRET, n.target_ca_secret, "ca.crt", SecretValue((secret_key(alias, "caCert"),))))
+        entries.append(Entry(Store.SECRET, n.target_ca_secret, n.TARGET_CA_BUNDLE,
+                             SecretValue((secret_key(alias, "caCert"),))))
+        entries.append(Entry(Store.SECRET, n.target_ca_secret, n.TARGET_CA_CERTIFICATES,
+                             SecretParts((secret_key(alias, "caCert"),), split=stores.split_certificates)))
         if tls.clientCertificate:
             entries.append(Entry(Store.SECRET, n.target_client_secret, "tls.crt",
                                  SecretValue((secret_key(alias, "clientCert"),))))
@@ -284,7 +287,7 @@ def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetCo
         "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value, None),
         "mechanism": (Store.CONFIGMAP, cm, sec_.sasl.mechanism.value if sec_.sasl else None, None),
         "jaas": (Store.SECRET, n.target_password_secret, _jaas(alias, cluster) if sec_.sasl else None, None),
-        "caCert": (Store.SECRET, n.target_ca_secret, None, "ca.crt"),
+        "caCert": (Store.SECRET, n.target_ca_secret, None, n.TARGET_CA_BUNDLE),
         "clientCert": (Store.SECRET, n.target_client_secret, None, "tls.crt"),
         "clientKey": (Store.SECRET, n.target_client_secret, None, "tls.key"),
     }

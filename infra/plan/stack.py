@@ -386,7 +386,7 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         config.update({s.key: s.of(n) for s in names.CONNECT_STORAGE})
     tls = target.effective_tls
     if tls:
-        spec["tls"] = {"trustedCertificates": [{"secretName": n.target_ca_secret, "certificate": "ca.crt"}]}
+        spec["tls"] = {"trustedCertificates": [{"secretName": n.target_ca_secret, "pattern": n.TARGET_CA_CERTIFICATES}]}
     authentication: Authentication | None = None
     if target.sasl:
         authentication = {"type": AUTH_TYPES[target.sasl.mechanism.value], "username": target.sasl.username,

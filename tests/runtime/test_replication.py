@@ -26,6 +26,7 @@ import yaml
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.process import RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
+from tests.support.material import material
 from tests.support.replication import (DEV, RELEASE_IDS, arrived, audit_pod, dev_for_runtime, eventually, expected,
                                        for_runtime, records, rehearsal, running, user_topics)
 from tests.support.stacks import RELEASES, ROOT, on_release, unavailable
@@ -75,6 +76,25 @@ def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tm
             "repl-us-west-us-east-status-topic", "us-west.checkpoints.internal", "us-west.heartbeats",
             "us-west.test.orders"]
         assert user_topics(r, "us-west") == ["heartbeats", "mm2-offset-syncs.us-east.internal", "other", "test.orders"]
+
+
+def test_the_worker_runs_the_kafka_of_its_connect_version(runtime_api, tmp_path):
+    """`spec.version` chooses the Connect image (operator.connect_version): on Strimzi 0.48.0,
+    4.0.0 rather than the default 4.1.0, and the dev flow replicates on it. The brokers stay the
+    release's (they are the user's clusters, not the operator's)."""
+    topo = dev_for_runtime("strimzi", "0.48.0")
+    topo["operator"].setdefault("connect", {})["version"] = "4.0.0"
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        r.clients.create_topics(r.client("us-west"), {"test.orders": 2})
+        sent = records(4, "v400")
+        r.clients.produce(r.client("us-west"), "test.orders", sent)
+        r.deploy()
+        running(r)
+        (connect,) = [o for o in r.objects if o["kind"] == "KafkaConnect"]
+        assert connect["spec"]["version"] == "4.0.0"
+        (worker,) = r.workers.values()
+        assert worker.get("/")["version"] == "4.0.0"
+        assert arrived(r, "us-east", "us-west.test.orders", 4) == expected(sent, "us-west.test.orders")
 
 
 # ------------------------------------------------------------------ the prod stack, every release
@@ -212,9 +232,15 @@ def test_security_modes_and_trust_formats(flavour, version, runtime_api, tmp_pat
     with a PKCS12 truststore as a source, SSL with client certificates and a JKS truststore as a
     source, TLS without client certificates as a target; Identity policy throughout. (A target
     trusts PEM only: Strimzi's KafkaConnect takes PEM certificates, and JKS or PKCS12 targets are
-    refused before deploy.)"""
+    refused before deploy.)
+
+    The target's `caCert` is a bundle whose first certificate is an unrelated CA and whose second
+    is the one the brokers chain to (a rotation's old and new CA): every release trusts the
+    whole bundle, through one trusted key per certificate (infra/plan/connection.py)."""
     topo = for_runtime(on_release({"operator": {}, **SECURITY}, flavour, version))
     with rehearsal(topo, tmp_path, runtime_api) as r:
+        decoy, own = material("retired-root").ca_pem, r.clusters["tls"].material.ca_pem
+        r.secret_config["tls.caCert"] = decoy + own
         sent = {"p12": "a.orders", "jks": "b.orders", "plain": "c.orders"}
         for alias, topic in sent.items():
             r.clients.create_topics(r.client(alias), {topic: 2})
@@ -228,6 +254,8 @@ def test_security_modes_and_trust_formats(flavour, version, runtime_api, tmp_pat
         assert arrived(r, "plain", "a.orders", 4) == expected(records(4, "p12"), "a.orders")
         assert arrived(r, "plain", "b.orders", 4) == expected(records(4, "jks"), "b.orders")
         assert arrived(r, "tls", "c.orders", 4) == expected(records(4, "plain"), "c.orders")
+        (ca,) = [o for o in r.objects if o["kind"] == "Secret" and o["metadata"]["name"] == "target-tls-ca"]
+        assert ca["stringData"] == {"ca-0.crt": decoy, "ca-1.crt": own, "ca.crt": decoy + own}
 
 
 # ------------------------------------------------------------------ least privilege, for real
@@ -403,7 +431,8 @@ def test_rehearse_runs_the_dev_stack(tmp_path):
                         "Connect cluster (a worker each here); no audit CronJob (the audit runs on its own: "
                         "docs/audit.md); MirrorMaker 2's own topics at replication factor 1 (single-broker clusters)")
     # CSM 1.2's Connect runs Cloudera's Kafka build, which is not published: said before the start.
-    assert lines[1] == "not honoured here: operator.connect.version 3.8.0.1.2: the workers run Apache Kafka 3.8.0 here"
+    assert lines[1] == ("not honoured here: operator.connect.version 3.8.0.1.2: the workers run Apache Kafka 3.8.0 here "
+                        "(the release of its line)")
     assert re.fullmatch(r"2 Kafka cluster\(s\) up in \d+ s", lines[2])
     assert re.fullmatch(r"1 Connect worker\(s\), 3 connector\(s\) running \d+ s after the start", lines[3])
     assert re.fullmatch(r"     ok  repl-us-west-us-east: us-west/test\.rehearsal -> us-east/us-west\.test\.rehearsal: "

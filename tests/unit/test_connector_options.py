@@ -154,3 +154,25 @@ def test_the_stand_in_refuses_the_volumes_the_operator_refuses(tmp_path, flavour
     twice["spec"]["template"]["pod"]["volumes"].append(copy.deepcopy(twice["spec"]["template"]["pod"]["volumes"][0]))
     with pytest.raises(operator.OperatorRefusal, match="another volume of the template"):
         operator.check_volumes(release, twice)
+
+
+@pytest.mark.parametrize("flavour,version,default,other", [("csm", "1.2", "3.8.0.1.2", None),
+                                                           ("csm", "1.4", "3.9.0.1.4", "3.9.0.1.3"),
+                                                           ("strimzi", "0.48.0", "4.1.0", "4.0.0"),
+                                                           ("strimzi", "1.2.0", "4.3.1", "4.2.0")])
+def test_the_stand_in_runs_the_connect_image_of_spec_version(flavour, version, default, other):
+    """KafkaVersion.Lookup.kafkaConnectVersion: spec.version or the default; an unsupported one
+    without spec.image refused (InvalidResourceException); with an image, that image runs."""
+    release = find(Flavour(flavour), version)
+    assert operator.connect_version(release, {"spec": {}}) == default
+    if other:
+        assert operator.connect_version(release, {"spec": {"version": other}}) == other
+    with pytest.raises(operator.OperatorRefusal) as refused:
+        operator.connect_version(release, {"spec": {"version": "3.7.0"}})
+    assert str(refused.value) == (f"Kafka version 3.7.0 is not supported. Supported versions are: "
+                                  f"{', '.join(sorted(release.connect_versions))}.")
+    assert operator.connect_version(release, {"spec": {"version": "3.7.0", "image": "example/connect:1"}}) == "3.7.0"
+    # The jars the rehearsal runs for it: the Apache release of a CSM build's line.
+    assert [release.apache_kafka(v) for v in release.connect_versions] == {
+        "1.2": ["3.8.0"], "1.4": ["3.9.0", "3.9.0"], "0.48.0": ["4.0.0", "4.1.0"],
+        "1.2.0": ["4.2.0", "4.2.1", "4.3.0", "4.3.1"]}[version]

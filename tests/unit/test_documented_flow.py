@@ -82,7 +82,10 @@ def test_step3_registry_secret(doc_objects):
 def test_step4_target_configmap_and_secrets(doc_objects):
     assert doc_objects[("ConfigMap", "target-us-east")]["data"] == {"alias": "us-east"}
     assert doc_objects[("Secret", "target-us-east-password")]["stringData"] == {"pass": SECRETS["us-east.password"]}
-    assert doc_objects[("Secret", "target-us-east-ca")]["stringData"] == {"ca.crt": SECRETS["us-east.caCert"]}
+    # The document's `ca.crt`, and the same certificate under `ca-0.crt`: the KafkaConnect trusts
+    # `ca-*.crt`, one key per certificate, so that a bundle is trusted whole on every release.
+    assert doc_objects[("Secret", "target-us-east-ca")]["stringData"] == {
+        "ca-0.crt": SECRETS["us-east.caCert"], "ca.crt": SECRETS["us-east.caCert"]}
 
 
 def test_step5_source_secret_and_configmap(doc_objects):
@@ -125,7 +128,7 @@ def test_step7_kafka_connect(doc_objects):
         "version": "3.8.0.1.2",
         "replicas": 3,
         "bootstrapServers": "us-east-kafka-bootstrap.kafka-us-east:9093",
-        "tls": {"trustedCertificates": [{"secretName": "target-us-east-ca", "certificate": "ca.crt"}]},
+        "tls": {"trustedCertificates": [{"secretName": "target-us-east-ca", "pattern": "ca-*.crt"}]},
         "authentication": {"type": "plain", "username": "replicator",
                            "passwordSecret": {"secretName": "target-us-east-password", "password": "pass"}},
         "template": {

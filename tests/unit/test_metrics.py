@@ -293,7 +293,8 @@ def test_operator_attaches_the_agent_as_the_release_does(flavour, version, varia
     from infra.tools.rehearsal import operator
     connect, maps = _connect(flavour, version)
     release = find(Flavour(flavour), version)
-    setup = operator.worker(release, connect, {"target-us-east-ca": {"ca.crt": material("us-east").ca_pem.encode()},
+    setup = operator.worker(release, connect, {"target-us-east-ca": {"ca.crt": material("us-east").ca_pem.encode(),
+                                                                     "ca-0.crt": material("us-east").ca_pem.encode()},
                                                "target-us-east-password": {"pass": b"pw"},
                                                "source-us-west": {"truststore.jks": b"x"}},
                             "127.0.0.9", maps, "/jars/jmx_prometheus_javaagent-1.0.1.jar")

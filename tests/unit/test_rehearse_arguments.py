@@ -59,7 +59,7 @@ def test_what_the_rehearsal_cannot_honour_is_said_before_it_starts(tmp_path, cap
     assert unhonoured(t, release) == [
         "operator.connect.image registry.example/connect:1: not run here; the workers run csm 1.2's jars "
         "(Apache Kafka 3.8.0)",
-        "operator.connect.version 3.8.0.1.2: the workers run Apache Kafka 3.8.0 here",
+        "operator.connect.version 3.8.0.1.2: the workers run Apache Kafka 3.8.0 here (the release of its line)",
         "flows[0].connect.resources: not enforced here (each worker is one JVM with this machine's defaults)"]
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(t))

@@ -1,10 +1,13 @@
 """A target's CA bundle (several certificates in `caCert`): what each release's operator trusts of
-a `trustedCertificates` entry, in the stand-in, and what the program therefore refuses.
+a `trustedCertificates` entry, in the stand-in, and how the program makes every release trust
+the whole bundle.
 
 0.43.0/0.45.0 (CSM 1.2/1.4) import each file with keytool (first certificate only), 1.2.0 re-encodes
-each entry's first certificate (CertificateUtils.x509Certificate), 0.48.0 copies the keys raw
-(AbstractConnectOperator.tlsTrustedCertsSecret). The stand-in is proven here on its output; the
-program's refusal on the secret config before anything deploys."""
+the first certificate of each key (CertificateUtils.x509Certificate), 0.48.0 copies every `.crt`
+key raw (AbstractConnectOperator.tlsTrustedCertsSecret). The program therefore writes the bundle
+twice into the target CA Secret: whole under `ca.crt` (the connectors' inline PEM) and one
+certificate per key under `ca-<i>.crt`, which the KafkaConnect trusts by `pattern`. These tests
+prove it on the stand-in's output (tests/runtime/test_replication.py on real TLS)."""
 
 from __future__ import annotations
 
@@ -12,11 +15,13 @@ import base64
 import tempfile
 from pathlib import Path
 
+import pulumi
 import pytest
-from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
 
+from components import kube
 from infra.core import stores
-from infra.core.errors import TopologyError
+from infra.core.manifests import SecretParts, SecretValue
 from infra.core.releases import Flavour, find
 from infra.tools import render
 from infra.tools.rehearsal import operator
@@ -26,64 +31,97 @@ from tests.support.stacks import doc_topology, on_release, write_topology
 RELEASES = [("csm", "1.2", True), ("csm", "1.4", True), ("strimzi", "0.48.0", False), ("strimzi", "1.2.0", True)]
 BUNDLE = material("old-root").ca_pem + material("new-root").ca_pem
 FIRST, SECOND = (stores.certificates(material(a).ca_pem)[0] for a in ("old-root", "new-root"))
+OTHER_SECRETS = {"target-us-east-password": {"pass": b"pw"}, "source-us-west": {"truststore.jks": b"x"}}
 
 
-def _connect(flavour: str, version: str) -> dict:
+def _render(flavour: str, version: str, secrets: dict[str, str]) -> list[dict]:
     t = on_release(doc_topology(), flavour, version)
     with tempfile.TemporaryDirectory() as folder:
-        objects = render.run("t", {"topology": str(write_topology(Path(folder), t))}, {},
-                             placeholder_secrets=True).objects()
-    return next(o for o in objects if o["kind"] == "KafkaConnect")
+        return render.run("t", {"topology": str(write_topology(Path(folder), t))}, secrets,
+                          placeholder_secrets=True).objects()
 
 
-@pytest.mark.parametrize("flavour,version,first_only", RELEASES)
-def test_the_stand_in_trusts_what_the_release_trusts_of_a_bundle(flavour, version, first_only):
-    release = find(Flavour(flavour), version)
-    assert release.first_certificate_per_trusted_entry is first_only
-    connect = _connect(flavour, version)
-    (entry,) = connect["spec"]["tls"]["trustedCertificates"]
-    setup = operator.worker(release, connect, {entry["secretName"]: {entry["certificate"]: BUNDLE.encode()},
-                                               "target-us-east-password": {"pass": b"pw"},
-                                               "source-us-west": {"truststore.jks": b"x"}}, "127.0.0.9")
+def _trusted(release, connect: dict, secrets: dict[str, dict[str, bytes]]) -> list[bytes]:
+    """The certificates the worker the stand-in starts trusts for the target, DER."""
+    setup = operator.worker(release, connect, {**OTHER_SECRETS, **secrets}, "127.0.0.9")
     if release.worker_file.value == "literalStores":
         password = setup.properties["ssl.truststore.password"]
         store = pkcs12.load_pkcs12(setup.files["/tmp/kafka/cluster.truststore.p12"], password.encode())
-        trusted = [c.certificate.public_bytes(stores_der()) for c in store.additional_certs]
-    else:
-        (internal,) = [o for o in setup.objects if o["kind"] == "Secret"]
-        trusted = [der for v in internal["data"].values() for der in stores.certificates(base64.b64decode(v).decode())]
-    assert trusted == ([FIRST] if first_only else [FIRST, SECOND])
-
-
-def stores_der():
-    from cryptography.hazmat.primitives.serialization import Encoding
-    return Encoding.DER
+        return [c.certificate.public_bytes(Encoding.DER) for c in store.additional_certs]
+    (internal,) = [o for o in setup.objects if o["kind"] == "Secret"]
+    return [der for v in internal["data"].values() for der in stores.certificates(base64.b64decode(v).decode())]
 
 
 @pytest.mark.parametrize("flavour,version,first_only", RELEASES)
-def test_a_target_bundle_is_refused_where_the_release_keeps_the_first_certificate(tmp_path, flavour, version,
-                                                                                    first_only):
-    t = on_release(doc_topology(), flavour, version)
-    path = write_topology(tmp_path, t)
-    secrets = {"us-east.caCert": BUNDLE}
-    if first_only:
-        with pytest.raises(TopologyError) as exc:
-            render.run("t", {"topology": str(path)}, secrets, placeholder_secrets=True)
-        release = find(Flavour(flavour), version)
-        assert [str(p) for p in exc.value.problems] == [
-            f"clusters.us-east: secret config kafka-replication:us-east.caCert: got the secret value (not shown); "
-            f"expected the PEM CA certificate (TLS trust: pem); this is a bundle of 2 certificates: the cluster is a "
-            f"flow's target, and {release.name} (Strimzi {release.strimzi}) trusts only the first certificate of each "
-            "trusted entry of the Connect worker, so the others would be dropped and TLS fail where the brokers "
-            "chain to them; give the one CA certificate the brokers' chain ends at"]
-    else:
-        assert render.run("t", {"topology": str(path)}, secrets, placeholder_secrets=True).objects()
+def test_the_stand_in_trusts_what_the_release_trusts_of_one_key_holding_a_bundle(flavour, version, first_only):
+    release = find(Flavour(flavour), version)
+    assert release.first_certificate_per_trusted_entry is first_only
+    connect = next(o for o in _render(flavour, version, {}) if o["kind"] == "KafkaConnect")
+    secret = connect["spec"]["tls"]["trustedCertificates"][0]["secretName"]
+    entry = {"secretName": secret, "certificate": "ca.crt"}
+    connect["spec"]["tls"]["trustedCertificates"] = [entry]
+    trusted = _trusted(release, connect, {secret: {"ca.crt": BUNDLE.encode()}})
+    assert trusted == ([FIRST] if first_only else [FIRST, SECOND])
 
 
-def test_a_source_bundle_is_accepted_on_every_release(tmp_path):
+@pytest.mark.parametrize("flavour,version,first_only", RELEASES)
+def test_every_release_trusts_the_whole_target_bundle_the_program_writes(flavour, version, first_only):
+    release = find(Flavour(flavour), version)
+    objects = _render(flavour, version, {"us-east.caCert": BUNDLE})
+    connect = next(o for o in objects if o["kind"] == "KafkaConnect")
+    assert connect["spec"]["tls"] == {"trustedCertificates": [{"secretName": "target-us-east-ca",
+                                                               "pattern": "ca-*.crt"}]}
+    (ca,) = [o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"] == "target-us-east-ca"]
+    assert ca["stringData"] == {"ca-0.crt": stores.pem("CERTIFICATE", FIRST), "ca-1.crt": stores.pem("CERTIFICATE", SECOND),
+                                "ca.crt": BUNDLE}
+    trusted = _trusted(release, connect, {"target-us-east-ca": {k: v.encode() for k, v in ca["stringData"].items()}})
+    # 0.48.0 copies `ca.crt` too: each certificate twice, which a PEM truststore takes.
+    assert sorted(set(trusted)) == sorted([FIRST, SECOND])
+    assert len(trusted) == (2 if first_only else 4)
+
+
+def test_the_bundle_keys_are_shown_and_each_part_is_secret():
+    """The Secret section a SecretParts value lands in: an Output that is not secret itself (its
+    keys stay visible, as `pulumi preview` shows a Secret's keys), holding one secret Output per
+    key. (The mock engine folds nested secrets up to the top-level property, `stringData`, as it
+    does for every Secret, so the Outputs are read here before they reach it.)"""
+    seen: dict[str, object] = {}
+
+    def body():
+        resolve = kube.secret_resolver({"us-east.caCert": pulumi.Output.secret(BUNDLE)})
+        section = kube._secret_section({"ca.crt": SecretValue(("us-east.caCert",)), "ca-*.crt": SecretParts(
+            ("us-east.caCert",), split=stores.split_certificates)}, resolve)
+
+        async def read(section_value):
+            seen["section secret"] = await section.is_secret()
+            for key, value in section_value.items():
+                seen[key] = (await value.future(), await value.is_secret())
+        return section.apply(lambda value: pulumi.Output.from_input(read(value)))
+
+    render.under_mocks(body, render.RecordingMocks(), "p", "s", {}, [])
+    assert seen == {"section secret": False, "ca-0.crt": (stores.pem("CERTIFICATE", FIRST), True),
+                    "ca-1.crt": (stores.pem("CERTIFICATE", SECOND), True), "ca.crt": (BUNDLE, True)}
+
+
+def test_a_bundle_is_accepted_for_sources_and_targets_on_every_release(tmp_path):
     """The source's trust is read by the connectors' own clients (all certificates of a PEM)."""
     for flavour, version, _ in RELEASES:
         t = on_release(doc_topology(), flavour, version)
         t["clusters"]["us-west"]["security"]["tls"] = {"trust": "pem"}
         path = write_topology(tmp_path, t, f"{flavour}-{version}.yaml")
-        assert render.run("t", {"topology": str(path)}, {"us-west.caCert": BUNDLE}, placeholder_secrets=True).objects()
+        objects = render.run("t", {"topology": str(path)}, {"us-west.caCert": BUNDLE, "us-east.caCert": BUNDLE},
+                             placeholder_secrets=True).objects()
+        secrets = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Secret"}
+        assert sorted(secrets["target-us-east-ca"]["stringData"]) == ["ca-0.crt", "ca-1.crt", "ca.crt"]
+        assert BUNDLE in secrets["source-us-west"]["stringData"].values()
+
+
+def test_a_pattern_matching_nothing_leaves_the_csm_worker_without_a_truststore():
+    """tls_utils.sh prepare_truststore skips a glob that matches no file (`[ -f "$file" ]`): no
+    store is written, while the worker file still names it, so the worker fails to start."""
+    release = find(Flavour.csm, "1.2")
+    connect = next(o for o in _render("csm", "1.2", {}) if o["kind"] == "KafkaConnect")
+    setup = operator.worker(release, connect, {**OTHER_SECRETS, "target-us-east-ca": {"ca.crt": BUNDLE.encode()}},
+                            "127.0.0.9")
+    assert setup.properties["ssl.truststore.location"] == "/tmp/kafka/cluster.truststore.p12"
+    assert "/tmp/kafka/cluster.truststore.p12" not in setup.files

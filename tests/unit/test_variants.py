@@ -77,7 +77,7 @@ def test_pkcs12_truststore_and_pem_trust(tmp_path):
     assert sorted(o[("Secret", "source-a")]["data"]) == ["truststore.p12"]
     assert sorted(o[("Secret", "source-a")]["stringData"]) == ["ssl.truststore.password"]
     assert o[("KafkaConnect", NS)]["spec"]["tls"] == {
-        "trustedCertificates": [{"secretName": "target-b-ca", "certificate": "ca.crt"}]}
+        "trustedCertificates": [{"secretName": "target-b-ca", "pattern": "ca-*.crt"}]}
 
 
 def test_source_pem_trust_has_no_password(tmp_path):

@@ -89,6 +89,16 @@ def release_jars(release: Release) -> Path:
     return _copy(POM, profile(release), ["-P", profile(release)], _agents_apart)
 
 
+def connect_jars(release: Release, kafka: str) -> Path:
+    """The release's folder with Apache Kafka `kafka` (a `KafkaConnect.spec.version`'s Apache
+    release, Release.apache_kafka) in place of its default: the Connect image of that version.
+    The release's own versions of everything else (config providers, logging, the agent)."""
+    if kafka == release.kafka:
+        return release_jars(release)
+    return _copy(POM, f"{profile(release)}-kafka-{kafka}", ["-P", profile(release), f"-Dkafka.version={kafka}"],
+                 _agents_apart)
+
+
 def _agents_apart(folder: Path) -> None:
     for jar in folder.glob(JMX_EXPORTER_AGENT):
         (folder / AGENTS).mkdir(exist_ok=True)
@@ -114,5 +124,6 @@ def crd_generator_jars(strimzi: str) -> Path:
     return _copy(CRDS_POM, f"crds-{strimzi}", ["-P", f"crds-{strimzi}"])
 
 
-def classpath(release: Release) -> str:
-    return str(release_jars(release) / "*")
+def classpath(release: Release, kafka: str | None = None) -> str:
+    """`<folder>/*` of the release's jars, or of the Connect image of Apache Kafka `kafka`."""
+    return str((release_jars(release) if kafka is None else connect_jars(release, kafka)) / "*")

@@ -39,6 +39,7 @@ in-cluster files.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import json
 import secrets as random_secrets
 from collections.abc import Mapping
@@ -136,6 +137,16 @@ def metrics_json(connect: Mapping[str, Any], configmaps: ConfigMaps) -> str | No
     return json.dumps(yaml.safe_load(data), separators=(",", ":")) if data else "{}"
 
 
+def trusted_keys(entry: Mapping[str, str], secrets: Mapping[str, Mapping[str, bytes]]) -> list[str]:
+    """The keys of its Secret a `trustedCertificates` entry names: its `certificate`, or every key
+    its `pattern` matches as a glob (Strimzi: a Java glob PathMatcher at 0.48.0 and 1.2.0
+    (ReconcilerUtils), a shell glob over the mounted Secret at 0.43.0 and 0.45.0 (tls_utils.sh
+    prepare_truststore); alike for key names, which hold no `/`), sorted."""
+    if "certificate" in entry:
+        return [entry["certificate"]]
+    return sorted(k for k in secrets[entry["secretName"]] if fnmatch.fnmatchcase(k, entry["pattern"]))
+
+
 def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_host: str,
            configmaps: ConfigMaps | None = None, agent: str | None = None) -> WorkerSetup:
     """The pod the operator would start for `connect`. `configmaps` (the namespace's) and
@@ -159,7 +170,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
     protocol = "SSL" if tls is not None else "PLAINTEXT"
     if auth is not None and auth["type"] in MECHANISMS:
         protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
-    trusted = [(c["secretName"], c["certificate"]) for c in (tls or {}).get("trustedCertificates", [])]
+    trusted = [(c["secretName"], trusted_keys(c, secrets)) for c in (tls or {}).get("trustedCertificates", [])]
     user = {k: _string(v) for k, v in spec.get("config", {}).items() if not connect_config_forbidden(release, k)}
     if release.v1_semantics:
         user = {**CONVERTER_DEFAULTS, **user, **{key: spec[f] for f, key in GROUP_FIELDS.items() if f in spec}}
@@ -184,10 +195,13 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
             # kafka_connect_tls_prepare_certificates.sh: each trusted file imported into one PKCS12
             # with keytool -import, which reads the first certificate of a file only
             # (tls_utils.sh prepare_truststore at 0.43.0/0.45.0; keytool Main.addTrustedCert).
-            certs = [stores.certificates(secrets[s][k].decode())[0] for s, k in trusted]
-            for s, k in trusted:
-                files[f"{CERTS_MOUNT}/{s}/{k}"] = secrets[s][k]
-            files[f"{STORE_DIR}/cluster.truststore.p12"] = _pkcs12(password, certs)
+            # A pattern is a shell glob there (`for file in $BASEPATH/$cert`): each file it matches.
+            certs = [stores.certificates(secrets[s][k].decode())[0] for s, keys in trusted for k in keys]
+            for s, keys in trusted:
+                for k in keys:
+                    files[f"{CERTS_MOUNT}/{s}/{k}"] = secrets[s][k]
+            if certs:  # none matched: no store is written, and the worker fails to open it, as there
+                files[f"{STORE_DIR}/cluster.truststore.p12"] = _pkcs12(password, certs)
             each("ssl.truststore.location", f"{STORE_DIR}/cluster.truststore.p12")
             each("ssl.truststore.password", password)
             props["ssl.truststore.type"] = "PKCS12"
@@ -212,15 +226,23 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         role_secrets: list[str] = []
         if tls is not None and trusted:
             internal = f"{names.connect_component(name)}-tls-trusted-certs"
-            copied = {f"{s}-{k}": secrets[s][k] for s, k in trusted if ".crt" in k}
-            data: Mapping[str, bytes] = copied  # 0.48.0: one key per source Secret's certificate
+            # 0.48.0 (AbstractConnectOperator.tlsTrustedCertsSecret): every key of each named
+            # Secret whose name contains ".crt", whatever the entry's certificate or pattern says,
+            # raw, under `<secret>-<key>`; the worker reads them all through `*.crt`.
+            copied = {f"{s}-{k}": v for s in sorted({s for s, _ in trusted}) for k, v in sorted(secrets[s].items())
+                      if ".crt" in k}
+            data: Mapping[str, bytes] = copied
             ref_key = "*.crt"
             if release.certificates_in_one_key:
-                # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key holding each entry's first
-                # certificate re-encoded as PEM, joined by line breaks (ReconcilerUtils.
-                # getTrustedCertificateAsync: CertificateUtils.x509Certificate reads the first).
-                firsts = [stores.pem("CERTIFICATE", stores.certificates(v.decode())[0]) for v in copied.values()]
-                data, ref_key = {"ca.crt": "\n".join(f.rstrip("\n") for f in firsts).encode() + b"\n"}, "ca.crt"
+                # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key holding, per entry, the first
+                # certificate of its key, or of each key its pattern matches (sorted PEMs joined by
+                # line breaks), re-encoded as PEM; the entries joined by line breaks
+                # (ReconcilerUtils.getTrustedCertificateAsync: CertificateUtils.x509Certificate
+                # reads the first; AbstractConnectOperator joins them).
+                def first(value: bytes) -> str:
+                    return stores.pem("CERTIFICATE", stores.certificates(value.decode())[0]).rstrip("\n")
+                entries = ["\n".join(sorted(first(secrets[s][k]) for k in keys)) for s, keys in trusted]
+                data, ref_key = {"ca.crt": "\n".join(entries).encode() + b"\n"}, "ca.crt"
             objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                             "metadata": {"name": internal, "namespace": namespace},
                             "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})
@@ -345,6 +367,19 @@ def connect_config_forbidden(release: Release, key: str) -> bool:
     lowered = key.lower()
     return lowered.startswith(release.connect_config_forbidden_prefixes) and \
         lowered not in Release.CONNECT_CONFIG_EXCEPTIONS
+
+
+def connect_version(release: Release, connect: Mapping[str, Any]) -> str:
+    """The Kafka version whose Connect image the operator runs: `spec.version`, or the release's
+    default (KafkaVersion.Lookup.kafkaConnectVersion via KafkaConnectCluster.fromCrd, 0.43.0 to
+    1.2.0). A version the release does not support, with no `spec.image`, is refused:
+    InvalidResourceException, the KafkaConnect NotReady."""
+    spec = connect["spec"]
+    version = str(spec.get("version") or release.default_connect_version)
+    if version not in release.connect_versions and not spec.get("image"):
+        raise OperatorRefusal(f"Kafka version {version} is not supported. Supported versions are: "
+                              f"{', '.join(sorted(release.connect_versions))}.")
+    return version
 
 
 def check_connector_resources(connect: Mapping[str, Any]) -> None:

@@ -68,8 +68,9 @@ def local_topology(topology: dict[str, Any]) -> dict[str, Any]:
 
 def unhonoured(topology: dict[str, Any], release: Release) -> list[str]:
     """What a topology asks of its Connect clusters that the rehearsal cannot honour, said before
-    it starts: every worker runs the release's pinned Apache Kafka jars (pom.xml) in a JVM of
-    this machine's defaults, whatever image, Kafka version or resources the topology names."""
+    it starts: every worker runs Apache Kafka jars (pom.xml: the Connect version's, a CSM build's
+    Apache release) in a JVM of this machine's defaults, whatever image or resources the topology
+    names."""
     settings = [("operator.connect", (topology.get("operator") or {}).get("connect") or {})]
     for i, flow in enumerate(topology.get("flows") or []):
         settings.append((f"flows[{i}].connect", flow.get("connect") or {}))
@@ -80,8 +81,10 @@ def unhonoured(topology: dict[str, Any], release: Release) -> list[str]:
         if connect.get("image"):
             out.append(f"{where}.image {connect['image']}: not run here; the workers run {release.name}'s jars "
                        f"(Apache Kafka {release.kafka})")
-        if connect.get("version") and str(connect["version"]) != release.kafka:
-            out.append(f"{where}.version {connect['version']}: the workers run Apache Kafka {release.kafka} here")
+        version = str(connect.get("version") or "")
+        if version and Release.apache_kafka(version) != version:
+            out.append(f"{where}.version {version}: the workers run Apache Kafka {Release.apache_kafka(version)} "
+                       "here (the release of its line)")
         if connect.get("resources"):
             out.append(f"{where}.resources: not enforced here (each worker is one JVM with this machine's defaults)")
     return out
@@ -137,6 +140,9 @@ class Rehearsal:
     objects: list[dict[str, Any]] = field(default_factory=list)
     connectors: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = field(default_factory=dict)
     outputs: dict[str, Any] | None = None  # of the last render: the next one's previous outputs
+    # Secret config that differs from the clusters' own material (a CA bundle, a rotated
+    # password), by key (`<alias>.caCert`): what the next render runs with.
+    secret_config: dict[str, str] = field(default_factory=dict)
     generation: int = 0                    # of the workers: a redeploy starts new pods
     started_before_redeploy: int = 0       # workers of earlier generations
     # Offsets requests carried out, by (namespace, connector, request), and the ConfigMaps the
@@ -174,7 +180,7 @@ class Rehearsal:
         an update of the last render (its outputs are the stack's previous outputs)."""
         path = self.directory / f"{self.stack}.yaml"
         path.write_text(yaml.safe_dump(topology or self.topology, sort_keys=False))
-        result = render.run(self.stack, {"topology": str(path)}, secret_material(self.model, self.clusters),
+        result = render.run(self.stack, {"topology": str(path)}, {**secret_material(self.model, self.clusters), **self.secret_config},
                             previous_outputs=self.outputs)
         self.outputs = result.outputs
         return result.objects()
@@ -263,8 +269,11 @@ class Rehearsal:
             self.kube.apply(obj)
         token = self.kube.token(meta["namespace"], names.connect_component(meta["name"]))
         pod = self.directory / "pods" / f"{'-'.join(key)}-{self.generation}"
+        # The Connect image of the KafkaConnect's spec.version (operator.connect_version).
+        kafka = Release.apache_kafka(operator.connect_version(self.release, connect))
         worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,
-                        jars.classpath(self.release), self.network, self.kube.kubeconfig(token, meta["namespace"]))
+                        jars.classpath(self.release, kafka), self.network,
+                        self.kube.kubeconfig(token, meta["namespace"]))
         self.workers[key] = worker
         worker.start()
         return worker

@@ -83,9 +83,19 @@ def test_metrics_on_the_real_worker(flavour, version, runtime_api, tmp_path, mon
     topo = dev_for_runtime(flavour, version)
     with rehearsal(topo, tmp_path, runtime_api) as r:
         try:
-            jars.jmx_exporter_agent(r.release)
+            agent = jars.jmx_exporter_agent(r.release)
         except jars.JarsError as exc:
             pytest.fail(str(exc))
+        # The image's exporter (tools/jmx-exporter/pom.xml): the published 1.0.1 agent on CSM,
+        # the published rule engine of 1.4.0 (1.5.0's, alike for agents) and 1.6.0 under our
+        # launcher on Strimzi 0.48.0 and 1.2.0.
+        engine = {"csm-1.2": "jmx_prometheus_javaagent-1.0.1.jar", "csm-1.4": "jmx_prometheus_javaagent-1.0.1.jar",
+                  "strimzi-0.48.0": "collector-1.5.0.jar", "strimzi-1.2.0": "collector-1.6.0.jar"}
+        if flavour == "csm":
+            assert agent.name == engine[f"{flavour}-{version}"]
+        else:
+            assert agent.name == "ExporterAgent.jar"
+            assert [j.name for j in (agent.parent / "lib").glob("collector-*.jar")] == [engine[f"{flavour}-{version}"]]
         with_metrics(monkeypatch, r)
         source = r.client("us-west")
         r.clients.create_topics(source, {"test.orders": 2})

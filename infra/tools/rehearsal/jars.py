@@ -14,15 +14,20 @@ import hashlib
 import os
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Callable
 
 from infra.core.releases import Release
+from infra.tools.rehearsal.process import java
 
 ROOT = Path(__file__).resolve().parents[3]
 POM = ROOT / "pom.xml"
 AUDIT_POM = ROOT / "spark" / "pom.xml"
 CRDS_POM = ROOT / "tools" / "strimzi-crds" / "pom.xml"
+EXPORTER_POM = ROOT / "tools" / "jmx-exporter" / "pom.xml"
+EXPORTER_SOURCE = Path(__file__).resolve().parent / "ExporterAgent.java"
+EXPORTER_MAIN = "ExporterAgent"
 
 
 class JarsError(RuntimeError):
@@ -62,7 +67,10 @@ def filled_once(target: Path, digest: str, fill: Callable[[Path], None]) -> Path
     return target
 
 
-def _copy(pom: Path, folder: str, profile_args: list[str], arrange: Callable[[Path], None] = lambda _: None) -> Path:
+def _copy(pom: Path, folder: str, profile_args: list[str], arrange: Callable[[Path], None] = lambda _: None,
+          also: bytes = b"") -> Path:
+    """`folder` of the cache filled with the POM's dependencies under `profile_args`, then
+    `arrange`d; refilled when the POM (or `also`: a source built from them) changes."""
     def fill(partial: Path) -> None:
         mvn = shutil.which("mvn")
         if mvn is None:
@@ -74,7 +82,7 @@ def _copy(pom: Path, folder: str, profile_args: list[str], arrange: Callable[[Pa
             raise JarsError(f"Maven could not copy the jars of {folder} (exit {done.returncode}):\n"
                             + done.stdout[-3000:])
         arrange(partial)
-    return filled_once(cache() / folder, hashlib.sha256(pom.read_bytes()).hexdigest(), fill)
+    return filled_once(cache() / folder, hashlib.sha256(pom.read_bytes() + also).hexdigest(), fill)
 
 
 AGENTS = "agents"
@@ -106,12 +114,38 @@ def _agents_apart(folder: Path) -> None:
 
 
 def jmx_exporter_agent(release: Release) -> Path:
-    """The Prometheus JMX exporter agent of the release's profile (pom.xml says which version)."""
+    """The Prometheus JMX exporter agent of the release's Connect image: the published agent where
+    the release's profile names it (pom.xml), else the exporter's published rule engine under
+    our launcher (tools/jmx-exporter/pom.xml, ExporterAgent.java)."""
     found = sorted((release_jars(release) / AGENTS).glob(JMX_EXPORTER_AGENT))
-    if len(found) != 1:
+    if len(found) > 1:
         raise JarsError(f"{profile(release)}: expected one {JMX_EXPORTER_AGENT} in {release_jars(release) / AGENTS}, "
                         f"found {[p.name for p in found]}")
-    return found[0]
+    if found:
+        return found[0]
+    folder = _copy(EXPORTER_POM, f"exporter-{profile(release)}", ["-P", profile(release)], _launcher,
+                   also=EXPORTER_SOURCE.read_bytes())
+    return folder / f"{EXPORTER_MAIN}.jar"
+
+
+def _launcher(folder: Path) -> None:
+    """The exporter's libraries moved to `lib/` and ExporterAgent.java compiled against them into
+    `ExporterAgent.jar`, a Java agent (Premain-Class) that finds `lib/` beside itself."""
+    lib = folder / "lib"
+    lib.mkdir()
+    for jar in folder.glob("*.jar"):
+        jar.replace(lib / jar.name)
+    classes = folder / "classes"
+    javac = str(Path(java()).with_name("javac"))
+    done = subprocess.run([javac, "-nowarn", "--release", "11", "-d", str(classes), "-cp", str(lib / "*"),
+                           str(EXPORTER_SOURCE)], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise JarsError(f"{EXPORTER_SOURCE.name} does not compile against {lib}:\n{done.stderr[-3000:]}")
+    with zipfile.ZipFile(folder / f"{EXPORTER_MAIN}.jar", "w") as agent:
+        agent.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\nPremain-Class: {EXPORTER_MAIN}\n\n")
+        for cls in sorted(classes.glob("*.class")):
+            agent.write(cls, cls.name)
+    shutil.rmtree(classes)
 
 
 def audit_jars() -> list[Path]:

@@ -17,11 +17,13 @@ components of ReplicationTopology and ReplicationFlow (components/replication.py
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import pulumi
 
-from components.kube import SecretResolver, annotate, create, name_of
+from components.kube import SecretResolver, annotate, create, name_of, uid_of
 from infra.core import names
+from infra.core.manifests import KafkaConnector
 from infra.plan.connectors import ConnectorPlan
 from infra.plan.stack import ConnectObject, FlowPlan, Stored
 
@@ -34,6 +36,9 @@ class ClusterAccess(pulumi.ComponentResource):
         super().__init__(names.component_type("flow", "ClusterAccess"), name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.resources = [create(o, child, secrets, namespace) for o in objects]
+        # Each Secret's uid, as the API server gives it: a replaced Secret gets a new one.
+        self.uids: dict[str, pulumi.Output[str]] = {
+            o["metadata"]["name"]: uid_of(r) for o, r in zip(objects, self.resources) if o["kind"] == "Secret"}
         self.register_outputs({"objects": [o["metadata"]["name"] for o in objects]})
 
 
@@ -60,13 +65,19 @@ class MirrorConnectors(pulumi.ComponentResource):
 
     def __init__(self, name: str, connectors: tuple[ConnectorPlan, ...], namespace: pulumi.Input[str],
                  cluster: pulumi.Input[str], secrets: SecretResolver,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+                 opts: pulumi.ResourceOptions | None = None,
+                 uids: Mapping[str, pulumi.Output[str]] | None = None) -> None:
         super().__init__(names.component_type("flow", "MirrorConnectors"), name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.resources: list[pulumi.CustomResource] = []
         self.offsets: list[pulumi.CustomResource] = []
         for c in connectors:
             o = c.manifest
+            if c.restart_with:
+                # The uids of the Secrets it must restart with (names.SOURCE_ACCESS_UID).
+                restart = pulumi.Output.all(*[(uids or {})[s] for s in c.restart_with]).apply(",".join)
+                o = cast(KafkaConnector, {**o, "spec": {**o["spec"], "config": {
+                    **o["spec"]["config"], names.SOURCE_ACCESS_UID: restart}}})
             # The strimzi.io/cluster label comes from the KafkaConnect's Output: connectors are
             # created after their Connect cluster.
             connector = create(o, child, secrets, namespace,
@@ -120,7 +131,7 @@ class FlowDirection(pulumi.ComponentResource):
                                      pulumi.ResourceOptions.merge(inherited, pulumi.ResourceOptions(depends_on=[access])))
             connectors = MirrorConnectors(f"{name}/connectors", part.connectors, ns, connect.cluster_name,
                                           secrets, pulumi.ResourceOptions.merge(
-                                              inherited, pulumi.ResourceOptions(depends_on=[connect])))
+                                              inherited, pulumi.ResourceOptions(depends_on=[connect])), access.uids)
             self.parts.append((namespace, access, connect, connectors))
         self.outputs = plan.outputs
         self.register_outputs(plan.outputs)

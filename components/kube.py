@@ -80,6 +80,11 @@ def name_of(resource: pulumi.CustomResource) -> pulumi.Output[str]:
     return cast("pulumi.Output[str]", getattr(resource, "metadata")["name"])
 
 
+def uid_of(resource: pulumi.CustomResource) -> pulumi.Output[str]:
+    """A created object's uid, as an Output: the API server's, new for every object it creates."""
+    return cast("pulumi.Output[str]", getattr(resource, "metadata")["uid"])
+
+
 def create(manifest: Manifest, opts: pulumi.ResourceOptions, secrets: SecretResolver,
            namespace: pulumi.Input[str] | None = None,
            metadata: dict[str, Any] | None = None, kubernetes: str | None = None) -> pulumi.CustomResource:

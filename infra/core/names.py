@@ -20,6 +20,16 @@ USE_CONNECTOR_RESOURCES = "strimzi.io/use-connector-resources"
 # pulumi-kubernetes' await annotations: what `pulumi up` waits for, and for how long.
 WAIT_FOR = "pulumi.com/waitFor"
 TIMEOUT_SECONDS = "pulumi.com/timeoutSeconds"
+# Server-side apply with force (pulumi-kubernetes' patchForce, await.go): a field of a Strimzi
+# resource changed by hand (`kubectl patch`, `kubectl scale`) belongs to that field manager, and
+# without force the next `pulumi up` fails on the conflict instead of putting the program's value back.
+PATCH_FORCE = "pulumi.com/patchForce"
+# A connector config key holding the uids of the Secrets of the source's access material it reads
+# (ConnectorPlan.restart_with): rotated material is a replaced Secret, a new uid, a changed
+# config, which Strimzi sends and on which Connect restarts the connector and its tasks; they
+# then resolve their `${secrets:...}` and mounted files again. A uid, not a digest of the
+# material: nothing in it can be checked against a guessed password.
+SOURCE_ACCESS_UID = "kafka-replication.source-access.uid"
 CLUSTER_LABEL = "strimzi.io/cluster"
 FLOW_LABEL = "kafka-replication.io/flow"
 PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}

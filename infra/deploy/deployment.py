@@ -166,7 +166,10 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
         own = at_lines(own, lambda steps: reading.line_of(text, steps))
     problems += own
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
-    if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows):
-        problems += rules.check_transitions(model, previous_flows())
+    # The previous deployment is read only where a rule needs it (a StackReference to the stack).
+    if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows) or rules.failback_candidates(model):
+        previous = previous_flows()
+        problems += rules.check_transitions(model, previous)
+        problems += rules.check_failback(model, previous)
     if problems:
         raise TopologyError(problems, subject)

@@ -104,11 +104,28 @@ CONFIGMAPS_DIGEST = "kafka-replication.configmaps.digest"
 FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups", "groups.exclude",
              "replication.policy.class", "replication.policy.separator",
              "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
-             "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST)
+             "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST,
+             names.SOURCE_ACCESS_UID)
 # Documented defaults of each kind, with their values: the only keys the program writes that
 # `config` may replace (docs/topology.md#config-overrides). MirrorMaker 2 refreshes the topic and
 # group lists every 10 s; remote topics take the target brokers' default replication factor (-1),
 # not MirrorMaker 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT).
+# MirrorMaker 2's own exclusions from the topic configuration sync
+# (DefaultConfigPropertyFilter.CONFIG_PROPERTIES_EXCLUDE_DEFAULT: Kafka 3.8.0 to 4.1.0 the six
+# without `log.`, 4.3.1 adds the two `log.message.timestamp.*.max.ms`). Writing
+# `config.properties.exclude` replaces that default, so it is written whole, the union of every
+# supported line's, before the flow's own: a flow excludes the same properties whichever Kafka
+# its worker runs (tests/conformance/test_connect_worker.py reads each release's constant).
+TOPIC_CONFIG_EXCLUDES = ("follower\\.replication\\.throttled\\.replicas", "leader\\.replication\\.throttled\\.replicas",
+                         "message\\.timestamp\\.difference\\.max\\.ms", "log\\.message\\.timestamp\\.before\\.max\\.ms",
+                         "log\\.message\\.timestamp\\.after\\.max\\.ms", "message\\.timestamp\\.type",
+                         "unclean\\.leader\\.election\\.enable", "min\\.insync\\.replicas")
+# The source connector's sync settings, each decided by a typed field of the flow.
+TOPIC_SYNC_KEYS = {"sync.topic.configs.enabled": "syncTopicConfigs", "config.properties.exclude": "syncTopicConfigs",
+                   "config.property.filter.class": "syncTopicConfigs",
+                   "sync.topic.configs.interval.seconds": "syncTopicConfigs",
+                   "sync.topic.acls.enabled": "syncTopicAcls", "sync.topic.acls.interval.seconds": "syncTopicAcls"}
+
 DEFAULTS: dict[str, dict[str, ConfigValue]] = {
     "source": {"refresh.topics.interval.seconds": 10, "replication.factor": -1},
     "checkpoint": {"refresh.groups.interval.seconds": 10},
@@ -174,10 +191,19 @@ class ConnectorPlan:
     manifest: KafkaConnector
     program: ProgramConfig | None = None  # the program's part of the config, with its ownership
     offsets: OffsetsPlan | None = None  # the flow's offsets request on this connector
+    # Secrets whose replacement must restart the connector (names.SOURCE_ACCESS_UID): the
+    # source's access material, which its clients read only when they start. The target's is the
+    # operator's to act on: it rolls the Connect pods (`strimzi.io/auth-hash`).
+    restart_with: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return self.manifest["metadata"]["name"]
+
+    @property
+    def runs(self) -> bool:
+        """Whether the topology has it running (not paused or stopped)."""
+        return self.manifest["spec"].get("state", ConnectorState.running.value) == ConnectorState.running.value
 
     @property
     def config(self) -> Config:
@@ -231,11 +257,15 @@ class Wiring:
         if self.operator.autoRestart and self.release.auto_restart:
             # Failed connectors and tasks are restarted by the operator (unlimited from 0.37).
             spec["autoRestart"] = {"enabled": True}
-        if state is not ConnectorState.running:  # absent means running
-            spec["state"] = state.value
+        # Written even when running (Strimzi's default): a state changed by hand is then a
+        # difference `pulumi preview --refresh` shows and `pulumi up --refresh` puts back; absent,
+        # the refreshed inputs would drop it and the drift stay unseen (docs/operations.md).
+        spec["state"] = state.value
         labels = {**names.flow_labels(self.flow.flow_name), names.CLUSTER_LABEL: self.n.connect}
         # A stopped or paused connector never reports Ready: nothing to wait for.
-        ready = readiness_annotations(self.operator, connector=True) if state is ConnectorState.running else None
+        ready = {names.PATCH_FORCE: "true",
+                 **((readiness_annotations(self.operator, connector=True) or {})
+                    if state is ConnectorState.running else {})}
         request = request_for(self.flow, name) if self.release.offset_management else None
         planned = None
         if request is not None:
@@ -326,6 +356,7 @@ def source_config(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Program
     config: Config = {**source_converters(spec), **DEFAULTS["source"], **topics, **w.policy, **w.both_clusters}
     if release.heartbeats_replication_key and n.source_connector(spec.name) != heartbeat_copier:
         config["heartbeats.replication.enabled"] = False
+    config.update(topic_sync(flow))
     if flow.startFrom is StartFrom.latest:
         config["source.consumer.auto.offset.reset"] = "latest"
     if flow.exactlyOnce is not ExactlyOnce.disabled:
@@ -345,12 +376,26 @@ def source_config(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Program
     # connector of a cluster pair copies heartbeats (the copier's choice is Kafka's default, and
     # the audit expects its copies); offset syncs in a pair (the loop filter) and wherever the
     # checkpoint connector reads them.
-    decided = ["header.converter", "transforms", "predicates"]
+    decided = ["header.converter", "transforms", "predicates", *TOPIC_SYNC_KEYS]
     if release.heartbeats_replication_key:
         decided.append("heartbeats.replication.enabled")
     if w.direction.partner or (flow.with_checkpoints and release.emit_offset_syncs_key):
         decided.append("emit.offset-syncs.enabled")
     return with_metrics(w, ConnectorKind.source, config, tuple(decided))
+
+
+def topic_sync(flow: Flow) -> Config:
+    """The source connector's topic configuration and ACL sync, written out whatever Kafka's
+    defaults: `config.properties.exclude` MirrorMaker 2's exclusions and the flow's."""
+    configs, acls = flow.syncTopicConfigs, flow.syncTopicAcls
+    out: Config = {"sync.topic.configs.enabled": configs.enabled,
+                   "config.properties.exclude": ",".join((*TOPIC_CONFIG_EXCLUDES, *configs.exclude)),
+                   "sync.topic.acls.enabled": acls.enabled}
+    if configs.intervalSeconds:
+        out["sync.topic.configs.interval.seconds"] = configs.intervalSeconds
+    if acls.intervalSeconds:
+        out["sync.topic.acls.interval.seconds"] = acls.intervalSeconds
+    return out
 
 
 def checkpoint_connector(w: Wiring, part: PartSpec) -> ConnectorPlan:

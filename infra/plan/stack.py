@@ -248,7 +248,9 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         *target_conn.entries,
         *replication_entries(flow, n, part),
     ]
-    planned = tuple(with_digest(c, entries) for c in
+    source_access = tuple(sorted({e.obj for e in entries if e.store is Store.SECRET}
+                                 - {n.target_password_secret, n.target_ca_secret, n.target_client_secret}))
+    planned = tuple(replace(with_digest(c, entries), restart_with=source_access) for c in
                     connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)]))
     access: list[Stored] = [*stored_objects(entries, n, flow)]
     rules = metrics_configmap(model, flow, n)
@@ -410,7 +412,7 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
                    "status.storage.replication.factor": -1, **references.WORKER_CONFIG})
     spec["config"] = config
     return {"apiVersion": release.api_version, "kind": "KafkaConnect",
-            "metadata": _meta(n.connect, n, flow, {names.USE_CONNECTOR_RESOURCES: "true",
+            "metadata": _meta(n.connect, n, flow, {names.USE_CONNECTOR_RESOURCES: "true", names.PATCH_FORCE: "true",
                                                   **(readiness_annotations(model.operator) or {})}),
             "spec": spec}
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import base64
+import copy
 import difflib
 import os
 import shutil
+import uuid
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,12 +64,18 @@ class Recorded:
         return parts[3].removeprefix(names.PROVIDER_PREFIX)
 
 
+SECRET_TYPE = "kubernetes:core/v1:Secret"
+# A rehearsal's Secrets as last rendered, by resource name: (inputs, uid) (RecordingMocks.uid).
+Uids = dict[str, tuple[dict[str, Any], str]]
+
+
 class RecordingMocks(pulumi.runtime.Mocks):
     """Records every resource's inputs; returns them as its state, as a real create would."""
 
-    def __init__(self, previous_outputs: dict[str, Any] | None = None) -> None:
+    def __init__(self, previous_outputs: dict[str, Any] | None = None, uids: Uids | None = None) -> None:
         self.resources: list[Recorded] = []
         self.previous_outputs = previous_outputs or {}
+        self.uids = uids
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         if args.typ == "pulumi:pulumi:StackReference":
@@ -76,7 +84,24 @@ class RecordingMocks(pulumi.runtime.Mocks):
         paths: list[str] = []
         inputs = _unwrap(args.inputs, "", paths)
         self.resources.append(Recorded(args.typ, args.name, inputs, paths, args.provider or ""))
-        return f"{args.name}-id", inputs
+        state = inputs
+        if args.typ == SECRET_TYPE:
+            state = {**inputs, "metadata": {**inputs.get("metadata", {}), "uid": self.uid(args.name, inputs)}}
+        return f"{args.name}-id", state
+
+    def uid(self, name: str, inputs: dict[str, Any]) -> str:
+        """The uid the API server would give the Secret. Offline, a stand-in named after it: the
+        same in every render (`uid-of-<name>`). With `uids` (a rehearsal's, kept across its
+        renders), a random one that stays while the Secret's inputs stay, and changes when they
+        change, as a replaced Secret's does; the inputs are compared in memory only."""
+        if self.uids is None:
+            return f"uid-of-{name}"
+        seen = self.uids.get(name)
+        if seen is not None and seen[0] == inputs:
+            return seen[1]
+        uid = str(uuid.uuid4())
+        self.uids[name] = (copy.deepcopy(inputs), uid)
+        return uid
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
         return {}, None
@@ -186,7 +211,7 @@ def placeholder(key: str, contexts: Mapping[str, str | None] | None = None) -> s
 
 def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str] | None = None,
         placeholder_secrets: bool = False, previous_outputs: dict[str, Any] | None = None,
-        only_read: bool = False) -> Render:
+        only_read: bool = False, uids: Uids | None = None) -> Render:
     """Run the program for `stack` under mocks. Keys are config keys without the project prefix;
     `previous_outputs` stands for the stack's last deployment (an outputs.json). With
     `only_read`, as on the command line, secret config the stack does not read is refused (a
@@ -211,7 +236,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
                      lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
                      lambda k: k in config and k not in secrets, path=path)
 
-    mocks = RecordingMocks(previous_outputs)
+    mocks = RecordingMocks(previous_outputs, uids)
     all_config = {f"{PROJECT}:{k}": v for k, v in {**config, **secrets}.items()}
     result = under_mocks(program.main, mocks, PROJECT, stack, all_config, [f"{PROJECT}:{k}" for k in secrets])
     return Render(stack, mocks.resources, result, filled, list(model.warnings))

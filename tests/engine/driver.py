@@ -126,6 +126,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--stack", required=True)
     ap.add_argument("--events", help="write the resource events here (JSON)")
     ap.add_argument("--expect-no-changes", action="store_true")
+    ap.add_argument("--refresh", action="store_true", help="preview or up: read the cluster first (--refresh)")
     ap.add_argument("--program", default="kafka-replication")
     ap.add_argument("--reference", help="consumer program: the stack it reads")
     ap.add_argument("--policy-pack", action="append", default=[], help="run this policy pack (preview, up)")
@@ -162,10 +163,11 @@ def main(argv: list[str]) -> int:
         common["expect_no_changes"] = True
     packs = {"policy_packs": args.policy_pack} if args.policy_pack else {}
     try:
+        refresh = {"refresh": True} if args.refresh else {}
         if args.operation == "preview":
-            stack.preview(diff=True, **packs, **common)
+            stack.preview(diff=True, **packs, **refresh, **common)
         elif args.operation == "up":
-            stack.up(diff=True, **packs, **common)
+            stack.up(diff=True, **packs, **refresh, **common)
         elif args.operation == "refresh":
             stack.refresh(**common)
         else:

@@ -59,7 +59,8 @@ class Run:
         reads as `replace`."""
         ops: dict[str, set[str]] = {}
         for e in self.events:
-            if e["type"] == "pulumi:pulumi:Stack" or DEFAULT_PROVIDER in e["urn"]:
+            # `--refresh` reads every resource first (a `refresh` step each): not a change.
+            if e["type"] == "pulumi:pulumi:Stack" or DEFAULT_PROVIDER in e["urn"] or e["op"] == "refresh":
                 continue
             ops.setdefault(e["urn"], set()).add(e["op"])
         out = {}
@@ -126,7 +127,7 @@ class Engine:
 
     def run(self, operation: str, project: Path, stack: str, *, kubeconfig: Path | None = None,
             expect_no_changes: bool = False, program: str = PROJECT, reference: str | None = None,
-            policy_packs: tuple[Path, ...] = (), timeout: float = 900) -> Run:
+            policy_packs: tuple[Path, ...] = (), timeout: float = 900, refresh: bool = False) -> Run:
         """`pulumi <operation>` with the program served inline (tests/engine/driver.py), with
         `--policy-pack` for each of `policy_packs`."""
         events = project / f".events-{operation}.json"
@@ -135,6 +136,8 @@ class Engine:
                 "--events", str(events), "--program", program]
         if expect_no_changes:
             argv.append("--expect-no-changes")
+        if refresh:
+            argv.append("--refresh")
         if reference:
             argv += ["--reference", reference]
         for pack in policy_packs:

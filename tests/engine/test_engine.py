@@ -51,22 +51,13 @@ from tests.support.engine import CONTROLLERS, NOWHERE, object_type_and_name, our
 from tests.support.material import secrets_for
 from tests.support.prometheus import prometheus_crds
 from tests.support.schemas import strimzi_crds
-from tests.support.stacks import ROOT, unavailable
+from tests.support.stacks import ROOT
 from tests.support.urns import Recorder
 
 pytestmark = [pytest.mark.engine]
 
 STACKS = ("dev", "prod", "regions")
 STACK_TYPE = "pulumi:pulumi:Stack"
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory) -> Engine:
-    try:
-        return harness.start(tmp_path_factory.mktemp("engine"))
-    except LookupError as exc:
-        unavailable(f"the engine tier's binaries are missing: {exc}")
-        raise
 
 
 def secret_values(keys: list[str], kubeconfigs: dict[str, str]) -> dict[str, str]:

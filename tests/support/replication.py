@@ -22,8 +22,9 @@ RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
 
 
 @contextmanager
-def rehearsal(topology: dict, directory: Path, api) -> Iterator[Rehearsal]:
-    r = Rehearsal(topology, directory, ApiServerKube(api, strimzi_crds(release_of(topology))))
+def rehearsal(topology: dict, directory: Path, api, **fields) -> Iterator[Rehearsal]:
+    """A rehearsal of `topology` with its clusters started; `fields` of Rehearsal (authorizers...)."""
+    r = Rehearsal(topology, directory, ApiServerKube(api, strimzi_crds(release_of(topology))), **fields)
     try:
         try:
             jars.release_jars(r.release)

@@ -163,6 +163,18 @@ def test_tasks_restart_the_connector_and_a_state_change_is_said(base, tmp_path):
     ]
 
 
+def test_a_state_written_out_as_running_is_no_state_change():
+    """Objects of a program that left a running connector's state out (Strimzi's default), then
+    the same connector with `state: running` written (the drift fix): an update and no effect."""
+    before = diff.render_here("dev")
+    key = ("", "KafkaConnector", NS, f"{NS}-source")
+    old = json.loads(json.dumps(before.objects[key]))
+    assert old["spec"].pop("state") == "running"
+    sd = diff.compare("dev", diff.Snapshot({**before.objects, key: old}), diff.Snapshot(before.objects))
+    assert [c for o in sd.objects for c in o.changes] == [diff.Change("spec.state", None, "running")]
+    assert effects(sd) == []
+
+
 def test_a_policy_change_names_the_remote_topics(base, tmp_path):
     sd = compare(base, edited(tmp_path, "identity", FLOW_LINE, FLOW_LINE + "    replicationPolicy: identity\n"
                               "    topicsExclude: ['.*heartbeats']\n"))

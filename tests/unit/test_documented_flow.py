@@ -12,9 +12,12 @@ import hashlib
 import json
 import re
 
+from infra.core.names import SOURCE_ACCESS_UID
+from infra.plan.connectors import TOPIC_CONFIG_EXCLUDES
 from tests.support.stacks import SECRETS
 
 NS = "repl-us-west-us-east"
+UID = f"uid-of-{NS}/source-us-west"  # the offline render's stand-in for the Secret's uid
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "kafka-replication",
           "kafka-replication.io/flow": NS}
@@ -122,6 +125,8 @@ def test_step7_kafka_connect(doc_objects):
     # `pulumi up` waits until Strimzi reports the Connect cluster Ready (docs/topology.md#operator).
     assert connect["metadata"] == {"name": NS, "namespace": NS, "labels": LABELS,
                                    "annotations": {"strimzi.io/use-connector-resources": "true",
+                                                   # A hand-made change is taken back (docs/operations.md#pause-resume-and-drift).
+                                                   "pulumi.com/patchForce": "true",
                                                    "pulumi.com/waitFor": "condition=Ready",
                                                    "pulumi.com/timeoutSeconds": "900"}}
     assert connect["spec"] == {
@@ -182,8 +187,10 @@ def test_step9_mirror_source_connector(doc_objects):
     # Failed connectors and tasks restart by themselves; `pulumi up` waits for Ready.
     assert c["spec"]["autoRestart"] == {"enabled": True}
     assert c["metadata"]["annotations"] == {
+        "pulumi.com/patchForce": "true",
         "pulumi.com/waitFor": '["condition=Ready", "jsonpath={.status.connectorStatus.connector.state}=RUNNING"]',
         "pulumi.com/timeoutSeconds": "900"}
+    assert c["spec"]["state"] == "running"  # written out: a state changed by hand is drift
     assert c["spec"]["config"] == {
         "key.converter": BYTES,
         "value.converter": BYTES,
@@ -198,8 +205,14 @@ def test_step9_mirror_source_connector(doc_objects):
         **prefixed("target.cluster.", TARGET_FROM_WORKER),
         # Kafka 3.8: the MirrorSource MBeans carry `source` as on Kafka 4 (infra/plan/metrics.py).
         "add.source.alias.to.metrics": True,
+        # Topic configuration sync with MirrorMaker 2's exclusions, ACL sync off (docs/topology.md).
+        "sync.topic.configs.enabled": True,
+        "config.properties.exclude": ",".join(TOPIC_CONFIG_EXCLUDES),
+        "sync.topic.acls.enabled": False,
         # A changed filter or policy changes the spec, so Strimzi sends it (infra/plan/connectors.py).
         "kafka-replication.configmaps.digest": digest(doc_objects, c["spec"]["config"]),
+        # A replaced source Secret (rotated material) changes it too: its uid, at deploy time.
+        SOURCE_ACCESS_UID: UID,
     }
 
 
@@ -221,6 +234,7 @@ def test_step10_mirror_checkpoint_connector(doc_objects):
         "target.cluster.alias": cfmap("target-us-east", "alias"),
         **prefixed("target.cluster.", TARGET_FROM_WORKER),
         "kafka-replication.configmaps.digest": digest(doc_objects, c["spec"]["config"]),
+        SOURCE_ACCESS_UID: UID,
     }
 
 
@@ -238,6 +252,7 @@ def test_step11_mirror_heartbeat_connector_produces_into_the_source(doc_objects)
         **prefixed("target.cluster.", SOURCE_CONNECTION),
         **prefixed("producer.override.", HEARTBEAT_PRODUCER),
         "kafka-replication.configmaps.digest": digest(doc_objects, c["spec"]["config"]),
+        SOURCE_ACCESS_UID: UID,
     }
 
 

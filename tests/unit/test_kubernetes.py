@@ -198,13 +198,15 @@ def test_pulumi_up_waits_for_ready_with_the_stacks_timeout():
     data["flows"][0]["state"] = {"checkpoint": "stopped"}
     objects = _planned(data)
     wait = {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "1800"}
+    force = {"pulumi.com/patchForce": "true"}  # a hand-made change is taken back
     assert objects["orders-us-west-to-eu"]["metadata"]["annotations"] == {
-        "strimzi.io/use-connector-resources": "true", **wait}
+        "strimzi.io/use-connector-resources": "true", **force, **wait}
     # A running connector: Strimzi's Ready (no FAILED connector or task) and Connect's RUNNING.
     assert objects["orders-us-west-to-eu-source"]["metadata"]["annotations"] == {
-        **wait, "pulumi.com/waitFor": '["condition=Ready", "jsonpath={.status.connectorStatus.connector.state}=RUNNING"]'}
+        **force, **wait,
+        "pulumi.com/waitFor": '["condition=Ready", "jsonpath={.status.connectorStatus.connector.state}=RUNNING"]'}
     # A stopped connector never reports Ready: nothing to wait for.
-    assert "annotations" not in objects["orders-us-west-to-eu-checkpoint"]["metadata"]
+    assert objects["orders-us-west-to-eu-checkpoint"]["metadata"]["annotations"] == force
     assert {n: o["spec"].get("autoRestart") for n, o in objects.items() if o["kind"] == "KafkaConnector"} == {
         "orders-us-west-to-eu-source": {"enabled": True}, "orders-us-west-to-eu-checkpoint": {"enabled": True},
         "orders-us-west-to-eu-heartbeat": {"enabled": True}}
@@ -215,8 +217,10 @@ def test_waiting_and_restarts_can_be_switched_off():
     data["operator"]["readiness"] = {"wait": False}
     data["operator"]["autoRestart"] = False
     objects = _planned(data)
-    assert objects["orders-us-west-to-eu"]["metadata"]["annotations"] == {"strimzi.io/use-connector-resources": "true"}
-    assert all("annotations" not in o["metadata"] and "autoRestart" not in o["spec"]
+    force = {"pulumi.com/patchForce": "true"}
+    assert objects["orders-us-west-to-eu"]["metadata"]["annotations"] == {"strimzi.io/use-connector-resources": "true",
+                                                                           **force}
+    assert all(o["metadata"]["annotations"] == force and "autoRestart" not in o["spec"]
                for o in objects.values() if o["kind"] == "KafkaConnector")
 
 

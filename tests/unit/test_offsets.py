@@ -617,4 +617,4 @@ def test_the_documented_replay_procedure_is_accepted_step_by_step(tmp_path):
     flow["offsets"] = []
     second = kube(render_topology(tmp_path, t, secrets={}))
     assert not [k for k in second if k[0] == "KafkaConnectorPatch"]
-    assert "state" not in second[("KafkaConnector", "orders/orders-source")]["spec"]
+    assert second[("KafkaConnector", "orders/orders-source")]["spec"]["state"] == "running"

@@ -26,6 +26,9 @@ OWNED = ("a property the program does not set itself (topics, groups, policy and
          "the flow)")
 TYPED_SMTS = "the typed `transforms` and `predicates` lists (docs/topology.md#single-message-transforms)"
 TYPED_CONVERTERS = "the typed `converters` field"
+TYPED_SYNC = {"sync.topic.configs.enabled": "syncTopicConfigs", "config.properties.exclude": "syncTopicConfigs",
+              "config.property.filter.class": "syncTopicConfigs", "sync.topic.configs.interval.seconds": "syncTopicConfigs",
+              "sync.topic.acls.enabled": "syncTopicAcls", "sync.topic.acls.interval.seconds": "syncTopicAcls"}
 CLIENTS = {
     "source.cluster.": "MirrorMaker 2's clients of the source cluster",
     "target.cluster.": "MirrorMaker 2's clients of the target cluster",
@@ -52,6 +55,8 @@ def expected_message(key: str, kind: str) -> str:
         return TYPED_SMTS
     if key.startswith(("key.converter", "value.converter", "header.converter")):
         return TYPED_CONVERTERS
+    if kind == "source" and key in TYPED_SYNC:
+        return f"the typed `{TYPED_SYNC[key]}` field (docs/topology.md#topic-configuration-and-acl-sync)"
     return OWNED
 
 

@@ -125,3 +125,17 @@ def test_a_pattern_matching_nothing_leaves_the_csm_worker_without_a_truststore()
                             "127.0.0.9")
     assert setup.properties["ssl.truststore.location"] == "/tmp/kafka/cluster.truststore.p12"
     assert "/tmp/kafka/cluster.truststore.p12" not in setup.files
+
+
+def test_the_auth_hash_changes_with_what_strimzi_hashes_and_nothing_else():
+    """operator.auth_hash: the trusted keys the pattern matches, the SASL password (a change rolls
+    the Connect pods); another key of the same Secret (the connectors' whole bundle) does not."""
+    connect = next(o for o in _render("strimzi", "1.2.0", {}) if o["kind"] == "KafkaConnect")
+    one = material("old-root").ca_pem.encode()
+    secrets = {"target-us-east-ca": {"ca.crt": BUNDLE.encode(), "ca-0.crt": one},
+               "target-us-east-password": {"pass": b"pw"}}
+    base = operator.auth_hash(connect, secrets)
+    assert operator.auth_hash(connect, {**secrets, "target-us-east-password": {"pass": b"pw2"}}) != base
+    assert operator.auth_hash(connect, {**secrets, "target-us-east-ca": {
+        "ca.crt": BUNDLE.encode(), "ca-0.crt": one, "ca-1.crt": material("new-root").ca_pem.encode()}}) != base
+    assert operator.auth_hash(connect, {**secrets, "target-us-east-ca": {"ca.crt": b"other", "ca-0.crt": one}}) == base

@@ -189,7 +189,7 @@ def test_flow_settings_reach_connectors_and_connect(tmp_path):
     t = topo({}, {}, name="orders", topicsExclude=["orders\\.internal.*"], groupsExclude=["tmp-.*"],
              heartbeats=False, syncGroupOffsets={"enabled": False, "intervalSeconds": 30},
              tasksMax={"source": 6, "checkpoint": 2},
-             config={"source": {"offset.lag.max": 50, "sync.topic.configs.enabled": False}},
+             config={"source": {"offset.lag.max": 50}}, syncTopicConfigs={"enabled": False},
              connect={"replicas": 2, "image": "registry.local/connect:1",
                       "resources": {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}})
     o = by_kind_name(render_topology(tmp_path, t, secrets={}).objects())

@@ -9,8 +9,8 @@ from infra.checks.rules.secrets import secret_named
 from infra.checks.rules.smts import SMT_PREFIXES
 from infra.core.errors import Problem
 from infra.core.releases import Release, find
-from infra.plan.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FLOW_KEYS, ProgramConfig, checkpoint_config,
-                                   connection_client, heartbeat_config, source_config)
+from infra.plan.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FLOW_KEYS, TOPIC_SYNC_KEYS, ProgramConfig,
+                                   checkpoint_config, connection_client, heartbeat_config, source_config)
 from infra.plan.stack import heartbeat_replicators, part_wiring
 from infra.topology.resolution import Model
 from infra.topology.schema import Flow
@@ -90,6 +90,8 @@ def _override_reason(flow: Flow, release: Release, prefix: str, key: str, progra
                 f"{CLIENT_PREFIXES[client_prefix]}, whose connection (bootstrap.servers, security.protocol, sasl.*, "
                 "ssl.*) the program derives from the topology's clusters; a value here would connect it to "
                 "another cluster or as another principal")
+    if key in TOPIC_SYNC_KEYS and kind == "source":
+        return f"the typed `{TOPIC_SYNC_KEYS[key]}` field (docs/topology.md#topic-configuration-and-acl-sync)"
     typed = key.startswith(SMT_PREFIXES) or key in ("transforms", "predicates")
     converter = key.startswith(CONVERTER_PREFIXES)
     if program is not None and program.owns(key) and not (typed or converter):

@@ -1,5 +1,5 @@
 """Changes from the previous deployment that the program refuses (`previous_flows`): state a
-running flow would lose."""
+running flow would lose, and history an identity failback would copy back."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from infra.core.errors import Problem
 from infra.topology.resolution import Model
-from infra.topology.schema import ExactlyOnce
+from infra.topology.schema import ExactlyOnce, OffsetsAction, Policy, StartFrom
 
 
 def _json_kind(value: Any) -> str:
@@ -60,4 +60,51 @@ def check_transitions(model: Model, previous_flows: Mapping[str, Any] | None) ->
                 f"not one of {', '.join(sorted(known))}, so whether the running Connect cluster has exactly-once "
                 "disabled is unknown. Pass the stack's real outputs (`pulumi stack output --json` to "
                 "--previous-outputs), or " + rollout))
+    return problems
+
+
+def failback_candidates(model: Model) -> list[Any]:
+    """The identity flows that would copy the old target's history back if they reversed a
+    deployed flow: one direction, from the earliest offsets, with no offsets alter of every
+    source connector and no acknowledgement. Only these need the previous deployment read."""
+    out = []
+    for d in model.flows:
+        flow = d.flow
+        if (flow.policy is not Policy.identity or flow.bidirectional or flow.startFrom is StartFrom.latest
+                or flow.acknowledgeReplayedHistory):
+            continue
+        altered = {r.connector for r in flow.offsets if r.action is OffsetsAction.alter}
+        if not all(d.names(p).source_connector(s.name) in altered for p in d.parts for s in p.sources):
+            out.append(d)
+    return out
+
+
+def check_failback(model: Model, previous_flows: Mapping[str, Any] | None) -> list[Problem]:
+    """An identity flow deployed in place of the previous deployment's identity flow in the other
+    direction (a failback, docs/operations.md#controlled-failback) that starts from the earliest
+    offsets: it would copy every record still retained on the old target back into the
+    same-named topics of the old source, those that came from there included. Refused unless it
+    starts where the failover left (an offsets alter of its source connectors, or `startFrom:
+    latest`), or the flow acknowledges the copy."""
+    if not isinstance(previous_flows, Mapping):
+        return []  # a new stack; unreadable outputs are check_transitions' to refuse
+    reversed_ = {(str(f.get("targetAlias")), str(f.get("sourceAlias"))): name for name, f in previous_flows.items()
+                 if isinstance(f, Mapping) and f.get("replicationPolicy") == Policy.identity.value}
+    current = {d.name for d in model.flows}
+    problems = []
+    for d in failback_candidates(model):
+        flow = d.flow
+        forward = reversed_.get((flow.source, flow.target))
+        if forward is None or forward in current or d.name in previous_flows:
+            continue
+        sources = [d.names(p).source_connector(s.name) for p in d.parts for s in p.sources]
+        problems.append(Problem(
+            d.where, "startFrom", flow.startFrom.value,
+            f"a start where the failover left: this identity flow reverses the deployed flow {forward} "
+            f"({flow.target} -> {flow.source}), and from the earliest offsets it would copy every record still "
+            f"retained on {flow.source} back into the same-named topics of {flow.target}, those that came from "
+            f"{flow.target} included. Deploy it with state.source: stopped and an offsets alter of "
+            f"{', '.join(sources)} at {flow.source}'s end offsets when the failover stopped replication, then "
+            "running (docs/operations.md#controlled-failback); or startFrom: latest if nothing was produced on "
+            f"{flow.source} since; or acknowledgeReplayedHistory: true to copy it all"))
     return problems

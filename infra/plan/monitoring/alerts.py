@@ -197,7 +197,7 @@ def _facts(model: Model, fp: FlowPlan) -> _FlowFacts:
     return _FlowFacts(
         fp, thresholds(model, fp.flow.alerts),
         tuple(c.name for p in fp.parts for c in _connectors(p, ConnectorKind.source)),
-        tuple(c.name for c in connectors if "state" not in c.manifest["spec"]),
+        tuple(c.name for c in connectors if c.runs),
         checkpoint_seconds)
 
 
@@ -337,13 +337,13 @@ def heartbeat_rules(model: Model, stack_plan: StackPlan, whole: StackPlan, facts
     limits = {f.flow.name: f.limits for f in facts}
     # Heartbeats reach a source cluster from the running heartbeat connectors of its flows.
     emitted = {(fp.flow.source, fp.flow.target) for fp in whole.flows for part in fp.parts
-               for c in _connectors(part, ConnectorKind.heartbeat) if "state" not in c.manifest["spec"]}
+               for c in _connectors(part, ConnectorKind.heartbeat) if c.runs}
     terms: list[tuple[tuple[int, int], str]] = []
     for (source, target), connector in sorted(copiers.items()):
         if (source, target) not in emitted or connector not in where:
             continue  # nothing emits heartbeats into the source, or the copier runs in another cluster
         fp, part, copier = where[connector]
-        if "state" in copier.manifest["spec"]:
+        if not copier.runs:
             continue  # the topology stops or pauses it: no heartbeat is expected
         topic = names.replicated_topic(source, names.HEARTBEATS_TOPIC)  # both policies prefix heartbeats
         limit = limits[fp.name]

@@ -243,7 +243,8 @@ class _Reader:
             self.add("restart", d, d.title, "Strimzi sends the new configuration to Connect, which restarts the "
                                             "connector and its tasks (" + "; ".join(paths + read) + ")")
         for c in d.changes:
-            if c.path == "spec.state":
+            # An absent state is running (Strimzi's default): writing it out changes nothing.
+            if c.path == "spec.state" and (c.before or "running") != (c.after or "running"):
                 self.add("state", d, d.title, f"the {short} goes from {c.before or 'running'} to {c.after or 'running'}")
         if hidden and not sent:
             self.add("not-applied", d, d.title,

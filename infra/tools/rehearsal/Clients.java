@@ -9,6 +9,14 @@
 //   {"op": "createTopics", "config": {...}, "topics": [{"name": "t", "partitions": 1}]}
 //   {"op": "groupOffsets", "config": {...}, "group": "g"}
 //   {"op": "endOffsets", "config": {...}, "topics": ["t"]}
+//   {"op": "topicConfigs", "config": {...}, "topic": "t"}
+//       (the topic's configuration entries set on the topic itself: name -> value)
+//   {"op": "alterTopicConfigs", "config": {...}, "topic": "t", "set": {"retention.ms": "1000"}}
+//   {"op": "createAcls", "config": {...}, "acls": [{"topic": "t", "principal": "User:a", "operation": "READ"}]}
+//   {"op": "alterScram", "config": {...}, "user": "u", "mechanism": "SCRAM-SHA-512", "password": "p"}
+//       (the user's credential for that mechanism replaced)
+//   {"op": "acls", "config": {...}}
+//       (every ACL binding: resource type, name, pattern type, principal, host, operation, permission)
 //   {"op": "load", "config": {...}, "topic": "t", "count": 100000, "size": 512}
 //       (as fast as the producer goes; answers the elapsed milliseconds)
 //   {"op": "latency", "config": {...}, "topic": "t", "count": 100000, "timeoutMs": 300000}
@@ -30,6 +38,21 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -58,6 +81,11 @@ public final class Clients {
             case "createTopics": createTopics(config, request); break;
             case "groupOffsets": groupOffsets(config, request.get("group").asText(), answer); break;
             case "endOffsets": endOffsets(config, strings(request.get("topics")), answer); break;
+            case "topicConfigs": topicConfigs(config, request.get("topic").asText(), answer); break;
+            case "alterTopicConfigs": alterTopicConfigs(config, request); break;
+            case "createAcls": createAcls(config, request); break;
+            case "acls": acls(config, answer); break;
+            case "alterScram": alterScram(config, request); break;
             case "load": load(config, request, answer); break;
             case "latency": latency(config, request, answer); break;
             default: throw new IllegalArgumentException("unknown op " + request.get("op"));
@@ -161,6 +189,63 @@ public final class Clients {
         }
         try (Admin admin = Admin.create(config)) {
             admin.createTopics(topics).all().get();
+        }
+    }
+
+    private static void topicConfigs(Properties config, String topic, ObjectNode answer) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = Admin.create(config)) {
+            Config found = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+            ObjectNode out = answer.putObject("configs");
+            for (ConfigEntry entry : found.entries()) {
+                if (entry.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) {
+                    out.put(entry.name(), entry.value());
+                }
+            }
+        }
+    }
+
+    private static void alterTopicConfigs(Properties config, JsonNode request) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, request.get("topic").asText());
+        List<AlterConfigOp> ops = new ArrayList<>();
+        request.get("set").fields().forEachRemaining(e -> ops.add(
+                new AlterConfigOp(new ConfigEntry(e.getKey(), e.getValue().asText()), AlterConfigOp.OpType.SET)));
+        try (Admin admin = Admin.create(config)) {
+            admin.incrementalAlterConfigs(Map.of(resource, ops)).all().get();
+        }
+    }
+
+    private static void createAcls(Properties config, JsonNode request) throws Exception {
+        List<AclBinding> bindings = new ArrayList<>();
+        for (JsonNode acl : request.get("acls")) {
+            bindings.add(new AclBinding(
+                    new ResourcePattern(ResourceType.TOPIC, acl.get("topic").asText(), PatternType.LITERAL),
+                    new AccessControlEntry(acl.get("principal").asText(), "*",
+                            AclOperation.valueOf(acl.get("operation").asText()), AclPermissionType.ALLOW)));
+        }
+        try (Admin admin = Admin.create(config)) {
+            admin.createAcls(bindings).all().get();
+        }
+    }
+
+    private static void alterScram(Properties config, JsonNode request) throws Exception {
+        ScramMechanism mechanism = ScramMechanism.fromMechanismName(request.get("mechanism").asText());
+        try (Admin admin = Admin.create(config)) {
+            admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(request.get("user").asText(),
+                    new ScramCredentialInfo(mechanism, 8192), request.get("password").asText()))).all().get();
+        }
+    }
+
+    private static void acls(Properties config, ObjectNode answer) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            ArrayNode out = answer.putArray("acls");
+            List<String> lines = new ArrayList<>();
+            for (AclBinding b : admin.describeAcls(AclBindingFilter.ANY).values().get()) {
+                lines.add(String.join(" ", b.pattern().resourceType().name(), b.pattern().name(),
+                        b.pattern().patternType().name(), b.entry().principal(), b.entry().host(),
+                        b.entry().operation().name(), b.entry().permissionType().name()));
+            }
+            lines.stream().sorted().forEach(out::add);
         }
     }
 

@@ -67,6 +67,27 @@ class Clients:
     def create_topics(self, config: dict[str, str], topics: dict[str, int]) -> None:
         self.call("createTopics", config, topics=[{"name": t, "partitions": p} for t, p in topics.items()])
 
+    def topic_configs(self, config: dict[str, str], topic: str) -> dict[str, str]:
+        """The configuration set on the topic itself (not the brokers' defaults)."""
+        configs: dict[str, str] = self.call("topicConfigs", config, topic=topic)["configs"]
+        return configs
+
+    def alter_topic_configs(self, config: dict[str, str], topic: str, values: dict[str, str]) -> None:
+        self.call("alterTopicConfigs", config, topic=topic, set=values)
+
+    def create_acls(self, config: dict[str, str], acls: list[dict[str, str]]) -> None:
+        """ALLOW ACLs on literal topics: `topic`, `principal` (User:...), `operation` (READ...)."""
+        self.call("createAcls", config, acls=acls)
+
+    def alter_scram(self, config: dict[str, str], user: str, mechanism: str, password: str) -> None:
+        """The user's SCRAM credential for `mechanism` replaced on the broker."""
+        self.call("alterScram", config, user=user, mechanism=mechanism, password=password)
+
+    def acls(self, config: dict[str, str]) -> list[str]:
+        """Every ACL binding, one line each: type, name, pattern, principal, host, operation, permission."""
+        lines: list[str] = self.call("acls", config)["acls"]
+        return lines
+
     def group_offsets(self, config: dict[str, str], group: str) -> dict[str, int]:
         offsets: dict[str, int] = self.call("groupOffsets", config, group=group)["offsets"]
         return offsets

@@ -28,6 +28,15 @@ class KafkaCluster:
     directory: Path
     network: Network
     ip: str = ""
+    # Kafka's StandardAuthorizer, where a rehearsal needs ACLs: everyone allowed where no ACL
+    # names a resource, and the principals the rehearsal connects as (its SASL user, the client
+    # certificate, the unauthenticated listeners) super users, so that only ACLs a test writes
+    # restrict anyone.
+    authorizer: bool = False
+    # Seconds after which a SASL connection must authenticate again (connections.max.reauth.ms,
+    # KIP-368), where a rehearsal rotates credentials: a client still holding a rotated-away
+    # password then fails within that time instead of at its next reconnect.
+    reauthenticate_seconds: int | None = None
     material: materials.ClusterMaterial = field(init=False)
     process: Process | None = None
 
@@ -79,6 +88,13 @@ class KafkaCluster:
             else:
                 entry = f"{LOGIN_MODULES[mech]} required;"
             props[f"listener.name.clients.{mech.lower()}.sasl.jaas.config"] = entry
+        if self.reauthenticate_seconds is not None:
+            props["connections.max.reauth.ms"] = str(self.reauthenticate_seconds * 1000)
+        if self.authorizer:
+            users = ["User:ANONYMOUS", *([f"User:{sasl.username}"] if sasl is not None else []),
+                     f"User:CN={self.alias}-client"]
+            props.update({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                          "allow.everyone.if.no.acl.found": "true", "super.users": ";".join(users)})
         tls = self.spec.security.effective_tls
         if tls is not None:
             keystore = self.directory / "broker.pem"

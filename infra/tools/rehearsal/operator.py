@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import base64
 import fnmatch
+import hashlib
 import json
 import secrets as random_secrets
 from collections.abc import Mapping
@@ -367,6 +368,27 @@ def connect_config_forbidden(release: Release, key: str) -> bool:
     lowered = key.lower()
     return lowered.startswith(release.connect_config_forbidden_prefixes) and \
         lowered not in Release.CONNECT_CONFIG_EXCEPTIONS
+
+
+def auth_hash(connect: Mapping[str, Any], secrets: Secrets) -> str:
+    """What the operator hashes into the Connect pods' `strimzi.io/auth-hash` annotation, so that
+    a change rolls the pods: the trusted certificates (each entry's key, or every key its
+    pattern matches), the SASL password, the client certificate and key (VertxUtil.authTlsHash at
+    0.43.0 and 0.45.0, ReconcilerUtils.authTlsHash at 0.48.0 and 1.2.0, via
+    KafkaConnectAssemblyOperator.generateAuthHash). Strimzi sums Java hash codes; a digest
+    stands in: only whether it changes matters."""
+    spec = connect["spec"]
+    parts: list[bytes] = []
+    for entry in (spec.get("tls") or {}).get("trustedCertificates", []):
+        parts += [secrets[entry["secretName"]][k] for k in trusted_keys(entry, secrets)]
+    auth = spec.get("authentication") or {}
+    if auth.get("type") in MECHANISMS:
+        ps = auth["passwordSecret"]
+        parts.append(secrets[ps["secretName"]][ps["password"]])
+    elif auth.get("type") == "tls" and auth.get("certificateAndKey"):
+        ck = auth["certificateAndKey"]
+        parts += [secrets[ck["secretName"]][ck["certificate"]], secrets[ck["secretName"]][ck["key"]]]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()
 
 
 def connect_version(release: Release, connect: Mapping[str, Any]) -> str:

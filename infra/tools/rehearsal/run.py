@@ -143,6 +143,11 @@ class Rehearsal:
     # Secret config that differs from the clusters' own material (a CA bundle, a rotated
     # password), by key (`<alias>.caCert`): what the next render runs with.
     secret_config: dict[str, str] = field(default_factory=dict)
+    authorizers: frozenset[str] = frozenset()  # aliases whose brokers run Kafka's authorizer (KafkaCluster)
+    reauthenticate: dict[str, int] = field(default_factory=dict)  # alias -> KafkaCluster.reauthenticate_seconds
+    auth_hashes: dict[tuple[str, str], str] = field(default_factory=dict)  # each worker's, at its start
+    rolled: list[tuple[str, str]] = field(default_factory=list)  # Connect clusters `update` rolled, in order
+    uids: render.Uids = field(default_factory=dict)  # the Secrets' uids across renders (RecordingMocks.uid)
     generation: int = 0                    # of the workers: a redeploy starts new pods
     started_before_redeploy: int = 0       # workers of earlier generations
     # Offsets requests carried out, by (namespace, connector, request), and the ConfigMaps the
@@ -166,7 +171,9 @@ class Rehearsal:
         classpath = jars.classpath(self.release)
         for alias, spec in sorted(self.model.clusters.items()):
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
-            kafka = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network)
+            kafka = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
+                                 authorizer=alias in self.authorizers,
+                                 reauthenticate_seconds=self.reauthenticate.get(alias))
             self.clusters[alias] = kafka
             kafka.start(classpath)
 
@@ -181,7 +188,7 @@ class Rehearsal:
         path = self.directory / f"{self.stack}.yaml"
         path.write_text(yaml.safe_dump(topology or self.topology, sort_keys=False))
         result = render.run(self.stack, {"topology": str(path)}, {**secret_material(self.model, self.clusters), **self.secret_config},
-                            previous_outputs=self.outputs)
+                            previous_outputs=self.outputs, uids=self.uids)
         self.outputs = result.outputs
         return result.objects()
 
@@ -203,13 +210,7 @@ class Rehearsal:
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
             if not is_patch(obj):
                 self.kube.apply(obj)
-        secrets: dict[str, dict[str, dict[str, bytes]]] = {}
-        configmaps: dict[str, dict[str, dict[str, str]]] = {}
-        for obj in self.objects:
-            if obj["kind"] == "Secret":
-                secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = _secret_data(obj)
-            elif obj["kind"] == "ConfigMap":
-                configmaps.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = obj.get("data", {})
+        secrets, configmaps = self._stores()
         for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
             namespace = connect["metadata"]["namespace"]
             self.start_worker(connect, secrets.get(namespace, {}), configmaps.get(namespace, {}))
@@ -219,15 +220,37 @@ class Rehearsal:
             self.send(key, connector)
         self.manage_offsets()
 
+    def _stores(self) -> tuple[dict[str, dict[str, dict[str, bytes]]], dict[str, dict[str, dict[str, str]]]]:
+        """The render's Secrets (their data as bytes) and ConfigMaps, by namespace and name."""
+        secrets: dict[str, dict[str, dict[str, bytes]]] = {}
+        configmaps: dict[str, dict[str, dict[str, str]]] = {}
+        for obj in self.objects:
+            if obj["kind"] == "Secret":
+                secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = _secret_data(obj)
+            elif obj["kind"] == "ConfigMap":
+                configmaps.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = obj.get("data", {})
+        return secrets, configmaps
+
     def update(self, objects: Iterable[dict[str, Any]]) -> None:
-        """A render applied to the running Connect clusters (no rolling update), as `pulumi up`
-        applies it: the objects replaced, every KafkaConnector reconciled again as the operator
-        does on a change (`send`: a config PUT only where it differs), then the offsets requests
-        carried out."""
+        """A render applied to the running Connect clusters, as `pulumi up` applies it: the
+        objects replaced; a Connect cluster whose target credentials or trust changed rolled, as
+        the operator rolls its pods on a changed `strimzi.io/auth-hash` (operator.auth_hash), the
+        others left running; every KafkaConnector reconciled again as the operator does on a
+        change (`send`: a config PUT only where it differs), then the offsets requests carried out."""
         self.objects = list(objects)
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
             if not is_patch(obj) and obj["kind"] != "Namespace":
                 self.kube.apply(obj)
+        secrets, configmaps = self._stores()
+        for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
+            meta = connect["metadata"]
+            key = (meta["namespace"], meta["name"])
+            ns_secrets = secrets.get(meta["namespace"], {})
+            if key in self.workers and self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets):
+                self.workers.pop(key).stop()
+                self.started_before_redeploy += 1
+                self.rolled.append(key)
+                self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
             self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
@@ -264,6 +287,7 @@ class Rehearsal:
         agent = str(jars.jmx_exporter_agent(self.release)) if connect["spec"].get("metricsConfig") else None
         setup = operator.worker(self.release, connect, secrets, host, configmaps or {}, agent)
         self.connects[key] = connect
+        self.auth_hashes[key] = operator.auth_hash(connect, secrets)
         self.kube.apply(operator.service_account(connect))
         for obj in setup.objects:
             self.kube.apply(obj)

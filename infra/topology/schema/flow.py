@@ -118,6 +118,25 @@ class SyncGroupOffsets(_Strict):
     intervalSeconds: Count | None = None
 
 
+class SyncTopicConfigs(_Strict):
+    """MirrorMaker 2's topic configuration sync: each replicated topic's configuration copied to
+    its remote topic, except the properties `exclude` matches (Java regexes, beside MirrorMaker
+    2's own exclusions, infra/plan/connectors.py TOPIC_CONFIG_EXCLUDES). On, as Kafka has it."""
+    enabled: bool = True
+    exclude: RegexList = []
+    intervalSeconds: Count | None = None
+
+
+class SyncTopicAcls(_Strict):
+    """MirrorMaker 2's topic ACL sync (the source's ALLOW ACLs of replicated topics, as READ ACLs
+    on the remote topics). Off unless asked, unlike Kafka: Strimzi's User Operator owns the ACLs
+    of the users it manages and removes the ones it did not write, and Strimzi's own MirrorMaker 2
+    example turns it off; on, the connector needs to describe the source's ACLs and to create
+    ACLs on the target."""
+    enabled: bool = False
+    intervalSeconds: Count | None = None
+
+
 class Transform(_Strict):
     """One step of a Single Message Transform chain (`transforms.<name>.*`)."""
     name: SmtName
@@ -232,9 +251,14 @@ class Flow(_Strict):
     aggregation: bool = False    # identity fan-in: may write the same target topics as other such flows
     # Deploy even if a topic-filter guardrail cannot decide within its budget (docs/guardrails.md).
     acknowledgeUndecidedFilters: bool = False
+    # Start an identity flow that reverses a deployed one from the earliest offsets anyway,
+    # copying the old target's retained history back (docs/operations.md#controlled-failback).
+    acknowledgeReplayedHistory: bool = False
     heartbeats: bool = True
     checkpoints: bool | None = None  # true, or false for bidirectional pairs
     syncGroupOffsets: SyncGroupOffsets = SyncGroupOffsets()
+    syncTopicConfigs: SyncTopicConfigs = SyncTopicConfigs()
+    syncTopicAcls: SyncTopicAcls = SyncTopicAcls()
     exactlyOnce: ExactlyOnce = ExactlyOnce.disabled
     startFrom: StartFrom = StartFrom.earliest
     state: ConnectorStates = ConnectorStates()

@@ -1,0 +1,139 @@
+"""Day two on the engine tier: the runbook's commands of docs/operations.md, run as written
+against a real kube-apiserver holding a deployed stack, with kubectl of the server's release and
+the Pulumi CLI's engine with the program."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+
+import yaml
+
+from infra.core.names import SOURCE_ACCESS_UID
+from infra.tools.rehearsal.apiserver import kubectl_binary
+from tests.engine.harness import REPLACE, UPDATE, Engine, Run
+from tests.engine.test_engine import Single, one_cluster, short, without_waiting
+from tests.support.stacks import ROOT, unavailable
+
+OPERATIONS = ROOT / "docs" / "operations.md"
+
+
+def runbook(section: str) -> list[str]:
+    """The commands of the first `sh` block under the heading `section` of docs/operations.md,
+    comments and blank lines left out."""
+    text = OPERATIONS.read_text()
+    start = text.index(f"\n## {section}\n")
+    block = re.search(r"```sh\n(.*?)```", text[start:], re.S)
+    assert block, f"docs/operations.md, {section}: no sh block"
+    return [line for line in block.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def run_command(line: str, engine: Engine, one: Single) -> Run | subprocess.CompletedProcess[str]:
+    """A runbook line: kubectl for real with the stack's kubeconfig, or `pulumi preview|up` with
+    the flags the runbook may use, through the engine with the program."""
+    argv = shlex.split(line)
+    if argv[0] == "kubectl":
+        binary = kubectl_binary()
+        if binary is None:
+            unavailable("no kubectl: run tools/engine/build.sh or `make engine` (docs/engine.md)")
+        done = subprocess.run([str(binary), *argv[1:]], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "KUBECONFIG": str(one.kubeconfig)})
+        assert done.returncode == 0, (line, done.stdout, done.stderr)
+        return done
+    assert argv[0] == "pulumi" and argv[1] in ("preview", "up"), f"not a runbook command the test runs: {line}"
+    flags = argv[2:]
+    refresh = "--refresh" in flags
+    stack = flags[flags.index("--stack") + 1]
+    assert sorted(set(flags) - {"--refresh", "--stack", stack}) == [], f"flags the test does not run: {line}"
+    return engine.run(argv[1], one.project, stack, kubeconfig=one.kubeconfig, refresh=refresh)
+
+
+def test_state_and_replicas_changed_by_hand_are_seen_with_refresh_and_put_back(engine, tmp_path):
+    """docs/operations.md, "Pause, resume and drift", as written: a connector paused and a
+    Connect cluster scaled with kubectl; a plain preview sees nothing; `pulumi preview --refresh`
+    shows exactly the two updates; `pulumi up --refresh` puts `running` and one replica back,
+    owned by the program's field manager again."""
+    topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    namespace, name = "repl-us-west-us-east", "repl-us-west-us-east"
+    connector = f"/apis/kafka.strimzi.io/v1beta2/namespaces/{namespace}/kafkaconnectors/{name}-source"
+    connect = f"/apis/kafka.strimzi.io/v1beta2/namespaces/{namespace}/kafkaconnects/{name}"
+    commands = runbook("Pause, resume and drift")
+    assert [c.split()[:2] for c in commands] == [["kubectl", "-n"], ["kubectl", "-n"], ["pulumi", "preview"],
+                                                 ["pulumi", "up"]]
+    with one_cluster(engine, tmp_path, topology, "drift") as one:
+        up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        assert up.code == 0, up.output
+        deployed = one.client.request("GET", connector)[1]
+        assert deployed["spec"]["state"] == "running"
+        for line in commands[:2]:
+            run_command(line, engine, one)
+        assert one.client.request("GET", connector)[1]["spec"]["state"] == "paused"
+        assert one.client.request("GET", connect)[1]["spec"]["replicas"] == 3
+        plain = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig)
+        preview = run_command(commands[2], engine, one)
+        applied = run_command(commands[3], engine, one)
+        after_connector = one.client.request("GET", connector)[1]
+        after_connect = one.client.request("GET", connect)[1]
+    assert plain.code == 0 and plain.changes() == {}, plain.output
+    expected = {f"kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::{namespace}/{name}-source": UPDATE,
+                f"kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::{namespace}/{name}": UPDATE}
+    assert isinstance(preview, Run) and isinstance(applied, Run)
+    assert preview.code == 0 and applied.code == 0, (preview.output, applied.output)
+    assert short(preview.changes()) == expected
+    assert short(applied.changes()) == expected
+    assert after_connector["spec"]["state"] == "running"
+    assert after_connect["spec"]["replicas"] == 1
+    assert owner(after_connector, "f:state").startswith("pulumi")
+    assert owner(after_connect, "f:replicas").startswith("pulumi")
+
+
+def owner(obj: dict, field: str) -> str:
+    """The field manager that owns `spec.<field>` (managedFields' fieldsV1)."""
+    owners = [m["manager"] for m in obj["metadata"].get("managedFields", [])
+              if field in (m.get("fieldsV1") or {}).get("f:spec", {})]
+    assert len(owners) == 1, (field, obj["metadata"].get("managedFields"))
+    return owners[0]
+
+
+def test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it(engine, tmp_path):
+    """Rotation as one `pulumi up` (docs/operations.md#credential-rotation): the source's password
+    changed in the stack's secret config. The source Secret is replaced (a new uid from the API
+    server), and exactly the connectors that read it change, through their
+    `kafka-replication.source-access.uid`: Strimzi sends their config and Connect restarts them,
+    reading the new password. The Connect cluster itself is left alone (its own credentials are
+    the target's), and no value derived from the password appears anywhere."""
+    topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    namespace = "repl-us-west-us-east"
+    base = f"/apis/kafka.strimzi.io/v1beta2/namespaces/{namespace}/kafkaconnectors/{namespace}"
+    secret = f"/api/v1/namespaces/{namespace}/secrets/source-us-west"
+    with one_cluster(engine, tmp_path, topology, "rotation") as one:
+        up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        assert up.code == 0, up.output
+        uid_before = one.client.request("GET", secret)[1]["metadata"]["uid"]
+        before = {k: one.client.request("GET", f"{base}-{k}")[1]["spec"]["config"][SOURCE_ACCESS_UID]
+                  for k in KINDS}
+        engine.set_secret(one.project, "dev", "us-west.password", ROTATED)
+        preview = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig)
+        applied = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        uid_after = one.client.request("GET", secret)[1]["metadata"]["uid"]
+        after = {k: one.client.request("GET", f"{base}-{k}")[1]["spec"]["config"][SOURCE_ACCESS_UID] for k in KINDS}
+        state = engine.state_text(one.project)
+    assert before == {k: uid_before for k in KINDS}
+    assert after == {k: uid_after for k in KINDS} and uid_after != uid_before
+    assert preview.code == 0 and applied.code == 0, (preview.output, applied.output)
+    expected = {f"kubernetes:core/v1:Secret::{namespace}/source-us-west": REPLACE,
+                **{f"kubernetes:kafka.strimzi.io/v1beta2:KafkaConnector::{namespace}/{namespace}-{k}": UPDATE
+                   for k in KINDS},
+                **ROTATION_AUDIT}
+    assert short(preview.changes()) == expected
+    assert short(applied.changes()) == expected
+    assert ROTATED not in state and ROTATED not in applied.output + preview.output
+
+
+KINDS = ("source", "checkpoint", "heartbeat")
+ROTATED = "rotated-Us-West-9d2e"
+# The audit reads the source with the same password (its own credentials Secret and the CronJob
+# that mounts it).
+ROTATION_AUDIT: dict[str, str] = {}

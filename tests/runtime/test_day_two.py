@@ -1,0 +1,178 @@
+"""Day two on the runtime tier: a replicating flow paused and resumed (through the Connect REST
+API and through the topology) and its source connector's tasks scaled down and up, on real
+Kafka and a real Connect worker with MirrorMaker 2, every record accounted for per partition.
+
+What `pulumi up` does here is the stand-in's (infra/tools/rehearsal/operator.py): each render
+applied to the running worker (Rehearsal.update), each KafkaConnector reconciled as Strimzi's
+AbstractConnectOperator does (a config PUT where the spec differs, then `updateState`). The
+drift commands themselves, kubectl and `pulumi up --refresh`, run on the engine tier
+(tests/engine/test_day_two.py)."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+
+from tests.support.replication import (RELEASE_IDS, arrived, dev_for_runtime, eventually, expected, records, rehearsal,
+                                       running)
+from tests.support.stacks import RELEASES
+
+pytestmark = pytest.mark.runtime
+
+NS = "repl-us-west-us-east"
+SOURCE = f"{NS}-source"
+TOPIC, REMOTE = "test.orders", "us-west.test.orders"
+QUIET = 10.0  # seconds in which a paused connector must copy nothing
+
+
+@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+def test_pause_resume_and_scaling_account_for_every_record(flavour, version, runtime_api, tmp_path):
+    topo = dev_for_runtime(flavour, version)
+    topo["flows"][0]["heartbeats"] = False
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        source = r.client("us-west")
+        r.clients.create_topics(source, {TOPIC: 2})
+        sent: list[dict] = []
+
+        def produce(tag: str) -> None:
+            batch = records(4, tag)
+            r.clients.produce(source, TOPIC, batch)
+            sent.extend(batch)
+
+        def holds_exactly() -> None:
+            """The target's copy is every record sent, in its partition and offset, nothing twice."""
+            assert arrived(r, "us-east", REMOTE, len(sent)) == expected(sent, REMOTE)
+            assert r.clients.end_offsets(r.client("us-east"), [REMOTE]) == {
+                f"{REMOTE}:{p}": sum(1 for s in sent if s["partition"] == p) for p in (0, 1)}
+
+        def copied() -> int:
+            return sum(r.clients.end_offsets(r.client("us-east"), [REMOTE]).values())
+
+        def state() -> str:
+            return worker.status(SOURCE)["connector"]["state"]
+
+        def stays_paused(before: int) -> None:
+            eventually("the source connector PAUSED", lambda: state() == "PAUSED", 60, 1)
+            produce(f"paused-{len(sent)}")
+            time.sleep(QUIET)
+            assert state() == "PAUSED" and copied() == before
+
+        produce("before")
+        r.deploy()
+        running(r)
+        (worker,) = r.workers.values()
+        holds_exactly()
+
+        # Paused by hand through the REST API: Strimzi's next reconciliation resumes it, as the
+        # KafkaConnector says running (updateState); what was produced meanwhile arrives.
+        worker.request("PUT", f"/connectors/{SOURCE}/pause")
+        stays_paused(len(sent))
+        r.update(r.objects)
+        running(r)
+        holds_exactly()
+
+        # Paused and resumed through the topology, as `pulumi up` applies it.
+        paused = copy.deepcopy(topo)
+        paused["flows"][0]["state"] = {"source": "paused"}
+        objects = r.render(paused)
+        assert spec_of(objects, SOURCE)["state"] == "paused"
+        r.update(objects)
+        stays_paused(len(sent))
+        objects = r.render(topo)
+        assert spec_of(objects, SOURCE)["state"] == "running"
+        r.update(objects)
+        running(r)
+        holds_exactly()
+
+        # Scaled down to one task and back: the tasks are reconfigured on the running worker,
+        # committing their offsets as they stop, so nothing is copied twice.
+        for tasks in (1, 3):
+            scaled = copy.deepcopy(topo)
+            scaled["flows"][0]["tasksMax"] = {"source": tasks}
+            objects = r.render(scaled)
+            assert spec_of(objects, SOURCE)["tasksMax"] == tasks
+            r.update(objects)
+            states = running(r)
+            # One task per partition at most: two partitions, so two tasks when allowed three.
+            eventually(f"{min(tasks, 2)} source task(s)",
+                       lambda: len(worker.status(SOURCE)["tasks"]) == min(tasks, 2), 60, 1)
+            assert SOURCE in states
+            produce(f"tasks-{tasks}")
+            holds_exactly()
+
+
+def spec_of(objects: list[dict], name: str) -> dict:
+    (found,) = [o["spec"] for o in objects if o["kind"] == "KafkaConnector" and o["metadata"]["name"] == name]
+    return found
+
+
+# ------------------------------------------------------------------ credential rotation
+
+ROTATION = {
+    "operator": {},
+    "clusters": {
+        "plain": {"bootstrapServers": "plain-kafka.kafka-plain:9092"},
+        "scram": {"bootstrapServers": "scram-kafka.kafka-scram:9093",
+                  "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "mover"},
+                               "tls": {"trust": "pem"}}},
+    },
+    "flows": [{"source": "plain", "target": "scram", "topics": ["rot\\..*"], "replicationPolicy": "identity",
+               "topicsExclude": [".*heartbeats"], "heartbeats": False}],
+}
+REAUTH = 10  # seconds: every SASL connection to the target authenticates again this often
+
+
+@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, version, runtime_api, tmp_path):
+    """A real SCRAM user of the target whose password changes on the broker, then in the stack's
+    secret config, applied as `pulumi up` applies it: the operator rolls the Connect cluster,
+    whose target credentials changed (`strimzi.io/auth-hash`; the stand-in, operator.auth_hash),
+    and nothing else restarts. Established connections keep the old credential's session until
+    they must authenticate again (every REAUTH seconds here), so replication running well past
+    that proves no client kept the old password. Every record arrives exactly once."""
+    from tests.support.replication import for_runtime
+    from tests.support.stacks import on_release
+
+    topo = for_runtime(on_release(ROTATION, flavour, version))
+    with rehearsal(topo, tmp_path, runtime_api, reauthenticate={"scram": REAUTH}) as r:
+        source = r.client("plain")
+        r.clients.create_topics(source, {"rot.orders": 2})
+        sent: list[dict] = []
+
+        def produce(tag: str) -> None:
+            batch = records(4, tag)
+            r.clients.produce(source, "rot.orders", batch)
+            sent.extend(batch)
+
+        def holds_exactly() -> None:
+            assert arrived(r, "scram", "rot.orders", len(sent)) == expected(sent, "rot.orders")
+            assert r.clients.end_offsets(r.client("scram"), ["rot.orders"]) == {
+                f"rot.orders:{p}": sum(1 for s in sent if s["partition"] == p) for p in (0, 1)}
+
+        produce("before")
+        r.deploy()
+        running(r)
+        holds_exactly()
+        (connect,) = r.workers
+
+        # The password changes on the broker first (the old one stops working for new sessions),
+        # then in the stack.
+        scram = r.clusters["scram"]
+        new = f"rotated-{scram.password}"
+        r.clients.alter_scram(r.client("scram"), "mover", "SCRAM-SHA-512", new)
+        scram.password = new
+        r.secret_config["scram.password"] = new
+        puts = len(r.config_puts)
+        r.update(r.render())
+        assert r.rolled == [connect]
+        assert r.config_puts[puts:] == []  # no connector config changed: the roll restarted them
+        running(r)
+        produce("after")
+        holds_exactly()
+        time.sleep(2 * REAUTH)
+        produce("well-after")
+        holds_exactly()
+        assert {t["state"] for n in r.workers[connect].get("/connectors") for t in
+                r.workers[connect].status(n)["tasks"]} == {"RUNNING"}

@@ -1,0 +1,62 @@
+"""Topic configuration and ACL sync as settings of a flow (docs/topology.md#topic-configuration-and-acl-sync):
+what the source connector is given, and what is refused. tests/runtime/test_topic_sync.py runs
+them on real Kafka."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.refusals import problems
+from tests.support.stacks import doc_topology, render_topology
+
+EXCLUDES = ("follower\\.replication\\.throttled\\.replicas,leader\\.replication\\.throttled\\.replicas,"
+            "message\\.timestamp\\.difference\\.max\\.ms,log\\.message\\.timestamp\\.before\\.max\\.ms,"
+            "log\\.message\\.timestamp\\.after\\.max\\.ms,message\\.timestamp\\.type,"
+            "unclean\\.leader\\.election\\.enable,min\\.insync\\.replicas")
+SYNC_KEYS = ("sync.topic.configs.enabled", "config.properties.exclude", "sync.topic.configs.interval.seconds",
+             "sync.topic.acls.enabled", "sync.topic.acls.interval.seconds")
+
+
+def source_config(tmp_path, topology: dict) -> dict:
+    objects = render_topology(tmp_path, topology).objects()
+    (source,) = [o for o in objects if o["kind"] == "KafkaConnector" and o["metadata"]["name"].endswith("-source")]
+    return {k: v for k, v in source["spec"]["config"].items() if k in SYNC_KEYS}
+
+
+def test_defaults_are_written_out(tmp_path):
+    """Topic configs synced with MirrorMaker 2's exclusions (the union of every supported line's),
+    ACLs not: both said in the connector, whatever Kafka's defaults."""
+    assert source_config(tmp_path, doc_topology()) == {
+        "sync.topic.configs.enabled": True, "config.properties.exclude": EXCLUDES, "sync.topic.acls.enabled": False}
+
+
+def test_the_flow_s_settings_reach_the_source_connector(tmp_path):
+    t = doc_topology()
+    t["flows"][0]["syncTopicConfigs"] = {"exclude": ["retention\\.ms", "cleanup\\..*"], "intervalSeconds": 30}
+    t["flows"][0]["syncTopicAcls"] = {"enabled": True, "intervalSeconds": 60}
+    assert source_config(tmp_path, t) == {
+        "sync.topic.configs.enabled": True, "config.properties.exclude": EXCLUDES + ",retention\\.ms,cleanup\\..*",
+        "sync.topic.configs.interval.seconds": 30, "sync.topic.acls.enabled": True,
+        "sync.topic.acls.interval.seconds": 60}
+    t["flows"][0]["syncTopicConfigs"] = {"enabled": False}
+    assert source_config(tmp_path, t)["sync.topic.configs.enabled"] is False
+
+
+@pytest.mark.parametrize("key", ["sync.topic.acls.enabled", "config.properties.exclude", "sync.topic.configs.enabled",
+                                 "config.property.filter.class"])
+def test_the_keys_are_refused_as_raw_config(key):
+    t = doc_topology()
+    t["flows"][0]["config"] = {"source": {key: "x"}}
+    field = "syncTopicAcls" if "acls" in key else "syncTopicConfigs"
+    (problem,) = problems(t)
+    assert problem == (f"flows[0] (repl-us-west-us-east): config.source.{key}: got '{key}'; expected the typed "
+                       f"`{field}` field (docs/topology.md#topic-configuration-and-acl-sync)")
+
+
+def test_an_exclusion_kafka_could_not_compile_is_refused():
+    t = doc_topology()
+    t["flows"][0]["syncTopicConfigs"] = {"exclude": ["retention(\\.ms"], "enabled": "yes please"}
+    assert problems(t) == [
+        "flows[0] (repl-us-west-us-east): syncTopicConfigs.enabled: got 'yes please'; expected true or false",
+        "flows[0] (repl-us-west-us-east): syncTopicConfigs.exclude: got ['retention(\\\\.ms']; expected "
+        "'retention(\\\\.ms' is not a valid Java regex (Unclosed group)"]

@@ -81,8 +81,10 @@ def name_of(resource: pulumi.CustomResource) -> pulumi.Output[str]:
 
 
 def uid_of(resource: pulumi.CustomResource) -> pulumi.Output[str]:
-    """A created object's uid, as an Output: the API server's, new for every object it creates."""
-    return cast("pulumi.Output[str]", getattr(resource, "metadata")["uid"])
+    """A created object's uid, as an Output: the API server's, new for every object it creates.
+    A preview of a creation has none yet (the provider returns the inputs): empty there."""
+    metadata = cast("pulumi.Output[dict[str, Any]]", getattr(resource, "metadata"))
+    return metadata.apply(lambda m: str((m or {}).get("uid") or ""))
 
 
 def create(manifest: Manifest, opts: pulumi.ResourceOptions, secrets: SecretResolver,

@@ -36,6 +36,7 @@ PROJECT = "kafka-replication"
 CREATE, UPDATE, REPLACE, DELETE, SAME = "create", "update", "replace", "delete", "same"
 REPLACEMENT = {"replace", "create-replacement", "delete-replaced"}
 DEFAULT_PROVIDER = "::pulumi:providers:kubernetes::default_"
+ENGINE_TYPES = ("pulumi:pulumi:Stack", "pulumi:pulumi:StackReference", "pulumi:providers:pulumi")
 
 
 @dataclass
@@ -59,12 +60,18 @@ class Run:
         reads as `replace`."""
         ops: dict[str, set[str]] = {}
         for e in self.events:
-            # `--refresh` reads every resource first (a `refresh` step each): not a change.
-            if e["type"] == "pulumi:pulumi:Stack" or DEFAULT_PROVIDER in e["urn"] or e["op"] == "refresh":
+            # The stack, the default providers, and the program's read of its own previous
+            # outputs (a StackReference, through the `pulumi` package's provider): the engine's, not
+            # objects the program declares.
+            if e["type"] in ENGINE_TYPES or DEFAULT_PROVIDER in e["urn"]:
                 continue
             ops.setdefault(e["urn"], set()).add(e["op"])
         out = {}
         for urn, seen in ops.items():
+            # `preview --refresh` and `up --refresh` read each resource first (a `refresh` step):
+            # not a change, beside the step that follows.
+            if len(seen) > 1:
+                seen.discard("refresh")
             if seen & REPLACEMENT:
                 out[urn] = REPLACE
             else:

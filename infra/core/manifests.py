@@ -43,7 +43,7 @@ class SecretParts(SecretValue):
     planned under a key pattern with one `*` (`ca-*.crt`), part i of `split(value)` lands under
     the pattern with `*` replaced by i. A CA bundle is one such value: operators that trust one
     certificate per key (keytool's import, Strimzi 1.x's re-encoding) then trust every part
-    (infra/core/releases.py, Release.first_certificate_per_trusted_entry)."""
+    (each release's reading: infra/tools/rehearsal/operator.py `worker`)."""
 
     split: Callable[[str], list[str]] | None = field(default=None, compare=False)
 

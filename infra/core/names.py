@@ -181,7 +181,7 @@ class FlowNames:
 
     # Keys of the target CA Secret: the whole bundle (the connectors' inline PEM: Kafka reads every
     # certificate of it) and one key per certificate, which the KafkaConnect trusts by pattern
-    # (each release reads one certificate per key or per entry: Release.first_certificate_per_trusted_entry).
+    # (some releases read one certificate per key: infra/tools/rehearsal/operator.py `worker`).
     TARGET_CA_BUNDLE = "ca.crt"
     TARGET_CA_CERTIFICATES = "ca-*.crt"
 

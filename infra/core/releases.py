@@ -169,15 +169,6 @@ class Release:
         return self.worker_file is WorkerFile.pemReferences and not self.v1_semantics
 
     @property
-    def first_certificate_per_trusted_entry(self) -> bool:
-        """Whether the operator trusts only the first certificate of each `trustedCertificates`
-        entry: 0.43.0 and 0.45.0 import each file with keytool (tls_utils.sh; keytool's
-        addTrustedCert reads one certificate), 1.x re-encodes each entry's first certificate
-        (CertificateUtils.x509Certificate, via ReconcilerUtils.getTrustedCertificateAsync at
-        1.2.0). 0.48.0 copies every `.crt` key raw (AbstractConnectOperator.tlsTrustedCertsSecret)."""
-        return self.worker_file is WorkerFile.literalStores or self.certificates_in_one_key
-
-    @property
     def password_through_provider(self) -> bool:
         """From 1.1 the worker reads a SASL password through `${strimzisecrets:...}`
         (KafkaConnectConfigurationBuilder at 1.2.0); before, from a file the operator mounts."""

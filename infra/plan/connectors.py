@@ -106,16 +106,12 @@ FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups
              "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
              "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST,
              names.SOURCE_ACCESS_UID)
-# Documented defaults of each kind, with their values: the only keys the program writes that
-# `config` may replace (docs/topology.md#config-overrides). MirrorMaker 2 refreshes the topic and
-# group lists every 10 s; remote topics take the target brokers' default replication factor (-1),
-# not MirrorMaker 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT).
 # MirrorMaker 2's own exclusions from the topic configuration sync
 # (DefaultConfigPropertyFilter.CONFIG_PROPERTIES_EXCLUDE_DEFAULT: Kafka 3.8.0 to 4.1.0 the six
 # without `log.`, 4.3.1 adds the two `log.message.timestamp.*.max.ms`). Writing
 # `config.properties.exclude` replaces that default, so it is written whole, the union of every
 # supported line's, before the flow's own: a flow excludes the same properties whichever Kafka
-# its worker runs (tests/conformance/test_connect_worker.py reads each release's constant).
+# its worker runs (tests/conformance/test_mirror_defaults.py reads each release's constant).
 TOPIC_CONFIG_EXCLUDES = ("follower\\.replication\\.throttled\\.replicas", "leader\\.replication\\.throttled\\.replicas",
                          "message\\.timestamp\\.difference\\.max\\.ms", "log\\.message\\.timestamp\\.before\\.max\\.ms",
                          "log\\.message\\.timestamp\\.after\\.max\\.ms", "message\\.timestamp\\.type",
@@ -126,6 +122,10 @@ TOPIC_SYNC_KEYS = {"sync.topic.configs.enabled": "syncTopicConfigs", "config.pro
                    "sync.topic.configs.interval.seconds": "syncTopicConfigs",
                    "sync.topic.acls.enabled": "syncTopicAcls", "sync.topic.acls.interval.seconds": "syncTopicAcls"}
 
+# Documented defaults of each kind, with their values: the only keys the program writes that
+# `config` may replace (docs/topology.md#config-overrides). MirrorMaker 2 refreshes the topic and
+# group lists every 10 s; remote topics take the target brokers' default replication factor (-1),
+# not MirrorMaker 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT).
 DEFAULTS: dict[str, dict[str, ConfigValue]] = {
     "source": {"refresh.topics.interval.seconds": 10, "replication.factor": -1},
     "checkpoint": {"refresh.groups.interval.seconds": 10},

@@ -16,4 +16,5 @@ from infra.checks.rules.transitions import check_failback, check_transitions, fa
 __all__ = ["CONVERTER_PREFIXES", "MAX_ALIAS", "MAX_FLOW_NAME", "OFFSET_SYNCS_PREFIXES", "OWNED",
            "PREDICATE_REQUIRED", "ROUTER_NAME", "SECRET_LIKE", "SMT_FIELDS", "SMT_PREFIXES", "TOPIC_KEEPING",
            "TOPIC_KEEPING_SMTS", "TOPIC_RENAMING_SMTS", "TOP_LEVEL_DOMAINS", "check", "check_failback",
-           "check_transitions", "failback_candidates", "keeps_topic", "renames_topic", "secret_named", "service_address", "warnings"]
+           "check_transitions", "failback_candidates", "keeps_topic", "renames_topic", "secret_named",
+           "service_address", "warnings"]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.core.errors import Problem
-from infra.topology.resolution import Model
+from infra.topology.resolution import Direction, Model
 from infra.topology.schema import ExactlyOnce, OffsetsAction, Policy, StartFrom
 
 
@@ -63,7 +63,7 @@ def check_transitions(model: Model, previous_flows: Mapping[str, Any] | None) ->
     return problems
 
 
-def failback_candidates(model: Model) -> list[Any]:
+def failback_candidates(model: Model) -> list[Direction]:
     """The identity flows that would copy the old target's history back if they reversed a
     deployed flow: one direction, from the earliest offsets, with no offsets alter of every
     source connector and no acknowledgement. Only these need the previous deployment read."""

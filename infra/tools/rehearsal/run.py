@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import itertools
 import secrets as random_secrets
 import time
 from collections.abc import Iterable
@@ -187,8 +188,8 @@ class Rehearsal:
         an update of the last render (its outputs are the stack's previous outputs)."""
         path = self.directory / f"{self.stack}.yaml"
         path.write_text(yaml.safe_dump(topology or self.topology, sort_keys=False))
-        result = render.run(self.stack, {"topology": str(path)}, {**secret_material(self.model, self.clusters), **self.secret_config},
-                            previous_outputs=self.outputs, uids=self.uids)
+        secrets = {**secret_material(self.model, self.clusters), **self.secret_config}
+        result = render.run(self.stack, {"topology": str(path)}, secrets, previous_outputs=self.outputs, uids=self.uids)
         self.outputs = result.outputs
         return result.objects()
 
@@ -293,6 +294,9 @@ class Rehearsal:
             self.kube.apply(obj)
         token = self.kube.token(meta["namespace"], names.connect_component(meta["name"]))
         pod = self.directory / "pods" / f"{'-'.join(key)}-{self.generation}"
+        # A pod rolled alone (`update`) is a new pod: its own folder, the old pod's log kept.
+        pod = next(p for p in (pod.with_name(f"{pod.name}-{i}") if i else pod for i in itertools.count())
+                   if not p.exists())
         # The Connect image of the KafkaConnect's spec.version (operator.connect_version).
         kafka = Release.apache_kafka(operator.connect_version(self.release, connect))
         worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,

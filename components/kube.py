@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 
 from infra.core import names
 from infra.core.manifests import Manifest, SecretParts, SecretValue
+from infra.core.releases import API_VERSIONS
 from infra.deploy import config as stack_config
 
 # Resolves a planned SecretValue to a secret Output (see infra/deploy/config.py).
@@ -112,8 +113,21 @@ def annotate(patch: dict[str, Any], name: str, namespace: pulumi.Input[str],
     `<Kind>Patch`): it owns the fields it sets, and only those."""
     meta = {**patch["metadata"], "namespace": namespace}
     resource: pulumi.CustomResource = k8s.apiextensions.CustomResourcePatch(
-        name, api_version=patch["apiVersion"], kind=patch["kind"], metadata=meta, opts=opts)
+        name, api_version=patch["apiVersion"], kind=patch["kind"], metadata=meta,
+        opts=_with_version_aliases(opts, patch["apiVersion"], f"{patch['kind']}Patch"))
     return resource
+
+
+def _with_version_aliases(opts: pulumi.ResourceOptions, api_version: str, type_name: str) -> pulumi.ResourceOptions:
+    """`opts` plus an alias from each other API version of the object's group that a supported
+    release writes (releases.API_VERSIONS): the version is part of the type token, so an operator
+    upgrade that moves the objects to v1 would otherwise read as new objects replacing the old
+    ones of the same names (create, then delete: the connectors gone on the way). With the alias
+    the engine finds the old state and updates it in place (tests/engine/test_upgrades.py)."""
+    if api_version not in API_VERSIONS:
+        return opts
+    aliases = [pulumi.Alias(type_=f"kubernetes:{other}:{type_name}") for other in API_VERSIONS if other != api_version]
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=aliases))
 
 
 def _construct(kind: str, name: str, body: dict[str, Any], meta: dict[str, Any], opts: pulumi.ResourceOptions) -> Any:
@@ -146,4 +160,5 @@ def _construct(kind: str, name: str, body: dict[str, Any], meta: dict[str, Any],
     if "/" not in body["apiVersion"]:
         raise ValueError(f"{kind} {body['apiVersion']}: a core kind needs its typed resource here")
     return k8s.apiextensions.CustomResource(name, api_version=body["apiVersion"], kind=kind,
-                                            metadata=meta, spec=body["spec"], opts=opts)
+                                            metadata=meta, spec=body["spec"],
+                                            opts=_with_version_aliases(opts, body["apiVersion"], kind))

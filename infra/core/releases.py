@@ -55,8 +55,9 @@ class Release:
     strimzi: str                   # the Strimzi release it is (or ships): its CRDs validate the objects
     kafka: str                     # upstream Kafka version of the default Connect image
     connect_versions: tuple[str, ...]  # accepted `KafkaConnect.spec.version`s, the default last
-    api_version: str
+    api_version: str               # the version the program writes its objects in
     worker_file: WorkerFile
+    served: tuple[str, ...] = ()   # every version its CRDs serve, when more than `api_version`
 
     # Kafka Connect / MirrorMaker 2 features, by the Kafka line every accepted version belongs to.
     @property
@@ -119,15 +120,29 @@ class Release:
 
     @property
     def v1_semantics(self) -> bool:
-        """Strimzi 1.0 and later: the metrics reporter's client package, `connector.plugin.version`
-        from `spec.version`, the v1 forbidden connector options, user config read as v1 writes it."""
+        """Strimzi 1.0 and later: the metrics reporter's client package, the group id and storage
+        topics forbidden in `spec.config`, the service account token as a volume of its own."""
         return self.strimzi_line >= (1, 0)
 
     @property
     def certificates_in_one_key(self) -> bool:
-        """From 1.1 the operator copies every trusted certificate into one `ca.crt` key
-        (KAFKA_CONNECT_CERTIFICATES_KEY at 1.2.0); before, one key per certificate."""
-        return self.strimzi_line >= (1, 1)
+        """From 0.49 the operator copies every trusted certificate into one `ca.crt` key
+        (AbstractConnectOperator.tlsTrustedCertsSecret at 0.49.0, 0.51.0;
+        KAFKA_CONNECT_CERTIFICATES_KEY at 1.2.0); 0.48.0 copies every `.crt` key as it is."""
+        return self.strimzi_line >= (0, 49)
+
+    @property
+    def connector_plugin_version(self) -> bool:
+        """From 0.49 a KafkaConnector's `spec.version` is sent, and compared, as
+        `connector.plugin.version` (AbstractConnectOperator.asJson and needsReconfiguring at
+        0.51.0 and 1.2.0)."""
+        return self.strimzi_line >= (0, 49)
+
+    @property
+    def plugin_version_dropped(self) -> bool:
+        """From 0.50 `connector.plugin.version` is one of the config keys the operator drops
+        (AbstractConnectorSpec.FORBIDDEN_PARAMETERS at 0.51.0; 0.49.0 only warned)."""
+        return self.strimzi_line >= (0, 50)
 
     # AbstractConnectorSpec.FORBIDDEN_PARAMETERS: what the operator drops of a KafkaConnector's
     # config (by prefix where `connector_options_by_prefix`, else these exact keys).
@@ -163,10 +178,11 @@ class Release:
     def connect_role_always(self) -> bool:
         """Whether the operator creates the Connect pods' `<name>-connect` Role even when the worker
         reads no Secret through it: 0.48.0 (AbstractConnectOperator.connectRole, unconditional),
-        whose rule then has no resourceNames, `get` on every Secret of the namespace. 1.x creates
-        none then (AuthenticationUtils.generateAuthenticationSecretsRole returns null); 0.43.0 and
-        0.45.0 have no such Role (the worker reads mounted files)."""
-        return self.worker_file is WorkerFile.pemReferences and not self.v1_semantics
+        whose rule then has no resourceNames, `get` on every Secret of the namespace. From 0.50
+        there is none then (KafkaConnectCluster.generateRole returns null at 0.51.0;
+        AuthenticationUtils.generateAuthenticationSecretsRole at 1.2.0); 0.43.0 and 0.45.0 have no
+        such Role (the worker reads mounted files)."""
+        return self.worker_file is WorkerFile.pemReferences and self.strimzi_line < (0, 50)
 
     @property
     def password_through_provider(self) -> bool:
@@ -178,6 +194,21 @@ class Release:
     def failed_connector_stops(self) -> bool:
         """From 1.1 a FAILED connector is stopped when its state asks for it (updateState)."""
         return self.strimzi_line >= (1, 1)
+
+    @property
+    def api_versions(self) -> tuple[str, ...]:
+        """The CRD versions the release serves (its CRDs; the bridge releases serve two)."""
+        return self.served or (self.api_version,)
+
+    @property
+    def storage_version(self) -> str:
+        """The version its CRDs store: the oldest served (v1beta2 up to 0.51; 1.x stores v1)."""
+        return self.api_versions[0]
+
+    @property
+    def bridge(self) -> bool:
+        """A release that serves both API versions: passed through on the way to 1.x."""
+        return len(self.api_versions) > 1
 
     @property
     def default_connect_version(self) -> str:
@@ -201,6 +232,11 @@ class Release:
 
 V1BETA2 = f"{GROUP}/v1beta2"
 V1 = f"{GROUP}/v1"
+# Every version of the group a supported release writes, oldest first. pulumi-kubernetes puts the
+# version in a custom resource's type token (`kubernetes:<apiVersion>:<Kind>`), so an object
+# written in one and then the other is aliased from the first (components/kube.py): Pulumi updates
+# it instead of creating the new one and deleting the old.
+API_VERSIONS = (V1BETA2, V1)
 
 SUPPORTED: tuple[Release, ...] = (
     # CSM 1.2 ships Strimzi 0.43.0 and Kafka 3.8.0 (Connect image 3.8.0.1.2).
@@ -211,6 +247,12 @@ SUPPORTED: tuple[Release, ...] = (
     # Strimzi kafka-versions.yaml at 0.48.0: 4.0.0 and 4.1.0 (default).
     Release(Flavour.strimzi, "0.48.0", "0.48.0", "4.1.0", ("4.0.0", "4.1.0"), V1BETA2,
             WorkerFile.pemReferences),
+    # Strimzi 0.51.0, the last bridge release (0.49-0.51 serve both kafka.strimzi.io/v1beta2,
+    # stored, and v1): the way from 0.48.0 to 1.x (docs/operations.md#operator-upgrades). Its
+    # objects are written as v1, which 1.x serves alone. kafka-versions.yaml at 0.51.0: 4.1.0,
+    # 4.1.1 and 4.2.0 (default).
+    Release(Flavour.strimzi, "0.51.0", "0.51.0", "4.2.0", ("4.1.0", "4.1.1", "4.2.0"), V1,
+            WorkerFile.pemReferences, served=(V1BETA2, V1)),
     # Strimzi kafka-versions.yaml at 1.2.0: 4.2.0-4.3.1 (4.3.1 default); kafka.strimzi.io/v1 only.
     Release(Flavour.strimzi, "1.2.0", "1.2.0", "4.3.1", ("4.2.0", "4.2.1", "4.3.0", "4.3.1"), V1,
             WorkerFile.pemReferences),

@@ -7,6 +7,7 @@ written exactly as the program would send it, with secret values replaced by `[s
 from __future__ import annotations
 
 import asyncio
+import gc
 import atexit
 import base64
 import copy
@@ -295,30 +296,30 @@ def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: s
 
 
 def close_event_loop() -> None:
-    """Close the event loop the engine ran on, before the command exits. Left open, it is
-    collected at interpreter exit after the selector's file descriptors, and asyncio may print
-    an "Invalid file descriptor" traceback after a successful render. A fresh loop takes its
-    place for whatever runs next in this process (tests call the command in-process), and that
-    one is closed at exit in turn, before the interpreter tears anything down."""
+    """Close the event loops the engine ran on, before the command exits. Left open, they are
+    collected at interpreter exit after the selector's file descriptors, and asyncio prints an
+    "Invalid file descriptor" traceback after a successful command. The SDK's mock monitor opens
+    one in each worker thread that registers a resource (pulumi/runtime/sync_await.py
+    `_ensure_event_loop`), beside the main thread's, and closes none: every loop no longer
+    running is closed. A fresh loop takes the main thread's place for whatever runs next in this
+    process (tests call the command in-process, the diff renders twice), and those are closed at
+    exit in turn, before the interpreter tears anything down."""
     global _CLOSE_AT_EXIT
-    _close_current()
+    _close_idle_loops()
     asyncio.set_event_loop(asyncio.new_event_loop())
     if not _CLOSE_AT_EXIT:
-        atexit.register(_close_current)
+        atexit.register(_close_idle_loops)
         _CLOSE_AT_EXIT = True
 
 
 _CLOSE_AT_EXIT = False
 
 
-def _close_current() -> None:
-    try:
-        loop = asyncio.get_event_loop_policy().get_event_loop()
-    except RuntimeError:
-        return
-    if not loop.is_running() and not loop.is_closed():
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
+def _close_idle_loops() -> None:
+    for loop in [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]:
+        if not loop.is_running() and not loop.is_closed():
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
 
 
 # ----------------------------------------------------------------- files and summary

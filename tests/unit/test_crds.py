@@ -14,7 +14,8 @@ from infra.tools.rehearsal import crds
 
 
 def test_every_supported_release_has_its_strimzi_line():
-    assert sorted({r.strimzi for r in SUPPORTED}) == sorted(crds.LINES) == ["0.43.0", "0.45.0", "0.48.0", "1.2.0"]
+    assert sorted({r.strimzi for r in SUPPORTED}) == sorted(crds.LINES) == ["0.43.0", "0.45.0", "0.48.0", "0.51.0",
+                                                                                "1.2.0"]
 
 
 def test_the_generator_arguments_are_strimzi_s():
@@ -24,6 +25,9 @@ def test_the_generator_arguments_are_strimzi_s():
         "io.strimzi.api.kafka.model.connect.KafkaConnect=/out/041-Crd-kafkaconnect.yaml",
         "io.strimzi.api.kafka.model.connector.KafkaConnector=/out/047-Crd-kafkaconnector.yaml"]
     assert crds.arguments(crds.LINES["1.2.0"], Path("/out"))[9:12] == ["v1", "--storage-version", "v1"]
+    # The bridge release serves both and stores v1beta2 (0.51.0 api/pom.xml); the generated files
+    # were compared with the released ones at the tag: byte-equal.
+    assert crds.arguments(crds.LINES["0.51.0"], Path("/out"))[9:12] == ["v1beta2,v1", "--storage-version", "v1beta2"]
 
 
 def test_deprecated_false_follows_each_storage_line_only():
@@ -36,7 +40,7 @@ def test_deprecated_false_follows_each_storage_line_only():
 
 
 def test_an_unknown_line_is_refused_with_the_known_ones():
-    with pytest.raises(crds.CrdsError, match="no CRDs for Strimzi 0.47.0: known lines are 0.43.0, 0.45.0, 0.48.0, 1.2.0"):
+    with pytest.raises(crds.CrdsError, match="no CRDs for Strimzi 0.47.0: known lines are 0.43.0, 0.45.0, 0.48.0, 0.51.0, 1.2.0"):
         crds.folder("0.47.0")
 
 

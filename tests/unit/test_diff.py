@@ -134,13 +134,85 @@ def test_a_group_id_change_in_place_is_state_loss():
     sd = diff.compare("dev", before, diff.Snapshot({**before.objects, key: changed}, before.outputs))
     assert effects(sd) == [
         ("state-lost", FLOW, CONNECT,
-         "a new group id (group.id repl-us-west-us-east-consumer-group → other-group) is a new Connect cluster: its "
+         "a new group id (group id repl-us-west-us-east-consumer-group → other-group) is a new Connect cluster: its "
          "workers start with no connector configurations, offsets or statuses, so the source connectors copy every "
          "topic again from the earliest offset (duplicates in the target), and the old storage topics are left behind",
          ()),
         ("roll", FLOW, CONNECT, "Strimzi rolls the Connect pods one by one (spec.config.group.id changed): every "
                                 "connector's tasks restart on the new workers", ()),
     ]
+
+
+UPGRADE_ROLL = ("Strimzi rolls the Connect pods one by one (the operator moves from strimzi {0} to strimzi {1}, "
+                "whose images run the workers; spec.version changed): every connector's tasks restart on the new "
+                "workers")
+
+
+def on_release(tmp_path: Path, version: str, flavour: str = "strimzi") -> Path:
+    """The dev stack on another operator release, with that release's default Connect version."""
+    return edited(tmp_path, f"{flavour}-{version}", "operator:\n  flavour: csm\n  connect:\n    version: 3.8.0.1.2\n",
+                  f"operator:\n  flavour: {flavour}\n  version: '{version}'\n  connect:\n")
+
+
+def test_an_operator_upgrade_through_the_bridge_release_keeps_the_connect_cluster(tmp_path):
+    """0.48.0 → 0.51.0 → 1.2.0 (docs/operations.md#operator-upgrades): the group id and storage
+    topics move from spec.config to v1 spec fields with the same values, which is the same
+    Connect cluster (no state lost); each step rolls the pods onto the new release's images and
+    Kafka version, and the move to v1 is said for each object, as an update in place."""
+    sides = {v: diff.render_here("dev", on_release(tmp_path, v)) for v in ("0.48.0", "0.51.0", "1.2.0")}
+    to_bridge = diff.compare("dev", sides["0.48.0"], sides["0.51.0"])
+    moved = ("kafka.strimzi.io/v1beta2 → kafka.strimzi.io/v1: Pulumi updates the object in place (aliased from its "
+             "old type, no create or delete); the cluster's {0} CRD must serve kafka.strimzi.io/v1 first "
+             "(docs/operations.md#operator-upgrades)")
+    assert effects(to_bridge) == [
+        ("roll", FLOW, CONNECT, UPGRADE_ROLL.format("0.48.0", "0.51.0"), ()),
+        ("api-version", FLOW, CONNECT, moved.format("KafkaConnect"), ()),
+        *[("api-version", FLOW, c, moved.format("KafkaConnector"), ()) for c in (CHECKPOINT, HEARTBEAT, SOURCE)]]
+    connect = ("", "KafkaConnect", NS, NS)
+    assert [(c.path, c.before, c.after) for c in to_bridge.objects[0].changes if c.path.endswith(("groupId", "group.id"))] \
+        == [("spec.config.group.id", f"{NS}-consumer-group", None), ("spec.groupId", None, f"{NS}-consumer-group")]
+    assert to_bridge.objects[0].key == connect
+    to_v1 = diff.compare("dev", sides["0.51.0"], sides["1.2.0"])
+    assert effects(to_v1) == [("roll", FLOW, CONNECT, UPGRADE_ROLL.format("0.51.0", "1.2.0"), ())]
+    assert [(d.key, d.changes) for d in to_v1.objects] == [(connect, (diff.Change("spec.version", "4.2.0", "4.3.1"),))]
+    # Skipping the bridge is the same Connect cluster too, but no cluster serves both versions for it.
+    direct = diff.compare("dev", sides["0.48.0"], sides["1.2.0"])
+    assert not [e for e in direct.effects if e.kind == "state-lost"]
+
+
+def test_a_group_id_moved_to_a_spec_field_with_another_value_is_still_state_loss(tmp_path):
+    before = diff.render_here("dev", on_release(tmp_path, "0.48.0"))
+    after = diff.render_here("dev", on_release(tmp_path, "0.51.0"))
+    key = ("", "KafkaConnect", NS, NS)
+    after.objects[key]["spec"]["groupId"] = "other-group"
+    lost = [e.text for e in diff.compare("dev", before, after).effects if e.kind == "state-lost"]
+    assert lost == ["a new group id (group id repl-us-west-us-east-consumer-group → other-group) is a new Connect "
+                    "cluster: its workers start with no connector configurations, offsets or statuses, so the source "
+                    "connectors copy every topic again from the earliest offset (duplicates in the target), and the "
+                    "old storage topics are left behind"]
+
+
+def test_a_csm_upgrade_rolls_the_pods_onto_the_new_release(tmp_path):
+    """CSM 1.2 → 1.4: the same API version, a new Kafka line; the pinned Connect version moves
+    with it (3.8.0.1.2 is not a CSM 1.4 version)."""
+    before = diff.render_here("dev")
+    after = diff.render_here("dev", edited(tmp_path, "csm-1.4", "  flavour: csm\n  connect:\n    version: 3.8.0.1.2\n",
+                                           "  flavour: csm\n  version: '1.4'\n  connect:\n    version: 3.9.0.1.4\n"))
+    sd = diff.compare("dev", before, after)
+    assert effects(sd) == [("roll", FLOW, CONNECT, "Strimzi rolls the Connect pods one by one (the operator moves from "
+                            "csm 1.2 to csm 1.4, whose images run the workers; spec.version changed): every "
+                            "connector's tasks restart on the new workers", ())]
+
+
+def test_the_diff_command_ends_without_a_traceback(tmp_path):
+    """Two renders in one process, then exit: the engine's event loops are all closed first
+    (render.close_event_loop), so nothing prints after the report."""
+    after = on_release(tmp_path, "0.48.0")
+    done = subprocess.run([sys.executable, "-m", "infra", "diff", "--stack", "dev", "--before", "stacks/dev.yaml",
+                           "--after", str(after)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert done.stdout.startswith("Replication diff: stacks/dev.yaml → ") and "~ operatorFlavour: 'csm' → 'strimzi'" \
+        in done.stdout
 
 
 def test_connect_resources_roll_the_pods_and_replicas_scale(base, tmp_path):

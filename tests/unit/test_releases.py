@@ -21,7 +21,7 @@ def test_defaults_keep_todays_stacks():
                    "(template.pod.volumes from 0.43): the source cluster's trust and key stores could never be mounted"),
     ("csm", "1.3", "a supported csm release: 1.2, 1.4"),
     ("csm", "0.48.0", "a supported csm release: 1.2, 1.4; 0.48.0 is a strimzi release: set flavour: strimzi"),
-    ("strimzi", "0.45.0", "a supported strimzi release: 0.48.0, 1.2.0"),
+    ("strimzi", "0.45.0", "a supported strimzi release: 0.48.0, 0.51.0, 1.2.0"),
 ])
 def test_unknown_and_unsupported_releases_are_refused(flavour, version, allowed):
     t = doc_topology()

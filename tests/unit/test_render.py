@@ -138,7 +138,7 @@ def test_the_event_loop_left_for_later_is_closed_at_exit():
     render_module.close_event_loop()
     fresh = asyncio.get_event_loop_policy().get_event_loop()
     assert not fresh.is_closed() and render_module._CLOSE_AT_EXIT
-    render_module._close_current()
+    render_module._close_idle_loops()
     assert fresh.is_closed()
     render_module.close_event_loop()  # a usable loop again for the tests after this one
     assert not asyncio.get_event_loop_policy().get_event_loop().is_closed()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from infra.core import names, references
+from infra.core.releases import API_VERSIONS
 from infra.filters import topics
 from infra.plan.connectors import CONFIGMAPS_DIGEST, ConnectorKind
 from infra.plan.monitoring import owner
@@ -112,6 +113,7 @@ class _Reader:
                                 renamed)
         for d in self.diffs:
             kind = d.key[1]
+            self._api_version(d)
             if kind == "KafkaConnect":
                 self._connect(d, replaced)
             elif kind == "KafkaConnector":
@@ -148,28 +150,52 @@ class _Reader:
             self.add("delete", d, d.title, "the Connect cluster is deleted: its workers stop, and every "
                                            "connector on it stops replicating")
             return
-        state = sorted({label for c in d.changes for path, label in CONNECT_STATE.items() if c.path == path})
-        if state:
-            shown = ", ".join(f"{c.path.removeprefix('spec.config.')} {_short(c.before)} → {_short(c.after)}"
-                              for c in d.changes if c.path in CONNECT_STATE)
+        # The identity the worker runs with, not where the object writes it: a release that moves
+        # the group id and storage topics from spec.config to spec fields (v1) keeps the cluster.
+        old_state, new_state = _connect_state(self.before.objects[d.key]), _connect_state(self.after.objects[d.key])
+        lost = [label for label in old_state if old_state[label] != new_state[label]]
+        if lost:
+            shown = ", ".join(f"{label} {old_state[label]} → {new_state[label]}" for label in lost)
             self.add("state-lost", d, d.title,
-                     f"a new {' and '.join(state)} ({shown}) is a new Connect cluster: its workers start with "
+                     f"a new {' and '.join(lost)} ({shown}) is a new Connect cluster: its workers start with "
                      "no connector configurations, offsets or statuses, so the source connectors copy every "
                      "topic again from the earliest offset (duplicates in the target), and the old storage "
                      "topics are left behind")
         spec = [c for c in d.changes if _under(c.path, "spec")]
-        rolling = [c for c in spec if not (_under(c.path, "spec.replicas") or _under(c.path, "spec.logging"))]
-        if rolling:
+        rolling = [c for c in spec if not (_under(c.path, "spec.replicas") or _under(c.path, "spec.logging")
+                                           or (c.path in CONNECT_STATE and not lost))]
+        upgrade = self._operator_upgrade(self.after.objects[d.key])
+        if rolling or upgrade:
             paths = sorted({_field(c.path) for c in rolling})
-            self.add("roll", d, d.title, "Strimzi rolls the Connect pods one by one (" + ", ".join(paths)
-                     + " changed): every connector's tasks restart on the new workers")
+            why = "; ".join(filter(None, [upgrade, ", ".join(paths) + " changed" if paths else ""]))
+            self.add("roll", d, d.title, f"Strimzi rolls the Connect pods one by one ({why}): every connector's "
+                                         "tasks restart on the new workers")
         for c in spec:
             if c.path == "spec.replicas":
                 self.add("scale", d, d.title, f"Connect scales from {c.before} to {c.after} workers; the tasks "
                                               "are rebalanced (no pod rolls)")
-        if any(_under(c.path, "spec.logging") for c in spec) and not rolling:
+        if any(_under(c.path, "spec.logging") for c in spec) and not (rolling or upgrade):
             self.add("roll", d, d.title, "only the loggers change: Strimzi sets them through the Connect REST "
                                          "API, no pod rolls")
+
+    def _operator_upgrade(self, connect: Mapping[str, Any]) -> str:
+        """Why an operator upgrade rolls a Connect cluster, or "": the new release runs its workers
+        on its own images (the operator's Connect image map is per release), unless the
+        KafkaConnect names its own image."""
+        old, new = (side.outputs.get("operator") or {} for side in (self.before, self.after))
+        if not old or not new or old.get("version") == new.get("version") or (connect.get("spec") or {}).get("image"):
+            return ""
+        return (f"the operator moves from {old.get('flavour')} {old.get('version')} to {new.get('flavour')} "
+                f"{new.get('version')}, whose images run the workers")
+
+    def _api_version(self, d: ObjectDiff) -> None:
+        moved = next((c for c in d.changes if c.path == "apiVersion"), None)
+        if d.action != "change" or moved is None or not {moved.before, moved.after} <= set(API_VERSIONS):
+            return
+        self.add("api-version", d, d.title,
+                 f"{moved.before} → {moved.after}: Pulumi updates the object in place (aliased from its old type, "
+                 f"no create or delete); the cluster's {d.key[1]} CRD must serve {moved.after} first "
+                 "(docs/operations.md#operator-upgrades)")
 
     # --- connectors
 
@@ -368,9 +394,13 @@ def _renames(before: Mapping[str, Any], after: Mapping[str, Any], count: int) ->
 
 
 def _connect_state(obj: Mapping[str, Any]) -> dict[str, str]:
-    """A KafkaConnect's identity: group id and storage topics, by label."""
-    flat = flatten(obj)
-    return {label: str(flat[path]) for path, label in CONNECT_STATE.items() if flat.get(path) is not None}
+    """A KafkaConnect's identity, by label, as the operator hands it to the worker: the v1 spec
+    field, else the `spec.config` key, else Strimzi's default (KafkaConnectCluster.fromCrd,
+    extractAndRemoveValueFromConfig, 0.49.0 to 0.51.0; the config key alone before, the field
+    alone from 1.0, where the key is forbidden and the field required)."""
+    spec = obj.get("spec") or {}
+    config = spec.get("config") or {}
+    return {s.label: str(spec.get(s.field) or config.get(s.key) or s.default) for s in names.CONNECT_STORAGE}
 
 
 def _connector_home(obj: Mapping[str, Any]) -> tuple[str, str]:

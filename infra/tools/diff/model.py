@@ -114,6 +114,7 @@ KINDS = {
     "not-applied": "not applied to running connectors",
     "policy": "policy change",
     "roll": "Connect pods roll",
+    "api-version": "API version moves",
     "restart": "connector restarts",
     "state": "connector state",
     "scale": "Connect scales",

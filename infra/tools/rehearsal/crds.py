@@ -1,11 +1,11 @@
 """Strimzi's CRDs of KafkaConnect and KafkaConnector for each Strimzi line a supported release is
-or ships (0.43.0 for CSM 1.2, 0.45.0 for CSM 1.4, 0.48.0, 1.2.0), generated from its published
+or ships (0.43.0 for CSM 1.2, 0.45.0 for CSM 1.4, 0.48.0, 0.51.0, 1.2.0), generated from its published
 artifacts (tools/strimzi-crds/pom.xml) into a cache outside the repository, as the jars are.
 
 Strimzi writes its install files with its own generator at build time: api/pom.xml, the
 exec-maven-plugin execution `generate-crd-co-install-v1`, runs `io.strimzi.crdgenerator.CrdGenerator`
 on the api module's classes with the arguments of `generate` below (the same at 0.43.0, 0.45.0,
-0.48.0 and 1.2.0 but for the one API version each serves and stores). The released files are that
+0.48.0, 0.51.0 and 1.2.0 but for the API versions each serves and stores). The released files are that
 output unchanged (no header; tests/conformance/test_crds.py shows the result byte-equal to the
 released 0.48.0 and 1.2.0 files where a copy of them is at hand).
 """
@@ -31,20 +31,29 @@ FILES = {
 @dataclass(frozen=True)
 class Line:
     """How one Strimzi line's CRDs are generated."""
-    api_version: str          # the one version the CRDs serve and store (`--api-versions`, `--storage-version`)
+    api_versions: str         # the versions the CRDs serve (`--api-versions`), the stored one first
     java: int                 # the generator's class files: Java 17 up to 0.4x, Java 21 for 1.x
     deprecated_false: bool = False  # see below
+
+    @property
+    def storage_version(self) -> str:
+        return self.api_versions.split(",")[0]
 
 
 # io.strimzi:crd-generator:0.48.0 is not served by the registry; 1.2.0's generator runs on 0.48.0's
 # classes. The one difference: the 0.48.x generator wrote `deprecated: false` after `storage:` on
 # every version (added in 0.48.0, strimzi-kafka-operator PR #11805; limited to deprecated versions
 # again in 0.49.0, PR #11985), and the released 0.48.0 files carry it.
+# The bridge release 0.51.0 serves both versions and stores v1beta2 (its api/pom.xml:
+# `--api-versions v1beta2,v1 --storage-version v1beta2`); io.strimzi:crd-generator:0.51.0 is not
+# served either, and 1.2.0's runs on its classes.
+_V1BETA2, _V1 = V1BETA2.split("/")[1], V1.split("/")[1]
 LINES = {
-    "0.43.0": Line(V1BETA2.split("/")[1], 17),
-    "0.45.0": Line(V1BETA2.split("/")[1], 17),
-    "0.48.0": Line(V1BETA2.split("/")[1], 21, deprecated_false=True),
-    "1.2.0": Line(V1.split("/")[1], 21),
+    "0.43.0": Line(_V1BETA2, 17),
+    "0.45.0": Line(_V1BETA2, 17),
+    "0.48.0": Line(_V1BETA2, 21, deprecated_false=True),
+    "0.51.0": Line(f"{_V1BETA2},{_V1}", 21),
+    "1.2.0": Line(_V1, 21),
 }
 
 MAIN = "io.strimzi.crdgenerator.CrdGenerator"
@@ -58,7 +67,7 @@ def arguments(line: Line, folder: Path) -> list[str]:
     """CrdGenerator's arguments in Strimzi's api/pom.xml (`--target-kube 1.16+` and
     `--crd-api-version v1` are also its defaults)."""
     return ["--label", "app:strimzi", "--label", "strimzi.io/crd-install:true", "--target-kube", "1.16+",
-            "--crd-api-version", "v1", "--api-versions", line.api_version, "--storage-version", line.api_version,
+            "--crd-api-version", "v1", "--api-versions", line.api_versions, "--storage-version", line.storage_version,
             "--yaml", *(f"{cls}={folder / name}" for cls, name in FILES.values())]
 
 

@@ -173,10 +173,11 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
     trusted = [(c["secretName"], trusted_keys(c, secrets)) for c in (tls or {}).get("trustedCertificates", [])]
     user = {k: _string(v) for k, v in spec.get("config", {}).items() if not connect_config_forbidden(release, k)}
-    if release.v1_semantics:
-        user = {**CONVERTER_DEFAULTS, **user, **{key: spec[f] for f, key in GROUP_FIELDS.items() if f in spec}}
-    else:
-        user = {**GROUP_DEFAULTS, **CONVERTER_DEFAULTS, **user}
+    # The group id and storage topics: the v1 spec field, else the config key, else the default
+    # (KafkaConnectCluster.fromCrd, extractAndRemoveValueFromConfig at 0.51.0; before 0.49 there
+    # is no field and DEFAULTS holds them; from 1.0 the field is required and the key forbidden).
+    user = {**GROUP_DEFAULTS, **CONVERTER_DEFAULTS, **user,
+            **{key: _string(spec[f]) for f, key in GROUP_FIELDS.items() if f in spec}}
     props: dict[str, str] = {"bootstrap.servers": spec["bootstrapServers"]}
     env: dict[str, str] = {}
     objects: list[dict[str, Any]] = []
@@ -235,7 +236,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
             data: Mapping[str, bytes] = copied
             ref_key = "*.crt"
             if release.certificates_in_one_key:
-                # KAFKA_CONNECT_CERTIFICATES_KEY (1.2.0): one key holding, per entry, the first
+                # `ca.crt` (0.49.0 to 1.2.0): one key holding, per entry, the first
                 # certificate of its key, or of each key its pattern matches (sorted PEMs joined by
                 # line breaks), re-encoded as PEM; the entries joined by line breaks
                 # (ReconcilerUtils.getTrustedCertificateAsync: CertificateUtils.x509Certificate
@@ -243,7 +244,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
                 def first(value: bytes) -> str:
                     return stores.pem("CERTIFICATE", stores.certificates(value.decode())[0]).rstrip("\n")
                 entries = ["\n".join(sorted(first(secrets[s][k]) for k in keys)) for s, keys in trusted]
-                data, ref_key = {"ca.crt": "\n".join(entries).encode() + b"\n"}, "ca.crt"
+                data, ref_key = {"ca.crt": "\n".join(entries).encode()}, "ca.crt"
             objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                             "metadata": {"name": internal, "namespace": namespace},
                             "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})
@@ -307,7 +308,8 @@ def _operator_role(connect: str, namespace: str, secret_names: list[str]) -> lis
     return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
              "metadata": {"name": sa, "namespace": namespace}, "rules": [rule]},
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-             "metadata": {"name": f"{sa}-role", "namespace": namespace},
+             # KafkaConnectResources.connectRoleBindingName: the component's name + "-connect-role".
+             "metadata": {"name": f"{sa}-connect-role", "namespace": namespace},
              "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": sa}}]
 
@@ -320,16 +322,18 @@ def service_account(connect: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # AbstractConnectorSpec.FORBIDDEN_PARAMETERS: KafkaConnectorConfiguration drops these keys of
-# `spec.config` before anything is compared or sent (`connector.plugin.version` from 1.0.0).
+# `spec.config` before anything is compared or sent (`connector.plugin.version` from 0.50.0).
 FORBIDDEN_CONNECTOR_OPTIONS = Release.CONNECTOR_OPTIONS_DROPPED
-FORBIDDEN_CONNECTOR_OPTIONS_1_0 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plugin.version")
+FORBIDDEN_CONNECTOR_OPTIONS_0_50 = (*FORBIDDEN_CONNECTOR_OPTIONS, "connector.plugin.version")
 # Connector states after which updateState acts; UNASSIGNED and RESTARTING are left for a later
 # reconciliation ("as these are transient, and typically lead to RUNNING, we ignore them").
 SETTLED_STATES = ("RUNNING", "PAUSED", "STOPPED", "FAILED")
 
 
-# Volumes the operator adds to the Connect pod itself (VolumeUtils; `kube-api-access` from 1.x).
-OWN_VOLUMES = ("strimzi-tmp", "kafka-metrics-and-logging")
+# Volumes the operator adds to the Connect pod itself (KafkaConnectCluster.getVolumes): the
+# temporary directory and the configuration ConfigMap, named `kafka-metrics-and-logging` at 0.43.0
+# and 0.45.0, `kafka-connect-configurations` from 0.48.0; `kube-api-access` at 1.2.0.
+OWN_VOLUMES = ("strimzi-tmp",)
 ALLOWED_MOUNT_PATH = "/mnt"
 
 
@@ -347,10 +351,15 @@ def check_volumes(release: Release, connect: Mapping[str, Any]) -> None:
             raise OperatorRefusal(f"volume mount {mount.get('name')}: the mount path {path} is forbidden: additional "
                                   f"volumes are mounted under {ALLOWED_MOUNT_PATH} only")
     own = set(OWN_VOLUMES)
+    literal = release.worker_file is WorkerFile.literalStores
+    own.add("kafka-metrics-and-logging" if literal else "kafka-connect-configurations")
     if release.v1_semantics:
         own.add("kube-api-access")
-    if release.worker_file is WorkerFile.literalStores:
+    if literal:
         own |= {c["secretName"] for c in (spec.get("tls") or {}).get("trustedCertificates", [])}
+    if not release.password_through_provider:
+        # AuthenticationUtils.configureClientAuthenticationVolumes (0.43.0 to 0.51.0): the
+        # password or certificate Secret mounted as a volume named after it.
         auth = spec.get("authentication") or {}
         own |= {s["secretName"] for s in (auth.get("passwordSecret"), auth.get("certificateAndKey")) if s}
     seen: set[str] = set()
@@ -420,7 +429,7 @@ def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[
     keys dropped, values as strings), `tasks.max`, `connector.plugin.version` (1.x, from
     `spec.version`) and `connector.class`; the state follows as requests of its own."""
     spec = connector["spec"]
-    forbidden = FORBIDDEN_CONNECTOR_OPTIONS_1_0 if release.v1_semantics else FORBIDDEN_CONNECTOR_OPTIONS
+    forbidden = FORBIDDEN_CONNECTOR_OPTIONS_0_50 if release.plugin_version_dropped else FORBIDDEN_CONNECTOR_OPTIONS
 
     def dropped(key: str) -> bool:
         # 0.43.0 drops by prefix (`tasks.max.enforce` too), later releases the exact keys.
@@ -429,7 +438,7 @@ def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[
     config = {k: _string(v) for k, v in spec.get("config", {}).items() if not dropped(k)}
     if "tasksMax" in spec:
         config["tasks.max"] = str(spec["tasksMax"])
-    if "version" in spec and release.v1_semantics:
+    if "version" in spec and release.connector_plugin_version:
         config["connector.plugin.version"] = str(spec["version"])
     config["connector.class"] = spec["class"]
     return connector["metadata"]["name"], config, spec.get("state", "running")

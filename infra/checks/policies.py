@@ -313,7 +313,8 @@ def rbac_scope(obj: Mapping[str, Any]) -> list[Problem]:
 def connect_storage(obj: Mapping[str, Any]) -> list[Problem]:
     """Every KafkaConnect names its group and its config, offset and status topics: in
     `spec.config` (kafka.strimzi.io/v1beta2), or the spec fields that replace them in
-    kafka.strimzi.io/v1 (which forbids them in `spec.config`)."""
+    kafka.strimzi.io/v1 (which forbids them in `spec.config`) and that the bridge releases' v1beta2
+    also has (0.49 to 0.51: the operator takes the field first)."""
     if obj.get("kind") != "KafkaConnect":
         return []
     spec = _mapping(obj.get("spec"))
@@ -324,8 +325,8 @@ def connect_storage(obj: Mapping[str, Any]) -> list[Problem]:
     # one Kafka cluster, joins one group and shares these topics.
     for storage in names.CONNECT_STORAGE:
         default = storage.default
-        given, path = ((spec.get(storage.field), f"spec.{storage.field}") if v1
-                       else (config.get(storage.key), f"spec.config.{storage.key}"))
+        given, path = ((spec.get(storage.field), f"spec.{storage.field}") if v1 else
+                       (spec.get(storage.field, config.get(storage.key)), f"spec.config.{storage.key}"))
         if isinstance(given, Unknown) or (given is not None and given != ""):
             continue
         problems.append(Problem(describe(obj), path, given,

@@ -119,6 +119,14 @@ class Release:
         return "KAFKA_CONNECT_METRICS_ENABLED" if self.strimzi_line < (0, 48) else "KAFKA_CONNECT_JMX_EXPORTER_ENABLED"
 
     @property
+    def connect_identity_fields(self) -> bool:
+        """Whether a KafkaConnect carries its group id and storage topics as spec fields
+        (`groupId`, `*StorageTopic`) rather than `spec.config` keys: in both API versions from 0.49
+        (their CRDs at 0.49.0 and 0.51.0; the operator takes the field first, KafkaConnectCluster.
+        fromCrd), and the only way in v1 (1.x forbids the keys)."""
+        return self.strimzi_line >= (0, 49)
+
+    @property
     def v1_semantics(self) -> bool:
         """Strimzi 1.0 and later: the metrics reporter's client package, the group id and storage
         topics forbidden in `spec.config`, the service account token as a volume of its own."""
@@ -249,9 +257,13 @@ SUPPORTED: tuple[Release, ...] = (
             WorkerFile.pemReferences),
     # Strimzi 0.51.0, the last bridge release (0.49-0.51 serve both kafka.strimzi.io/v1beta2,
     # stored, and v1): the way from 0.48.0 to 1.x (docs/operations.md#operator-upgrades). Its
-    # objects are written as v1, which 1.x serves alone. kafka-versions.yaml at 0.51.0: 4.1.0,
-    # 4.1.1 and 4.2.0 (default).
-    Release(Flavour.strimzi, "0.51.0", "0.51.0", "4.2.0", ("4.1.0", "4.1.1", "4.2.0"), V1,
+    # objects stay v1beta2 but carry the group id and storage topics as the spec fields v1
+    # requires (`connect_identity_fields`), so that 1.x can move them to v1 in place: an object
+    # written at 0.48.0 is no valid v1 object (no `groupId`), and pulumi-kubernetes' update first
+    # writes the live object back unchanged through the new version (a field-manager JSON patch,
+    # fixCSAFieldManagers in await.go), which the API server refuses for it (as
+    # tests/engine/test_upgrades.py found). kafka-versions.yaml at 0.51.0: 4.1.0, 4.1.1 and 4.2.0.
+    Release(Flavour.strimzi, "0.51.0", "0.51.0", "4.2.0", ("4.1.0", "4.1.1", "4.2.0"), V1BETA2,
             WorkerFile.pemReferences, served=(V1BETA2, V1)),
     # Strimzi kafka-versions.yaml at 1.2.0: 4.2.0-4.3.1 (4.3.1 default); kafka.strimzi.io/v1 only.
     Release(Flavour.strimzi, "1.2.0", "1.2.0", "4.3.1", ("4.2.0", "4.2.1", "4.3.0", "4.3.1"), V1,

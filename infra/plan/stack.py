@@ -22,7 +22,7 @@ from infra.core.manifests import (JSON, Authentication, ConfigMap, ConfigValue, 
                                   Manifest, Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret,
                                   SecretValue, meta, opaque_secret, secret_values as manifest_secret_values)
 from infra.core.names import FlowNames
-from infra.core.releases import V1, Flavour, Release
+from infra.core.releases import Flavour, Release
 from infra.filters.topics import DEFAULT_GROUPS_EXCLUDE
 from infra.plan import metrics
 from infra.plan.connection import (Connection, Entry, Store, docker_config_json, heartbeat_client, source_connection,
@@ -375,11 +375,11 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
                               "config": {}}
     if settings.image:
         spec["image"] = settings.image
-    v1 = release.api_version == V1
     config: dict[str, ConfigValue] = {}
-    if v1:
-        # kafka.strimzi.io/v1 makes these spec fields and forbids them in spec.config.
-        # (names.CONNECT_STORAGE's fields, spelled here for the typed spec).
+    if release.connect_identity_fields:
+        # Spec fields from 0.49 (the bridge releases' both versions), the only way in v1, which
+        # forbids them in spec.config (names.CONNECT_STORAGE's fields, spelled here for the
+        # typed spec).
         spec["groupId"] = n.group_id
         spec["offsetStorageTopic"] = n.offset_storage_topic
         spec["configStorageTopic"] = n.config_storage_topic

@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import subprocess
+from pathlib import Path
 
 import yaml
 
@@ -30,16 +31,20 @@ def runbook(section: str) -> list[str]:
     return [line for line in block.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def run_command(line: str, engine: Engine, one: Single) -> Run | subprocess.CompletedProcess[str]:
-    """A runbook line: kubectl for real with the stack's kubeconfig, or `pulumi preview|up` with
-    the flags the runbook may use, through the engine with the program."""
+def run_command(line: str, engine: Engine, one: Single, cwd: Path | None = None) -> Run | subprocess.CompletedProcess[str]:
+    """A runbook line: kubectl for real with the stack's kubeconfig (a pipe of kubectl commands
+    through the shell, as a person would type it), or `pulumi preview|up` with the flags the
+    runbook may use, through the engine with the program."""
     argv = shlex.split(line)
     if argv[0] == "kubectl":
         binary = kubectl_binary()
         if binary is None:
             unavailable("no kubectl: run tools/engine/build.sh or `make engine` (docs/engine.md)")
-        done = subprocess.run([str(binary), *argv[1:]], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "KUBECONFIG": str(one.kubeconfig)})
+        env = {**os.environ, "KUBECONFIG": str(one.kubeconfig), "PATH": f"{binary.parent}{os.pathsep}{os.environ['PATH']}"}
+        piped = "|" in argv
+        assert not piped or all(part.split()[0] == "kubectl" for part in line.split(" | ")), line
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", line] if piped else [str(binary), *argv[1:]],
+                              capture_output=True, text=True, timeout=60, env=env, cwd=cwd)
         assert done.returncode == 0, (line, done.stdout, done.stderr)
         return done
     assert argv[0] == "pulumi" and argv[1] in ("preview", "up"), f"not a runbook command the test runs: {line}"

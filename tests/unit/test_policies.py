@@ -348,6 +348,19 @@ def test_a_v1_connect_cluster_names_them_in_its_spec(renders):
         storage_message("spec.offsetStorageTopic", "connect-cluster-offsets")]
 
 
+def test_a_bridge_release_connect_cluster_may_name_them_as_spec_fields_in_v1beta2(renders):
+    """Strimzi 0.49-0.51 read the v1 fields in v1beta2 too, the field first (the 0.51.0 row writes
+    them so); a config key still counts where the field is absent, and neither is still refused."""
+    connect = one(renders, "dev", "KafkaConnect")
+    config = connect["spec"]["config"]
+    connect["spec"].update({"groupId": config.pop("group.id"), "configStorageTopic": config.pop("config.storage.topic")})
+    assert connect["apiVersion"] == "kafka.strimzi.io/v1beta2"
+    assert violations(POLICY["connect-own-group-and-topics"], connect) == []
+    del connect["spec"]["groupId"]
+    assert violations(POLICY["connect-own-group-and-topics"], connect) == [
+        storage_message("spec.config.group.id", "connect-cluster")]
+
+
 # ----------------------------------------------------------------- 5. the audit runs alone
 
 

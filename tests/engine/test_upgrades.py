@@ -1,0 +1,185 @@
+"""Operator upgrades on the engine tier: docs/operations.md "Operator upgrades", run as written
+against a real kube-apiserver holding the dev stack, with kubectl of the server's release, the
+CRDs each Strimzi line generates (infra/tools/rehearsal/crds.py) laid out as the release archives
+hold them, and the Pulumi CLI's engine with the program.
+
+The proof is the engine's: each preview and update is a set of steps on the URNs the state holds,
+and an update where the type token changed is an alias the engine resolved (no create, no delete).
+The API server's: it serves each object in the version the CRDs make it store, refuses the 1.x
+CRDs while v1beta2 is still a stored version, and keeps each object's uid across the upgrade."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.core import releases
+from infra.core.releases import Flavour
+from infra.tools.rehearsal import crds
+from tests.engine.harness import UPDATE, Engine
+from tests.engine.test_day_two import OPERATIONS, run_command
+from tests.engine.test_engine import Single, one_cluster, short, without_waiting
+from tests.support.schemas import strimzi_crds
+
+NS = "repl-us-west-us-east"
+SECTION = "Operator upgrades"
+VERSION_LINE = re.compile(r'operator\.version: "([^"]+)"')
+CONNECTORS = ("checkpoint", "heartbeat", "source")
+
+
+def steps(section: str) -> list[str]:
+    """Every line of the first `sh` block under `section`, comments included (they say where the
+    topology changes)."""
+    text = OPERATIONS.read_text()
+    start = text.index(f"\n## {section}\n")
+    block = re.search(r"```sh\n(.*?)```", text[start:], re.S)
+    assert block, f"docs/operations.md, {section}: no sh block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def on_release(topology: dict[str, Any], flavour: str, version: str, connect: str | None = None) -> dict[str, Any]:
+    t = yaml.safe_load(yaml.safe_dump(topology))
+    t["operator"] = {**{k: v for k, v in t["operator"].items() if k not in ("flavour", "version", "connect")},
+                     "flavour": flavour, "version": version,
+                     "connect": {k: v for k, v in t["operator"].get("connect", {}).items() if k != "version"}}
+    if connect:
+        t["operator"]["connect"]["version"] = connect
+    t["operator"]["readiness"] = {"wait": False}
+    return t
+
+
+def release_archives(directory: Path) -> Path:
+    """`strimzi-<version>/install/cluster-operator/` with the CRD files the runbook names, for
+    each Strimzi line the path crosses, as the release archives lay them out."""
+    for version in ("0.51.0", "1.2.0"):
+        release = releases.find(Flavour.strimzi, version)
+        assert release is not None
+        folder = directory / f"strimzi-{version}" / "install" / "cluster-operator"
+        folder.mkdir(parents=True)
+        for _, name in crds.FILES.values():
+            shutil.copy(strimzi_crds(release) / name, folder / name)
+    return directory
+
+
+def objects(one: Single, version: str) -> dict[str, dict[str, Any]]:
+    """The stack's KafkaConnect and KafkaConnectors as the server serves them in `version`."""
+    base = f"/apis/kafka.strimzi.io/{version}/namespaces/{NS}"
+    found = {f"KafkaConnect/{NS}": one.client.request("GET", f"{base}/kafkaconnects/{NS}")[1]}
+    for c in CONNECTORS:
+        found[f"KafkaConnector/{NS}-{c}"] = one.client.request("GET", f"{base}/kafkaconnectors/{NS}-{c}")[1]
+    return found
+
+
+def stored_versions(one: Single) -> dict[str, list[str]]:
+    return {kind: one.client.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                                     f"{kind}.kafka.strimzi.io")[1]["status"]["storedVersions"]
+            for kind in ("kafkaconnects", "kafkaconnectors")}
+
+
+def expected(version: str, connectors: bool) -> dict[str, str]:
+    found = {f"kubernetes:kafka.strimzi.io/{version}:KafkaConnect::{NS}/{NS}": UPDATE}
+    if connectors:
+        found.update({f"kubernetes:kafka.strimzi.io/{version}:KafkaConnector::{NS}/{NS}-{c}": UPDATE
+                      for c in CONNECTORS})
+    return found
+
+
+def test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects(engine: Engine, tmp_path):
+    """The runbook's five steps: every preview and update is updates of the stack's own objects
+    under their new type token; the objects keep their uids (never deleted and created again),
+    their group id and storage topics; the 1.x CRDs go in only once step 3 stored everything as
+    v1; and a last preview on 1.2.0 has nothing to do."""
+    dev = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    start = on_release(dev, "strimzi", "0.48.0")
+    lines = steps(SECTION)
+    archives = release_archives(tmp_path / "archives")
+    runs: list[tuple[str, str, dict[str, str]]] = []
+    with one_cluster(engine, tmp_path, start, "upgrade") as one:
+        up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        assert up.code == 0, up.output
+        before = objects(one, "v1beta2")
+        version = "0.48.0"
+        for line in lines:
+            wanted = VERSION_LINE.search(line)
+            if wanted:
+                version = wanted.group(1)
+                one.topology.write_text(yaml.safe_dump(on_release(dev, "strimzi", version), sort_keys=False))
+                continue
+            if line.lstrip().startswith("#"):
+                continue
+            if line.startswith("kubectl replace -f strimzi-1.2.0"):
+                # The gate the runbook names: v1 the only stored version, or the 1.x CRDs are refused.
+                assert stored_versions(one) == {"kafkaconnects": ["v1"], "kafkaconnectors": ["v1"]}
+            done = run_command(line, engine, one, cwd=archives)
+            if line.startswith("pulumi"):
+                assert done.code == 0, done.output  # type: ignore[union-attr]
+                runs.append((version, line.split()[1], short(done.changes())))  # type: ignore[union-attr]
+        after = objects(one, "v1")
+        last = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig)
+    assert runs == [("0.51.0", "preview", expected("v1beta2", False)),
+                    ("0.51.0", "up", expected("v1beta2", False)),
+                    ("1.2.0", "preview", expected("v1", True)), ("1.2.0", "up", expected("v1", True))]
+    assert last.code == 0 and last.changes() == {}, last.output
+    assert {k: o["metadata"]["uid"] for k, o in after.items()} == {k: o["metadata"]["uid"] for k, o in before.items()}
+    connect_before, connect_after = before[f"KafkaConnect/{NS}"]["spec"], after[f"KafkaConnect/{NS}"]["spec"]
+    assert {k: connect_before["config"][k] for k in ("group.id", "config.storage.topic", "offset.storage.topic",
+                                                      "status.storage.topic")} == {
+        "group.id": f"{NS}-consumer-group", "config.storage.topic": f"{NS}-config-topic",
+        "offset.storage.topic": f"{NS}-offsets-topic", "status.storage.topic": f"{NS}-status-topic"}
+    assert {k: connect_after[k] for k in ("groupId", "configStorageTopic", "offsetStorageTopic",
+                                          "statusStorageTopic")} == {
+        "groupId": f"{NS}-consumer-group", "configStorageTopic": f"{NS}-config-topic",
+        "offsetStorageTopic": f"{NS}-offsets-topic", "statusStorageTopic": f"{NS}-status-topic"}
+    assert (connect_before["version"], connect_after["version"]) == ("4.1.0", "4.3.1")
+    assert all(o["apiVersion"] == "kafka.strimzi.io/v1" for o in after.values())
+
+
+def test_csm_1_2_to_1_4_updates_the_connect_cluster_only(engine: Engine, tmp_path):
+    """The same API version on both sides: the KafkaConnect is updated (its Connect version), with
+    CSM 1.4's CRDs (Strimzi 0.45.0's) replacing 1.2's (0.43.0's) under it."""
+    dev = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    with one_cluster(engine, tmp_path, dev, "csm-upgrade") as one:
+        up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        assert up.code == 0, up.output
+        uid = objects(one, "v1beta2")[f"KafkaConnect/{NS}"]["metadata"]["uid"]
+        folder = strimzi_crds(releases.find(Flavour.csm, "1.4"))  # type: ignore[arg-type]
+        kubectl = f"kubectl replace -f {folder / crds.FILES['KafkaConnect'][1]} -f {folder / crds.FILES['KafkaConnector'][1]}"
+        run_command(kubectl, engine, one)
+        one.topology.write_text(yaml.safe_dump(on_release(dev, "csm", "1.4", "3.9.0.1.4"), sort_keys=False))
+        preview = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig)
+        applied = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        connect = objects(one, "v1beta2")[f"KafkaConnect/{NS}"]
+    assert preview.code == 0 and applied.code == 0, (preview.output, applied.output)
+    assert short(preview.changes()) == short(applied.changes()) == expected("v1beta2", False)
+    assert (connect["metadata"]["uid"], connect["spec"]["version"]) == (uid, "3.9.0.1.4")
+
+
+def test_objects_kept_with_their_v1beta2_field_ownership_refuse_every_apply_once_1_x_serves_v1_alone(
+        engine: Engine, tmp_path):
+    """Why step 3 resets each object's field ownership: written back as they are read (what
+    Strimzi's crd-upgrade does), the objects keep managedFields entries in v1beta2, which the API
+    server can no longer convert once the 1.2.0 CRDs are in; the 1.2.0 preview then fails."""
+    dev = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    archives = release_archives(tmp_path / "archives")
+    kept = [line.replace(line[line.index("| ") + 2:], "kubectl replace -f -") if "managedFields" in line else line
+            for line in steps(SECTION)]
+    assert sum("kubectl replace -f -" in line for line in kept) == 2
+    with one_cluster(engine, tmp_path, on_release(dev, "strimzi", "0.48.0"), "upgrade-kept") as one:
+        assert engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig).code == 0
+        version = "0.48.0"
+        for line in kept:
+            wanted = VERSION_LINE.search(line)
+            if wanted:
+                version = wanted.group(1)
+                one.topology.write_text(yaml.safe_dump(on_release(dev, "strimzi", version), sort_keys=False))
+            elif not line.lstrip().startswith("#"):
+                done = run_command(line, engine, one, cwd=archives)
+                if line.startswith("pulumi") and version == "1.2.0":
+                    break
+                assert not line.startswith("pulumi") or done.code == 0, done.output  # type: ignore[union-attr]
+    assert (line, done.code) == ("pulumi preview --stack dev", 1), done.output  # type: ignore[union-attr]
+    assert "request to convert CR to an invalid group/version: kafka.strimzi.io/v1beta2" in done.output  # type: ignore[union-attr]

@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from tests.support.replication import (RELEASE_IDS, arrived, dev_for_runtime, eventually, expected, records, rehearsal,
+from tests.support.replication import (RUNTIME_IDS, arrived, dev_for_runtime, eventually, expected, records, rehearsal,
                                        running)
-from tests.support.stacks import RELEASES
+from tests.support.stacks import RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
 
@@ -27,7 +27,7 @@ TOPIC, REMOTE = "test.orders", "us-west.test.orders"
 QUIET = 10.0  # seconds in which a paused connector must copy nothing
 
 
-@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_pause_resume_and_scaling_account_for_every_record(flavour, version, runtime_api, tmp_path):
     topo = dev_for_runtime(flavour, version)
     topo["flows"][0]["heartbeats"] = False
@@ -124,7 +124,7 @@ ROTATION = {
 REAUTH = 10  # seconds: every SASL connection to the target authenticates again this often
 
 
-@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, version, runtime_api, tmp_path):
     """A real SCRAM user of the target whose password changes on the broker, then in the stack's
     secret config, applied as `pulumi up` applies it: the operator rolls the Connect cluster,

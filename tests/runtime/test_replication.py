@@ -27,9 +27,9 @@ from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.process import RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
 from tests.support.material import material
-from tests.support.replication import (DEV, RELEASE_IDS, arrived, audit_pod, dev_for_runtime, eventually, expected,
-                                       for_runtime, records, rehearsal, running, user_topics)
-from tests.support.stacks import RELEASES, ROOT, on_release, unavailable
+from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, arrived, audit_pod, dev_for_runtime, eventually,
+                                       expected, for_runtime, records, rehearsal, running, user_topics)
+from tests.support.stacks import RELEASES, ROOT, RUNTIME_RELEASES, on_release, unavailable
 
 pytestmark = pytest.mark.runtime
 
@@ -127,7 +127,7 @@ def values(got: list[dict]) -> list[tuple[str, str, str]]:
     return sorted((r["topic"], r["key"], r["value"]) for r in got)
 
 
-@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_prod_stack_replicates_on_every_release(flavour, version, runtime_api, tmp_path):
     """prod: four clusters with four security setups (SASL_SSL PLAIN with JKS trust, SASL_SSL
     SCRAM-SHA-512 with PEM trust, SSL with client certificates, SASL_PLAINTEXT SCRAM-SHA-256),
@@ -282,7 +282,7 @@ def test_connectors_read_only_what_the_role_grants(runtime_api, tmp_path):
 # ------------------------------------------------------------------ exactly-once
 
 
-@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_exactly_once_rollout(flavour, version, runtime_api, tmp_path):
     """The documents' two-step rollout on a running flow: preparing, then enabled (a rolling update
     of the workers); a read_committed consumer on the target sees every record exactly once."""

@@ -21,8 +21,8 @@ from infra.core.names import FlowNames
 from infra.plan import metrics
 from infra.tools.rehearsal import jars, operator
 from infra.tools.rehearsal.run import Rehearsal
-from tests.support.replication import RELEASE_IDS, dev_for_runtime, eventually, records, rehearsal, running
-from tests.support.stacks import RELEASES, ROOT
+from tests.support.replication import RUNTIME_IDS, dev_for_runtime, eventually, records, rehearsal, running
+from tests.support.stacks import ROOT, RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
 
@@ -78,7 +78,7 @@ def with_metrics(monkeypatch: pytest.MonkeyPatch, r: Rehearsal) -> None:
     monkeypatch.setattr(operator, "worker", worker)
 
 
-@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_metrics_on_the_real_worker(flavour, version, runtime_api, tmp_path, monkeypatch):
     topo = dev_for_runtime(flavour, version)
     with rehearsal(topo, tmp_path, runtime_api) as r:

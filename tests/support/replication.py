@@ -16,9 +16,10 @@ from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.run import Rehearsal, local_topology
 from tests.support.schemas import release_of, strimzi_crds
-from tests.support.stacks import RELEASES, ROOT, RUNTIME_COUNTS, on_release, unavailable
+from tests.support.stacks import RELEASES, ROOT, RUNTIME_COUNTS, RUNTIME_RELEASES, on_release, unavailable
 
 RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
+RUNTIME_IDS = [f"{f}-{v}" for f, v in RUNTIME_RELEASES]
 
 
 @contextmanager

@@ -257,6 +257,17 @@ class Rehearsal:
             self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
         self.manage_offsets()
 
+    def upgrade(self, topology: dict[str, Any]) -> None:
+        """The operator upgraded to the release `topology` names (docs/operations.md#operator-
+        upgrades), then the stack deployed on it: every Connect cluster rolls onto the new
+        release's images, here its jars (the operator's Connect images are per release), with
+        the group id and storage topics the new render gives it, and every connector is
+        reconciled again. The Kafka clusters and the clients stay as they are."""
+        self.topology = topology
+        self.model = validation.parse(topology)
+        self.release = self.model.operator.release
+        self.redeploy(self.render())
+
     def manage_offsets(self) -> None:
         """Each offsets request of the render, once: its patch's annotations on the connector,
         the operator's REST calls against the connector's worker, the ConfigMap it writes for a

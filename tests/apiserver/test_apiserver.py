@@ -121,7 +121,7 @@ def all_renders(tmp_path_factory) -> dict[str, list[dict]]:
 
 
 def test_every_object_of_every_render_is_accepted(apiserver, all_renders):
-    assert {flavour_of(objs) for objs in all_renders.values()} == {"0.43.0", "0.45.0", "0.48.0", "1.2.0"}
+    assert {flavour_of(objs) for objs in all_renders.values()} == {"0.43.0", "0.45.0", "0.48.0", "0.51.0", "1.2.0"}
     # The audit's CronJob is among the objects, and the server serves batch/v1 CronJob: it is
     # checked by the server like every other object.
     assert any(o["kind"] == "CronJob" for objs in all_renders.values() for o in objs)

@@ -24,6 +24,8 @@ RELEASED = {
                "047-Crd-kafkaconnector.yaml": "6728c12aa1545a3b224c6f4fd7a288933575f7e5b2df52be297bcebc33238022"},
     "0.48.0": {"041-Crd-kafkaconnect.yaml": "1a0be92c2e4d1e5557bd09737651f32569fc00278a3d5e6c0ce51ac930131329",
                "047-Crd-kafkaconnector.yaml": "fd916022426ffe6b26efdbdb5dc765bc4f560e630c04d3a52a5506dad27b60f7"},
+    "0.51.0": {"041-Crd-kafkaconnect.yaml": "6a0f64d67f4ee60a2cff51cd29ac54f02413d3c972dd560d8b760d90b18a7282",
+               "047-Crd-kafkaconnector.yaml": "721fb1301440a86afd47026ff3af751fbeed94d9dc4a0c1403aefcdaac36fe9a"},
     "1.2.0": {"041-Crd-kafkaconnect.yaml": "00339af1b873aefbfc4406ef251d03d0928a8d7f6a85c45bd322080e21d6f3be",
               "047-Crd-kafkaconnector.yaml": "8050325edfec7ac90718f9e40f3f808b5489d7ae6c11b1634bc82426955b8fff"},
 }
@@ -36,8 +38,9 @@ def test_each_line_serves_and_stores_the_release_api_version(line, release):
     for path in sorted(folder.glob("*.yaml")):
         crd = yaml.safe_load(path.read_text())
         assert crd["metadata"]["labels"] == {"app": "strimzi", "strimzi.io/crd-install": "true"}
-        assert [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]] == [
-            (release.api_version.split("/")[1], True, True)]
+        # Each version the release serves, the oldest stored (the bridge: v1 listed first, v1beta2 stored).
+        assert sorted((v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]) == sorted(
+            (v.split("/")[1], True, v == release.storage_version) for v in release.api_versions)
 
 
 @pytest.mark.parametrize("line,release", LINES, ids=[line for line, _ in LINES])

@@ -43,6 +43,6 @@ def test_the_written_exclusions_hold_every_release_s_own(flavour, version):
     ours = [plain(r) for r in TOPIC_CONFIG_EXCLUDES]
     assert set(default) <= set(ours), sorted(set(default) - set(ours))
     # Each of ours is some supported release's.
-    assert {"3.8.0": 6, "3.9.0": 6, "4.1.0": 6, "4.3.1": 8}[release.kafka] == len(default)
+    assert {"3.8.0": 6, "3.9.0": 6, "4.1.0": 6, "4.2.0": 6, "4.3.1": 8}[release.kafka] == len(default)
     assert sorted(ours) == sorted(set(ours))
     assert len(ours) == 8

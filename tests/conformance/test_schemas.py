@@ -60,7 +60,8 @@ def test_connector_states_and_exactly_once_validate(tmp_path, flavour, version, 
 
 def test_each_release_is_checked_against_its_own_strimzi_line():
     assert {r.name: r.strimzi for r in SUPPORTED} == {
-        "csm 1.2": "0.43.0", "csm 1.4": "0.45.0", "strimzi 0.48.0": "0.48.0", "strimzi 1.2.0": "1.2.0"}
+        "csm 1.2": "0.43.0", "csm 1.4": "0.45.0", "strimzi 0.48.0": "0.48.0", "strimzi 0.51.0": "0.51.0",
+        "strimzi 1.2.0": "1.2.0"}
 
 
 def _connect(tmp_path, flavour):

@@ -155,26 +155,30 @@ def on_release(tmp_path: Path, version: str, flavour: str = "strimzi") -> Path:
 
 
 def test_an_operator_upgrade_through_the_bridge_release_keeps_the_connect_cluster(tmp_path):
-    """0.48.0 → 0.51.0 → 1.2.0 (docs/operations.md#operator-upgrades): the group id and storage
-    topics move from spec.config to v1 spec fields with the same values, which is the same
-    Connect cluster (no state lost); each step rolls the pods onto the new release's images and
-    Kafka version, and the move to v1 is said for each object, as an update in place."""
+    """0.48.0 → 0.51.0 → 1.2.0 (docs/operations.md#operator-upgrades): on the bridge the group id
+    and storage topics move from spec.config to the v1 spec fields with the same values, which is
+    the same Connect cluster (no state lost); each step rolls the pods onto the new release's
+    images and Kafka version; the move to v1 (at 1.2.0) is said for each object, as an update in
+    place."""
     sides = {v: diff.render_here("dev", on_release(tmp_path, v)) for v in ("0.48.0", "0.51.0", "1.2.0")}
     to_bridge = diff.compare("dev", sides["0.48.0"], sides["0.51.0"])
     moved = ("kafka.strimzi.io/v1beta2 → kafka.strimzi.io/v1: Pulumi updates the object in place (aliased from its "
              "old type, no create or delete); the cluster's {0} CRD must serve kafka.strimzi.io/v1 first "
              "(docs/operations.md#operator-upgrades)")
-    assert effects(to_bridge) == [
-        ("roll", FLOW, CONNECT, UPGRADE_ROLL.format("0.48.0", "0.51.0"), ()),
-        ("api-version", FLOW, CONNECT, moved.format("KafkaConnect"), ()),
-        *[("api-version", FLOW, c, moved.format("KafkaConnector"), ()) for c in (CHECKPOINT, HEARTBEAT, SOURCE)]]
+    assert effects(to_bridge) == [("roll", FLOW, CONNECT, UPGRADE_ROLL.format("0.48.0", "0.51.0"), ())]
     connect = ("", "KafkaConnect", NS, NS)
+    assert [d.key for d in to_bridge.objects] == [connect]
     assert [(c.path, c.before, c.after) for c in to_bridge.objects[0].changes if c.path.endswith(("groupId", "group.id"))] \
         == [("spec.config.group.id", f"{NS}-consumer-group", None), ("spec.groupId", None, f"{NS}-consumer-group")]
-    assert to_bridge.objects[0].key == connect
     to_v1 = diff.compare("dev", sides["0.51.0"], sides["1.2.0"])
-    assert effects(to_v1) == [("roll", FLOW, CONNECT, UPGRADE_ROLL.format("0.51.0", "1.2.0"), ())]
-    assert [(d.key, d.changes) for d in to_v1.objects] == [(connect, (diff.Change("spec.version", "4.2.0", "4.3.1"),))]
+    assert effects(to_v1) == [
+        ("roll", FLOW, CONNECT, UPGRADE_ROLL.format("0.51.0", "1.2.0"), ()),
+        ("api-version", FLOW, CONNECT, moved.format("KafkaConnect"), ()),
+        *[("api-version", FLOW, c, moved.format("KafkaConnector"), ()) for c in (CHECKPOINT, HEARTBEAT, SOURCE)]]
+    assert [(d.key[1], d.changes) for d in to_v1.objects] == [
+        ("KafkaConnect", (diff.Change("apiVersion", "kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"),
+                          diff.Change("spec.version", "4.2.0", "4.3.1"))),
+        *[("KafkaConnector", (diff.Change("apiVersion", "kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"),))] * 3]
     # Skipping the bridge is the same Connect cluster too, but no cluster serves both versions for it.
     direct = diff.compare("dev", sides["0.48.0"], sides["1.2.0"])
     assert not [e for e in direct.effects if e.kind == "state-lost"]

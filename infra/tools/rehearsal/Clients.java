@@ -154,8 +154,15 @@ public final class Clients {
                 consumer.assign(partitions);
                 consumer.seekToBeginning(partitions);
             }
+            // A group reads exactly `count` records and commits the position after each one it
+            // returns (a drill counts what a consumer read before a failover); without a group,
+            // whatever the polls bring until `count` is reached, so that a duplicate shows.
+            Map<TopicPartition, OffsetAndMetadata> read = new HashMap<>();
             while (records.size() < count && System.currentTimeMillis() < deadline) {
                 for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+                    if (group != null && records.size() >= count) {
+                        break;
+                    }
                     ObjectNode out = records.addObject();
                     out.put("topic", r.topic());
                     out.put("partition", r.partition());
@@ -167,9 +174,10 @@ public final class Clients {
                     for (Header h : r.headers()) {
                         headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
                     }
+                    read.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                 }
-                if (group != null) {
-                    consumer.commitSync();
+                if (group != null && !read.isEmpty()) {
+                    consumer.commitSync(read);
                 }
             }
         }

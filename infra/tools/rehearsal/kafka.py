@@ -128,9 +128,11 @@ class KafkaCluster:
         sasl = self.spec.security.sasl
         if sasl is not None and sasl.mechanism.value.startswith("SCRAM"):
             fmt += ["--add-scram", f"{sasl.mechanism.value}=[name={sasl.username},password={self.password}]"]
-        formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log")
-        if formatter.popen.wait(120) != 0:
-            raise RuntimeStartError(f"formatting {self.alias}'s storage failed:\n{formatter.tail()}")
+        # A broker started again (a drill brings a lost cluster back) keeps its storage and cluster id.
+        if not (self.directory / "data" / "meta.properties").exists():
+            formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log")
+            if formatter.popen.wait(120) != 0:
+                raise RuntimeStartError(f"formatting {self.alias}'s storage failed:\n{formatter.tail()}")
         self.process = Process(f"Kafka broker {self.alias}", [*base, "kafka.Kafka", str(config)],
                                self.directory / "broker.log")
         self.process.wait_for(f"listener {self.ip}:{port}", lambda: listening(self.ip, port), 120)

@@ -74,7 +74,10 @@ def wait_stopped(worker: Worker, name: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     state = None
     while time.monotonic() < deadline:
-        state = worker.status(name)["connector"]["state"]
+        try:
+            state = worker.status(name)["connector"]["state"]
+        except RuntimeStartError:
+            state = None  # just created: no status yet, not STOPPED either
         if state == "STOPPED":
             return
         time.sleep(1)

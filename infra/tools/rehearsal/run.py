@@ -234,20 +234,22 @@ class Rehearsal:
 
     def update(self, objects: Iterable[dict[str, Any]]) -> None:
         """A render applied to the running Connect clusters, as `pulumi up` applies it: the
-        objects replaced; a Connect cluster whose target credentials or trust changed rolled, as
+        objects replaced; a new Connect cluster started; one whose target credentials or trust changed rolled, as
         the operator rolls its pods on a changed `strimzi.io/auth-hash` (operator.auth_hash), the
         others left running; every KafkaConnector reconciled again as the operator does on a
         change (`send`: a config PUT only where it differs), then the offsets requests carried out."""
         self.objects = list(objects)
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
-            if not is_patch(obj) and obj["kind"] != "Namespace":
+            if not is_patch(obj):
                 self.kube.apply(obj)
         secrets, configmaps = self._stores()
         for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
             meta = connect["metadata"]
             key = (meta["namespace"], meta["name"])
             ns_secrets = secrets.get(meta["namespace"], {})
-            if key in self.workers and self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets):
+            if key not in self.workers:  # a new Connect cluster (a flow added): its pods start
+                self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+            elif self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets):
                 self.workers.pop(key).stop()
                 self.started_before_redeploy += 1
                 self.rolled.append(key)

@@ -66,6 +66,12 @@ CONNECT_STORAGE = (
                    "status_storage_topic"),
 )
 
+# DistributedConfig.SCHEDULED_REBALANCE_MAX_DELAY_MS_CONFIG and its default (5 minutes): how long
+# the incremental cooperative assignor holds the tasks of a worker that left (a pod removed or
+# restarting) for it; `connect.rebalanceDelaySeconds` sets it.
+REBALANCE_DELAY = "scheduled.rebalance.max.delay.ms"
+DEFAULT_REBALANCE_DELAY_MS = 300_000
+
 # Pulumi type tokens of our components: the package is named after the project.
 PACKAGE = PROJECT
 

@@ -408,6 +408,8 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         spec["metricsConfig"] = metrics_config
     if flow.exactlyOnce is not ExactlyOnce.disabled:
         config["exactly.once.source.support"] = flow.exactlyOnce.value
+    if settings.rebalanceDelaySeconds is not None:
+        config[names.REBALANCE_DELAY] = settings.rebalanceDelaySeconds * 1000
     config.update({"config.storage.replication.factor": -1, "offset.storage.replication.factor": -1,
                    "status.storage.replication.factor": -1, **references.WORKER_CONFIG})
     spec["config"] = config

@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -46,6 +47,13 @@ def run_command(line: str, engine: Engine, one: Single, cwd: Path | None = None)
         done = subprocess.run(["bash", "-o", "pipefail", "-c", line] if piped else [str(binary), *argv[1:]],
                               capture_output=True, text=True, timeout=60, env=env, cwd=cwd)
         assert done.returncode == 0, (line, done.stdout, done.stderr)
+        return done
+    if argv[:3] == ["python", "-m", "infra"]:
+        # The project's own command, run from `cwd` (where the runbook's files are), exit 1 when
+        # it reports changes (docs/diff.md).
+        done = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, timeout=300, cwd=cwd,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode in (0, 1) and done.stderr == "", (line, done.stdout, done.stderr)
         return done
     assert argv[0] == "pulumi" and argv[1] in ("preview", "up"), f"not a runbook command the test runs: {line}"
     flags = argv[2:]
@@ -144,3 +152,31 @@ KINDS = ("source", "checkpoint", "heartbeat")
 ROTATED = "rotated-Us-West-9d2e"
 # The audit reads the source with the same password: its own credentials Secret is replaced too.
 ROTATION_AUDIT = {"kubernetes:core/v1:Secret::replication-audit/kafka-replication-audit-us-west": REPLACE}
+
+
+def test_connect_replicas_scaled_as_the_runbook_says(engine, tmp_path):
+    """docs/operations.md, "Scaling a running flow", as written: the diff of the two topology
+    files says the scale-down and its rebalance delay; the preview and the update change the
+    KafkaConnect alone, and the server holds the new replicas."""
+    topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    namespace, name = "repl-us-west-us-east", "repl-us-west-us-east"
+    commands = runbook("Scaling a running flow")
+    assert [c.split()[:2] for c in commands] == [["python", "-m"], ["pulumi", "preview"], ["pulumi", "up"]]
+    work = tmp_path / "work"
+    (work / "stacks").mkdir(parents=True)
+    with one_cluster(engine, tmp_path, topology, "scaling") as one:
+        up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        assert up.code == 0, up.output
+        (work / "stacks" / "dev.yaml").write_text(one.topology.read_text())
+        topology["operator"]["connect"]["replicas"] = 2
+        (work / "stacks" / "dev.next.yaml").write_text(yaml.safe_dump(topology, sort_keys=False))
+        one.topology.write_text(yaml.safe_dump(topology, sort_keys=False))
+        diff, preview, applied = (run_command(line, engine, one, cwd=work) for line in commands)
+        connect = one.client.request("GET", f"/apis/kafka.strimzi.io/v1beta2/namespaces/{namespace}/kafkaconnects/{name}")[1]
+    assert isinstance(diff, subprocess.CompletedProcess) and diff.returncode == 1
+    assert (f"! Connect scales — flow {namespace}, KafkaConnect {namespace}/{name}: Connect scales from 3 to 2 workers; "
+            "the tasks are rebalanced (no pod rolls): the removed workers' tasks wait 300 s") in diff.stdout
+    assert isinstance(preview, Run) and isinstance(applied, Run)
+    expected = {f"kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::{namespace}/{name}": UPDATE}
+    assert short(preview.changes()) == short(applied.changes()) == expected, (preview.output, applied.output)
+    assert connect["spec"]["replicas"] == 2

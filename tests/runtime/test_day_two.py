@@ -198,3 +198,62 @@ def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
         assert copied_again <= {f"before-k{i}" for i in range(4)}, copied_again
         assert {t["state"] for n in r.workers[connect].get("/connectors") for t in
                 r.workers[connect].status(n)["tasks"]} == {"RUNNING"}
+
+
+# ------------------------------------------------------------------ Connect replicas
+
+# The oldest and the newest Kafka line (3.8, 4.3): scaling is the Connect group's rebalancing,
+# which the Kafka line decides; the operator only adds or removes pods.
+SCALING = [("csm", "1.2"), ("strimzi", "1.2.0")]
+
+
+@pytest.mark.parametrize("flavour,version", SCALING, ids=[f"{f}-{v}" for f, v in SCALING])
+def test_connect_replicas_scaled_on_a_replicating_flow(flavour, version, runtime_api, tmp_path):
+    """`connect.replicas` 1 → 2 → 1 on a flow that replicates, applied as `pulumi up` applies it
+    and as the operator scales (Rehearsal `scale`: the pods added or removed, none rolled): the
+    second worker joins the Connect group and takes tasks, then leaves it and its tasks move
+    back; every record arrives once, in its partition and offset."""
+    topo = dev_for_runtime(flavour, version)
+    topo["flows"][0]["heartbeats"] = False
+    topo["operator"]["connect"]["replicas"] = 1
+    # The tasks of a pod that left wait this long for it (Kafka's default 300 s: see the runbook).
+    topo["operator"]["connect"]["rebalanceDelaySeconds"] = 10
+    topo["flows"][0]["tasksMax"] = {"source": 2}
+    with rehearsal(topo, tmp_path, runtime_api, scale=True) as r:
+        source = r.client("us-west")
+        r.clients.create_topics(source, {TOPIC: 2})
+        sent: list[dict] = []
+
+        def produce(tag: str) -> None:
+            batch = records(4, tag)
+            r.clients.produce(source, TOPIC, batch)
+            sent.extend(batch)
+
+        def holds_exactly() -> None:
+            assert arrived(r, "us-east", REMOTE, len(sent)) == expected(sent, REMOTE)
+            assert r.clients.end_offsets(r.client("us-east"), [REMOTE]) == {
+                f"{REMOTE}:{p}": sum(1 for s in sent if s["partition"] == p) for p in (0, 1)}
+
+        def hosts() -> set[str]:
+            """The workers running the source connector's tasks (their REST host)."""
+            return {t["worker_id"].split(":")[0] for t in first.status(SOURCE)["tasks"] if t["state"] == "RUNNING"}
+
+        produce("one")
+        r.deploy()
+        running(r)
+        (first,) = r.workers.values()
+        holds_exactly()
+        for replicas in (2, 1):
+            scaled = copy.deepcopy(topo)
+            scaled["operator"]["connect"]["replicas"] = replicas
+            objects = r.render(scaled)
+            (connect,) = [o for o in objects if o["kind"] == "KafkaConnect"]
+            assert connect["spec"]["replicas"] == replicas
+            r.update(objects)
+            pods = [first, *r.pods[(NS, NS)]]
+            assert len(pods) == replicas and r.rolled == []
+            # Tasks on every pod: the second one's share after it joins, the first's alone after.
+            eventually(f"the source tasks on {replicas} worker(s)",
+                       lambda: hosts() == {p.host for p in pods} and len(first.status(SOURCE)["tasks"]) == 2, 180, 2)
+            produce(f"replicas-{replicas}")
+            holds_exactly()

@@ -35,7 +35,8 @@ def rehearsal(topology: dict, directory: Path, api, **fields) -> Iterator[Rehear
         RUNTIME_COUNTS["Kafka clusters started"] += len(r.clusters)
         yield r
     finally:
-        RUNTIME_COUNTS["Connect workers started"] += len(r.workers) + r.started_before_redeploy
+        RUNTIME_COUNTS["Connect workers started"] += (len(r.workers) + sum(len(ws) for ws in r.pods.values())
+                                                      + r.started_before_redeploy)
         RUNTIME_COUNTS[f"rehearsals on {r.release.name}"] += 1
         r.stop()
 

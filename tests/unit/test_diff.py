@@ -228,6 +228,16 @@ def test_connect_resources_roll_the_pods_and_replicas_scale(base, tmp_path):
     assert effects(scale) == [("scale", FLOW, CONNECT, "Connect scales from 3 to 5 workers; the tasks are "
                                "rebalanced (no pod rolls)", ())]
     assert scale.objects[0].changes == (diff.Change("spec.replicas", 3, 5),)
+    down = compare(base, edited(tmp_path, "down", "    replicas: 3", "    replicas: 2"))
+    assert effects(down) == [("scale", FLOW, CONNECT, "Connect scales from 3 to 2 workers; the tasks are rebalanced "
+                              "(no pod rolls): the removed workers' tasks wait 300 s for them to come back before the "
+                              "others take them (scheduled.rebalance.max.delay.ms; connect.rebalanceDelaySeconds), and "
+                              "replicate nothing meanwhile", ())]
+    quick = compare(base, edited(tmp_path, "quick", "    replicas: 3", "    replicas: 2\n    rebalanceDelaySeconds: 20"))
+    assert [e.kind for e in quick.effects] == ["roll", "scale"]
+    assert "tasks wait 20 s for them" in quick.effects[1].text
+    assert quick.objects[0].changes == (diff.Change("spec.config.scheduled.rebalance.max.delay.ms", None, 20000),
+                                        diff.Change("spec.replicas", 3, 2))
 
 
 def test_tasks_restart_the_connector_and_a_state_change_is_said(base, tmp_path):

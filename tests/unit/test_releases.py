@@ -72,3 +72,17 @@ def test_an_ssl_source_without_a_certificate_is_refused_beside_an_mtls_target():
         "which carries b's client key store (mTLS) and would authenticate to a as b's client"]
     t["flows"][0]["heartbeats"] = False
     validation.parse(t)
+
+
+def test_the_rebalance_delay_is_rendered_in_milliseconds_and_bounded(tmp_path):
+    """`connect.rebalanceDelaySeconds`: the workers' scheduled.rebalance.max.delay.ms; refused
+    outside 0 to a day, with every problem at once."""
+    t = doc_topology()
+    t["operator"].setdefault("connect", {})["rebalanceDelaySeconds"] = 15
+    (connect,) = [o for o in render_topology(tmp_path, t).objects() if o["kind"] == "KafkaConnect"]
+    assert connect["spec"]["config"]["scheduled.rebalance.max.delay.ms"] == 15000
+    t["operator"]["connect"]["rebalanceDelaySeconds"] = 86_401
+    t["flows"][0]["connect"] = {"rebalanceDelaySeconds": -1}
+    assert problems(t) == [
+        "operator: connect.rebalanceDelaySeconds: got 86401; expected an integer from 0 to 86400",
+        "flows[0] (repl-us-west-us-east): connect.rebalanceDelaySeconds: got -1; expected an integer from 0 to 86400"]

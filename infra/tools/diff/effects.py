@@ -14,8 +14,7 @@ from infra.core.releases import API_VERSIONS
 from infra.filters import topics
 from infra.plan.connectors import CONFIGMAPS_DIGEST, ConnectorKind
 from infra.plan.monitoring import owner
-from infra.tools.diff.model import (KINDS, REPLACED_BY, Effect, Key, ObjectDiff, Snapshot, StackDiff, _under, changes,
-                                    flatten)
+from infra.tools.diff.model import KINDS, REPLACED_BY, Effect, Key, ObjectDiff, Snapshot, StackDiff, _under, changes
 
 EXAMPLES = 5
 
@@ -172,8 +171,14 @@ class _Reader:
                                          "tasks restart on the new workers")
         for c in spec:
             if c.path == "spec.replicas":
-                self.add("scale", d, d.title, f"Connect scales from {c.before} to {c.after} workers; the tasks "
-                                              "are rebalanced (no pod rolls)")
+                text = f"Connect scales from {c.before} to {c.after} workers; the tasks are rebalanced (no pod rolls)"
+                if isinstance(c.before, int) and isinstance(c.after, int) and c.after < c.before:
+                    config = (self.after.objects[d.key].get("spec") or {}).get("config") or {}
+                    delay = int(config.get(names.REBALANCE_DELAY, names.DEFAULT_REBALANCE_DELAY_MS)) // 1000
+                    text += (f": the removed workers' tasks wait {delay} s for them to come back before the others "
+                             f"take them ({names.REBALANCE_DELAY}; connect.rebalanceDelaySeconds), and replicate "
+                             "nothing meanwhile")
+                self.add("scale", d, d.title, text)
         if any(_under(c.path, "spec.logging") for c in spec) and not (rolling or upgrade):
             self.add("roll", d, d.title, "only the loggers change: Strimzi sets them through the Connect REST "
                                          "API, no pod rolls")

@@ -158,6 +158,11 @@ class Rehearsal:
     # Each connector config PUT to a worker, in order, by (namespace, connector): what send
     # created or found changed.
     config_puts: list[tuple[str, str]] = field(default_factory=list)
+    # With `scale`, each Connect cluster runs `spec.replicas` pods, as the operator scales them:
+    # the first in `workers`, the others here, in order. Without it one pod stands for them all
+    # (what a pod does is the same; the tier's cost is not).
+    scale: bool = False
+    pods: dict[tuple[str, str], list[Worker]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -196,10 +201,11 @@ class Rehearsal:
     def redeploy(self, objects: Iterable[dict[str, Any]]) -> None:
         """A rolling update as the operator does one: the workers stop, new pods start from the
         new objects, and every connector is reconciled again (`send`)."""
-        for worker in self.workers.values():
+        for worker in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]:
             worker.stop()
-        self.started_before_redeploy += len(self.workers)
+        self.started_before_redeploy += len(self.workers) + sum(len(ws) for ws in self.pods.values())
         self.workers.clear()
+        self.pods.clear()
         self.connectors.clear()
         self.generation += 1
         self.deploy(objects)
@@ -215,6 +221,7 @@ class Rehearsal:
         for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
             namespace = connect["metadata"]["namespace"]
             self.start_worker(connect, secrets.get(namespace, {}), configmaps.get(namespace, {}))
+            self._scale(connect, secrets.get(namespace, {}), configmaps.get(namespace, {}))
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
             key = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL])
@@ -250,10 +257,14 @@ class Rehearsal:
             if key not in self.workers:  # a new Connect cluster (a flow added): its pods start
                 self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             elif self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets):
+                for pod in self.pods.pop(key, []):
+                    pod.stop()
+                    self.started_before_redeploy += 1
                 self.workers.pop(key).stop()
                 self.started_before_redeploy += 1
                 self.rolled.append(key)
                 self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+            self._scale(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
             self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
@@ -292,8 +303,26 @@ class Rehearsal:
             self.connectors[(meta["namespace"], meta["name"])] = (connect, operator_offsets.without_annotation(annotated))
             self.offsets_done.add(done)
 
+    def _scale(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
+               configmaps: dict[str, dict[str, str]]) -> None:
+        """With `scale`, the Connect cluster's pods brought to `spec.replicas` as the operator
+        scales them (KafkaConnectAssemblyOperator: the pod set scaled, no pod rolled): new pods
+        join the group, pods past the count stop (the last first) and leave it."""
+        if not self.scale:
+            return
+        meta = connect["metadata"]
+        key = (meta["namespace"], meta["name"])
+        pods = self.pods.setdefault(key, [])
+        wanted = max(int(connect["spec"].get("replicas", 1)), 1) - 1
+        while len(pods) > wanted:
+            pods.pop().stop()
+            self.started_before_redeploy += 1
+        while len(pods) < wanted:
+            pods.append(self.start_worker(connect, secrets, configmaps, first=False))
+
     def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
-                     configmaps: dict[str, dict[str, str]] | None = None) -> Worker:
+                     configmaps: dict[str, dict[str, str]] | None = None, first: bool = True) -> Worker:
+        """A pod of the Connect cluster: its first (`workers`), or another (`pods`, `_scale`)."""
         meta = connect["metadata"]
         key = (meta["namespace"], meta["name"])
         host = self.network.address()
@@ -315,7 +344,8 @@ class Rehearsal:
         worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,
                         jars.classpath(self.release, kafka), self.network,
                         self.kube.kubeconfig(token, meta["namespace"]))
-        self.workers[key] = worker
+        if first:
+            self.workers[key] = worker
         worker.start()
         return worker
 
@@ -371,7 +401,7 @@ class Rehearsal:
         return out
 
     def stop(self) -> None:
-        for worker in self.workers.values():
+        for worker in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]:
             worker.stop()
         for kafka in self.clusters.values():
             kafka.stop()

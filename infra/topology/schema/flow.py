@@ -98,6 +98,10 @@ class ConnectSettings(_Strict):
     version: Annotated[str, Field(max_length=40)] | None = None  # Kafka version of the Connect image
     image: ImageRef | None = None     # a custom image; operator default when unset
     resources: Resources | None = None
+    # The worker's `scheduled.rebalance.max.delay.ms`, in seconds: how long the tasks of a worker
+    # that left (a pod removed by a scale-down, restarted, lost) wait for it before the group gives
+    # them to the others. Unset: Kafka's 300 s. At most a day.
+    rebalanceDelaySeconds: Annotated[int, _integer(0, 86_400)] | None = None
 
 
 class TasksMax(_Strict):

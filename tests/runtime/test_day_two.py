@@ -200,6 +200,85 @@ def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
                 r.workers[connect].status(n)["tasks"]} == {"RUNNING"}
 
 
+SOURCE_ROTATION = {
+    "operator": {},
+    "clusters": {
+        "scram": {"bootstrapServers": "scram-kafka.kafka-scram:9093",
+                  "security": {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "mover"},
+                               "tls": {"trust": "pem"}}},
+        "plain": {"bootstrapServers": "plain-kafka.kafka-plain:9092"},
+    },
+    "flows": [{"source": "scram", "target": "plain", "topics": ["rot\\..*"], "replicationPolicy": "identity",
+               "topicsExclude": [".*heartbeats"]}],
+}
+# The oldest and the newest Strimzi config provider (1.1.2 on CSM 1.2, 1.2.2 on 1.2.0), which the
+# connectors read the source's credentials through.
+SOURCE_ROTATION_RELEASES = [("csm", "1.2"), ("strimzi", "1.2.0")]
+
+
+@pytest.mark.parametrize("flavour,version", SOURCE_ROTATION_RELEASES,
+                         ids=[f"{f}-{v}" for f, v in SOURCE_ROTATION_RELEASES])
+def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, version, runtime_api, tmp_path):
+    """A real SCRAM user of the source whose password changes on the broker, then in the stack,
+    applied as `pulumi up` applies it: the source Secret is replaced (a new uid), so exactly the
+    connectors that read it change (`kafka-replication.source-access.uid`): Strimzi PUTs their
+    configs, Connect restarts them and their tasks, which read the new password. The Connect
+    cluster does not roll (its own credentials are the target's). Every record arrives, those
+    sent before the rotation at most twice (a task locked out at re-authentication before its
+    restart may leave its offsets uncommitted), nothing twice after; every task RUNNING."""
+    from tests.support.replication import for_runtime
+    from tests.support.stacks import on_release
+
+    topo = for_runtime(on_release(SOURCE_ROTATION, flavour, version))
+    with rehearsal(topo, tmp_path, runtime_api, reauthenticate={"scram": REAUTH}) as r:
+        source = r.client("scram")
+        r.clients.create_topics(source, {"rot.orders": 2})
+        sent: list[dict] = []
+
+        def produce(tag: str) -> None:
+            batch = records(4, tag)
+            r.clients.produce(r.client("scram"), "rot.orders", batch)
+            sent.extend(batch)
+
+        def copied_twice() -> set[str]:
+            def copied() -> list[list[str]] | None:
+                ends = r.clients.end_offsets(r.client("plain"), ["rot.orders"])
+                got = arrived(r, "plain", "rot.orders", sum(ends.values()))
+                keys = [[g["key"] for g in got if g["partition"] == p] for p in (0, 1)]
+                done = all(list(dict.fromkeys(keys[p])) == [s["key"] for s in sent if s["partition"] == p]
+                           for p in (0, 1))
+                return keys if done else None
+            keys = eventually("every record sent, in order, on the target", copied, 120, 3)
+            repeated = {k for part in keys for k in part if part.count(k) > 1}
+            assert all(part.count(k) <= 2 for part in keys for k in part), keys
+            return repeated
+
+        produce("before")
+        r.deploy()
+        running(r)
+        assert copied_twice() == set()
+        (connect,) = r.workers
+
+        scram = r.clusters["scram"]
+        new = f"rotated-{scram.password}"
+        r.clients.alter_scram(r.client("scram"), "mover", "SCRAM-SHA-512", new)
+        scram.password = new
+        r.secret_config["scram.password"] = new
+        puts = len(r.config_puts)
+        r.update(r.render())
+        assert r.rolled == []
+        assert sorted(name for _, name in r.config_puts[puts:]) == [
+            f"repl-scram-plain-{k}" for k in ("checkpoint", "heartbeat", "source")]
+        running(r)
+        produce("after")
+        twice = copied_twice()
+        time.sleep(2 * REAUTH)
+        produce("well-after")
+        assert copied_twice() == twice <= {f"before-k{i}" for i in range(4)}, twice
+        worker = r.workers[connect]
+        assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}
+
+
 # ------------------------------------------------------------------ Connect replicas
 
 # The oldest and the newest Kafka line (3.8, 4.3): scaling is the Connect group's rebalancing,

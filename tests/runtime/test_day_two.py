@@ -336,3 +336,72 @@ def test_connect_replicas_scaled_on_a_replicating_flow(flavour, version, runtime
                        lambda: hosts() == {p.host for p in pods} and len(first.status(SOURCE)["tasks"]) == 2, 180, 2)
             produce(f"replicas-{replicas}")
             holds_exactly()
+
+
+# ------------------------------------------------------------------ a split over Connect clusters
+
+
+def test_a_replicating_flow_split_over_two_connect_clusters_copies_nothing_again(runtime_api, tmp_path):
+    """docs/operations.md "Scaling a running flow", the split without copying again: the flow's
+    source connector stopped with its offsets listed; the split deployed with each part's source
+    connector stopped and its offsets altered to the listed ones for its topics; then running.
+    The old Connect cluster goes, two new ones (new group ids) take its topics, and every record,
+    those produced while it was stopped too, arrives once. Offsets requests need Strimzi 0.44 or
+    later: Strimzi 1.2.0's worker."""
+    import json
+
+    topo = dev_for_runtime("strimzi", "1.2.0")
+    topo["flows"][0]["heartbeats"] = False
+    topics = {"test.a": "us-west.test.a", "test.b": "us-west.test.b"}
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        source, target = r.client("us-west"), r.client("us-east")
+        r.clients.create_topics(source, {t: 2 for t in topics})
+        sent: dict[str, list[dict]] = {t: [] for t in topics}
+
+        def produce(tag: str) -> None:
+            for t in topics:
+                batch = records(4, f"{t}-{tag}")
+                r.clients.produce(source, t, batch)
+                sent[t].extend(batch)
+
+        def holds_exactly() -> None:
+            for t, remote in topics.items():
+                assert arrived(r, "us-east", remote, len(sent[t])) == expected(sent[t], remote)
+                assert r.clients.end_offsets(target, [remote]) == {
+                    f"{remote}:{p}": sum(1 for s in sent[t] if s["partition"] == p) for p in (0, 1)}
+
+        produce("before")
+        r.deploy()
+        running(r)
+        holds_exactly()
+
+        # 1. The source connector stopped, its offsets listed.
+        listing = copy.deepcopy(topo)
+        listing["flows"][0]["state"] = {"source": "stopped"}
+        listing["flows"][0]["offsets"] = [{"connector": SOURCE, "action": "list", "request": "before-split"}]
+        r.update(r.render(listing))
+        listed = json.loads(r.listed[(NS, f"{SOURCE}-offsets")]["data"]["offsets.json"])["offsets"]
+        assert sorted((o["partition"]["topic"], o["partition"]["partition"], o["offset"]["offset"]) for o in listed) == [
+            (t, p, 1) for t in topics for p in (0, 1)]
+        produce("stopped")  # written while nothing copies: the parts copy them
+
+        # 2. The split, each part's source connector stopped with the listed offsets of its topics.
+        split = copy.deepcopy(topo)
+        flow = split["flows"][0]
+        del flow["topics"]
+        flow["connectClusters"] = [{"name": "a", "topics": ["test\\.a"]}, {"name": "b", "topics": ["test\\.b"]}]
+        flow["state"] = {"source": "stopped"}
+        flow["offsets"] = [
+            {"connector": f"{NS}-{part}-source", "action": "alter", "request": "split",
+             "offsets": [{"topic": o["partition"]["topic"], "partition": o["partition"]["partition"],
+                          "offset": o["offset"]["offset"]} for o in listed if o["partition"]["topic"] == f"test.{part}"]}
+            for part in ("a", "b")]
+        r.update(r.render(split))
+        assert sorted(r.workers) == [(f"{NS}-a", f"{NS}-a"), (f"{NS}-b", f"{NS}-b")]
+
+        # 3. Running, the requests carried out and removed.
+        del flow["state"], flow["offsets"]
+        r.update(r.render(split))
+        running(r)
+        produce("after")
+        holds_exactly()

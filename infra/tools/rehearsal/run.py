@@ -265,6 +265,13 @@ class Rehearsal:
                 self.rolled.append(key)
                 self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self._scale(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+        # A Connect cluster the render no longer holds is deleted, and its pods with it.
+        kept = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in self.objects if o["kind"] == "KafkaConnect"}
+        for key in [k for k in self.workers if k not in kept]:
+            for pod in [*self.pods.pop(key, []), self.workers.pop(key)]:
+                pod.stop()
+                self.started_before_redeploy += 1
+            self.connectors = {k: v for k, v in self.connectors.items() if v[0] != key}
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
             self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from tests.support.replication import (RUNTIME_IDS, arrived, dev_for_runtime, eventually, expected, records, rehearsal,
-                                       running)
+from tests.support.replication import (RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, expected, records,
+                                       rehearsal, running)
 from tests.support.stacks import RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
@@ -32,20 +32,9 @@ def test_pause_resume_and_scaling_account_for_every_record(flavour, version, run
     topo = dev_for_runtime(flavour, version)
     topo["flows"][0]["heartbeats"] = False
     with rehearsal(topo, tmp_path, runtime_api) as r:
-        source = r.client("us-west")
-        r.clients.create_topics(source, {TOPIC: 2})
-        sent: list[dict] = []
-
-        def produce(tag: str) -> None:
-            batch = records(4, tag)
-            r.clients.produce(source, TOPIC, batch)
-            sent.extend(batch)
-
-        def holds_exactly() -> None:
-            """The target's copy is every record sent, in its partition and offset, nothing twice."""
-            assert arrived(r, "us-east", REMOTE, len(sent)) == expected(sent, REMOTE)
-            assert r.clients.end_offsets(r.client("us-east"), [REMOTE]) == {
-                f"{REMOTE}:{p}": sum(1 for s in sent if s["partition"] == p) for p in (0, 1)}
+        r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
+        ledger = Ledger(r, TOPIC, REMOTE)
+        produce, holds_exactly, sent = ledger.produce, ledger.holds_exactly, ledger.sent
 
         def copied() -> int:
             return sum(r.clients.end_offsets(r.client("us-east"), [REMOTE]).values())
@@ -299,19 +288,9 @@ def test_connect_replicas_scaled_on_a_replicating_flow(flavour, version, runtime
     topo["operator"]["connect"]["rebalanceDelaySeconds"] = 10
     topo["flows"][0]["tasksMax"] = {"source": 2}
     with rehearsal(topo, tmp_path, runtime_api, scale=True) as r:
-        source = r.client("us-west")
-        r.clients.create_topics(source, {TOPIC: 2})
-        sent: list[dict] = []
-
-        def produce(tag: str) -> None:
-            batch = records(4, tag)
-            r.clients.produce(source, TOPIC, batch)
-            sent.extend(batch)
-
-        def holds_exactly() -> None:
-            assert arrived(r, "us-east", REMOTE, len(sent)) == expected(sent, REMOTE)
-            assert r.clients.end_offsets(r.client("us-east"), [REMOTE]) == {
-                f"{REMOTE}:{p}": sum(1 for s in sent if s["partition"] == p) for p in (0, 1)}
+        r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
+        ledger = Ledger(r, TOPIC, REMOTE)
+        produce, holds_exactly = ledger.produce, ledger.holds_exactly
 
         def hosts() -> set[str]:
             """The workers running the source connector's tasks (their REST host)."""
@@ -354,21 +333,16 @@ def test_a_replicating_flow_split_over_two_connect_clusters_copies_nothing_again
     topo["flows"][0]["heartbeats"] = False
     topics = {"test.a": "us-west.test.a", "test.b": "us-west.test.b"}
     with rehearsal(topo, tmp_path, runtime_api) as r:
-        source, target = r.client("us-west"), r.client("us-east")
-        r.clients.create_topics(source, {t: 2 for t in topics})
-        sent: dict[str, list[dict]] = {t: [] for t in topics}
+        r.clients.create_topics(r.client("us-west"), {t: 2 for t in topics})
+        ledgers = [Ledger(r, t, remote) for t, remote in topics.items()]
 
         def produce(tag: str) -> None:
-            for t in topics:
-                batch = records(4, f"{t}-{tag}")
-                r.clients.produce(source, t, batch)
-                sent[t].extend(batch)
+            for ledger in ledgers:
+                ledger.produce(f"{ledger.topic}-{tag}")
 
         def holds_exactly() -> None:
-            for t, remote in topics.items():
-                assert arrived(r, "us-east", remote, len(sent[t])) == expected(sent[t], remote)
-                assert r.clients.end_offsets(target, [remote]) == {
-                    f"{remote}:{p}": sum(1 for s in sent[t] if s["partition"] == p) for p in (0, 1)}
+            for ledger in ledgers:
+                ledger.holds_exactly()
 
         produce("before")
         r.deploy()

@@ -15,7 +15,7 @@ import pytest
 
 from infra.core import releases
 from infra.core.releases import Flavour
-from tests.support.replication import arrived, dev_for_runtime, expected, records, rehearsal, running
+from tests.support.replication import Ledger, dev_for_runtime, rehearsal, running
 from tests.support.schemas import strimzi_crds
 
 pytestmark = pytest.mark.runtime
@@ -30,21 +30,14 @@ def test_a_flow_replicates_across_the_operator_upgrade_with_its_offsets(flavour,
     path = PATHS[flavour]
     topo = dev_for_runtime(flavour, path[0])
     topo["flows"][0]["heartbeats"] = False
-    sent: list[dict] = []
     seen: list[tuple[str, str, dict[str, str]]] = []
     with rehearsal(topo, tmp_path, runtime_api) as r:
-        source, target = r.client("us-west"), r.client("us-east")
-        r.clients.create_topics(source, {TOPIC: 2})
-
-        def produce(tag: str) -> None:
-            batch = records(4, tag)
-            r.clients.produce(source, TOPIC, batch)
-            sent.extend(batch)
+        r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
+        ledger = Ledger(r, TOPIC, REMOTE)
+        produce = ledger.produce
 
         def holds_exactly(version: str) -> None:
-            assert arrived(r, "us-east", REMOTE, len(sent)) == expected(sent, REMOTE), version
-            assert r.clients.end_offsets(target, [REMOTE]) == {
-                f"{REMOTE}:{p}": sum(1 for s in sent if s["partition"] == p) for p in (0, 1)}, version
+            ledger.holds_exactly()
 
         produce(path[0])
         r.deploy()

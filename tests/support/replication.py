@@ -137,3 +137,22 @@ def expected(sent: list[dict], topic: str) -> list[dict]:
 
 def user_topics(r: Rehearsal, alias: str) -> list[str]:
     return [t for t in r.clients.topics(r.client(alias)) if not t.startswith("__")]
+
+
+class Ledger:
+    """What a test sent to one source topic, and the check that the target holds it exactly: every
+    record in its partition and offset (the remote topic replicated from its start), nothing twice."""
+
+    def __init__(self, r: Rehearsal, topic: str, remote: str, source: str = "us-west", target: str = "us-east"):
+        self.r, self.topic, self.remote, self.source, self.target = r, topic, remote, source, target
+        self.sent: list[dict] = []
+
+    def produce(self, tag: str, n: int = 4) -> None:
+        batch = records(n, tag)
+        self.r.clients.produce(self.r.client(self.source), self.topic, batch)
+        self.sent.extend(batch)
+
+    def holds_exactly(self) -> None:
+        assert arrived(self.r, self.target, self.remote, len(self.sent)) == expected(self.sent, self.remote)
+        assert self.r.clients.end_offsets(self.r.client(self.target), [self.remote]) == {
+            f"{self.remote}:{p}": sum(1 for s in self.sent if s["partition"] == p) for p in (0, 1)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,20 @@ def release_archives(directory: Path) -> Path:
     return directory
 
 
+def walk(lines: list[str], engine: Engine, one: Single, dev: dict[str, Any], archives: Path) -> Iterator[tuple[str, str, Any]]:
+    """The runbook's lines run in order: a comment naming `operator.version` edits the topology
+    there, other comments are skipped, each command runs (run_command). Yields (the topology's
+    release, the line, its result) for each command, before the next one runs."""
+    version = "0.48.0"
+    for line in lines:
+        wanted = VERSION_LINE.search(line)
+        if wanted:
+            version = wanted.group(1)
+            one.topology.write_text(yaml.safe_dump(on_release(dev, "strimzi", version), sort_keys=False))
+        elif not line.lstrip().startswith("#"):
+            yield version, line, run_command(line, engine, one, cwd=archives)
+
+
 def objects(one: Single, version: str) -> dict[str, dict[str, Any]]:
     """The stack's KafkaConnect and KafkaConnectors as the server serves them in `version`."""
     base = f"/apis/kafka.strimzi.io/{version}/namespaces/{NS}"
@@ -102,22 +117,14 @@ def test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects
         up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
         assert up.code == 0, up.output
         before = objects(one, "v1beta2")
-        version = "0.48.0"
-        for line in lines:
-            wanted = VERSION_LINE.search(line)
-            if wanted:
-                version = wanted.group(1)
-                one.topology.write_text(yaml.safe_dump(on_release(dev, "strimzi", version), sort_keys=False))
-                continue
-            if line.lstrip().startswith("#"):
-                continue
-            if line.startswith("kubectl replace -f strimzi-1.2.0"):
-                # The gate the runbook names: v1 the only stored version, or the 1.x CRDs are refused.
-                assert stored_versions(one) == {"kafkaconnects": ["v1"], "kafkaconnectors": ["v1"]}
-            done = run_command(line, engine, one, cwd=archives)
+        for version, line, done in walk(lines, engine, one, dev, archives):
+            if line.startswith("kubectl patch crd kafkaconnects.kafka.strimzi.io --subresource=status"):
+                assert stored_versions(one)["kafkaconnectors"] == ["v1beta2", "v1"]
             if line.startswith("pulumi"):
-                assert done.code == 0, done.output  # type: ignore[union-attr]
-                runs.append((version, line.split()[1], short(done.changes())))  # type: ignore[union-attr]
+                assert done.code == 0, done.output
+                runs.append((version, line.split()[1], short(done.changes())))
+        # The gate the runbook names: v1 the only stored version, or the 1.x CRDs are refused.
+        assert stored_versions(one) == {"kafkaconnects": ["v1"], "kafkaconnectors": ["v1"]}
         after = objects(one, "v1")
         last = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig)
     assert runs == [("0.51.0", "preview", expected("v1beta2", False)),
@@ -170,16 +177,9 @@ def test_objects_kept_with_their_v1beta2_field_ownership_refuse_every_apply_once
     assert sum("kubectl replace -f -" in line for line in kept) == 2
     with one_cluster(engine, tmp_path, on_release(dev, "strimzi", "0.48.0"), "upgrade-kept") as one:
         assert engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig).code == 0
-        version = "0.48.0"
-        for line in kept:
-            wanted = VERSION_LINE.search(line)
-            if wanted:
-                version = wanted.group(1)
-                one.topology.write_text(yaml.safe_dump(on_release(dev, "strimzi", version), sort_keys=False))
-            elif not line.lstrip().startswith("#"):
-                done = run_command(line, engine, one, cwd=archives)
-                if line.startswith("pulumi") and version == "1.2.0":
-                    break
-                assert not line.startswith("pulumi") or done.code == 0, done.output  # type: ignore[union-attr]
-    assert (line, done.code) == ("pulumi preview --stack dev", 1), done.output  # type: ignore[union-attr]
-    assert "request to convert CR to an invalid group/version: kafka.strimzi.io/v1beta2" in done.output  # type: ignore[union-attr]
+        for version, line, done in walk(kept, engine, one, dev, archives):
+            if line.startswith("pulumi") and version == "1.2.0":
+                break
+            assert not line.startswith("pulumi") or done.code == 0, done.output
+    assert (line, done.code) == ("pulumi preview --stack dev", 1), done.output
+    assert "request to convert CR to an invalid group/version: kafka.strimzi.io/v1beta2" in done.output

@@ -15,8 +15,7 @@ import time
 
 import pytest
 
-from tests.support.replication import (RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, expected, records,
-                                       rehearsal, running)
+from tests.support.replication import RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, rehearsal, running
 from tests.support.stacks import RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
@@ -99,6 +98,30 @@ def spec_of(objects: list[dict], name: str) -> dict:
 
 # ------------------------------------------------------------------ credential rotation
 
+
+def rotate_scram(r, alias: str, user: str) -> None:
+    """The user's SCRAM-SHA-512 password changed on the cluster's broker first (new sessions need
+    the new one), then in the stack's secret config, which the next render reads."""
+    cluster = r.clusters[alias]
+    new = f"rotated-{cluster.password}"
+    r.clients.alter_scram(r.client(alias), user, "SCRAM-SHA-512", new)
+    cluster.password = new
+    r.secret_config[f"{alias}.password"] = new
+
+
+def copied_at_least_once(r, alias: str, topic: str, sent: list[dict]) -> set[str]:
+    """Every record sent is on `alias`, in order per partition, none lost and none more than
+    twice (a rotation's at-least-once); the keys copied twice."""
+    def copied() -> list[list[str]] | None:
+        ends = r.clients.end_offsets(r.client(alias), [topic])
+        got = arrived(r, alias, topic, sum(ends.values()))
+        keys = [[g["key"] for g in got if g["partition"] == p] for p in (0, 1)]
+        done = all(list(dict.fromkeys(keys[p])) == [s["key"] for s in sent if s["partition"] == p] for p in (0, 1))
+        return keys if done else None
+    keys = eventually("every record sent, in order, on the target", copied, 120, 3)
+    assert all(part.count(k) <= 2 for part in keys for k in part), keys
+    return {k for part in keys for k in part if part.count(k) > 1}
+
 ROTATION = {
     "operator": {},
     "clusters": {
@@ -128,35 +151,9 @@ def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
 
     topo = for_runtime(on_release(ROTATION, flavour, version))
     with rehearsal(topo, tmp_path, runtime_api, reauthenticate={"scram": REAUTH}) as r:
-        source = r.client("plain")
-        r.clients.create_topics(source, {"rot.orders": 2})
-        sent: list[dict] = []
-
-        def produce(tag: str) -> None:
-            batch = records(4, tag)
-            r.clients.produce(source, "rot.orders", batch)
-            sent.extend(batch)
-
-        def holds_exactly() -> None:
-            assert arrived(r, "scram", "rot.orders", len(sent)) == expected(sent, "rot.orders")
-            assert r.clients.end_offsets(r.client("scram"), ["rot.orders"]) == {
-                f"rot.orders:{p}": sum(1 for s in sent if s["partition"] == p) for p in (0, 1)}
-
-        def holds_at_least_once() -> set[str]:
-            """Every record sent, in order per partition, with nothing lost; the keys copied twice."""
-            def copied() -> list[list[str]] | None:
-                ends = r.clients.end_offsets(r.client("scram"), ["rot.orders"])
-                got = arrived(r, "scram", "rot.orders", sum(ends.values()))
-                keys = [[g["key"] for g in got if g["partition"] == p] for p in (0, 1)]
-                done = all(list(dict.fromkeys(keys[p])) == [s["key"] for s in sent if s["partition"] == p]
-                           for p in (0, 1))
-                return keys if done else None
-            twice: set[str] = set()
-            for keys in eventually("every record sent, in order, on the target", copied, 120, 3):
-                repeated = [k for k in keys if keys.count(k) > 1]
-                assert all(keys.count(k) == 2 for k in repeated), keys
-                twice |= set(repeated)
-            return twice
+        r.clients.create_topics(r.client("plain"), {"rot.orders": 2})
+        ledger = Ledger(r, "rot.orders", "rot.orders", source="plain", target="scram")
+        produce, holds_exactly, sent = ledger.produce, ledger.holds_exactly, ledger.sent
 
         produce("before")
         r.deploy()
@@ -166,21 +163,18 @@ def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
 
         # The password changes on the broker first (the old one stops working for new sessions),
         # then in the stack.
-        scram = r.clusters["scram"]
-        new = f"rotated-{scram.password}"
-        r.clients.alter_scram(r.client("scram"), "mover", "SCRAM-SHA-512", new)
-        scram.password = new
-        r.secret_config["scram.password"] = new
+        rotate_scram(r, "scram", "mover")
         puts = len(r.config_puts)
         r.update(r.render())
         assert r.rolled == [connect]
         assert r.config_puts[puts:] == []  # no connector config changed: the roll restarted them
         running(r)
         produce("after")
-        copied_again = holds_at_least_once()
+        copied_again = copied_at_least_once(r, "scram", "rot.orders", sent)
         time.sleep(2 * REAUTH)
         produce("well-after")
-        assert holds_at_least_once() == copied_again  # nothing more copied twice after the roll
+        # Nothing more copied twice after the roll.
+        assert copied_at_least_once(r, "scram", "rot.orders", sent) == copied_again
         # Once changed on the broker, the old password stops working for the old pods at their
         # next re-authentication: offsets they had not committed by then are copied again after
         # the roll (at least once). Only records sent before the rotation, each at most twice.
@@ -220,39 +214,16 @@ def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
 
     topo = for_runtime(on_release(SOURCE_ROTATION, flavour, version))
     with rehearsal(topo, tmp_path, runtime_api, reauthenticate={"scram": REAUTH}) as r:
-        source = r.client("scram")
-        r.clients.create_topics(source, {"rot.orders": 2})
-        sent: list[dict] = []
-
-        def produce(tag: str) -> None:
-            batch = records(4, tag)
-            r.clients.produce(r.client("scram"), "rot.orders", batch)
-            sent.extend(batch)
-
-        def copied_twice() -> set[str]:
-            def copied() -> list[list[str]] | None:
-                ends = r.clients.end_offsets(r.client("plain"), ["rot.orders"])
-                got = arrived(r, "plain", "rot.orders", sum(ends.values()))
-                keys = [[g["key"] for g in got if g["partition"] == p] for p in (0, 1)]
-                done = all(list(dict.fromkeys(keys[p])) == [s["key"] for s in sent if s["partition"] == p]
-                           for p in (0, 1))
-                return keys if done else None
-            keys = eventually("every record sent, in order, on the target", copied, 120, 3)
-            repeated = {k for part in keys for k in part if part.count(k) > 1}
-            assert all(part.count(k) <= 2 for part in keys for k in part), keys
-            return repeated
-
+        r.clients.create_topics(r.client("scram"), {"rot.orders": 2})
+        ledger = Ledger(r, "rot.orders", "rot.orders", source="scram", target="plain")
+        produce, sent = ledger.produce, ledger.sent
         produce("before")
         r.deploy()
         running(r)
-        assert copied_twice() == set()
+        assert copied_at_least_once(r, "plain", "rot.orders", sent) == set()
         (connect,) = r.workers
 
-        scram = r.clusters["scram"]
-        new = f"rotated-{scram.password}"
-        r.clients.alter_scram(r.client("scram"), "mover", "SCRAM-SHA-512", new)
-        scram.password = new
-        r.secret_config["scram.password"] = new
+        rotate_scram(r, "scram", "mover")
         puts = len(r.config_puts)
         r.update(r.render())
         assert r.rolled == []
@@ -260,10 +231,10 @@ def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
             f"repl-scram-plain-{k}" for k in ("checkpoint", "heartbeat", "source")]
         running(r)
         produce("after")
-        twice = copied_twice()
+        twice = copied_at_least_once(r, "plain", "rot.orders", sent)
         time.sleep(2 * REAUTH)
         produce("well-after")
-        assert copied_twice() == twice <= {f"before-k{i}" for i in range(4)}, twice
+        assert copied_at_least_once(r, "plain", "rot.orders", sent) == twice <= {f"before-k{i}" for i in range(4)}, twice
         worker = r.workers[connect]
         assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}
 

@@ -8,7 +8,9 @@ loses the Connect cluster's state). Change them only with `aliases` and a migrat
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # The project: the Pulumi project name and the prefix of its config keys.
 PROJECT = "kafka-replication"
@@ -65,6 +67,16 @@ CONNECT_STORAGE = (
     ConnectStorage("status.storage.topic", "statusStorageTopic", "status storage topic", "connect-cluster-status",
                    "status_storage_topic"),
 )
+
+
+def connect_identity(spec: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, str]:
+    """A KafkaConnect's group id and storage topics as the operator hands them to the worker, by
+    worker property: the v1 spec field, else the `config` key, else Strimzi's default
+    (KafkaConnectCluster.fromCrd, extractAndRemoveValueFromConfig, 0.49.0 to 0.51.0; before
+    0.49 there is no field, and from 1.0 the key is forbidden and the field required). `config`
+    is the KafkaConnect's `spec.config` as the operator keeps it (its forbidden keys dropped)."""
+    return {s.key: str(spec.get(s.field) or config.get(s.key) or s.default) for s in CONNECT_STORAGE}
+
 
 # DistributedConfig.SCHEDULED_REBALANCE_MAX_DELAY_MS_CONFIG and its default (5 minutes): how long
 # the incremental cooperative assignor holds the tasks of a worker that left (a pod removed or

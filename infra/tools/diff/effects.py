@@ -399,13 +399,10 @@ def _renames(before: Mapping[str, Any], after: Mapping[str, Any], count: int) ->
 
 
 def _connect_state(obj: Mapping[str, Any]) -> dict[str, str]:
-    """A KafkaConnect's identity, by label, as the operator hands it to the worker: the v1 spec
-    field, else the `spec.config` key, else Strimzi's default (KafkaConnectCluster.fromCrd,
-    extractAndRemoveValueFromConfig, 0.49.0 to 0.51.0; the config key alone before, the field
-    alone from 1.0, where the key is forbidden and the field required)."""
+    """A KafkaConnect's identity, by label, as the worker gets it (names.connect_identity)."""
     spec = obj.get("spec") or {}
-    config = spec.get("config") or {}
-    return {s.label: str(spec.get(s.field) or config.get(s.key) or s.default) for s in names.CONNECT_STORAGE}
+    identity = names.connect_identity(spec, spec.get("config") or {})
+    return {s.label: identity[s.key] for s in names.CONNECT_STORAGE}
 
 
 def _connector_home(obj: Mapping[str, Any]) -> tuple[str, str]:

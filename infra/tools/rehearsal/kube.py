@@ -56,19 +56,10 @@ class ApiServerKube:
             # ConfigMap deleted and created again would be missing, for a moment, to a worker
             # whose config provider reads it then); replaced only where the server refuses the
             # update (a field it holds immutable).
-            if obj["kind"] != "Namespace" and not self._update(obj):
+            if obj["kind"] != "Namespace" and not self.client.update(obj):
                 self.client.remove(obj)
                 self.client.create(obj)
         return True
-
-    def _update(self, obj: dict[str, Any]) -> bool:
-        path = f"{self.client._collection(obj)}/{obj['metadata']['name']}"
-        status, live = self.client.request("GET", path)
-        if status != 200:
-            return False
-        body = {**obj, "metadata": {**obj["metadata"], "resourceVersion": live["metadata"]["resourceVersion"]}}
-        status, _ = self.client.request("PUT", path, body)
-        return status == 200
 
     def token(self, namespace: str, service_account: str) -> str:
         status, body = self.client.request(

@@ -123,6 +123,17 @@ class Client:
             if exc.status != 409:
                 raise
 
+    def update(self, obj: JSON) -> bool:
+        """PUT the object over the one of its name, at that one's resourceVersion (an update in
+        place, as `kubectl replace` makes it); False when there is none or the server refuses it
+        (a field it holds immutable)."""
+        path = f"{self._collection(obj)}/{obj['metadata']['name']}"
+        status, live = self.request("GET", path)
+        if status != 200:
+            return False
+        body = {**obj, "metadata": {**obj["metadata"], "resourceVersion": live["metadata"]["resourceVersion"]}}
+        return self.request("PUT", path, body)[0] == 200
+
     def delete(self, obj: JSON) -> None:
         status, body = self.request("DELETE", f"{self._collection(obj)}/{obj['metadata']['name']}")
         if status not in (200, 202, 404):

@@ -64,13 +64,10 @@ CERTS_MOUNT = "/opt/kafka/connect-certs"         # KafkaConnectCluster.TLS_CERTS
 STORE_DIR = "/tmp/kafka"                         # kafka_connect_run.sh
 CUSTOM_CONFIG = "/opt/kafka/custom-config"       # KafkaConnectCluster.KAFKA_CONNECT_CONFIG_VOLUME_MOUNT
 METRICS_JSON = f"{CUSTOM_CONFIG}/metrics-config.json"  # MetricsModel.CONFIG_MAP_KEY, as kafka_connect_run.sh reads it
-# KafkaConnectConfiguration.DEFAULTS: the converters at every tag here; the group and storage
-# topics too up to 0.48.0 (from 1.0 they are spec fields, `groupId` and `*StorageTopic`).
+# KafkaConnectConfiguration.DEFAULTS: the converters at every tag here; the group id and storage
+# topics come from names.connect_identity (the spec fields, the config, Strimzi's defaults).
 CONVERTER_DEFAULTS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
                       "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
-GROUP_DEFAULTS = {s.key: s.default for s in names.CONNECT_STORAGE}
-# KafkaConnectConfigurationBuilder.withGroupIdAndInternalTopics (1.2.0): the v1 spec fields.
-GROUP_FIELDS = {s.field: s.key for s in names.CONNECT_STORAGE}
 STRIMZI_PROVIDERS = {  # KafkaConnectConfigurationBuilder.printConfigProviders (0.48.0, 1.2.0)
     "config.providers.strimzienv.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
     "config.providers.strimzienv.param.allowlist.pattern": ".*",
@@ -173,11 +170,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         protocol = "SASL_SSL" if protocol == "SSL" else "SASL_PLAINTEXT"
     trusted = [(c["secretName"], trusted_keys(c, secrets)) for c in (tls or {}).get("trustedCertificates", [])]
     user = {k: _string(v) for k, v in spec.get("config", {}).items() if not connect_config_forbidden(release, k)}
-    # The group id and storage topics: the v1 spec field, else the config key, else the default
-    # (KafkaConnectCluster.fromCrd, extractAndRemoveValueFromConfig at 0.51.0; before 0.49 there
-    # is no field and DEFAULTS holds them; from 1.0 the field is required and the key forbidden).
-    user = {**GROUP_DEFAULTS, **CONVERTER_DEFAULTS, **user,
-            **{key: _string(spec[f]) for f, key in GROUP_FIELDS.items() if f in spec}}
+    user = {**CONVERTER_DEFAULTS, **user, **names.connect_identity(spec, user)}
     props: dict[str, str] = {"bootstrap.servers": spec["bootstrapServers"]}
     env: dict[str, str] = {}
     objects: list[dict[str, Any]] = []

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from infra.core.releases import Flavour, find
 from tests.support.replication import RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, rehearsal, running
 from tests.support.stacks import RUNTIME_RELEASES
 
@@ -194,13 +195,7 @@ SOURCE_ROTATION = {
     "flows": [{"source": "scram", "target": "plain", "topics": ["rot\\..*"], "replicationPolicy": "identity",
                "topicsExclude": [".*heartbeats"]}],
 }
-# The oldest and the newest Strimzi config provider (1.1.2 on CSM 1.2, 1.2.2 on 1.2.0), which the
-# connectors read the source's credentials through.
-SOURCE_ROTATION_RELEASES = [("csm", "1.2"), ("strimzi", "1.2.0")]
-
-
-@pytest.mark.parametrize("flavour,version", SOURCE_ROTATION_RELEASES,
-                         ids=[f"{f}-{v}" for f, v in SOURCE_ROTATION_RELEASES])
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, version, runtime_api, tmp_path):
     """A real SCRAM user of the source whose password changes on the broker, then in the stack,
     applied as `pulumi up` applies it: the source Secret is replaced (a new uid), so exactly the
@@ -241,13 +236,7 @@ def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
 
 # ------------------------------------------------------------------ Connect replicas
 
-# Scaling is the Connect group's rebalancing (incremental cooperative since Kafka 2.3, on every
-# line here); the operator only adds or removes pods. One release keeps the tier's time: the
-# newest (CSM 1.2's Kafka 3.8 passed it too when it was written).
-SCALING = [("strimzi", "1.2.0")]
-
-
-@pytest.mark.parametrize("flavour,version", SCALING, ids=[f"{f}-{v}" for f, v in SCALING])
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_connect_replicas_scaled_on_a_replicating_flow(flavour, version, runtime_api, tmp_path):
     """`connect.replicas` 1 → 2 → 1 on a flow that replicates, applied as `pulumi up` applies it
     and as the operator scales (Rehearsal `scale`: the pods added or removed, none rolled): the
@@ -292,16 +281,22 @@ def test_connect_replicas_scaled_on_a_replicating_flow(flavour, version, runtime
 # ------------------------------------------------------------------ a split over Connect clusters
 
 
-def test_a_replicating_flow_split_over_two_connect_clusters_copies_nothing_again(runtime_api, tmp_path):
+# Offsets requests need Strimzi 0.44 or later: every runtime release but CSM 1.2 (whose refusal
+# test_runtime_offsets.py holds).
+OFFSETS_RELEASES = [(f, v) for f, v in RUNTIME_RELEASES if find(Flavour(f), v).offset_management]
+
+
+@pytest.mark.parametrize("flavour,version", OFFSETS_RELEASES, ids=[f"{f}-{v}" for f, v in OFFSETS_RELEASES])
+def test_a_replicating_flow_split_over_two_connect_clusters_copies_nothing_again(flavour, version, runtime_api,
+                                                                                  tmp_path):
     """docs/operations.md "Scaling a running flow", the split without copying again: the flow's
     source connector stopped with its offsets listed; the split deployed with each part's source
     connector stopped and its offsets altered to the listed ones for its topics; then running.
     The old Connect cluster goes, two new ones (new group ids) take its topics, and every record,
-    those produced while it was stopped too, arrives once. Offsets requests need Strimzi 0.44 or
-    later: Strimzi 1.2.0's worker."""
+    those produced while it was stopped too, arrives once."""
     import json
 
-    topo = dev_for_runtime("strimzi", "1.2.0")
+    topo = dev_for_runtime(flavour, version)
     topo["flows"][0]["heartbeats"] = False
     topics = {"test.a": "us-west.test.a", "test.b": "us-west.test.b"}
     with rehearsal(topo, tmp_path, runtime_api) as r:

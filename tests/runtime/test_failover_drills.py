@@ -7,9 +7,10 @@ accounted for by key: none skipped, and the duplicates exactly those the group r
 last offset sync (the checkpoint connector is paused before the group's last reads, so that
 window is the drill's own and not a race with the sync interval).
 
-Real Kafka brokers, Connect workers with MirrorMaker 2 and the readiness command; Strimzi 1.2.0's
-worker (what the drills hold is MirrorMaker 2's checkpoints and group offset sync; the readiness
-check runs on the oldest and newest Kafka lines in test_runtime_failover.py)."""
+Real Kafka brokers, Connect workers with MirrorMaker 2 and the readiness command, on every
+runtime release (what the drills hold is MirrorMaker 2's checkpoints, group offset sync and
+offset management, each release's own Kafka). CSM 1.2 has no offsets requests: its identity
+failback sets the reversed flow's offsets through the Connect REST API, as the runbook says."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ import copy
 import pytest
 
 from infra.core.errors import TopologyError
-from infra.tools.rehearsal import jars
+from infra.tools.rehearsal import jars, offsets
 from tests.runtime.test_runtime_failover import readiness_run
-from tests.support.replication import dev_for_runtime, eventually, rehearsal, running
+from tests.support.replication import RUNTIME_IDS, dev_for_runtime, eventually, rehearsal, running
+from tests.support.stacks import RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
 
@@ -39,9 +41,10 @@ def keys(records: list[dict]) -> list[str]:
     return sorted(r["key"] for r in records)
 
 
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 @pytest.mark.parametrize("policy", ["default", "identity"])
-def test_failover_on_disaster_then_failback(policy, runtime_api, tmp_path):
-    topo = dev_for_runtime("strimzi", "1.2.0")
+def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_api, tmp_path):
+    topo = dev_for_runtime(flavour, version)
     flow = topo["flows"][0]
     flow["heartbeats"] = False
     flow["groups"] = [GROUP]
@@ -166,13 +169,24 @@ def failback_identity(r, topo: dict, history: list[dict], after: list[dict], end
         r.render(back)
     assert [str(p) for p in refused.value.problems][0].startswith("flows[0] (repl-us-east-us-west)")
     back["flows"][0]["state"] = {"source": "stopped"}
-    back["flows"][0]["offsets"] = [{
-        "connector": f"{REVERSE}-source", "action": "alter", "request": "failback",
-        "offsets": [{"topic": TOPIC, "partition": int(k.rsplit(":", 1)[1]), "offset": v - 1}
-                    for k, v in sorted(ends.items())]}]
-    r.update(r.render(back))
+    at = [{"topic": TOPIC, "partition": int(k.rsplit(":", 1)[1]), "offset": v - 1} for k, v in sorted(ends.items())]
+    if r.release.offset_management:
+        back["flows"][0]["offsets"] = [
+            {"connector": f"{REVERSE}-source", "action": "alter", "request": "failback", "offsets": at}]
+        r.update(r.render(back))
+        del back["flows"][0]["offsets"]  # carried out: removed in the change that sets it running
+    else:
+        # No offsets requests (CSM 1.2): deployed stopped with the acknowledgement the refusal
+        # names, and the offsets set through the Connect REST API, as the runbook's PATCH does.
+        assert "through the Connect REST API (PATCH /connectors/<name>/offsets" in str(refused.value.problems[0])
+        back["flows"][0]["acknowledgeReplayedHistory"] = True
+        r.update(r.render(back))
+        worker = r.workers[(REVERSE, REVERSE)]
+        offsets.wait_stopped(worker, f"{REVERSE}-source", 60)
+        worker.request("PATCH", f"/connectors/{REVERSE}-source/offsets", {"offsets": [
+            {"partition": {"cluster": "us-east", "topic": o["topic"], "partition": o["partition"]},
+             "offset": {"offset": o["offset"]}} for o in at]})
     back["flows"][0]["state"] = {"source": "running"}
-    del back["flows"][0]["offsets"]  # carried out: removed in the change that sets it running
     r.update(r.render(back))
     running(r)
     eventually("the new records copied back", lambda: r.clients.end_offsets(source, [TOPIC]) == {

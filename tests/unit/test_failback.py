@@ -15,13 +15,14 @@ REFUSAL = ("flows[0] (repl-us-east-us-west): startFrom: got 'earliest'; expected
            "this identity flow reverses the deployed flow repl-us-west-us-east (us-west -> us-east), and from the "
            "earliest offsets it would copy every record still retained on us-east back into the same-named topics of "
            "us-west, those that came from us-west included. Deploy it with state.source: stopped and an offsets alter "
-           "of repl-us-east-us-west-source at us-east's end offsets when the failover stopped replication, then "
+           "of repl-us-east-us-west-source at us-east's end offsets when the failover stopped replication, minus one, "
+           "then "
            "running (docs/operations.md#controlled-failback); or startFrom: latest if nothing was produced on "
            "us-east since; or acknowledgeReplayedHistory: true to copy it all")
 
 
-def forward(policy: str = "identity") -> dict:
-    t = on_release(doc_topology(), "csm", "1.4")  # offsets as code from CSM 1.4
+def forward(policy: str = "identity", version: str = "1.4") -> dict:
+    t = on_release(doc_topology(), "csm", version)  # offsets as code from CSM 1.4
     t["flows"][0].update({"replicationPolicy": policy, "topicsExclude": [".*heartbeats"]})
     t["clusters"]["us-west"]["security"]["tls"] = {"trust": "pem"}  # a target on failback: PEM trust
     return t
@@ -53,6 +54,24 @@ def refusal(tmp_path, t: dict, previous: dict) -> list[str]:
 def test_an_identity_failback_from_the_earliest_offsets_is_refused(tmp_path):
     t = forward()
     assert refusal(tmp_path, reversed_of(t), deployed(tmp_path, t)) == [REFUSAL]
+
+
+def test_without_offsets_requests_the_refusal_gives_the_rest_api_route(tmp_path):
+    """CSM 1.2 (Strimzi 0.43) has no offsets requests: the remedy is the Connect REST API, with
+    the flow deployed stopped and the acknowledgement, as the runbook and the drill on that
+    release do (tests/runtime/test_failover_drills.py)."""
+    t = forward(version="1.2")
+    assert refusal(tmp_path, reversed_of(t), deployed(tmp_path, t)) == [REFUSAL.replace(
+        "Deploy it with state.source: stopped and an offsets alter of repl-us-east-us-west-source at us-east's end "
+        "offsets when the failover stopped replication, minus one, then running",
+        "Deploy it with state.source: stopped and acknowledgeReplayedHistory: true, set the offsets of "
+        "repl-us-east-us-west-source at us-east's end offsets when the failover stopped replication, minus one, "
+        "through the Connect REST API (PATCH /connectors/<name>/offsets: csm 1.2 has no offsets requests), then "
+        "running")]
+    objects = render_topology(at(tmp_path, "acknowledged"), reversed_of(
+        t, state={"source": "stopped"}, acknowledgeReplayedHistory=True), previous_outputs=deployed(tmp_path, t)).objects()
+    assert [o["spec"]["state"] for o in objects if o["kind"] == "KafkaConnector"
+            and o["metadata"]["name"] == "repl-us-east-us-west-source"] == ["stopped"]
 
 
 @pytest.mark.parametrize("changes", [

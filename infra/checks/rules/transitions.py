@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.core.errors import Problem
+from infra.core.releases import find
 from infra.topology.resolution import Direction, Model
 from infra.topology.schema import ExactlyOnce, OffsetsAction, Policy, StartFrom
 
@@ -91,20 +92,28 @@ def check_failback(model: Model, previous_flows: Mapping[str, Any] | None) -> li
     reversed_ = {(str(f.get("targetAlias")), str(f.get("sourceAlias"))): name for name, f in previous_flows.items()
                  if isinstance(f, Mapping) and f.get("replicationPolicy") == Policy.identity.value}
     current = {d.name for d in model.flows}
+    release = find(model.topology.operator.flavour, model.topology.operator.version)
     problems = []
     for d in failback_candidates(model):
         flow = d.flow
         forward = reversed_.get((flow.source, flow.target))
         if forward is None or forward in current or d.name in previous_flows:
             continue
-        sources = [d.names(p).source_connector(s.name) for p in d.parts for s in p.sources]
+        sources = ", ".join(d.names(p).source_connector(s.name) for p in d.parts for s in p.sources)
+        at = f"at {flow.source}'s end offsets when the failover stopped replication, minus one"
+        if release is not None and not release.offset_management:
+            # No offsets requests on this release (infra/plan/offsets.py): the Connect REST API
+            # sets them, which the program cannot see, so the acknowledgement is the user's.
+            start = (f"Deploy it with state.source: stopped and acknowledgeReplayedHistory: true, set the offsets of "
+                     f"{sources} {at}, through the Connect REST API (PATCH /connectors/<name>/offsets: "
+                     f"{release.name} has no offsets requests), then running")
+        else:
+            start = f"Deploy it with state.source: stopped and an offsets alter of {sources} {at}, then running"
         problems.append(Problem(
             d.where, "startFrom", flow.startFrom.value,
             f"a start where the failover left: this identity flow reverses the deployed flow {forward} "
             f"({flow.target} -> {flow.source}), and from the earliest offsets it would copy every record still "
             f"retained on {flow.source} back into the same-named topics of {flow.target}, those that came from "
-            f"{flow.target} included. Deploy it with state.source: stopped and an offsets alter of "
-            f"{', '.join(sources)} at {flow.source}'s end offsets when the failover stopped replication, then "
-            "running (docs/operations.md#controlled-failback); or startFrom: latest if nothing was produced on "
-            f"{flow.source} since; or acknowledgeReplayedHistory: true to copy it all"))
+            f"{flow.target} included. {start} (docs/operations.md#controlled-failback); or startFrom: latest if "
+            f"nothing was produced on {flow.source} since; or acknowledgeReplayedHistory: true to copy it all"))
     return problems

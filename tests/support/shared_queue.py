@@ -1,0 +1,66 @@
+"""Several pytest processes sharing one tier's tests, each test run by exactly one of them.
+
+`make test` runs the runtime tier in two processes: one from the start, the second once the
+tiers that need no server are done (docs/performance.md). A test of this tier waits on brokers
+and workers for about half of its time, so two side by side keep the two cores busy where one
+leaves one idle. Which process runs which test is decided as they go, not split up front: the
+tests' lengths differ by minutes, and a process that finishes early takes the next one.
+
+With `KAFKA_REPLICATION_TEST_QUEUE=<dir>` set, a process runs a test only after claiming it: the
+file `<dir>/<n>` made with O_EXCL, `n` the test's index in the collection (every process
+collects the same tests, in the same order). A process claims the next test before running the
+current one, so that pytest tears down after each test only what the next one it runs does not
+share (`nextitem`), as a single process does. Unset, this plugin does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+QUEUE = "KAFKA_REPLICATION_TEST_QUEUE"
+RAN = pytest.StashKey[tuple[int, int]]()  # (tests this process ran, tests in the queue)
+
+
+def claimed(items: list[pytest.Item], directory: Path) -> Iterator[pytest.Item]:
+    """The items this process claims, in order: each one no other process claimed first."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for index, item in enumerate(items):
+        try:
+            os.close(os.open(directory / str(index), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            continue
+        yield item
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> object:
+    directory = os.environ.get(QUEUE)
+    if not directory or session.config.option.collectonly:
+        return None  # pytest's own loop
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
+    mine = claimed(list(session.items), Path(directory))
+    item, ran = next(mine, None), 0
+    session.config.stash[RAN] = (0, len(session.items))
+    while item is not None:
+        following = next(mine, None)
+        ran += 1
+        session.config.stash[RAN] = (ran, len(session.items))
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+        if session.shouldfail:
+            raise session.Failed(session.shouldfail)
+        if session.shouldstop:
+            raise session.Interrupted(session.shouldstop)
+        item = following
+    return True
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if os.environ.get(QUEUE) and not config.option.collectonly:
+        ran, queued = config.stash.get(RAN, (0, 0))
+        terminalreporter.write_line(f"shared queue {os.environ[QUEUE]}: this process ran {ran} of its {queued} "
+                                    "selected tests; another process ran the others")

@@ -1,0 +1,89 @@
+"""The runtime tier's shared queue (tests/support/shared_queue.py), on a small suite of its own
+run by real pytest processes: each test runs in exactly one of them, and fixtures shared by
+several tests are set up and torn down as a single process would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.shared_queue import QUEUE
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = {
+    "conftest.py": "from tests.support.shared_queue import pytest_runtestloop, pytest_terminal_summary\n",
+    "test_a.py": '''
+import os, pytest
+LOG = os.environ["LOG"]
+def note(text):
+    with open(LOG, "a") as f:
+        f.write(text + "\\n")
+@pytest.fixture(scope="module")
+def shared():
+    note("setup a")
+    yield
+    note("teardown a")
+@pytest.mark.parametrize("n", range(4))
+def test_a(shared, n):
+    note(f"a{n}")
+''',
+    "test_b.py": '''
+from test_a import note
+def test_b():
+    note("b")
+''',
+}
+
+
+def run(suite: Path, queue: Path, log: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, QUEUE: str(queue), "LOG": str(log), "PYTHONPATH": f"{ROOT}:{suite}"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, str(suite)],
+                          cwd=suite, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def suite(tmp_path) -> Path:
+    for name, text in SUITE.items():
+        (tmp_path / "suite" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "suite" / name).write_text(text)
+    return tmp_path / "suite"
+
+
+def test_each_test_runs_in_the_process_that_claimed_it(suite, tmp_path):
+    queue, log = tmp_path / "queue", tmp_path / "log"
+    queue.mkdir()
+    for index in (1, 2, 4):  # claimed by another process: a1, a2 and b
+        (queue / str(index)).touch()
+    first = run(suite, queue, log)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert log.read_text().split("\n")[:-1] == ["setup a", "a0", "a3", "teardown a"]
+    assert "2 passed" in first.stdout
+    assert (f"shared queue {queue}: this process ran 2 of its 5 selected tests; another process ran the others"
+            in first.stdout)
+    assert sorted(int(p.name) for p in queue.iterdir()) == [0, 1, 2, 3, 4]
+
+    # A second process finds every test claimed: it runs none, and does not fail for it.
+    second = run(suite, queue, tmp_path / "log2")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert not (tmp_path / "log2").exists()
+    assert "this process ran 0 of its 5 selected tests" in second.stdout
+
+
+def test_without_the_queue_pytest_runs_everything_itself(suite, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != QUEUE}
+    env.update(LOG=str(tmp_path / "log"), PYTHONPATH=f"{ROOT}:{suite}")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(suite)], cwd=suite,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "log").read_text().split("\n")[:-1] == ["setup a", "a0", "a1", "a2", "a3", "teardown a", "b"]
+
+
+def test_a_failure_in_a_claimed_test_fails_its_process(suite, tmp_path):
+    (suite / "test_b.py").write_text("def test_b():\n    assert 1 == 2\n")
+    queue = tmp_path / "queue"
+    done = run(suite, queue, tmp_path / "log")
+    assert done.returncode == 1 and "1 failed, 4 passed" in done.stdout, done.stdout

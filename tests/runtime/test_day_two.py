@@ -123,6 +123,19 @@ def copied_at_least_once(r, alias: str, topic: str, sent: list[dict]) -> set[str
     assert all(part.count(k) <= 2 for part in keys for k in part), keys
     return {k for part in keys for k in part if part.count(k) > 1}
 
+def replicating(r, source: str, target: str) -> tuple[Ledger, tuple[str, str]]:
+    """The rotation tests' start: `rot.orders` on the source, four records, the stack deployed
+    and every record on the target once. Returns the ledger and the one Connect cluster."""
+    r.clients.create_topics(r.client(source), {"rot.orders": 2})
+    ledger = Ledger(r, "rot.orders", "rot.orders", source=source, target=target)
+    ledger.produce("before")
+    r.deploy()
+    running(r)
+    ledger.holds_exactly()
+    (connect,) = r.workers
+    return ledger, connect
+
+
 ROTATION = {
     "operator": {},
     "clusters": {
@@ -152,15 +165,8 @@ def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
 
     topo = for_runtime(on_release(ROTATION, flavour, version))
     with rehearsal(topo, tmp_path, runtime_api, reauthenticate={"scram": REAUTH}) as r:
-        r.clients.create_topics(r.client("plain"), {"rot.orders": 2})
-        ledger = Ledger(r, "rot.orders", "rot.orders", source="plain", target="scram")
-        produce, holds_exactly, sent = ledger.produce, ledger.holds_exactly, ledger.sent
-
-        produce("before")
-        r.deploy()
-        running(r)
-        holds_exactly()
-        (connect,) = r.workers
+        ledger, connect = replicating(r, "plain", "scram")
+        produce, sent = ledger.produce, ledger.sent
 
         # The password changes on the broker first (the old one stops working for new sessions),
         # then in the stack.
@@ -230,6 +236,94 @@ def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
         time.sleep(2 * REAUTH)
         produce("well-after")
         assert copied_at_least_once(r, "plain", "rot.orders", sent) == twice <= {f"before-k{i}" for i in range(4)}, twice
+        worker = r.workers[connect]
+        assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}
+
+
+CERTIFICATES = {
+    "operator": {},
+    "clusters": {
+        alias: {"bootstrapServers": f"{alias}-kafka.kafka-{alias}:9093",
+                "security": {"protocol": "SSL", "tls": {"trust": "pem", "clientCertificate": True}}}
+        for alias in ("east", "west")},
+    "flows": [{"source": "west", "target": "east", "topics": ["rot\\..*"], "replicationPolicy": "identity",
+               "topicsExclude": [".*heartbeats"], "heartbeats": False}],
+}
+
+
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(flavour, version, runtime_api,
+                                                                               tmp_path):
+    """A CA rotation of both clusters of a mutual-TLS flow, in the runbook's order, each stack
+    change applied as `pulumi up` applies it: the brokers accept client certificates of the new
+    CA beside the old; the stack takes the new client certificates and trusts both CAs (a
+    bundle): the Connect cluster rolls (its target material, operator.auth_hash) and exactly the
+    connectors (source and checkpoint) get their configs again (their source Secret's uid); the brokers move to
+    the new CA alone, their own certificates and the clients they accept (restarted, so every
+    connection is made again: a client still holding the old certificate, or trusting only the
+    old CA, is refused); the stack retires the old CA: a roll again, and nothing else. Every
+    record arrives, in order per partition; those sent before the brokers' restarts at most
+    twice (a task cut off mid-flush), and nothing twice afterwards."""
+    from infra.tools.rehearsal import jars, material
+    from tests.support.replication import for_runtime
+    from tests.support.stacks import on_release
+
+    topo = for_runtime(on_release(CERTIFICATES, flavour, version))
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        ledger, connect = replicating(r, "west", "east")
+        produce, sent = ledger.produce, ledger.sent
+        aliases = ("east", "west")
+        old = {a: r.clusters[a].material for a in aliases}
+        new = {a: material.for_cluster(a, tuple(h for h, _ in r.clusters[a].hosts), generation=1) for a in aliases}
+
+        def restart(alias: str) -> None:
+            cluster = r.clusters[alias]
+            cluster.stop()
+            cluster.start(jars.classpath(r.release))
+
+        # 1. The brokers accept the new CA's client certificates beside the old one's.
+        for a in aliases:
+            r.clusters[a].client_cas = new[a].ca_pem
+            restart(a)
+        # 2. The stack: the new client certificates, and both CAs trusted.
+        for a in aliases:
+            r.secret_config.update({f"{a}.caCert": old[a].ca_pem + new[a].ca_pem,
+                                    f"{a}.clientCert": new[a].client_cert_pem, f"{a}.clientKey": new[a].client_key_pem})
+        puts = len(r.config_puts)
+        r.update(r.render())
+        assert r.rolled == [connect]
+        assert sorted(name for _, name in r.config_puts[puts:]) == [
+            f"repl-west-east-{k}" for k in ("checkpoint", "source")]
+        running(r)
+        produce("window")
+        copied_at_least_once(r, "east", "rot.orders", sent)
+
+        # 3. The brokers on the new CA alone: their certificates, and the clients they accept.
+        for a in aliases:
+            r.clusters[a].material, r.clusters[a].client_cas = new[a], ""
+            restart(a)
+            # What a client that kept the old certificate meets now.
+            stale = {**r.client(a), "ssl.keystore.certificate.chain": old[a].client_cert_pem,
+                     "ssl.keystore.key": old[a].client_key_pem}
+            with pytest.raises(RuntimeError) as refused:
+                r.clients.topics(stale)
+            assert "SslAuthenticationException" in str(refused.value), str(refused.value)
+        produce("new-ca")
+        copied_at_least_once(r, "east", "rot.orders", sent)
+
+        # 4. The old CA retired from the stack (the clusters' material is the new one now).
+        for a in aliases:
+            del r.secret_config[f"{a}.caCert"], r.secret_config[f"{a}.clientCert"], r.secret_config[f"{a}.clientKey"]
+        puts = len(r.config_puts)
+        r.update(r.render())
+        assert r.rolled == [connect, connect]
+        assert sorted(name for _, name in r.config_puts[puts:]) == [
+            f"repl-west-east-{k}" for k in ("checkpoint", "source")]
+        running(r)
+        twice = copied_at_least_once(r, "east", "rot.orders", sent)
+        produce("retired")
+        assert copied_at_least_once(r, "east", "rot.orders", sent) == twice
+        assert twice <= {f"{tag}-k{i}" for tag in ("before", "window") for i in range(4)}, twice
         worker = r.workers[connect]
         assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}
 

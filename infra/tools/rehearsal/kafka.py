@@ -37,6 +37,9 @@ class KafkaCluster:
     # KIP-368), where a rehearsal rotates credentials: a client still holding a rotated-away
     # password then fails within that time instead of at its next reconnect.
     reauthenticate_seconds: int | None = None
+    # CA certificates (PEM) whose client certificates the broker accepts beside its own CA's: a
+    # rotation's window, in which clients move to certificates of the new CA.
+    client_cas: str = ""
     material: materials.ClusterMaterial = field(init=False)
     process: Process | None = None
 
@@ -100,7 +103,7 @@ class KafkaCluster:
             keystore = self.directory / "broker.pem"
             keystore.write_text(self.material.server_key_pem + self.material.server_cert_pem)
             trust = self.directory / "ca.pem"
-            trust.write_text(self.material.ca_pem)
+            trust.write_text(self.material.ca_pem + self.client_cas)
             props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore),
                           "ssl.truststore.type": "PEM", "ssl.truststore.location": str(trust)})
             if tls.clientCertificate:

@@ -57,10 +57,13 @@ class ClusterMaterial:
 
 
 @lru_cache(maxsize=None)
-def for_cluster(alias: str, hosts: tuple[str, ...]) -> ClusterMaterial:
-    """Material for the cluster `alias`, its broker certificate valid for `hosts`."""
+def for_cluster(alias: str, hosts: tuple[str, ...], generation: int = 0) -> ClusterMaterial:
+    """Material for the cluster `alias`, its broker certificate valid for `hosts`. A later
+    `generation` is a rotation's: a CA of its own (named apart, so that a bundle of the old and
+    the new CA holds two subjects), certificates issued by it, the same client name."""
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (x509.CertificateBuilder().subject_name(_name(f"{alias}-ca")).issuer_name(_name(f"{alias}-ca"))
+    ca_name = _name(f"{alias}-ca" if generation == 0 else f"{alias}-ca-{generation}")
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
           .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
           .not_valid_before(_NOT_BEFORE).not_valid_after(_NOT_AFTER)
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)

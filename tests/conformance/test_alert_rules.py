@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from infra.plan import monitoring
-from tests.support.monitoring import (CLIENT, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, healthy, replace,
-                                      series, stack_objects)
+from tests.support.monitoring import (CLIENT, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, healthy,
+                                      quiet_cases, replace, series, stack_objects)
 from tests.support.stacks import ROOT, unavailable
 
 PROMTOOL_CACHE = Path.home() / ".cache" / "kafka-replication" / "promtool" / "usr" / "bin" / "promtool"
@@ -74,6 +74,15 @@ def unit_tests() -> dict:
     tests.append({"name": "healthy: nothing fires", "interval": "1m", "input_series": healthy(),
                   "alert_rule_test": [{"eval_time": t, "alertname": a, "exp_alerts": []}
                                       for a in ALERTS for t in ("5m", "15m", "35m")]})
+    # Healthy situations that page no one: only the alerts named fire (a catch-up is old records,
+    # not a slow target; a filter that drops records is no stuck task).
+    as_fired = {alert: expected for alert, _, _, expected in cases}
+    for what, inputs, firing in quiet_cases():
+        name = f"{what}: only {', '.join(firing)} fires" if firing else f"{what}: no alert fires"
+        tests.append({"name": name, "interval": "1m", "input_series": inputs,
+                      "alert_rule_test": [{"eval_time": t, "alertname": a,
+                                           "exp_alerts": as_fired[a] if a in firing else []}
+                                          for a in ALERTS for t in ("15m", "35m")]})
     # A lag over the threshold that shrinks is no alert (the connector catches up).
     tests.append({"name": "a shrinking lag does not fire", "interval": "1m",
                   "input_series": replace(healthy(), series("kafka_consumer_fetch_manager_records_lag", "50000-100x40",
@@ -99,3 +108,25 @@ def test_promtool_unit_tests_can_fail(tmp_path):
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
     done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert done.returncode != 0 and "FAILED" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("alert,old_expr,case", [
+    # Latency alone: a catch-up's old records page as a slow target.
+    ("KafkaReplicationLatencyHigh",
+     'max by (flow, connect_cluster, source, target, topic) '
+     '(kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max) > 60000', "a catch-up"),
+    # Writes instead of polls: a loop filter's passive direction pages as a stuck task.
+    ("KafkaReplicationNoProgress", None, "a loop filter dropping every record"),
+])
+def test_the_quiet_cases_refuse_the_rules_that_paged_on_them(alert, old_expr, case, tmp_path):
+    """The rules before their redesign (latency alone; progress judged on what was written) fail
+    the quiet cases: those cases do hold the rules to what a healthy flow produces."""
+    groups = groups_of(UNIT_TOPOLOGY)
+    (rule,) = [r for g in groups for r in g["rules"] if r["alert"] == alert]
+    rule["expr"] = old_expr or rule["expr"].replace("source_record_poll_total", "source_record_write_total")
+    (tmp_path / "rules.yaml").write_text(monitoring.rules_yaml(groups))
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(unit_tests(), sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode != 0
+    failed = [line for line in (done.stdout + done.stderr).splitlines() if "FAILED" in line or "name:" in line]
+    assert any(case in line for line in failed), done.stdout[-3000:] + done.stderr[-3000:]

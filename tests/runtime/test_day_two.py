@@ -11,13 +11,15 @@ drift commands themselves, kubectl and `pulumi up --refresh`, run on the engine 
 from __future__ import annotations
 
 import copy
+import re
+import shlex
 import time
 
 import pytest
 
 from infra.core.releases import Flavour, find
 from tests.support.replication import RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, rehearsal, running
-from tests.support.stacks import RUNTIME_RELEASES
+from tests.support.stacks import ROOT, RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
 
@@ -240,6 +242,29 @@ def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
         assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}
 
 
+def ca_rotation_runbook() -> list[list[tuple[str, list[str]]]]:
+    """docs/operations.md#credential-rotation, the CA rotation's `sh` block: per `pulumi up`, the
+    `pulumi config set` lines before it, each as (secret config key, the files it concatenates)."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    section = text[text.index("\n## Credential rotation\n"):]
+    block = re.search(r"```sh\n(# 1\. The brokers.*?)```", section, re.S)
+    assert block, "docs/operations.md, Credential rotation: no CA rotation block"
+    steps: list[list[tuple[str, list[str]]]] = [[]]
+    for line in block.group(1).splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        argv = shlex.split(line)
+        if argv[:2] == ["pulumi", "up"]:
+            steps.append([])
+            continue
+        assert argv[:4] == ["pulumi", "config", "set", "--secret"] and argv[5] == "--", line
+        value = re.fullmatch(r"\$\(cat ([^)]*)\)", argv[6])
+        assert value, line
+        steps[-1].append((argv[4].removeprefix("kafka-replication:us-west."), value.group(1).split()))
+    assert steps[-1] == [], "the block ends with `pulumi up`"
+    return steps[:-1]
+
+
 CERTIFICATES = {
     "operator": {},
     "clusters": {
@@ -254,12 +279,13 @@ CERTIFICATES = {
 @pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(flavour, version, runtime_api,
                                                                                tmp_path):
-    """A CA rotation of both clusters of a mutual-TLS flow, in the runbook's order, each stack
-    change applied as `pulumi up` applies it: the brokers accept client certificates of the new
+    """A CA rotation of both clusters of a mutual-TLS flow, in the runbook's order, its secret
+    config changes read from the runbook's block, each `pulumi up` applied as the stand-in
+    applies it: the brokers accept client certificates of the new
     CA beside the old; the stack takes the new client certificates and trusts both CAs (a
     bundle): the Connect cluster rolls (its target material, operator.auth_hash) and exactly the
-    connectors (source and checkpoint) get their configs again (their source Secret's uid); the brokers move to
-    the new CA alone, their own certificates and the clients they accept (restarted, so every
+    source and checkpoint connectors get their configs again (their source Secret's uid); the
+    brokers move to the new CA alone, their own certificates and the clients they accept (restarted, so every
     connection is made again: a client still holding the old certificate, or trusting only the
     old CA, is refused); the stack retires the old CA: a roll again, and nothing else. Every
     record arrives, in order per partition; those sent before the brokers' restarts at most
@@ -281,19 +307,30 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
             cluster.stop()
             cluster.start(jars.classpath(r.release))
 
+        # The runbook's secret config changes, as written: two `pulumi up`s.
+        step_2, step_4 = ca_rotation_runbook()
+
+        def apply(changes: list[tuple[str, list[str]]]) -> None:
+            """Each `pulumi config set` of the runbook, for both clusters (its files: the old or
+            new CA, the new client certificate or key), then `pulumi up` as the stand-in applies it."""
+            files = {"ca-old.crt": lambda a: old[a].ca_pem, "ca-new.crt": lambda a: new[a].ca_pem,
+                     "client-new.crt": lambda a: new[a].client_cert_pem,
+                     "client-new.key": lambda a: new[a].client_key_pem}
+            for a in aliases:
+                for key, names_ in changes:
+                    r.secret_config[f"{a}.{key}"] = "".join(files[n.removeprefix("us-west-")](a) for n in names_)
+            puts = len(r.config_puts)
+            r.update(r.render())
+            assert sorted(name for _, name in r.config_puts[puts:]) == [
+                f"repl-west-east-{k}" for k in ("checkpoint", "source")]
+
         # 1. The brokers accept the new CA's client certificates beside the old one's.
         for a in aliases:
             r.clusters[a].client_cas = new[a].ca_pem
             restart(a)
         # 2. The stack: the new client certificates, and both CAs trusted.
-        for a in aliases:
-            r.secret_config.update({f"{a}.caCert": old[a].ca_pem + new[a].ca_pem,
-                                    f"{a}.clientCert": new[a].client_cert_pem, f"{a}.clientKey": new[a].client_key_pem})
-        puts = len(r.config_puts)
-        r.update(r.render())
+        apply(step_2)
         assert r.rolled == [connect]
-        assert sorted(name for _, name in r.config_puts[puts:]) == [
-            f"repl-west-east-{k}" for k in ("checkpoint", "source")]
         running(r)
         produce("window")
         copied_at_least_once(r, "east", "rot.orders", sent)
@@ -311,14 +348,9 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
         produce("new-ca")
         copied_at_least_once(r, "east", "rot.orders", sent)
 
-        # 4. The old CA retired from the stack (the clusters' material is the new one now).
-        for a in aliases:
-            del r.secret_config[f"{a}.caCert"], r.secret_config[f"{a}.clientCert"], r.secret_config[f"{a}.clientKey"]
-        puts = len(r.config_puts)
-        r.update(r.render())
+        # 4. The old CA retired from the stack.
+        apply(step_4)
         assert r.rolled == [connect, connect]
-        assert sorted(name for _, name in r.config_puts[puts:]) == [
-            f"repl-west-east-{k}" for k in ("checkpoint", "source")]
         running(r)
         twice = copied_at_least_once(r, "east", "rot.orders", sent)
         produce("retired")

@@ -123,7 +123,8 @@ def healthy() -> list[dict]:
                target="us-east", group="test.readers", topic="us-west.test.orders", partition="0"),
         *[series("kafka_consumer_fetch_manager_records_lag", "0x40", client_id=CLIENT, topic="test_orders", partition=p)
           for p in ("0", "1")],
-        series("kafka_connect_source_task_source_record_write_total", "0+10x40", connector=SOURCE_CONNECTOR, task="0"),
+        *[series(f"kafka_connect_source_task_source_record_{m}_total", "0+10x40", connector=SOURCE_CONNECTOR, task="0")
+          for m in ("poll", "write")],
         external("kube_job_status_failed", "0x40", namespace="replication-audit",
                  job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
         external("kube_job_status_succeeded", "1x40", namespace="replication-audit",
@@ -180,18 +181,23 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                      "is not deployed yet. Deploy the stack again or set its `state` in the topology.",
                       "runbook": "docs/operations.md#kafkareplicationconnectornotrunning"}}]),
         ("KafkaReplicationLatencyHigh",
-         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max", "70000x40",
+         # Records read at once (40 ms old) and acknowledged 70 s later: the target side is slow.
+         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max", "70040x40",
                            partition="1", **SOURCE_TOPIC)),
          "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 60s for 10m", **src, **SOURCE_TOPIC},
                   "exp_annotations": {
-                      "summary": f"Replication of us-west.test.orders (flow {FLOW}) takes over 60 s",
-                      "description": "Records of us-west.test.orders reach us-east 70000 ms after they were written to "
-                                     "us-west (threshold 60 s): the target or the Connect cluster is slow (producer "
-                                     "throttling, broker load, the network between the clusters).",
+                      "summary": f"Writing us-west.test.orders to us-east takes over 60 s (flow {FLOW})",
+                      "description": "Records of us-west.test.orders wait 70000 ms between the source connector's "
+                                     "read and us-east's acknowledgement (replication latency minus record age; "
+                                     "threshold 60 s): the target or the Connect cluster's producer is slow "
+                                     "(throttling, broker load, the network to the target). How old records are "
+                                     "when they are read is KafkaReplicationRecordAgeHigh's.",
                       "runbook": "docs/operations.md#kafkareplicationlatencyhigh"}}]),
         ("KafkaReplicationRecordAgeHigh",
-         replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_age_ms_max", "400000x40",
-                           partition="0", **SOURCE_TOPIC)),
+         # A catch-up: records read 400 s after they were written, acknowledged 80 ms later (the
+         # worker records both from one timestamp: latency is never below age).
+         replace(h, *[series(f"kafka_connect_mirror_mirrorsourceconnector_{m}", v, partition="0", **SOURCE_TOPIC)
+                      for m, v in (("record_age_ms_max", "400000x40"), ("replication_latency_ms_max", "400080x40"))]),
          "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 300s for 10m", **src, **SOURCE_TOPIC},
                   "exp_annotations": {
                       "summary": f"Flow {FLOW} reads us-west.test.orders records over 300 s old",
@@ -213,13 +219,16 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
         ("KafkaReplicationNoProgress",
          replace(h, series("kafka_consumer_fetch_manager_records_lag", "7x40", client_id=CLIENT, topic="test_orders",
                            partition="0"),
-                 series("kafka_connect_source_task_source_record_write_total", "500x40", connector=running, task="0")),
-         "15m", [{"exp_labels": {"severity": "critical", "threshold": "lag > 0, nothing written in 5m for 10m", **src, "connector": running},
+                 *[series(f"kafka_connect_source_task_source_record_{m}_total", "500x40", connector=running, task="0")
+                   for m in ("poll", "write")]),
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "lag > 0, nothing polled in 5m for 10m", **src, "connector": running},
                   "exp_annotations": {
-                      "summary": f"Connector {running} writes nothing while its source has records (flow {FLOW})",
-                      "description": "Its consumer lags behind the source, yet no record was written to the target "
-                                     "for 5 minutes: the task is stuck (target unreachable or refusing writes, "
-                                     "producer blocked, a poison record), though it may not be FAILED.",
+                      "summary": f"Connector {running} reads nothing while its source has records (flow {FLOW})",
+                      "description": "Its consumer lags behind the source, yet its tasks handed no record on for 5 "
+                                     "minutes: a task is stuck (the target unreachable or refusing writes, so the "
+                                     "producer blocks and the task polls no more; a poison record), though it may "
+                                     "not be FAILED. Records a transformation drops (a loop filter) count as "
+                                     "progress.",
                       "runbook": "docs/operations.md#kafkareplicationnoprogress"}}]),
         ("KafkaReplicationCheckpointsLate",
          replace(h, series("kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", "300000x40",
@@ -283,4 +292,26 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                      "scraped (the PodMonitor, the metrics port, Prometheus' selectors), and every "
                                      "other alert of the flow is silent until they are back.",
                       "runbook": "docs/operations.md#kafkareplicationmetricsabsent"}}]),
+    ]
+
+
+def quiet_cases() -> list[tuple[str, list[dict], list[str]]]:
+    """(what, inputs, the alerts that fire) for healthy situations that once paged: each must fire
+    only the alerts named, at every evaluation."""
+    h = healthy()
+    running = f"{FLOW}-source"
+    return [
+        # A catch-up from the earliest offsets: old records, read and written at once.
+        ("a catch-up", replace(h, *[series(f"kafka_connect_mirror_mirrorsourceconnector_{m}", v, partition=p,
+                                           **SOURCE_TOPIC)
+                                    for m, v in (("record_age_ms_max", "400000x40"),
+                                                 ("replication_latency_ms_max", "400080x40")) for p in ("0", "1")]),
+         ["KafkaReplicationRecordAgeHigh"]),
+        # A bidirectional pair's passive direction: its loop filter drops every record it polls.
+        ("a loop filter dropping every record",
+         replace(h, series("kafka_consumer_fetch_manager_records_lag", "3x40", client_id=CLIENT, topic="test_orders",
+                           partition="0"),
+                 series("kafka_connect_source_task_source_record_poll_total", "0+10x40", connector=running, task="0"),
+                 series("kafka_connect_source_task_source_record_write_total", "0x40", connector=running, task="0")),
+         []),
     ]

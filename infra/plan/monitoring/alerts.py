@@ -94,7 +94,11 @@ CHECKPOINT_LATENCY = "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_
 RECORDS_LAG = "kafka_consumer_fetch_manager_records_lag"
 
 
-RECORDS_WRITTEN = "kafka_connect_source_task_source_record_write_total"
+# What the source task's poll() returned, before the transformations (WorkerSourceTask.
+# recordPollReturned); `source_record_write_total` counts what is left after them (polled minus
+# those a transformation dropped), so a flow whose filter drops every record (the loop filter of
+# a bidirectional pair used active/passive) writes nothing while it keeps up.
+RECORDS_POLLED = "kafka_connect_source_task_source_record_poll_total"
 
 
 # The source task's replication consumer: client.id `<source>-><target>|<connector>-<task>|replication-consumer`,
@@ -253,16 +257,25 @@ def connector_rules(facts: list[_FlowFacts]) -> list[JSON]:
 def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
     rules = []
     by = "flow, connect_cluster, source, target, topic"
+    # MirrorSourceTask records a record's age when it polls it (record-age-ms: now - timestamp)
+    # and its replication latency when the target acknowledges it (replication-latency-ms: now -
+    # timestamp, commitRecord), so latency is age plus the time on the target side, and a
+    # catch-up's old records carry both high. Latency minus age (per partition, the two maxima
+    # of one window) is the target side alone: never more than its slowest record's, so a source
+    # backlog never reads as a slow target; the age is RecordAgeHigh's.
     for (seconds, minutes), flows in _by_threshold(
             [((f.limits.replicationLatencySeconds, f.limits.forMinutes), f.flow.name) for f in facts]):
+        sel = _flows(flows)
         rules.append(_alert(
             "KafkaReplicationLatencyHigh",
-            f"max by ({by}) ({LATENCY_MAX}{{{_flows(flows)}}}) > {seconds * 1000}",
+            f"max by ({by}) ({LATENCY_MAX}{{{sel}}} - {RECORD_AGE_MAX}{{{sel}}}) > {seconds * 1000}",
             minutes, "warning",
-            "Replication of {{ $labels.topic }} (flow {{ $labels.flow }}) takes over " + f"{seconds} s",
-            "Records of {{ $labels.topic }} reach {{ $labels.target }} {{ $value }} ms after they were written to "
-            f"{{{{ $labels.source }}}} (threshold {seconds} s): the target or the Connect cluster is slow "
-            "(producer throttling, broker load, the network between the clusters).", f"> {seconds}s"))
+            "Writing {{ $labels.topic }} to {{ $labels.target }} takes over " + f"{seconds} s (flow {{{{ $labels.flow }}}})",
+            "Records of {{ $labels.topic }} wait {{ $value }} ms between the source connector's read and "
+            f"{{{{ $labels.target }}}}'s acknowledgement (replication latency minus record age; threshold "
+            f"{seconds} s): the target or the Connect cluster's producer is slow (throttling, broker load, the "
+            "network to the target). How old records are when they are read is KafkaReplicationRecordAgeHigh's.",
+            f"> {seconds}s"))
     for (seconds, minutes), flows in _by_threshold(
             [((f.limits.recordAgeSeconds, f.limits.forMinutes), f.flow.name) for f in facts]):
         rules.append(_alert(
@@ -299,16 +312,17 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
         sel = f"{{{_flows(flows)}, client_id=~{_q(of_these)}}}"
         keep = "flow, connect_cluster, connector"
         lag = f'label_replace({RECORDS_LAG}{sel}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})'
-        written = (f"changes({RECORDS_WRITTEN}{{{_flows(flows)}, connector=~{_q(_alternatives(connectors))}}}"
-                   f"[{window}])")
+        polled = (f"changes({RECORDS_POLLED}{{{_flows(flows)}, connector=~{_q(_alternatives(connectors))}}}"
+                  f"[{window}])")
         rules.append(_alert(
             "KafkaReplicationNoProgress",
-            f"max by ({keep}) ({lag}) > 0 unless on ({keep}) max by ({keep}) ({written}) > 0",
+            f"max by ({keep}) ({lag}) > 0 unless on ({keep}) max by ({keep}) ({polled}) > 0",
             minutes, "critical",
-            "Connector {{ $labels.connector }} writes nothing while its source has records (flow {{ $labels.flow }})",
-            f"Its consumer lags behind the source, yet no record was written to the target for {PROGRESS_WINDOW_MINUTES} "
-            "minutes: the task is stuck (target unreachable or refusing writes, producer blocked, "
-            "a poison record), though it may not be FAILED.", f"lag > 0, nothing written in {window}"))
+            "Connector {{ $labels.connector }} reads nothing while its source has records (flow {{ $labels.flow }})",
+            f"Its consumer lags behind the source, yet its tasks handed no record on for {PROGRESS_WINDOW_MINUTES} "
+            "minutes: a task is stuck (the target unreachable or refusing writes, so the producer blocks and "
+            "the task polls no more; a poison record), though it may not be FAILED. Records a transformation "
+            "drops (a loop filter) count as progress.", f"lag > 0, nothing polled in {window}"))
     return rules
 
 

@@ -376,6 +376,10 @@ def offsets_patch(connector: str, action: str, request: str) -> str:
 
 AUDIT = "kafka-replication-audit"
 AUDIT_SELECTOR = {"app.kubernetes.io/name": AUDIT}  # the audit's pods, admitted to Connect REST APIs
+# The audit image's interpreter: Spark's python3 images (apache/spark-docker, 4.0.1/scala2.13-
+# java17-python3-ubuntu) install Ubuntu's python3 and python3-pip on eclipse-temurin:17-jammy, and
+# nothing installs a `python`.
+AUDIT_PYTHON = "python3"
 AUDIT_CONFIG_DIR = "/etc/replication-audit/config"
 AUDIT_CONFIG_FILE = "audit.json"
 AUDIT_CREDENTIALS_DIR = "/etc/replication-audit/kafka"

@@ -154,7 +154,7 @@ def _command(audit: Audit, n: AuditNames, secret_aliases: list[str]) -> list[str
            "--runs", "--credentials", names.AUDIT_CREDENTIALS_DIR, *(["--push"] if audit.pushgateway else [])]
     if audit.executors is None:
         # Local mode: driver and executors are threads of this pod; no Kubernetes API access.
-        return ["python", "-m", "spark.audit", "--master", "local[*]", *job]
+        return [names.AUDIT_PYTHON, "-m", "spark.audit", "--master", "local[*]", *job]
     ex = audit.executors
     conf: dict[str, str] = {
         "spark.master": SPARK_KUBERNETES,

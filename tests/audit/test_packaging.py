@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 from tests.support.stacks import ROOT
 
@@ -128,3 +129,46 @@ def test_the_offline_render_needs_no_audit_or_test_library(tmp_path):
     for rel in files:
         assert (tmp_path / "full" / rel).read_bytes() == (tmp_path / "deploy" / rel).read_bytes(), rel
     assert json.loads((tmp_path / "deploy" / "outputs.json").read_text())["flows"]
+
+
+def test_the_readiness_job_runs_as_the_runbook_writes_it_in_an_image_like_environment(tmp_path):
+    """docs/operations.md's readiness Job, its command as written (read from the runbook's jq
+    line), run where, as in the audit image, `python3` and Java are on the PATH and `python` is
+    not (names.AUDIT_PYTHON). Its configuration is the dev stack's rendered audit.json, at the
+    path the pod mounts it mapped into the test's folder; the clusters do not resolve here, so the
+    check says it could not tell (exit 2), after the flow's own line: the interpreter, the module
+    and the arguments all worked. The CronJob's command starts with the same interpreter."""
+    import shutil
+
+    from infra.core import names
+    from infra.tools import render
+
+    text = (ROOT / "docs" / "operations.md").read_text()
+    (line,) = [x for x in text.splitlines() if "containers[0].command = [" in x]
+    command = json.loads(re.search(r"command = (\[.*?\])", line).group(1))
+    objects = render.run("dev", placeholder_secrets=True).objects()
+    (cron,) = [o for o in objects if o["kind"] == "CronJob"]
+    (container,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert command[0] == container["command"][0] == names.AUDIT_PYTHON == "python3"
+    (configmap,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == names.AUDIT]
+    mounted = f"{names.AUDIT_CONFIG_DIR}/{names.AUDIT_CONFIG_FILE}"
+    (tmp_path / "audit.json").write_text(configmap["data"][names.AUDIT_CONFIG_FILE])
+
+    image_bin = tmp_path / "bin"
+    image_bin.mkdir()
+    (image_bin / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (image_bin / "python3").chmod(0o755)
+    java = shutil.which("java")
+    assert java, "the audit tier needs Java"
+    env = {"PATH": f"{image_bin}:{Path(java).resolve().parent}", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
+    argv = [str(tmp_path / "audit.json") if a == mounted else a for a in command]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+                          executable=shutil.which(argv[0], path=env["PATH"]))
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert out.splitlines()[0] == (
+        "failover error: flow repl-us-west-us-east (us-west -> us-east, default policy), procedure continuous; "
+        "allowed: cutoff, disaster; wait after stopping consumers: none (no synced group offsets)"), out
+    assert "repl-us-west-us-east-connect-api.repl-us-west-us-east.svc:8083" in out
+    # The interpreter the runbook used to name is not in such an image.
+    assert shutil.which("python", path=env["PATH"]) is None

@@ -272,8 +272,10 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                   "exp_annotations": {
                       "summary": "The replication audit's last run failed (kafka-replication-audit-29400060)",
                       "description": "The newest Job of CronJob kafka-replication-audit in replication-audit failed: "
-                                     "the audit found faults (exit 1) or could not audit (exit 2). Its report is under "
-                                     "/reports/latest (docs/audit.md).",
+                                     "the audit found faults (exit 1) or could not audit (exit 2). Its findings are in "
+                                     "the Job's log (kubectl -n replication-audit logs "
+                                     "job/kafka-replication-audit-29400060, kept at least a day after it ends); the whole report "
+                                     "is on the reports volume (docs/audit.md).",
                       "runbook": "docs/operations.md#kafkareplicationauditjobfailed"}}]),
         ("KafkaReplicationAuditFindings",
          replace(h, external("kafka_replication_audit_status", "1x40", job="kafka-replication-audit", instance="")),

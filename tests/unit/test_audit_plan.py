@@ -55,7 +55,7 @@ def test_local_mode_cronjob(local):
     assert (pod["serviceAccountName"], pod["restartPolicy"], pod["automountServiceAccountToken"]) == (
         "kafka-replication-audit", "Never", False)
     (c,) = pod["containers"]
-    assert c["command"] == ["python", "-m", "spark.audit", "--master", "local[*]",
+    assert c["command"] == ["python3", "-m", "spark.audit", "--master", "local[*]",
                             "--config", "/etc/replication-audit/config/audit.json", "--out", "/reports", "--runs",
                             "--credentials", "/etc/replication-audit/kafka"]
     assert {"name": "PYSPARK_SUBMIT_ARGS", "value": "--driver-memory 1g pyspark-shell"} in c["env"]

@@ -390,7 +390,9 @@ def audit_rules(model: Model, minutes: int) -> list[JSON]:
         f" and on ({keep}) topk by (namespace) (1, {KSM_START}{{{jobs}}})",
         minutes, "warning", "The replication audit's last run failed ({{ $labels.job_name }})",
         "The newest Job of CronJob " + n.cronjob + " in " + n.namespace + " failed: the audit found faults "
-        "(exit 1) or could not audit (exit 2). Its report is under /reports/latest (docs/audit.md).")]
+        "(exit 1) or could not audit (exit 2). Its findings are in the Job's log (kubectl -n " + n.namespace +
+        " logs job/{{ $labels.job_name }}, kept at least a day after it ends); the whole report is on the "
+        "reports volume (docs/audit.md).")]
     if audit.pushgateway:
         rules.append(_alert(
             "KafkaReplicationAuditFindings",

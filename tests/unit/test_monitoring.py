@@ -235,6 +235,27 @@ def test_every_alert_names_its_runbook_and_severity():
         assert f"#### {name}" in docs, f"docs/operations.md has no section for {name}"
 
 
+def test_runbook_urls_from_the_stack_s_base():
+    """With monitoring.runbookBaseUrl, every alert carries `runbook_url`: the base, then the
+    alert's section; a base that is no absolute http(s) URL is refused, saying what is allowed."""
+    base = "https://github.com/acme/replication/blob/v1.4.0/docs/operations.md"
+    topo = monitored()
+    topo["monitoring"]["runbookBaseUrl"] = base
+    alerts = alerts_of(topo)
+    assert len(alerts) >= 8
+    for name, rules in alerts.items():
+        for rule in rules:
+            assert rule["annotations"]["runbook_url"] == f"{base}#{name.lower()}"
+            assert set(rule["annotations"]) == {"summary", "description", "runbook_url"}
+    for bad in ("docs/operations.md", "ftp://docs.example.com/ops.md", f"{base}#alerts"):
+        topo["monitoring"]["runbookBaseUrl"] = bad
+        with pytest.raises(TopologyError) as refused:
+            alerts_of(topo)
+        assert [str(p) for p in refused.value.problems] == [
+            f"topology: monitoring.runbookBaseUrl: got {bad!r}; expected an http(s) URL without a #fragment (at most "
+            "2048 characters)"]
+
+
 def test_deterministic_and_sorted():
     topo = monitored(flows=[{"source": "us-west", "target": "us-east", "topics": [f"t{i}.*"], "name": f"f{i}"}
                             for i in (3, 1, 2)])

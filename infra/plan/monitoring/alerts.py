@@ -153,9 +153,21 @@ def _alert(name: str, expr: str, minutes: int | None, severity: str, summary: st
         rule["for"] = f"{minutes}m"
     held = f"for {minutes}m" if minutes else "at once"
     rule["labels"] = {"severity": severity, "threshold": f"{condition} {held}" if condition else held}
-    rule["annotations"] = {"summary": summary, "description": description,
-                           "runbook": f"{DOCS}#{name.lower()}"}
+    rule["annotations"] = {"summary": summary, "description": description, "runbook": f"{DOCS}#{name.lower()}"}
     return rule
+
+
+def _runbook_urls(rules: list[JSON], base: str | None) -> list[JSON]:
+    """`runbook_url` (what Alertmanager templates and Grafana link, an absolute URL, which only the
+    stack knows: monitoring.runbookBaseUrl) in place of the repository path, same section."""
+    if base is None:
+        return rules
+    out = []
+    for rule in rules:
+        annotations = dict(rule["annotations"])
+        section = annotations.pop("runbook").partition("#")[2]
+        out.append({**rule, "annotations": {**annotations, "runbook_url": f"{base}#{section}"}})
+    return out
 
 
 ABSENT_WINDOW_MINUTES = 5  # a few scrape intervals: a restart is no absence
@@ -410,4 +422,6 @@ def rule_groups(model: Model, stack_plan: StackPlan, whole: StackPlan | None = N
               ("checkpoints", checkpoint_rules(facts)),
               ("heartbeats", heartbeat_rules(model, stack_plan, whole or stack_plan, facts)),
               ("audit", audit_rules(model, stack_thresholds(model).forMinutes))]
-    return [{"name": f"kafka-replication.{name}", "rules": rules} for name, rules in groups if rules]
+    base = model.topology.monitoring.runbookBaseUrl
+    return [{"name": f"kafka-replication.{name}", "rules": _runbook_urls(rules, base)} for name, rules in groups
+            if rules]

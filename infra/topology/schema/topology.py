@@ -147,6 +147,10 @@ class Monitoring(_Strict):
     dashboard: bool = False              # a Grafana dashboard ConfigMap (the sidecar's grafana_dashboard label)
     labels: Annotated[dict[LabelKey, LabelValue], Field(max_length=20)] = {}  # e.g. what Prometheus selects on
     alerts: Alerts = Alerts()
+    # Where the team publishes docs/operations.md: each alert's `runbook_url` is it, then `#` and
+    # the alert's section. Unset: a `runbook` annotation with the path in this repository.
+    runbookBaseUrl: Annotated[str, _shaped(r"https?://[^\s#]+", "an http(s) URL without a #fragment",
+                                           2048)] | None = None
 
 
 class Topology(_Strict):

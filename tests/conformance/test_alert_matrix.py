@@ -1,0 +1,63 @@
+"""The false-page matrix: every alert rule replayed by promtool over series recorded from real
+faults on the runtime tier (tests/data/recordings/, tests/runtime/test_alert_recordings.py
+records them; tests/support/recordings.py says how they are stored and replayed). For each
+scenario, exactly the alerts of recordings.MATRIX fire at some point of it, naming the right
+connector, and no other alert does."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from infra.plan import monitoring
+from tests.conformance.test_alert_rules import run_promtool
+from tests.support import recordings
+from tests.support.monitoring import groups_of
+
+FIRED = 'count by (alertname, connector) (max_over_time(ALERTS{{alertstate="firing"}}[{minutes}m]))'
+
+
+def fired_samples(expected: set[tuple[str, str | None]]) -> list[dict]:
+    out = []
+    for alert, connector in sorted(expected, key=str):
+        labels = f'alertname="{alert}"' + (f', connector="{connector}"' if connector else "")
+        out.append({"labels": f"{{{labels}}}", "value": 1})
+    return out
+
+
+def matrix_test(recording: dict, expected: set[tuple[str, str | None]]) -> dict:
+    last = recording["scrapes"] - 1
+    return {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [{
+        "name": f"{recording['release']} {recording['scenario']}: {recording['what']}",
+        "interval": "1m", "input_series": recording["input_series"],
+        "promql_expr_test": [{"expr": FIRED.format(minutes=last + 1), "eval_time": f"{last}m",
+                              "exp_samples": fired_samples(expected)}]}]}
+
+
+def replay(recording: dict, expected: set[tuple[str, str | None]], tmp_path) -> tuple[int, str]:
+    (tmp_path / "rules.yaml").write_text(monitoring.rules_yaml(groups_of(recording["topology"])))
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(matrix_test(recording, expected), sort_keys=False,
+                                                        width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    return done.returncode, done.stdout + done.stderr
+
+
+RECORDED = recordings.load_all()
+
+
+def test_every_release_has_every_scenario():
+    assert sorted((r["release"], r["scenario"]) for r in RECORDED) == sorted(
+        (release, scenario) for release in recordings.RELEASES for scenario in recordings.MATRIX)
+
+
+@pytest.mark.parametrize("recording", RECORDED, ids=[f"{r['release']}-{r['scenario']}" for r in RECORDED])
+def test_the_alerts_fire_on_their_faults_and_nowhere_else(recording, tmp_path):
+    code, out = replay(recording, recordings.MATRIX[recording["scenario"]], tmp_path)
+    assert code == 0, out[-4000:]
+
+
+def test_the_matrix_refuses_a_wrong_verdict(tmp_path):
+    """A recording replayed against a verdict it does not give fails: the matrix asserts."""
+    (recording,) = [r for r in RECORDED if (r["release"], r["scenario"]) == ("strimzi-1.2.0", "healthy")]
+    code, out = replay(recording, {("KafkaReplicationRecordAgeHigh", None)}, tmp_path)
+    assert code != 0 and "FAILED" in out

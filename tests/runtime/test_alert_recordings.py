@@ -1,0 +1,189 @@
+"""Recordings of real faults for the alert rules' false-page matrix (tests/conformance/
+test_alert_matrix.py): the dev flow on a real worker with its exporter, one scenario per
+rehearsal, the worker scraped every EVERY seconds from before the fault to after its end
+(tests/support/recordings.py says how the series are stored and replayed).
+
+Recording takes about four minutes a scenario, so `make test` records one (`healthy`, and
+holds that its series give the matrix's verdict); all of them are recorded again with
+
+    RECORD_ALERTS=1 .venv/bin/python -m pytest -q tests/runtime/test_alert_recordings.py
+
+which rewrites tests/data/recordings/<release>/*.json, reviewed like code.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from infra.tools.rehearsal import jars
+from infra.tools.rehearsal.run import Rehearsal
+from tests.runtime.test_runtime_metrics import with_metrics
+from tests.support import recordings
+from tests.support.monitoring import groups_of
+from tests.support.replication import dev_for_runtime, rehearsal, running
+
+pytestmark = pytest.mark.runtime
+
+RECORD = os.environ.get("RECORD_ALERTS") == "1"
+EVERY = 2.0  # seconds between scrapes; each is a minute when promtool replays it
+FLOW = "repl-us-west-us-east"
+TOPIC = "test.orders"
+GROUP = "test.readers"
+RELEASES = [tuple(r.split("-", 1)) for r in recordings.RELEASES]
+BASELINE, FAULT, AFTER = 15, 75, 25  # scrapes per phase
+
+
+class Traffic:
+    """Producers writing to the source while a scenario runs: four records every few seconds,
+    stamped now, or `age_seconds` in the past (producers writing event time)."""
+
+    def __init__(self, r: Rehearsal, age_seconds: int = 0, period: float = 4.0) -> None:
+        self.r, self.age, self.period = r, age_seconds, period
+        self.sent = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            now = int(time.time() * 1000) - self.age * 1000
+            batch = [{"key": f"k{self.sent + i}", "value": f"v{self.sent + i}", "partition": i % 2, "timestamp": now}
+                     for i in range(4)]
+            try:
+                self.r.clients.produce(self.r.client("us-west"), TOPIC, batch)
+                self.sent += 4
+            except RuntimeError:
+                pass  # the source is down in this scenario: producers fail too
+            self._stop.wait(self.period)
+
+    def __enter__(self) -> Traffic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(120)
+
+
+@contextmanager
+def recorded(r: Rehearsal, scenario: str, what: str, topology: dict) -> Iterator[recordings.Recorder]:
+    (worker,) = r.workers.values()
+    names = recordings.series_read(rule["expr"] for group in groups_of(topology) for rule in group["rules"])
+    recorder = recordings.Recorder(worker.scrape, names, recordings.target_labels(FLOW), EVERY)
+    recorder.start("baseline")
+    try:
+        yield recorder
+    finally:
+        recorder.stop()
+    recording = recorder.recording(f"{r.release.flavour.value}-{r.release.version}", scenario, topology, what)
+    if RECORD:
+        recordings.write(recording)
+
+
+def start(r: Rehearsal, monkeypatch, old_records: int = 0) -> None:
+    """The topic, a group with committed offsets on the source (the checkpoint connector's
+    subject), optionally a backlog of records written 15 minutes ago, and the stack deployed."""
+    with_metrics(monkeypatch, r)
+    source = r.client("us-west")
+    r.clients.create_topics(source, {TOPIC: 2})
+    stamp = int(time.time() * 1000) - (900_000 if old_records else 0)
+    r.clients.produce(source, TOPIC, [{"key": f"o{i}", "value": "x" * 100, "partition": i % 2, "timestamp": stamp}
+                                      for i in range(max(old_records, 4))])
+    r.clients.consume(source, [TOPIC], 4, 30_000, group=GROUP)
+    r.deploy()
+    running(r)
+
+
+def phases(recorder: recordings.Recorder, fault: str, begin: Callable[[], None], end: Callable[[], None] | None,
+           after: str = "recovered") -> None:
+    recorder.wait(BASELINE)
+    recorder.phase(fault)
+    begin()
+    recorder.wait(FAULT)
+    if end is not None:
+        recorder.phase(after)
+        end()
+        recorder.wait(AFTER)
+
+
+def scenario_healthy(r, recorder):
+    recorder.wait(BASELINE + FAULT)
+
+
+def scenario_target_down(r, recorder):
+    phases(recorder, "target brokers stopped", r.clusters["us-east"].stop,
+           lambda: r.clusters["us-east"].start(jars.classpath(r.release)))
+
+
+def scenario_source_down(r, recorder):
+    phases(recorder, "source brokers stopped", r.clusters["us-west"].stop,
+           lambda: r.clusters["us-west"].start(jars.classpath(r.release)))
+
+
+def _worker(r):
+    (worker,) = r.workers.values()
+    return worker
+
+
+def scenario_source_paused(r, recorder):
+    phases(recorder, "source connector paused by hand, the source growing",
+           lambda: _worker(r).request("PUT", f"/connectors/{FLOW}-source/pause"),
+           lambda: _worker(r).request("PUT", f"/connectors/{FLOW}-source/resume"))
+
+
+def scenario_checkpoint_stopped(r, recorder):
+    phases(recorder, "checkpoint connector stopped by hand",
+           lambda: _worker(r).request("PUT", f"/connectors/{FLOW}-checkpoint/stop"),
+           lambda: _worker(r).request("PUT", f"/connectors/{FLOW}-checkpoint/resume"))
+
+
+def scenario_heartbeats_stopped(r, recorder):
+    phases(recorder, "heartbeat connector stopped by hand",
+           lambda: _worker(r).request("PUT", f"/connectors/{FLOW}-heartbeat/stop"),
+           lambda: _worker(r).request("PUT", f"/connectors/{FLOW}-heartbeat/resume"))
+
+
+SCENARIOS: dict[str, tuple[str, Callable, int, int]] = {
+    # name: (what, the fault, records written 15 minutes before the start, traffic's age in seconds)
+    "healthy": ("steady traffic, nothing wrong", scenario_healthy, 0, 0),
+    "catch-up": ("a start from the earliest offsets over 2,000 records written 15 minutes before, then steady "
+                 "traffic", scenario_healthy, 2000, 0),
+    "event-time": ("producers stamping records with an event time 10 minutes old", scenario_healthy, 0, 600),
+    "target-down": ("the target's brokers stopped for the fault phase, then started again",
+                    scenario_target_down, 0, 0),
+    "source-down": ("the source's brokers stopped for the fault phase, then started again",
+                    scenario_source_down, 0, 0),
+    "source-paused": ("the source connector paused through the REST API while producers write, then resumed",
+                      scenario_source_paused, 0, 0),
+    "checkpoint-stopped": ("the checkpoint connector stopped through the REST API, then resumed",
+                           scenario_checkpoint_stopped, 0, 0),
+    "heartbeats-stopped": ("the heartbeat connector stopped through the REST API, then resumed",
+                           scenario_heartbeats_stopped, 0, 0),
+}
+
+
+def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeypatch) -> dict:
+    what, fault, old, age = SCENARIOS[name]
+    topo = dev_for_runtime(flavour, version)
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        start(r, monkeypatch, old)
+        with Traffic(r, age), recorded(r, name, what, r.topology) as recorder:
+            fault(r, recorder)
+        return recorder.recording(f"{flavour}-{version}", name, r.topology, what)
+
+
+@pytest.mark.skipif(not RECORD, reason="records every scenario again: RECORD_ALERTS=1 (the module's docstring)")
+@pytest.mark.parametrize("name", list(SCENARIOS))
+@pytest.mark.parametrize("flavour,version", RELEASES, ids=[f"{f}-{v}" for f, v in RELEASES])
+def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
+    recording = record(flavour, version, name, runtime_api, tmp_path, monkeypatch)
+    assert recording["scrapes"] >= BASELINE + FAULT
+
+
+def test_every_scenario_has_its_verdict():
+    assert list(SCENARIOS) == list(recordings.MATRIX)

@@ -1,0 +1,169 @@
+"""Series recorded from real faults, for the alert rules' false-page matrix.
+
+A recording is what Prometheus would have stored of one Connect worker during one scenario on the
+runtime tier: the worker's exporter scraped every `every_seconds` (tests/runtime/
+test_alert_recordings.py), the series the alert rules read kept, with the labels the Prometheus
+Operator adds to a PodMonitor's targets. It is stored as promtool's `input_series` (run-length
+encoded: `1x9` is ten 1s, `_` a scrape without the series) in tests/data/recordings/<release>/
+<scenario>.json, beside the scenario's phases, so that a reviewer reads it like code.
+
+promtool replays a recording one scrape per minute: the rules' windows and `for` durations see
+60 / `every_seconds` times more time than passed (a `for: 10m` is ten scrapes), while every value
+(ages, latencies, lags, counts) is the one the worker reported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support.stacks import ROOT
+
+RECORDINGS = ROOT / "tests" / "data" / "recordings"
+
+# What the Prometheus Operator adds to every series of a PodMonitor's targets (the pod of the
+# Connect cluster named as the flow).
+TARGET_LABELS = {"namespace": "{flow}", "pod": "{flow}-connect-0", "container": "{flow}-connect",
+                 "endpoint": "tcp-prometheus", "job": "replication-monitoring/kafka-replication"}
+
+_SAMPLE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?\s*')
+
+
+def series_read(exprs: Iterable[str]) -> set[str]:
+    """The metric names the expressions read (ours are all `kafka_...`)."""
+    return {name for expr in exprs for name in re.findall(r"\b(kafka_[a-z0-9_]+)\b", expr)}
+
+
+def _key(name: str, labels: dict[str, str]) -> str:
+    body = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return f"{name}{{{body}}}"
+
+
+def parse(text: str, names: set[str], extra: dict[str, str]) -> dict[str, float]:
+    """The exposition's samples of `names`, keyed as promtool writes a series, `extra` labels added."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = _SAMPLE.fullmatch(line.strip())
+        if not match or match.group(1) not in names:
+            continue
+        name, labels, value = match.groups()
+        pairs = {k: v for k, v in _LABEL.findall(labels or "")}
+        out[_key(name, {**pairs, **extra})] = float(value)
+    return out
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Inf" if value > 0 else "-Inf"
+    return str(int(value)) if value == int(value) and abs(value) < 1e15 else repr(value)
+
+
+def encode(values: list[float | None]) -> str:
+    """promtool's values: runs of one value as `vxN` (N more), a missing scrape as `_`."""
+    out: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and (values[j + 1] == values[i] or (
+                values[i] is not None and values[j + 1] is not None and math.isnan(values[i])  # type: ignore[arg-type]
+                and math.isnan(values[j + 1]))):  # type: ignore[arg-type]
+            j += 1
+        text = "_" if values[i] is None else _number(values[i])  # type: ignore[arg-type]
+        out.append(text if j == i else f"{text}x{j - i}")
+        i = j + 1
+    return " ".join(out)
+
+
+@dataclass
+class Recorder:
+    """Scrapes `scrape()` every `every` seconds in a thread until stopped; `phase` marks where a
+    scenario's step begins (the scrape index it begins at)."""
+    scrape: Callable[[], str]
+    names: set[str]
+    extra: dict[str, str]
+    every: float = 2.0
+    samples: list[dict[str, float] | None] = field(default_factory=list)
+    phases: list[tuple[int, str]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self, phase: str) -> None:
+        self.phases.append((0, phase))
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        deadline = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                sample: dict[str, float] | None = parse(self.scrape(), self.names, self.extra)
+            except OSError:
+                sample = None  # the worker did not answer: Prometheus records no sample
+            self.samples.append(sample)
+            deadline += self.every
+            self._stop.wait(max(0.0, deadline - time.monotonic()))
+
+    def phase(self, name: str) -> None:
+        self.phases.append((len(self.samples), name))
+
+    def wait(self, scrapes: int) -> None:
+        """Until `scrapes` more scrapes are recorded."""
+        target = len(self.samples) + scrapes
+        while len(self.samples) < target:
+            time.sleep(self.every / 4)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+    def recording(self, release: str, scenario: str, topology: dict[str, Any], what: str) -> dict[str, Any]:
+        keys = sorted({k for s in self.samples if s for k in s})
+        return {"release": release, "scenario": scenario, "what": what, "every_seconds": self.every,
+                "scrapes": len(self.samples), "phases": [list(p) for p in self.phases], "topology": topology,
+                "input_series": [{"series": k, "values": encode([s.get(k) if s else None for s in self.samples])}
+                                 for k in keys]}
+
+
+def target_labels(flow: str) -> dict[str, str]:
+    return {k: v.format(flow=flow) for k, v in TARGET_LABELS.items()}
+
+
+def write(recording: dict[str, Any]) -> Path:
+    path = RECORDINGS / recording["release"] / f"{recording['scenario']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(recording, indent=1, sort_keys=False) + "\n")
+    return path
+
+
+def load_all() -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(RECORDINGS.glob("*/*.json"))]
+
+
+# The false-page matrix: per recorded scenario, the alerts that must fire at some point of it,
+# each with the connector it names where it names one (None: the alert has no connector label),
+# and no other alert (tests/conformance/test_alert_matrix.py).
+MATRIX: dict[str, set[tuple[str, str | None]]] = {
+    "healthy": set(),
+    # Old records read late and written at once: the source side, never the target.
+    "catch-up": {("KafkaReplicationRecordAgeHigh", None)},
+    "event-time": {("KafkaReplicationRecordAgeHigh", None)},
+    "target-down": set(),
+    "source-down": set(),
+    "source-paused": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-source")},
+    "checkpoint-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-checkpoint")},
+    "heartbeats-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-heartbeat")},
+}
+RELEASES = ("strimzi-1.2.0", "csm-1.2")  # the newest Strimzi and the oldest Kafka line (CSM 1.2's 3.8)

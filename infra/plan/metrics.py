@@ -19,6 +19,10 @@ The MBeans, from Kafka's sources:
 - Connect's own: `kafka.connect:type=connector-metrics,connector=C` (`status`),
   `connector-task-metrics,connector=C,task=N` (`status` and numbers), `source-task-metrics`,
   `connect-worker-metrics` (ConnectMetricsRegistry.java).
+- Connect's rebalances and task errors: `connect-worker-rebalance-metrics` (completed rebalances,
+  whether one is under way, the epoch), `task-error-metrics,connector=C,task=N`.
+- The tasks' producers: `kafka.producer:type=producer-metrics,client-id=connector-producer-C-N`
+  (Worker.taskProducerConfigs' default client.id; exactly-once tasks' too).
 - The source task's replication consumer: `kafka.consumer:type=consumer-fetch-manager-metrics,
   client-id=<source>-><target>|<connector>-<task>|replication-consumer,topic=X,partition=P`
   (MirrorConnectorConfig.addClientId / entityLabel, MirrorSourceTask.start: the role is
@@ -61,6 +65,14 @@ MIRROR_SOURCE_ATTRIBUTES = ("record-count", "record-rate", "record-age-ms", "rec
 MIRROR_CHECKPOINT_ATTRIBUTES = ("checkpoint-latency-ms", "checkpoint-latency-ms-min", "checkpoint-latency-ms-max",
                                 "checkpoint-latency-ms-avg")
 CONSUMER_LAG_ATTRIBUTES = ("records-lag", "records-lag-max")
+# The task producers' (Worker: client.id `connector-producer-<connector>-<task>`, exactly-once
+# tasks too): what the target does to the writes. Errors and retries after the producer's own
+# retries, quota throttling, the buffer a blocked send waits on, and the request latency.
+PRODUCER_ATTRIBUTES = ("record-error-total", "record-error-rate", "record-retry-total", "record-retry-rate",
+                       "record-send-total", "record-send-rate", "produce-throttle-time-avg",
+                       "produce-throttle-time-max", "buffer-available-bytes", "buffer-total-bytes",
+                       "bufferpool-wait-ratio", "request-latency-avg", "request-latency-max", "outgoing-byte-rate")
+TASK_PRODUCER_PREFIX = "connector-producer-"  # Worker.taskProducerConfigs' default client.id
 REPLICATION_CONSUMER_ROLE = "replication-consumer"  # MirrorSourceTask's consumer
 
 
@@ -111,6 +123,10 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
                  {"connector": "$1"}, "Kafka Connect connect-worker-metrics per connector"),
         *numbers("kafka.connect<type=connect-worker-metrics", "kafka_connect_worker_", "$1", {},
                  "Kafka Connect connect-worker-metrics"),
+        *numbers("kafka.connect<type=connect-worker-rebalance-metrics", "kafka_connect_worker_rebalance_", "$1", {},
+                 "Kafka Connect connect-worker-rebalance-metrics: this worker's view of the group's rebalances"),
+        *numbers("kafka.connect<type=task-error-metrics, connector=(.+), task=([0-9]+)", "kafka_connect_task_error_",
+                 "$3", task, "Kafka Connect task-error-metrics"),
         rule("kafka.connect.mirror<type=MirrorSourceConnector, source=(.+), target=(.+), topic=(.+), "
              f"partition=([0-9]+)><>{source_attrs}:",
              "kafka_connect_mirror_mirrorsourceconnector_$5",
@@ -136,13 +152,19 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
              f"\"?, topic=(.+), partition=([0-9]+)><>{_alternation(CONSUMER_LAG_ATTRIBUTES)}:",
              "kafka_consumer_fetch_manager_$4", {"client_id": "$1", "topic": "$2", "partition": "$3"},
              "The source connector's replication consumer: lag per source partition"),
+        *[rule(f"kafka.producer<type=producer-metrics, client-id={TASK_PRODUCER_PREFIX}(.+)-([0-9]+)><>"
+               f"{_alternation(attributes)}:", "kafka_producer_$3", task,
+               "The task's producer: its writes to the target", kind=kind)
+          for attributes, kind in ((tuple(a for a in PRODUCER_ATTRIBUTES if a.endswith("-total")), "COUNTER"),
+                                   (tuple(a for a in PRODUCER_ATTRIBUTES if not a.endswith("-total")), "GAUGE"))],
     ]
     return {
         "lowercaseOutputName": True,
         "lowercaseOutputLabelNames": True,
         # Only the MBeans the rules read: the agent walks nothing else.
         "includeObjectNames": ["kafka.connect:*", "kafka.connect.mirror:*",
-                               "kafka.consumer:type=consumer-fetch-manager-metrics,*"],
+                               "kafka.consumer:type=consumer-fetch-manager-metrics,*",
+                               "kafka.producer:type=producer-metrics,*"],
         "rules": rules,
     }
 

@@ -182,6 +182,19 @@ def test_metrics_on_the_real_worker(flavour, version, runtime_api, tmp_path, mon
         assert find(series, "kafka_connect_worker_connector_count", **static) == {frozenset(static.items()): 3.0}
         assert find(series, "kafka_connect_source_task_source_record_write_total", connector=f"{FLOW}-source")
         assert find(series, "kafka_connect_connector_task_offset_commit_avg_time_ms", connector=f"{FLOW}-source")
+        # The source tasks' producers (what the target does to their writes): sends counted, no
+        # error, no throttling; the group's rebalances as this worker saw them; the tasks' errors.
+        producers = {dict(ls)["task"]: v for ls, v in find(series, "kafka_producer_record_send_total",
+                                                            connector=f"{FLOW}-source", **static).items()}
+        assert sorted(producers) == sorted(str(t["id"]) for t in worker.status(f"{FLOW}-source")["tasks"])
+        assert sum(producers.values()) >= 4
+        assert set(find(series, "kafka_producer_record_error_total", connector=f"{FLOW}-source").values()) == {0.0}
+        assert set(find(series, "kafka_producer_produce_throttle_time_max", connector=f"{FLOW}-source").values()) <= {
+            0.0, float("nan")}
+        (rebalances,) = find(series, "kafka_connect_worker_rebalance_completed_rebalances_total", **static).values()
+        assert rebalances >= 1
+        assert set(find(series, "kafka_connect_task_error_total_record_failures",
+                        connector=f"{FLOW}-source").values()) == {0.0}
         # Every series of ours carries the flow and the Connect cluster.
         assert all(static.items() <= ls for (n, ls) in series if n.startswith("kafka_"))
 

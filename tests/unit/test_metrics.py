@@ -71,6 +71,10 @@ COMMON_HEAD = [
               {"connector": "$1"}, "Kafka Connect connect-worker-metrics per connector"),
     *_numbers("kafka.connect<type=connect-worker-metrics", "kafka_connect_worker_$1", {},
               "Kafka Connect connect-worker-metrics"),
+    *_numbers("kafka.connect<type=connect-worker-rebalance-metrics", "kafka_connect_worker_rebalance_$1", {},
+              "Kafka Connect connect-worker-rebalance-metrics: this worker's view of the group's rebalances"),
+    *_numbers("kafka.connect<type=task-error-metrics, connector=(.+), task=([0-9]+)", "kafka_connect_task_error_$3",
+              TASK, "Kafka Connect task-error-metrics"),
     _rule("kafka.connect.mirror<type=MirrorSourceConnector, source=(.+), target=(.+), topic=(.+), "
           f"partition=([0-9]+)><>{SOURCE_ATTRS}:", "kafka_connect_mirror_mirrorsourceconnector_$5",
           {"source": "$1", "target": "$2", "topic": "$3", "partition": "$4"},
@@ -91,8 +95,17 @@ COMMON_TAIL = [
           'topic=(.+), partition=([0-9]+)><>(records-lag-max|records-lag):', "kafka_consumer_fetch_manager_$4",
           {"client_id": "$1", "topic": "$2", "partition": "$3"},
           "The source connector's replication consumer: lag per source partition"),
+    {**_rule("kafka.producer<type=producer-metrics, client-id=connector-producer-(.+)-([0-9]+)><>"
+             "(record-error-total|record-retry-total|record-send-total):", "kafka_producer_$3", TASK,
+             "The task's producer: its writes to the target"), "type": "COUNTER"},
+    _rule("kafka.producer<type=producer-metrics, client-id=connector-producer-(.+)-([0-9]+)><>"
+          "(produce-throttle-time-avg|produce-throttle-time-max|buffer-available-bytes|bufferpool-wait-ratio|"
+          "request-latency-avg|request-latency-max|buffer-total-bytes|outgoing-byte-rate|record-error-rate|"
+          "record-retry-rate|record-send-rate):", "kafka_producer_$3", TASK,
+          "The task's producer: its writes to the target"),
 ]
-INCLUDE = ["kafka.connect:*", "kafka.connect.mirror:*", "kafka.consumer:type=consumer-fetch-manager-metrics,*"]
+INCLUDE = ["kafka.connect:*", "kafka.connect.mirror:*", "kafka.consumer:type=consumer-fetch-manager-metrics,*",
+           "kafka.producer:type=producer-metrics,*"]
 
 
 @pytest.mark.parametrize("release", SUPPORTED, ids=lambda r: r.name)
@@ -180,6 +193,25 @@ def test_rules_turn_the_mbeans_into_the_contract_series(release):
     # Other consumers of the worker (its storage topics, the offset syncs) are not ours to watch.
     other = "kafka.consumer:type=consumer-fetch-manager-metrics,client-id=connect-1,topic=x-status-topic,partition=0"
     assert exported(config, other, "records-lag", 0) is None
+    # The group's rebalances as this worker saw them, and the tasks' error counts.
+    assert exported(config, "kafka.connect:type=connect-worker-rebalance-metrics", "completed-rebalances-total",
+                    4) == ("kafka_connect_worker_rebalance_completed_rebalances_total", STATIC, 4.0)
+    assert exported(config, "kafka.connect:type=connect-worker-rebalance-metrics", "rebalancing", 0) == (
+        "kafka_connect_worker_rebalance_rebalancing", STATIC, 0.0)
+    assert exported(config, f"kafka.connect:type=task-error-metrics,connector={source},task=0",
+                    "total-record-failures", 2) == (
+        "kafka_connect_task_error_total_record_failures", {"connector": source, "task": "0", **STATIC}, 2.0)
+    # The task's producer: errors and retries (counters), throttling and the buffer; not the
+    # worker's other producers (its storage topics').
+    producer = f"kafka.producer:type=producer-metrics,client-id=connector-producer-{source}-2"
+    assert exported(config, producer, "record-error-total", 3) == (
+        "kafka_producer_record_error_total", {"connector": source, "task": "2", **STATIC}, 3.0)
+    assert exported(config, producer, "produce-throttle-time-max", 120) == (
+        "kafka_producer_produce_throttle_time_max", {"connector": source, "task": "2", **STATIC}, 120.0)
+    assert exported(config, producer, "bufferpool-wait-ratio", 0.5)[0] == "kafka_producer_bufferpool_wait_ratio"
+    assert exported(config, producer, "io-wait-time-ns-avg", 5) is None
+    assert exported(config, "kafka.producer:type=producer-metrics,client-id=connect-cluster-statuses", "record-error-total",
+                    0) is None
     # Strings without a rule of their own are dropped.
     assert exported(config, f"kafka.connect:type=connector-metrics,connector={source}", "connector-class",
                     "org.apache.kafka.connect.mirror.MirrorSourceConnector") is None

@@ -345,6 +345,9 @@ CONTRACT: dict[str, frozenset[str]] = {
     "kafka_consumer_fetch_manager_records_lag": frozenset({"client_id", "topic", "partition"}),
 }
 STATIC = frozenset({"flow", "connect_cluster"})
+# What Prometheus adds to every series of a PodMonitor's target (the Prometheus Operator's
+# relabelling: namespace, pod, container, endpoint, job; Prometheus' own instance).
+POD_TARGET = frozenset({"namespace", "pod", "container", "endpoint", "job", "instance"})
 # Series from elsewhere, with the labels their sources give them: kube-state-metrics' Job
 # series, and the audit's push (spark/report.py, `job` from the Pushgateway's grouping key).
 EXTERNAL: dict[str, frozenset[str]] = {
@@ -415,6 +418,8 @@ def missing(expr: str, available: dict[str, frozenset[str]]) -> list[str]:
     for name, labels in sorted(series.items()):
         out += [f"{name}{{{label}}}" for label in sorted(labels - available.get(name, frozenset()))]
     having = set().union(*(available.get(n, frozenset()) for n in series)) | created
+    if any(n.startswith("kafka_") for n in series):
+        having |= POD_TARGET  # the worker's series, scraped through the PodMonitor
     out += [f"by/on ({label})" for label in sorted(clauses - having)]
     return out
 
@@ -433,8 +438,10 @@ def test_every_series_and_label_read_is_in_every_scrape():
 
 def test_the_checker_refuses_what_the_scrape_lacks():
     available = shapes()
-    assert missing('max by (flow, pod) (kafka_connect_connector_status{flow=~"x", state="failed"}) == 1', available) == [
-        "kafka_connect_connector_status{state}", "by/on (pod)"]
+    assert missing('max by (flow, worker) (kafka_connect_connector_status{flow=~"x", state="failed"}) == 1',
+                   available) == ["kafka_connect_connector_status{state}", "by/on (worker)"]
+    # The target's labels are the worker's series' only.
+    assert missing("max by (pod) (kube_job_status_failed)", available) == ["by/on (pod)"]
     assert missing("rate(kafka_connect_nothing_total{flow=\"x\"}[5m])", available) == [
         "series kafka_connect_nothing_total", "kafka_connect_nothing_total{flow}"]
     assert missing("count by (flow) (kafka_connect_nothing)", available) == ["series kafka_connect_nothing",
@@ -455,11 +462,36 @@ def test_dashboard_has_the_variables_and_panels():
         'label_values(kafka_connect_mirror_mirrorsourceconnector_record_count{flow=~"$flow"}, source)',
         'label_values(kafka_connect_mirror_mirrorsourceconnector_record_count{flow=~"$flow", source=~"$source"}, target)',
         'label_values(kafka_connect_connector_status{flow=~"$flow"}, connect_cluster)']
-    assert [p["title"] for p in board["panels"]] == [
-        "Connector status", "Task status", "Replication latency (max)", "Record age (max)", "Throughput (records/s)",
-        "Throughput (bytes/s)", "Source consumer lag (records)", "Checkpoint latency (newest)",
-        "Heartbeats replicated (per 5 minutes)"]
+    rows: dict[str, list[str]] = {}
+    for p in board["panels"]:
+        if p["type"] == "row":
+            rows[p["title"]] = []
+        else:
+            list(rows.values())[-1].append(f'{p["type"]}: {p["title"]}')
+    assert rows == {
+        "Overview": [f"stat: {t}" for t in ("Flows", "Connectors not running", "Tasks failed", "Records/s", "Bytes/s",
+                                            "Worst record age")],
+        "Connectors and tasks": ["timeseries: Connector status", "timeseries: Task status",
+                                 "timeseries: Records failed in tasks (per 5 minutes)"],
+        "Replication": ["timeseries: Time on the target side (replication latency minus record age, max)",
+                        "timeseries: Record age when read (max)", "timeseries: Replication latency (max)",
+                        "timeseries: Throughput (records/s)", "timeseries: Throughput (bytes/s)"],
+        "Source lag": ["timeseries: Source consumer lag (records)", "table: Most lagging partitions"],
+        "Checkpoints and heartbeats": ["timeseries: Checkpoint write latency (newest)",
+                                       "timeseries: Heartbeats replicated (per 5 minutes)"],
+        "Writes to the target": ["timeseries: Record errors and retries (per second)",
+                                 "timeseries: Throttled by the target (max)",
+                                 "timeseries: Waiting for producer buffer (ratio)",
+                                 "timeseries: Produce request latency (avg)"],
+        "Workers": ["timeseries: Connectors and tasks per worker", "timeseries: Rebalances (per 15 minutes)",
+                    "timeseries: Rebalancing"]}
     assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
+    # The layout: no two panels overlap, none wider than the grid.
+    cells = [(x, y) for p in board["panels"] for g in [p["gridPos"]]
+             for x in range(g["x"], g["x"] + g["w"]) for y in range(g["y"], g["y"] + g["h"])]
+    assert len(cells) == len(set(cells)) and max(x for x, _ in cells) < 24
+    (table,) = [p for p in board["panels"] if p["type"] == "table"]
+    assert table["targets"][0]["instant"] is True and table["targets"][0]["format"] == "table"
 
 
 def test_input_series_are_shaped_as_the_scrape(tmp_path):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from infra.core.manifests import JSON
 from infra.plan.monitoring.alerts import (BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, DOCS, LATENCY_MAX,
                                           RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG, REPLICATION_CONSUMER,
-                                          TASK_STATUS, _q)
+                                          TASK_STATUS, WORKER_CONNECTORS, _q)
 
 DASHBOARD_UID = "kafka-replication"
 
@@ -33,35 +35,105 @@ VARIABLE_QUERIES = {
 }
 
 
-# (title, unit, query, legend): one panel each.
-PANELS: tuple[tuple[str, str, str, str], ...] = (
-    ("Connector status", "none",
-     f"max by (flow, connect_cluster, connector, status) ({CONNECTOR_STATUS}{{{_F}}})",
-     "{{connector}} {{status}}"),
-    ("Task status", "none",
-     f"max by (flow, connect_cluster, connector, task, status) ({TASK_STATUS}{{{_F}}})",
-     "{{connector}}/{{task}} {{status}}"),
-    ("Replication latency (max)", "ms",
-     f"max by (flow, source, target, topic) ({LATENCY_MAX}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Record age (max)", "ms",
-     f"max by (flow, source, target, topic) ({RECORD_AGE_MAX}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Throughput (records/s)", "rps",
-     f"sum by (flow, source, target, topic) ({RECORD_RATE}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Throughput (bytes/s)", "Bps",
-     f"sum by (flow, source, target, topic) ({BYTE_RATE}{{{_FST}}})", "{{flow}} {{topic}}"),
-    ("Source consumer lag (records)", "none",
-     f"sum by (flow, connect_cluster, topic) ({RECORDS_LAG}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}}})",
-     "{{flow}} {{topic}}"),
-    ("Checkpoint latency (newest)", "ms",
-     f"max by (flow, source, target, group) ({CHECKPOINT_LATENCY}{{{_FST}}})", "{{flow}} {{group}}"),
-    ("Heartbeats replicated (per 5 minutes)", "none",
-     f'sum by (flow, source, target, topic) (delta({RECORD_COUNT}{{{_FST}, topic=~".+\\\\.heartbeats"}}[5m]))',
-     "{{source}} -> {{target}}"),
+WORKER_TASKS = "kafka_connect_worker_task_count"
+REBALANCES = "kafka_connect_worker_rebalance_completed_rebalances_total"
+REBALANCING = "kafka_connect_worker_rebalance_rebalancing"
+TASK_RECORD_FAILURES = "kafka_connect_task_error_total_record_failures"
+PRODUCER = "kafka_producer_"
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    unit: str
+    query: str
+    legend: str = ""
+    kind: str = "timeseries"  # or "stat" (one number), "table" (the query's instant result)
+    width: int = 12
+
+
+def _stat(title: str, unit: str, query: str) -> Panel:
+    return Panel(title, unit, query, kind="stat", width=4)
+
+
+_SRC = f'{{{_F}, connector=~".*-source"}}'
+# Rows, each a title and its panels, in the order on-call reads them: is anything down, is it
+# behind, why (the source side, the target side, the workers).
+ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
+    ("Overview", (
+        _stat("Flows", "none", f"count(count by (flow) ({CONNECTOR_STATUS}{{{_F}}}))"),
+        _stat("Connectors not running", "none",
+              f'count(max by (flow, connector) ({CONNECTOR_STATUS}{{{_F}, status!="running"}}) == 1) or vector(0)'),
+        _stat("Tasks failed", "none",
+              f'count(max by (flow, connector, task) ({TASK_STATUS}{{{_F}, status="failed"}}) == 1) or vector(0)'),
+        _stat("Records/s", "rps", f"sum({RECORD_RATE}{{{_FST}}})"),
+        _stat("Bytes/s", "Bps", f"sum({BYTE_RATE}{{{_FST}}})"),
+        _stat("Worst record age", "ms", f"max({RECORD_AGE_MAX}{{{_FST}}})"),
+    )),
+    ("Connectors and tasks", (
+        Panel("Connector status", "none",
+              f"max by (flow, connect_cluster, connector, status) ({CONNECTOR_STATUS}{{{_F}}})",
+              "{{connector}} {{status}}"),
+        Panel("Task status", "none",
+              f"max by (flow, connect_cluster, connector, task, status) ({TASK_STATUS}{{{_F}}})",
+              "{{connector}}/{{task}} {{status}}"),
+        Panel("Records failed in tasks (per 5 minutes)", "none",
+              f"sum by (flow, connector) (increase({TASK_RECORD_FAILURES}{{{_F}}}[5m]))", "{{flow}} {{connector}}"),
+    )),
+    ("Replication", (
+        Panel("Time on the target side (replication latency minus record age, max)", "ms",
+              f"max by (flow, source, target, topic) ({LATENCY_MAX}{{{_FST}}} - {RECORD_AGE_MAX}{{{_FST}}})",
+              "{{flow}} {{topic}}"),
+        Panel("Record age when read (max)", "ms",
+              f"max by (flow, source, target, topic) ({RECORD_AGE_MAX}{{{_FST}}})", "{{flow}} {{topic}}"),
+        Panel("Replication latency (max)", "ms",
+              f"max by (flow, source, target, topic) ({LATENCY_MAX}{{{_FST}}})", "{{flow}} {{topic}}"),
+        Panel("Throughput (records/s)", "rps",
+              f"sum by (flow, source, target, topic) ({RECORD_RATE}{{{_FST}}})", "{{flow}} {{topic}}"),
+        Panel("Throughput (bytes/s)", "Bps",
+              f"sum by (flow, source, target, topic) ({BYTE_RATE}{{{_FST}}})", "{{flow}} {{topic}}"),
+    )),
+    ("Source lag", (
+        Panel("Source consumer lag (records)", "none",
+              f"sum by (flow, connect_cluster, topic) ({RECORDS_LAG}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}}})",
+              "{{flow}} {{topic}}"),
+        Panel("Most lagging partitions", "none",
+              f"topk(10, max by (flow, topic, partition) ({RECORDS_LAG}{{{_F}, "
+              f"client_id=~{_q(REPLICATION_CONSUMER)}}}))", kind="table"),
+    )),
+    ("Checkpoints and heartbeats", (
+        Panel("Checkpoint write latency (newest)", "ms",
+              f"max by (flow, source, target, group) ({CHECKPOINT_LATENCY}{{{_FST}}})", "{{flow}} {{group}}"),
+        Panel("Heartbeats replicated (per 5 minutes)", "none",
+              f'sum by (flow, source, target, topic) (delta({RECORD_COUNT}{{{_FST}, topic=~".+\\\\.heartbeats"}}[5m]))',
+              "{{source}} -> {{target}}"),
+    )),
+    ("Writes to the target", (
+        Panel("Record errors and retries (per second)", "rps",
+              f"sum by (flow, connector) (rate({PRODUCER}record_error_total{_SRC}[5m])) or "
+              f"sum by (flow, connector) (rate({PRODUCER}record_retry_total{_SRC}[5m]))", "{{flow}} {{connector}}"),
+        Panel("Throttled by the target (max)", "ms",
+              f"max by (flow, connector) ({PRODUCER}produce_throttle_time_max{_SRC})", "{{flow}} {{connector}}"),
+        Panel("Waiting for producer buffer (ratio)", "percentunit",
+              f"max by (flow, connector) ({PRODUCER}bufferpool_wait_ratio{_SRC})", "{{flow}} {{connector}}"),
+        Panel("Produce request latency (avg)", "ms",
+              f"max by (flow, connector) ({PRODUCER}request_latency_avg{_SRC})", "{{flow}} {{connector}}"),
+    )),
+    ("Workers", (
+        Panel("Connectors and tasks per worker", "none",
+              f"max by (flow, connect_cluster, pod) ({WORKER_CONNECTORS}{{{_F}}}) or "
+              f"max by (flow, connect_cluster, pod) ({WORKER_TASKS}{{{_F}}})", "{{pod}}"),
+        Panel("Rebalances (per 15 minutes)", "none",
+              f"max by (flow, connect_cluster, pod) (increase({REBALANCES}{{{_F}}}[15m]))", "{{pod}}"),
+        Panel("Rebalancing", "none", f"max by (flow, connect_cluster, pod) ({REBALANCING}{{{_F}}})", "{{pod}}"),
+    )),
 )
+PANELS: tuple[Panel, ...] = tuple(p for _, panels in ROWS for p in panels)
 
 
 def dashboard() -> JSON:
-    """The Grafana dashboard (schema 39): the four variables and one panel per PANELS entry."""
+    """The Grafana dashboard (schema 39): the four variables, then a row per ROWS entry with its
+    panels, stats six to a line, charts two."""
     datasource = {"type": "prometheus", "uid": "${datasource}"}
     templating: list[JSON] = [{"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source",
                                "current": {}, "hide": 0}]
@@ -71,12 +143,25 @@ def dashboard() -> JSON:
                            "definition": VARIABLE_QUERIES[name], "refresh": 2, "includeAll": True, "multi": True,
                            "allValue": ALL_VALUES, "current": {"text": "All", "value": "$__all"}, "sort": 1,
                            "hide": 0})
-    panels = []
-    for i, (title, unit, query, legend) in enumerate(PANELS):
-        panels.append({"id": i + 1, "type": "timeseries", "title": title, "datasource": datasource,
-                       "gridPos": {"h": 8, "w": 12, "x": 12 * (i % 2), "y": 8 * (i // 2)},
-                       "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-                       "targets": [{"refId": "A", "expr": query, "legendFormat": legend, "datasource": datasource}]})
+    panels: list[JSON] = []
+    y = 0
+    for row, members in ROWS:
+        panels.append({"id": len(panels) + 1, "type": "row", "title": row, "collapsed": False,
+                       "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
+        y += 1
+        x, height = 0, 0
+        for p in members:
+            h = 4 if p.kind == "stat" else 8
+            if x + p.width > 24:
+                x, y = 0, y + height
+            target: JSON = {"refId": "A", "expr": p.query, "legendFormat": p.legend, "datasource": datasource}
+            if p.kind == "table":
+                target.update(instant=True, format="table")
+            panels.append({"id": len(panels) + 1, "type": p.kind, "title": p.title, "datasource": datasource,
+                           "gridPos": {"h": h, "w": p.width, "x": x, "y": y},
+                           "fieldConfig": {"defaults": {"unit": p.unit}, "overrides": []}, "targets": [target]})
+            x, height = x + p.width, h
+        y += height
     return {"uid": DASHBOARD_UID, "title": "Kafka replication (MirrorMaker 2 on KafkaConnect)",
             "description": f"Flows deployed by kafka-replication; {DOCS}#dashboard",
             "tags": ["kafka", "mirrormaker2", "kafka-replication"], "schemaVersion": 39, "version": 1,
@@ -86,4 +171,4 @@ def dashboard() -> JSON:
 
 def dashboard_queries() -> list[str]:
     """Every PromQL query of the dashboard: the variables' label_values selectors and the panels'."""
-    return [*VARIABLE_QUERIES.values(), *(p[2] for p in PANELS)]
+    return [*VARIABLE_QUERIES.values(), *(p.query for p in PANELS)]

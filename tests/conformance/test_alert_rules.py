@@ -58,7 +58,8 @@ def test_promtool_checks_every_dashboard_query(tmp_path):
 ALERTS = [
     "KafkaReplicationConnectorFailed", "KafkaReplicationTaskFailed", "KafkaReplicationConnectorNotRunning",
     "KafkaReplicationLatencyHigh", "KafkaReplicationRecordAgeHigh", "KafkaReplicationSourceLagGrowing",
-    "KafkaReplicationNoProgress", "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
+    "KafkaReplicationNoProgress", "KafkaReplicationTargetRefusesWrites", "KafkaReplicationTargetThrottles",
+    "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
     "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationMetricsAbsent"]
 
 

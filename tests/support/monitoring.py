@@ -125,6 +125,8 @@ def healthy() -> list[dict]:
           for p in ("0", "1")],
         *[series(f"kafka_connect_source_task_source_record_{m}_total", "0+10x40", connector=SOURCE_CONNECTOR, task="0")
           for m in ("poll", "write")],
+        series("kafka_producer_record_error_total", "0x40", connector=SOURCE_CONNECTOR, task="0"),
+        series("kafka_producer_produce_throttle_time_max", "0x40", connector=SOURCE_CONNECTOR, task="0"),
         external("kube_job_status_failed", "0x40", namespace="replication-audit",
                  job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
         external("kube_job_status_succeeded", "1x40", namespace="replication-audit",
@@ -230,6 +232,25 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                      "not be FAILED. Records a transformation drops (a loop filter) count as "
                                      "progress.",
                       "runbook": "docs/operations.md#kafkareplicationnoprogress"}}]),
+        ("KafkaReplicationTargetRefusesWrites",
+         replace(h, series("kafka_producer_record_error_total", "0x10 3x30", connector=running, task="0")),
+         "12m", [{"exp_labels": {"severity": "critical", "threshold": "errors in 5m at once", **src, "connector": running},
+                  "exp_annotations": {
+                      "summary": f"The target refuses records of {running} (flow {FLOW})",
+                      "description": f"The producer of a task of {running} (Connect cluster {FLOW}) failed 3 records "
+                                     "in the last 5 minutes after its retries: the target refuses them (authorization, "
+                                     "a record too large, the topic gone, the brokers unreachable past "
+                                     "delivery.timeout.ms). The task fails with them; read its trace.",
+                      "runbook": "docs/operations.md#kafkareplicationtargetrefuseswrites"}}]),
+        ("KafkaReplicationTargetThrottles",
+         replace(h, series("kafka_producer_produce_throttle_time_max", "250x40", connector=running, task="0")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "throttled for 10m", **src, "connector": running},
+                  "exp_annotations": {
+                      "summary": f"The target throttles the writes of {running} (flow {FLOW})",
+                      "description": f"The target's brokers held responses to {running}'s producer back by up to 250 "
+                                     f"ms (Connect cluster {FLOW}): a client quota on the replication user or its "
+                                     "client id caps the flow. Raise the quota, or expect the record age to grow.",
+                      "runbook": "docs/operations.md#kafkareplicationtargetthrottles"}}]),
         ("KafkaReplicationCheckpointsLate",
          replace(h, series("kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", "300000x40",
                            source="us-west", target="us-east", group="test.readers", topic="us-west.test.orders",

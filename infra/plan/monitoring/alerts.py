@@ -101,6 +101,14 @@ RECORDS_LAG = "kafka_consumer_fetch_manager_records_lag"
 RECORDS_POLLED = "kafka_connect_source_task_source_record_poll_total"
 
 
+# The task producers' (infra/plan/metrics.py PRODUCER_ATTRIBUTES): records the target refused
+# after the producer's retries, and the time the target's quotas held a response back.
+PRODUCER_ERRORS = "kafka_producer_record_error_total"
+
+
+PRODUCER_THROTTLE_MAX = "kafka_producer_produce_throttle_time_max"
+
+
 # The source task's replication consumer: client.id `<source>-><target>|<connector>-<task>|replication-consumer`,
 # a user's client.id before it (MirrorConnectorConfig.addClientId, MirrorSourceTaskConfig.entityLabel,
 # MirrorSourceTask: sourceConsumerConfig("replication-consumer"); Kafka 3.8 and later). The
@@ -338,6 +346,39 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
     return rules
 
 
+def target_rules(facts: list[_FlowFacts]) -> list[JSON]:
+    """What the target does to the source connectors' writes, from their producers."""
+    rules = []
+    window = f"{PROGRESS_WINDOW_MINUTES}m"
+    keep = "flow, connect_cluster, connector"
+
+    def selector(connectors: list[str]) -> str:
+        flows = sorted({f.flow.name for f in facts if set(f.source_connectors) & set(connectors)})
+        return f"{{{_flows(flows)}, connector=~{_q(_alternatives(connectors))}}}"
+    every = sorted({c for f in facts for c in f.source_connectors})
+    if every:
+        # At once: each refused record is a fault, and the task fails with it.
+        rules.append(_alert(
+            "KafkaReplicationTargetRefusesWrites",
+            f"max by ({keep}) (increase({PRODUCER_ERRORS}{selector(every)}[{window}])) > 0", None, "critical",
+            "The target refuses records of {{ $labels.connector }} (flow {{ $labels.flow }})",
+            "The producer of a task of {{ $labels.connector }} (Connect cluster {{ $labels.connect_cluster }}) "
+            f"failed {{{{ $value }}}} records in the last {PROGRESS_WINDOW_MINUTES} minutes after its retries: the "
+            "target refuses them (authorization, a record too large, the topic gone, the brokers unreachable "
+            "past delivery.timeout.ms). The task fails with them; read its trace.", f"errors in {window}"))
+    sources = [(f.limits.forMinutes, c) for f in facts for c in f.source_connectors]
+    for minutes, connectors in _by_threshold(sources):
+        rules.append(_alert(
+            "KafkaReplicationTargetThrottles",
+            f"max by ({keep}) ({PRODUCER_THROTTLE_MAX}{selector(connectors)}) > 0", minutes, "warning",
+            "The target throttles the writes of {{ $labels.connector }} (flow {{ $labels.flow }})",
+            "The target's brokers held responses to {{ $labels.connector }}'s producer back by up to "
+            "{{ $value }} ms (Connect cluster {{ $labels.connect_cluster }}): a client quota on the replication "
+            "user or its client id caps the flow. Raise the quota, or expect the record age to grow.",
+            "throttled"))
+    return rules
+
+
 def checkpoint_rules(facts: list[_FlowFacts]) -> list[JSON]:
     rules = []
     items = [((f.checkpoint_seconds, f.limits.forMinutes), f.flow.name) for f in facts if f.checkpoint_seconds]
@@ -419,7 +460,7 @@ def rule_groups(model: Model, stack_plan: StackPlan, whole: StackPlan | None = N
     """The PrometheusRule's groups (also what `promtool check rules` reads)."""
     facts = [_facts(model, fp) for fp in stack_plan.flows]
     groups = [("connectors", connector_rules(facts)), ("replication", replication_rules(facts)),
-              ("checkpoints", checkpoint_rules(facts)),
+              ("target", target_rules(facts)), ("checkpoints", checkpoint_rules(facts)),
               ("heartbeats", heartbeat_rules(model, stack_plan, whole or stack_plan, facts)),
               ("audit", audit_rules(model, stack_thresholds(model).forMinutes))]
     base = model.topology.monitoring.runbookBaseUrl

@@ -60,7 +60,8 @@ ALERTS = [
     "KafkaReplicationLatencyHigh", "KafkaReplicationRecordAgeHigh", "KafkaReplicationSourceLagGrowing",
     "KafkaReplicationNoProgress", "KafkaReplicationTargetRefusesWrites", "KafkaReplicationTargetThrottles",
     "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
-    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationMetricsAbsent"]
+    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationConnectGroupDown",
+    "KafkaReplicationMetricsAbsent"]
 
 
 def unit_tests() -> dict:

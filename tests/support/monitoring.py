@@ -306,6 +306,17 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                       "description": "The last audit pushed status 1 (1: records missing, duplicated or unexpected, or "
                                      "heartbeats too old; 2: it could not audit). Read its report (docs/audit.md).",
                       "runbook": "docs/operations.md#kafkareplicationauditfindings"}}]),
+        ("KafkaReplicationConnectGroupDown",
+         replace(h, series("kafka_connect_worker_connector_count", "3x3 0x37")),
+         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src},
+                  "exp_annotations": {
+                      "summary": f"Connect cluster {FLOW} runs no connector (flow {FLOW})",
+                      "description": f"The workers of {FLOW} answer but run none of the flow's connectors: they lost "
+                                     "their assignments, which happens when they cannot reach the Connect group's "
+                                     "coordinator and internal topics on the flow's target cluster (brokers down, "
+                                     "network, credentials). Nothing replicates, and the connector and task alerts "
+                                     "are silent since their series are gone.",
+                      "runbook": "docs/operations.md#kafkareplicationconnectgroupdown"}}]),
         ("KafkaReplicationMetricsAbsent",
          [s for s in h if not s["series"].startswith("kafka_connect_worker_connector_count{")],
          "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src},

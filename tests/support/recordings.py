@@ -158,7 +158,9 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     "healthy": set(),
     # Old records read late and written at once: the source side, never the target.
     "event-time": {("KafkaReplicationRecordAgeHigh", None)},
-    "target-down": set(),
+    # The Connect group's coordinator and internal topics live on the target: its workers lose
+    # every assignment, and the connector and task series go with them.
+    "target-down": {("KafkaReplicationConnectGroupDown", None)},
     "source-down": set(),
     "source-paused": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-source")},
     "checkpoint-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-checkpoint")},

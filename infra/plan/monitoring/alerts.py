@@ -259,6 +259,23 @@ def connector_rules(facts: list[_FlowFacts]) -> list[JSON]:
             "The topology says {{ $labels.connector }} runs, but Kafka Connect reports it {{ $labels.status }}: "
             "someone paused or stopped it outside the topology (REST API, annotation), or a change is not "
             "deployed yet. Deploy the stack again or set its `state` in the topology."))
+    # A Connect cluster that answers but runs no connector: its workers lost their assignments,
+    # as they do when the group's coordinator and internal topics, on the target, are unreachable
+    # (recorded: tests/data/recordings/*/target-down.json, where every connector and task series
+    # goes and nothing else pages). Only clusters where the topology runs a connector.
+    running_parts = [(f.limits.forMinutes, (f.flow.name, p.names.connect)) for f in facts for p in f.flow.parts
+                     if any(c.runs for c in p.connectors)]
+    for minutes, pairs in _by_threshold(running_parts):
+        sel = (f"{_flows(sorted({fl for fl, _ in pairs}))}, "
+               f"connect_cluster=~{_q(_alternatives([c for _, c in pairs]))}")
+        rules.append(_alert(
+            "KafkaReplicationConnectGroupDown",
+            f"sum by (flow, connect_cluster) ({WORKER_CONNECTORS}{{{sel}}}) == 0", minutes, "critical",
+            "Connect cluster {{ $labels.connect_cluster }} runs no connector (flow {{ $labels.flow }})",
+            "The workers of {{ $labels.connect_cluster }} answer but run none of the flow's connectors: they lost "
+            "their assignments, which happens when they cannot reach the Connect group's coordinator and internal "
+            "topics on the flow's target cluster (brokers down, network, credentials). Nothing replicates, and "
+            "the connector and task alerts are silent since their series are gone."))
     # A Connect cluster whose metrics are gone (pods down, not scraped, or the PodMonitor selecting
     # nothing) leaves every other rule silent: absent() keeps the labels of its equality matchers.
     clusters = [(f.limits.forMinutes, (f.flow.name, p.names.connect)) for f in facts for p in f.flow.parts]

@@ -71,9 +71,16 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
 
         # The checkpoint connector paused (no sync after this), the second half produced and
         # replicated, and the group reads on: four records the target group does not know of.
+        # Its tasks too: a task notices the pause only once its poll returns, and a poll that
+        # began before (MirrorCheckpointTask.poll waits out the emit interval, then reads the
+        # groups' offsets) still checkpoints what the group committed meanwhile (a drill on CSM
+        # 1.2 under load saw it).
         worker.request("PUT", f"/connectors/{FLOW}-checkpoint/pause")
-        eventually("the checkpoint connector PAUSED",
-                   lambda: worker.status(f"{FLOW}-checkpoint")["connector"]["state"] == "PAUSED", 60, 1)
+
+        def paused() -> bool:
+            status = worker.status(f"{FLOW}-checkpoint")
+            return {status["connector"]["state"], *(t["state"] for t in status["tasks"])} == {"PAUSED"}
+        eventually("the checkpoint connector and its tasks PAUSED", paused, 60, 1)
         r.clients.produce(source, TOPIC, history[READ_FIRST:])
         eventually("the history replicated", lambda: r.clients.end_offsets(target, [replica]) == {
             f"{replica}:0": 10, f"{replica}:1": 10}, 120)

@@ -161,8 +161,11 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # The Connect group's coordinator and internal topics live on the target: its workers lose
     # every assignment, and the connector and task series go with them.
     "target-down": {("KafkaReplicationConnectGroupDown", None)},
-    "source-down": set(),
-    "source-paused": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-source")},
+    # Nothing of the source arrives, its heartbeats included: the pair does not replicate.
+    "source-down": {("KafkaReplicationHeartbeatsStale", None)},
+    # The source connector copies the heartbeats too: paused, the pair replicates nothing.
+    "source-paused": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-source"),
+                      ("KafkaReplicationHeartbeatsStale", None)},
     "checkpoint-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-checkpoint")},
     "heartbeats-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-heartbeat")},
 }

@@ -167,6 +167,8 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     "source-paused": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-source"),
                       ("KafkaReplicationHeartbeatsStale", None)},
     "checkpoint-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-checkpoint")},
-    "heartbeats-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-heartbeat")},
+    # No heartbeat emitted, none replicated: both say so.
+    "heartbeats-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-heartbeat"),
+                           ("KafkaReplicationHeartbeatsStale", None)},
 }
 RELEASES = ("strimzi-1.2.0",)  # recorded so far: the newest Strimzi

@@ -3,8 +3,8 @@ test_alert_matrix.py): the dev flow on a real worker with its exporter, one scen
 rehearsal, the worker scraped every EVERY seconds from before the fault to after its end
 (tests/support/recordings.py says how the series are stored and replayed).
 
-Recording takes about seven minutes a scenario, so `make test` records one (`healthy`, and
-holds that its series give the matrix's verdict); all of them are recorded again with
+Recording takes about seven minutes a scenario, so `make test` does not record: it replays the
+stored recordings (the conformance tier). They are recorded again with
 
     RECORD_ALERTS=1 .venv/bin/python -m pytest -q tests/runtime/test_alert_recordings.py
 

@@ -132,3 +132,23 @@ def test_the_quiet_cases_refuse_the_rules_that_paged_on_them(alert, old_expr, ca
     assert done.returncode != 0
     failed = [line for line in (done.stdout + done.stderr).splitlines() if "FAILED" in line or "name:" in line]
     assert any(case in line for line in failed), done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_a_chart_of_two_series_shows_both(tmp_path):
+    """The workers' chart of connectors and tasks, evaluated by promtool on series shaped as the
+    scrape: both come out, told apart by `series` (an `or` of the two alone keeps only the first)."""
+    from infra.plan.monitoring.dashboard import PANELS
+    from tests.support.monitoring import substitute
+    (panel,) = [p for p in PANELS if p.title == "Connectors and tasks per worker"]
+    pod = {"pod": "repl-us-west-us-east-connect-0"}
+    tests = {"rule_files": [], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": [series("kafka_connect_worker_connector_count", "3x5", **pod),
+                         series("kafka_connect_worker_task_count", "5x5", **pod)],
+        "promql_expr_test": [{"expr": substitute(panel.query), "eval_time": "2m", "exp_samples": [
+            {"labels": '{connect_cluster="repl-us-west-us-east", flow="repl-us-west-us-east", '
+                       f'pod="{pod["pod"]}", series="{name}"}}', "value": value}
+            for name, value in (("connectors", 3), ("tasks", 5))]}]}]}
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr

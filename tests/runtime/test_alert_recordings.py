@@ -16,16 +16,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import pytest
 
-from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
-from tests.support.monitoring import groups_of
+from tests.support.monitoring import groups_of, target_labels
 from tests.support.replication import dev_for_runtime, rehearsal, running
 
 pytestmark = pytest.mark.runtime
@@ -48,18 +46,15 @@ class Traffic:
 
     def __init__(self, r: Rehearsal, age_seconds: int = 0, period: float = 4.0) -> None:
         self.r, self.age, self.period = r, age_seconds, period
-        self.sent = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
             now = int(time.time() * 1000) - self.age * 1000
-            batch = [{"key": f"k{self.sent + i}", "value": f"v{self.sent + i}", "partition": i % 2, "timestamp": now}
-                     for i in range(4)]
+            batch = [{"key": f"k{now}-{i}", "value": f"v{i}", "partition": i % 2, "timestamp": now} for i in range(4)]
             try:
                 self.r.clients.produce(self.r.client("us-west"), TOPIC, batch)
-                self.sent += 4
             except RuntimeError:
                 pass  # the source is down in this scenario: producers fail too
             self._stop.wait(self.period)
@@ -73,45 +68,31 @@ class Traffic:
         self._thread.join(120)
 
 
-@contextmanager
-def recorded(r: Rehearsal, scenario: str, what: str, topology: dict) -> Iterator[recordings.Recorder]:
+def _worker(r: Rehearsal):
     (worker,) = r.workers.values()
-    names = recordings.series_read(rule["expr"] for group in groups_of(topology) for rule in group["rules"])
-    recorder = recordings.Recorder(worker.scrape, names, recordings.target_labels(FLOW), EVERY)
-    recorder.start("baseline")
-    try:
-        yield recorder
-    finally:
-        recorder.stop()
-    recording = recorder.recording(f"{r.release.flavour.value}-{r.release.version}", scenario, topology, what)
-    if RECORD:
-        recordings.write(recording)
+    return worker
 
 
-def start(r: Rehearsal, monkeypatch, old_records: int = 0) -> None:
+def start(r: Rehearsal, monkeypatch) -> None:
     """The topic, a group with committed offsets on the source (the checkpoint connector's
-    subject), optionally a backlog of records written 15 minutes ago, and the stack deployed."""
+    subject), and the stack deployed."""
     with_metrics(monkeypatch, r)
     source = r.client("us-west")
     r.clients.create_topics(source, {TOPIC: 2})
-    stamp = int(time.time() * 1000) - (900_000 if old_records else 0)
-    r.clients.produce(source, TOPIC, [{"key": f"o{i}", "value": "x" * 100, "partition": i % 2, "timestamp": stamp}
-                                      for i in range(max(old_records, 4))])
+    r.clients.produce(source, TOPIC, [{"key": f"o{i}", "value": "x" * 100, "partition": i % 2} for i in range(4)])
     r.clients.consume(source, [TOPIC], 4, 30_000, group=GROUP)
     r.deploy()
     running(r)
 
 
-def phases(recorder: recordings.Recorder, fault: str, begin: Callable[[], None], end: Callable[[], None] | None,
-           after: str = "recovered") -> None:
+def phases(recorder: recordings.Recorder, fault: str, begin: Callable[[], None], end: Callable[[], None]) -> None:
     recorder.wait(BASELINE)
     recorder.phase(fault)
     begin()
     recorder.wait(FAULT)
-    if end is not None:
-        recorder.phase(after)
-        end()
-        recorder.wait(AFTER)
+    recorder.phase("recovered")
+    end()
+    recorder.wait(AFTER)
 
 
 def scenario_healthy(r, recorder):
@@ -119,18 +100,11 @@ def scenario_healthy(r, recorder):
 
 
 def scenario_target_down(r, recorder):
-    phases(recorder, "target brokers stopped", r.clusters["us-east"].stop,
-           lambda: r.clusters["us-east"].start(jars.classpath(r.release)))
+    phases(recorder, "target brokers stopped", r.clusters["us-east"].stop, lambda: r.start_cluster("us-east"))
 
 
 def scenario_source_down(r, recorder):
-    phases(recorder, "source brokers stopped", r.clusters["us-west"].stop,
-           lambda: r.clusters["us-west"].start(jars.classpath(r.release)))
-
-
-def _worker(r):
-    (worker,) = r.workers.values()
-    return worker
+    phases(recorder, "source brokers stopped", r.clusters["us-west"].stop, lambda: r.start_cluster("us-west"))
 
 
 def scenario_source_paused(r, recorder):
@@ -152,30 +126,36 @@ def scenario_heartbeats_stopped(r, recorder):
 
 
 SCENARIOS: dict[str, tuple[str, Callable, int, int]] = {
-    # name: (what, the fault, records written 15 minutes before the start, traffic's age in seconds)
-    "healthy": ("steady traffic, nothing wrong", scenario_healthy, 0, 0),
+    # name: (what, the fault, the traffic's records' age in seconds)
+    "healthy": ("steady traffic, nothing wrong", scenario_healthy, 0),
     "event-time": ("producers stamping records with an event time 10 minutes old: every record is old when it is "
-                   "read, as in a long catch-up", scenario_healthy, 0, 600),
+                   "read, as in a long catch-up", scenario_healthy, 600),
     "target-down": ("the target's brokers stopped for the fault phase, then started again",
-                    scenario_target_down, 0, 0),
+                    scenario_target_down, 0),
     "source-down": ("the source's brokers stopped for the fault phase, then started again",
-                    scenario_source_down, 0, 0),
+                    scenario_source_down, 0),
     "source-paused": ("the source connector paused through the REST API while producers write, then resumed",
-                      scenario_source_paused, 0, 0),
+                      scenario_source_paused, 0),
     "checkpoint-stopped": ("the checkpoint connector stopped through the REST API, then resumed",
-                           scenario_checkpoint_stopped, 0, 0),
+                           scenario_checkpoint_stopped, 0),
     "heartbeats-stopped": ("the heartbeat connector stopped through the REST API, then resumed",
-                           scenario_heartbeats_stopped, 0, 0),
+                           scenario_heartbeats_stopped, 0),
 }
 
 
 def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeypatch) -> dict:
-    what, fault, old, age = SCENARIOS[name]
-    topo = dev_for_runtime(flavour, version)
-    with rehearsal(topo, tmp_path, runtime_api) as r:
-        start(r, monkeypatch, old)
-        with Traffic(r, age), recorded(r, name, what, r.topology) as recorder:
-            fault(r, recorder)
+    """One scenario on a rehearsal of its own, the worker scraped from its baseline to its end."""
+    what, fault, age = SCENARIOS[name]
+    with rehearsal(dev_for_runtime(flavour, version), tmp_path, runtime_api) as r:
+        start(r, monkeypatch)
+        names = recordings.series_read(rule["expr"] for group in groups_of(r.topology) for rule in group["rules"])
+        recorder = recordings.Recorder(_worker(r).scrape, names, target_labels(FLOW), EVERY)
+        with Traffic(r, age):
+            recorder.start("baseline")
+            try:
+                fault(r, recorder)
+            finally:
+                recorder.stop()
         return recorder.recording(f"{flavour}-{version}", name, r.topology, what)
 
 
@@ -185,6 +165,7 @@ def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeyp
 def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
     recording = record(flavour, version, name, runtime_api, tmp_path, monkeypatch)
     assert recording["scrapes"] >= BASELINE + FAULT
+    recordings.write(recording)
 
 
 def test_every_scenario_has_its_verdict():

@@ -290,7 +290,7 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
     old CA, is refused); the stack retires the old CA: a roll again, and nothing else. Every
     record arrives, in order per partition; those sent before the brokers' restarts at most
     twice (a task cut off mid-flush), and nothing twice afterwards."""
-    from infra.tools.rehearsal import jars, material
+    from infra.tools.rehearsal import material
     from tests.support.replication import for_runtime
     from tests.support.stacks import on_release
 
@@ -303,9 +303,8 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
         new = {a: material.for_cluster(a, tuple(h for h, _ in r.clusters[a].hosts), generation=1) for a in aliases}
 
         def restart(alias: str) -> None:
-            cluster = r.clusters[alias]
-            cluster.stop()
-            cluster.start(jars.classpath(r.release))
+            r.clusters[alias].stop()
+            r.start_cluster(alias)
 
         # The runbook's secret config changes, as written: two `pulumi up`s.
         step_2, step_4 = ca_rotation_runbook()

@@ -19,7 +19,9 @@ import copy
 import pytest
 
 from infra.core.errors import TopologyError
-from infra.tools.rehearsal import jars, offsets
+from infra.plan.offsets import SOURCE, alter_body
+from infra.tools.rehearsal import offsets
+from infra.topology.schema import PartitionOffset
 from tests.runtime.test_runtime_failover import readiness_run
 from tests.support.replication import RUNTIME_IDS, dev_for_runtime, eventually, rehearsal, running
 from tests.support.stacks import RUNTIME_RELEASES
@@ -115,7 +117,7 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
                                       group=GROUP)) == keys(after)
 
         # Failback: the old source back, with its data.
-        r.clusters["us-west"].start(jars.classpath(r.release))
+        r.start_cluster("us-west")
         if policy == "default":
             unread_on_source = [h for h in history if h["key"] not in keys(read_on_source)]
             failback_default(r, topo, unread_on_source)
@@ -190,9 +192,8 @@ def failback_identity(r, topo: dict, history: list[dict], after: list[dict], end
         r.update(r.render(back))
         worker = r.workers[(REVERSE, REVERSE)]
         offsets.wait_stopped(worker, f"{REVERSE}-source", 60)
-        worker.request("PATCH", f"/connectors/{REVERSE}-source/offsets", {"offsets": [
-            {"partition": {"cluster": "us-east", "topic": o["topic"], "partition": o["partition"]},
-             "offset": {"offset": o["offset"]}} for o in at]})
+        worker.request("PATCH", f"/connectors/{REVERSE}-source/offsets", alter_body(
+            SOURCE, "us-east", [PartitionOffset.model_validate(o) for o in at]))
     back["flows"][0]["state"] = {"source": "running"}
     r.update(r.render(back))
     running(r)

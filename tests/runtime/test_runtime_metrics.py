@@ -21,6 +21,7 @@ from infra.core.names import FlowNames
 from infra.plan import metrics
 from infra.tools.rehearsal import jars, operator
 from infra.tools.rehearsal.run import Rehearsal
+from tests.support.monitoring import Series, exposition
 from tests.support.replication import RUNTIME_IDS, dev_for_runtime, eventually, records, rehearsal, running
 from tests.support.stacks import ROOT, RUNTIME_RELEASES
 
@@ -32,26 +33,6 @@ FLOW = "repl-us-west-us-east"
 CONNECTORS = [f"{FLOW}-checkpoint", f"{FLOW}-heartbeat", f"{FLOW}-source"]
 GROUP = "test.readers"
 RULES = FlowNames(FLOW, "us-west", "us-east").metrics_configmap
-
-_SAMPLE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?\s*')
-
-Series = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def parse(text: str) -> Series:
-    """Prometheus' text exposition: (name, labels) -> value."""
-    out: Series = {}
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        match = _SAMPLE.fullmatch(line.strip())
-        assert match, f"not a sample line: {line!r}"
-        name, labels, value = match.groups()
-        pairs = frozenset((k, v.replace('\\"', '"').replace("\\\\", "\\")) for k, v in _LABEL.findall(labels or ""))
-        out[(name, pairs)] = float(value)
-    return out
-
 
 def shapes(series: Series) -> list[str]:
     """One line per series shape: `name{label,...}` (names sorted), our rules' series only."""
@@ -116,7 +97,7 @@ def test_metrics_on_the_real_worker(flavour, version, runtime_api, tmp_path, mon
         def scrape() -> Series:
             text = worker.scrape()
             (tmp_path / "scrape.txt").write_text(text)  # the last scrape, for a failure's reader
-            return parse(text)
+            return exposition(text)
 
         def counts(series: Series) -> list[float]:
             found = [find(series, "kafka_connect_mirror_mirrorsourceconnector_record_count",

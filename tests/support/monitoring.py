@@ -44,10 +44,35 @@ def groups_of(topology: dict) -> list[dict]:
     return rule["spec"]["groups"]
 
 
-# What the Prometheus Operator adds to every series of a PodMonitor's targets.
-TARGET_LABELS = {"namespace": "repl-us-west-us-east", "pod": "repl-us-west-us-east-connect-0",
-                 "container": "repl-us-west-us-east-connect", "endpoint": "tcp-prometheus",
-                 "job": "replication-monitoring/kafka-replication"}
+def target_labels(flow: str) -> dict[str, str]:
+    """What the Prometheus Operator adds to every series of a PodMonitor's target: here the first
+    pod of the Connect cluster named as the flow."""
+    return {"namespace": flow, "pod": f"{flow}-connect-0", "container": f"{flow}-connect",
+            "endpoint": "tcp-prometheus", "job": "replication-monitoring/kafka-replication"}
+
+
+TARGET_LABELS = target_labels(FLOW)
+# And Prometheus' own, on every scraped series.
+SCRAPE_LABELS = frozenset(TARGET_LABELS) | {"instance"}
+
+
+Series = dict[tuple[str, frozenset[tuple[str, str]]], float]
+_SAMPLE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?\s*')
+
+
+def exposition(text: str) -> Series:
+    """Prometheus' text exposition, as an exporter serves it: (name, labels) -> value."""
+    out: Series = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = _SAMPLE.fullmatch(line.strip())
+        assert match, f"not a sample line: {line!r}"
+        name, labels, value = match.groups()
+        pairs = frozenset((k, v.replace('\\"', '"').replace("\\\\", "\\")) for k, v in _LABEL.findall(labels or ""))
+        out[(name, pairs)] = float(value)
+    return out
 
 
 _LABEL_VALUES = re.compile(r"^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$")

@@ -3,7 +3,7 @@
 A recording is what Prometheus would have stored of one Connect worker during one scenario on the
 runtime tier (Strimzi 1.2.0's worker so far): the worker's exporter scraped every `every_seconds` (tests/runtime/
 test_alert_recordings.py), the series the alert rules read kept, with the labels the Prometheus
-Operator adds to a PodMonitor's targets. It is stored as promtool's `input_series` (run-length
+Operator adds to a PodMonitor's targets (monitoring.target_labels). It is stored as promtool's `input_series` (run-length
 encoded: `1x9` is ten 1s, `_` a scrape without the series) in tests/data/recordings/<release>/
 <scenario>.json, beside the scenario's phases, so that a reviewer reads it like code.
 
@@ -24,18 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.monitoring import exposition
 from tests.support.stacks import ROOT
 
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
-
-# What the Prometheus Operator adds to every series of a PodMonitor's targets (the pod of the
-# Connect cluster named as the flow).
-TARGET_LABELS = {"namespace": "{flow}", "pod": "{flow}-connect-0", "container": "{flow}-connect",
-                 "endpoint": "tcp-prometheus", "job": "replication-monitoring/kafka-replication"}
-
-_SAMPLE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?\s*')
-
 
 def series_read(exprs: Iterable[str]) -> set[str]:
     """The metric names the expressions read (ours are all `kafka_...`)."""
@@ -49,17 +41,8 @@ def _key(name: str, labels: dict[str, str]) -> str:
 
 def parse(text: str, names: set[str], extra: dict[str, str]) -> dict[str, float]:
     """The exposition's samples of `names`, keyed as promtool writes a series, `extra` labels added."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        match = _SAMPLE.fullmatch(line.strip())
-        if not match or match.group(1) not in names:
-            continue
-        name, labels, value = match.groups()
-        pairs = {k: v for k, v in _LABEL.findall(labels or "")}
-        out[_key(name, {**pairs, **extra})] = float(value)
-    return out
+    return {_key(name, {**dict(labels), **extra}): value for (name, labels), value in exposition(text).items()
+            if name in names}
 
 
 def _number(value: float) -> str:
@@ -134,10 +117,6 @@ class Recorder:
                 "scrapes": len(self.samples), "phases": [list(p) for p in self.phases], "topology": topology,
                 "input_series": [{"series": k, "values": encode([s.get(k) if s else None for s in self.samples])}
                                  for k in keys]}
-
-
-def target_labels(flow: str) -> dict[str, str]:
-    return {k: v.format(flow=flow) for k, v in TARGET_LABELS.items()}
 
 
 def write(recording: dict[str, Any]) -> Path:

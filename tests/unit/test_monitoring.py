@@ -23,8 +23,8 @@ from infra.core.errors import TopologyError
 from infra.plan import monitoring
 from infra.plan.monitoring import DEFAULTS, Thresholds
 from infra.tools import render
-from tests.support.monitoring import (FLOW, MONITORED, TARGET_LABELS, all_queries, firing_cases, groups_of, model_of,
-                                      monitored, plans)
+from tests.support.monitoring import (FLOW, MONITORED, SCRAPE_LABELS, TARGET_LABELS, all_queries, firing_cases,
+                                      groups_of, model_of, monitored, plans)
 from tests.support.stacks import ROOT, by_kind_name, doc_topology, on_release, render_topology
 
 SCRAPES = ROOT / "tests" / "data" / "scrape"
@@ -345,9 +345,6 @@ CONTRACT: dict[str, frozenset[str]] = {
     "kafka_consumer_fetch_manager_records_lag": frozenset({"client_id", "topic", "partition"}),
 }
 STATIC = frozenset({"flow", "connect_cluster"})
-# What Prometheus adds to every series of a PodMonitor's target (the Prometheus Operator's
-# relabelling: namespace, pod, container, endpoint, job; Prometheus' own instance).
-POD_TARGET = frozenset({"namespace", "pod", "container", "endpoint", "job", "instance"})
 # Series from elsewhere, with the labels their sources give them: kube-state-metrics' Job
 # series, and the audit's push (spark/report.py, `job` from the Pushgateway's grouping key).
 EXTERNAL: dict[str, frozenset[str]] = {
@@ -419,7 +416,7 @@ def missing(expr: str, available: dict[str, frozenset[str]]) -> list[str]:
         out += [f"{name}{{{label}}}" for label in sorted(labels - available.get(name, frozenset()))]
     having = set().union(*(available.get(n, frozenset()) for n in series)) | created
     if any(n.startswith("kafka_") for n in series):
-        having |= POD_TARGET  # the worker's series, scraped through the PodMonitor
+        having |= SCRAPE_LABELS  # the worker's series, scraped through the PodMonitor
     out += [f"by/on ({label})" for label in sorted(clauses - having)]
     return out
 

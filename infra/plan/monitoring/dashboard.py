@@ -52,11 +52,20 @@ class Panel:
     width: int = 12
 
 
+def _both(first: str, first_name: str, second: str, second_name: str) -> str:
+    """Two queries of the same labels on one chart, told apart by a `series` label (`or` alone
+    would keep only the first where both have a value)."""
+    def named(query: str, name: str) -> str:
+        return f'label_replace({query}, "series", "{name}", "", "")'
+    return f"{named(first, first_name)} or {named(second, second_name)}"
+
+
 def _stat(title: str, unit: str, query: str) -> Panel:
     return Panel(title, unit, query, kind="stat", width=4)
 
 
-_SRC = f'{{{_F}, connector=~".*-source"}}'
+# Every connector's producer writes to the target (records, checkpoints, heartbeats).
+_TARGET_WRITES = f"{{{_F}}}"
 # Rows, each a title and its panels, in the order on-call reads them: is anything down, is it
 # behind, why (the source side, the target side, the workers).
 ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
@@ -110,19 +119,21 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
     )),
     ("Writes to the target", (
         Panel("Record errors and retries (per second)", "rps",
-              f"sum by (flow, connector) (rate({PRODUCER}record_error_total{_SRC}[5m])) or "
-              f"sum by (flow, connector) (rate({PRODUCER}record_retry_total{_SRC}[5m]))", "{{flow}} {{connector}}"),
+              _both(f"sum by (flow, connector) (rate({PRODUCER}record_error_total{_TARGET_WRITES}[5m]))", "errors",
+                    f"sum by (flow, connector) (rate({PRODUCER}record_retry_total{_TARGET_WRITES}[5m]))", "retries"),
+              "{{flow}} {{connector}} {{series}}"),
         Panel("Throttled by the target (max)", "ms",
-              f"max by (flow, connector) ({PRODUCER}produce_throttle_time_max{_SRC})", "{{flow}} {{connector}}"),
+              f"max by (flow, connector) ({PRODUCER}produce_throttle_time_max{_TARGET_WRITES})", "{{flow}} {{connector}}"),
         Panel("Waiting for producer buffer (ratio)", "percentunit",
-              f"max by (flow, connector) ({PRODUCER}bufferpool_wait_ratio{_SRC})", "{{flow}} {{connector}}"),
+              f"max by (flow, connector) ({PRODUCER}bufferpool_wait_ratio{_TARGET_WRITES})", "{{flow}} {{connector}}"),
         Panel("Produce request latency (avg)", "ms",
-              f"max by (flow, connector) ({PRODUCER}request_latency_avg{_SRC})", "{{flow}} {{connector}}"),
+              f"max by (flow, connector) ({PRODUCER}request_latency_avg{_TARGET_WRITES})", "{{flow}} {{connector}}"),
     )),
     ("Workers", (
         Panel("Connectors and tasks per worker", "none",
-              f"max by (flow, connect_cluster, pod) ({WORKER_CONNECTORS}{{{_F}}}) or "
-              f"max by (flow, connect_cluster, pod) ({WORKER_TASKS}{{{_F}}})", "{{pod}}"),
+              _both(f"max by (flow, connect_cluster, pod) ({WORKER_CONNECTORS}{{{_F}}})", "connectors",
+                    f"max by (flow, connect_cluster, pod) ({WORKER_TASKS}{{{_F}}})", "tasks"),
+              "{{pod}} {{series}}"),
         Panel("Rebalances (per 15 minutes)", "none",
               f"max by (flow, connect_cluster, pod) (increase({REBALANCES}{{{_F}}}[15m]))", "{{pod}}"),
         Panel("Rebalancing", "none", f"max by (flow, connect_cluster, pod) ({REBALANCING}{{{_F}}})", "{{pod}}"),

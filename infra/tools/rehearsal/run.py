@@ -183,6 +183,11 @@ class Rehearsal:
             self.clusters[alias] = kafka
             kafka.start(classpath)
 
+    def start_cluster(self, alias: str) -> None:
+        """A stopped cluster started again on the rehearsal's release: its storage, address and
+        host names kept (a lost cluster back; a broker restarted with other material)."""
+        self.clusters[alias].start(jars.classpath(self.release))
+
     def client(self, alias: str) -> dict[str, str]:
         return self.clusters[alias].client_properties()
 

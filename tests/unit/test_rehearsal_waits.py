@@ -67,6 +67,39 @@ def test_a_failed_task_ends_the_wait_with_its_trace():
         Scripted([(failed, [{}])]).wait_running("c", 60)
 
 
+STALE = ("org.apache.kafka.connect.errors.ConnectException: Cannot start source task c-1 with exactly-once "
+         "support as the connector has already generated a new set of task configs")
+
+
+def _failed(trace: str) -> dict:
+    return {"name": "c", "connector": RUNNING, "tasks": [{"id": 0, "state": "RUNNING"},
+                                                         {"id": 1, "state": "FAILED", "trace": trace}]}
+
+
+def test_a_task_of_a_replaced_generation_is_waited_for_while_its_worker_starts_it_again():
+    """An exactly-once rolling update (the CI run that met it: Strimzi 0.48.0): a task refused for
+    its stale task config generation, then started again on the new one."""
+    worker = Scripted([(_failed(STALE), [{}] * 2), (_failed(STALE), [{}] * 2), (status("RUNNING", "RUNNING"), [{}] * 2)])
+    assert [t["state"] for t in worker.wait_running("c", 60)["tasks"]] == ["RUNNING", "RUNNING"]
+    assert worker.reads == 3
+
+
+def test_a_task_of_a_replaced_generation_still_failed_after_the_grace_ends_the_wait(monkeypatch):
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr("infra.tools.rehearsal.connect.time.monotonic", lambda: next(clock))
+    worker = Scripted([(_failed(STALE), [{}] * 2)])
+    with pytest.raises(RuntimeStartError, match="connector c on ns/c FAILED:\n.*already generated a new set"):
+        worker.wait_running("c", 600)
+    assert worker.reads > 1  # it read again before it gave up
+
+
+def test_another_failure_beside_a_stale_generation_ends_the_wait_at_once():
+    both = _failed(STALE)
+    both["tasks"][0] = {"id": 0, "state": "FAILED", "trace": "SaslAuthenticationException"}
+    with pytest.raises(RuntimeStartError, match="FAILED:\nSaslAuthenticationException"):
+        Scripted([(both, [{}] * 2)]).wait_running("c", 60)
+
+
 def test_a_connector_short_of_its_tasks_times_out(monkeypatch):
     clock = iter(range(0, 1000, 30))
     monkeypatch.setattr("infra.tools.rehearsal.connect.time.monotonic", lambda: next(clock))

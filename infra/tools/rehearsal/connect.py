@@ -23,6 +23,10 @@ from infra.plan import metrics
 from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
 from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, java, logging_options
 
+# The refusal of an exactly-once source task whose task config generation is no longer the latest.
+STALE_GENERATION = "as the connector has already generated a new set of task configs"
+STALE_GRACE = 30.0
+
 POD_ROOTS = ("/opt/kafka", "/mnt", "/tmp")  # bound in this order: /tmp last, our folders may be under it
 
 
@@ -157,6 +161,7 @@ class Worker:
         than `min_tasks`, which a caller that knows the connector's class sets."""
         deadline = time.monotonic() + timeout
         last: dict[str, Any] = {}
+        stale_since: float | None = None
         while time.monotonic() < deadline:
             try:
                 last = self.status(name)
@@ -167,8 +172,20 @@ class Worker:
             tasks = last.get("tasks", [])
             states = [last["connector"]["state"], *(t["state"] for t in tasks)]
             failed = [t for t in [last["connector"], *tasks] if t["state"] == "FAILED"]
+            if failed and all(STALE_GENERATION in t.get("trace", "") for t in failed):
+                # An exactly-once task that started on task configs the connector has since replaced
+                # fails its generation check (DistributedHerder.verifyTaskGenerationAndOwnership);
+                # the new task configs make its worker stop and start it again
+                # (processTaskConfigUpdatesWithIncrementalCooperative). A worker that joins writes new
+                # task configs even when they are the same (KAFKA-9228), so a rolling update can show
+                # this for a moment; it stays a failure when it outlives STALE_GRACE seconds.
+                stale_since = stale_since if stale_since is not None else time.monotonic()
+                if time.monotonic() - stale_since < STALE_GRACE:
+                    time.sleep(1)
+                    continue
             if failed:
                 raise RuntimeStartError(f"connector {name} on {self.name} FAILED:\n{failed[0].get('trace', '')[:4000]}")
+            stale_since = None
             if all(s == "RUNNING" for s in states) and len(tasks) >= max(min_tasks, len(generated)):
                 return last
             time.sleep(1)

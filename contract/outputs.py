@@ -308,6 +308,9 @@ class ConnectCluster:
     rest_url: str
     group_id: str
     source_connectors: tuple[str, ...]
+    # Added within version 1 (the schema always had them): the cluster's other connectors.
+    checkpoint_connectors: tuple[str, ...] = ()
+    heartbeat_connectors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -351,6 +354,9 @@ class StackOutputs:
     audit_namespace: str | None
     # With a `kubernetes` section: the audit's namespace per Kubernetes cluster.
     audit_namespaces: dict[str, str] | None = None
+    # Added within version 1: each audit CronJob by Kubernetes cluster (None without a
+    # `kubernetes` section), as (namespace, CronJob name).
+    audit_cron_jobs: dict[str | None, tuple[str, str]] | None = None
 
 
 # What the schema calls a name ({"type": "string", "minLength": 1}), and plain text.
@@ -484,10 +490,12 @@ def _connect_cluster(value: Any, path: str) -> ConnectCluster:
     if not isinstance(value, Mapping):
         raise _wrong(path, value, "a mapping")
     _keys(value, path)
+    connectors, where = _mapping(value, "connectors", path), _join(path, "connectors")
     return ConnectCluster(name=_string(value, "name", path), namespace=_string(value, "namespace", path),
                           rest_url=_string(value, "restUrl", path), group_id=_string(value, "connectGroupId", path),
-                          source_connectors=_names(_mapping(value, "connectors", path), "source",
-                                                   _join(path, "connectors")))
+                          source_connectors=_names(connectors, "source", where),
+                          checkpoint_connectors=_names(connectors, "checkpoint", where),
+                          heartbeat_connectors=_names(connectors, "heartbeat", where))
 
 
 def _flow(name: str, flow: Any, path: str) -> Flow:
@@ -533,16 +541,20 @@ def read(values: Mapping[str, Any]) -> StackOutputs:
     audit = _mapping(values, "audit", "") if "audit" in values else None
     audits = _mapping(values, "audits", "") if "audits" in values else None
     per_cluster: dict[str, str] | None = None
+    cron_jobs: dict[str | None, tuple[str, str]] = {}
+    if audit is not None:
+        cron_jobs[None] = (_string(audit, "namespace", "audit"), _string(audit, "cronJob", "audit"))
     if audits is not None:
         per_cluster = {}
         for cluster, body in audits.items():
             if not isinstance(body, Mapping):
                 raise _wrong(_join("audits", cluster), body, "a mapping")
             per_cluster[cluster] = _string(body, "namespace", _join("audits", cluster))
+            cron_jobs[cluster] = (per_cluster[cluster], _string(body, "cronJob", _join("audits", cluster)))
     return StackOutputs(version=version, operator_flavour=flavour, operator_version=release, kafka_version=kafka,
                         flows=flows,
                         audit_namespace=_string(audit, "namespace", "audit") if audit is not None else None,
-                        audit_namespaces=per_cluster)
+                        audit_namespaces=per_cluster, audit_cron_jobs=cron_jobs)
 
 
 def from_stack_reference(ref: Any) -> Any:

@@ -1,5 +1,5 @@
 """Command line: `kafka-replication` (also `python -m infra`): render, validate, diff, rehearse,
-schema and completion.
+status, schema and completion.
 
 Input problems are printed all at once and exit with code 2, without a traceback. An error of
 the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
@@ -20,16 +20,20 @@ from typing import Any
 from infra.core import jsontext
 from infra.core.errors import Problem, TopologyError
 from infra.core.names import PROJECT
+from infra.tools.status.assess import Health
+from infra.tools.status.show import EXIT as STATUS_EXIT
 
 EXIT_OK = 0
 EXIT_CHANGES = 1  # diff: something changed; rehearse: not every record arrived
 EXIT_INVALID = 2
 EXIT_INTERNAL = 3
 EXIT_CODES = f"""exit codes:
-  {EXIT_OK}  success (diff: no change)
-  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived
+  {EXIT_OK}  success (diff: no change; status: healthy)
+  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived; status: degraded
   {EXIT_INVALID}  invalid input: every problem is printed (which flow, which field, what value, what is allowed)
   {EXIT_INTERNAL}  an error of the program itself (INFRA_DEBUG=1 shows the traceback)
+  {STATUS_EXIT[Health.down]}  status: down (a flow copies nothing)
+  {STATUS_EXIT[Health.unknown]}  status: unknown (an object could not be read)
   130 interrupted"""
 # Pulumi's stack names; the name also picks Pulumi.<stack>.yaml and stacks/<stack>.yaml.
 STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
@@ -129,6 +133,22 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     h.add_argument("--records", type=int, default=10, help="sample records per source connector (1-100000, default 10)")
     h.add_argument("--keep", type=Path, metavar="DIR", help="work in DIR and keep the logs (default: a temporary folder)")
 
+    s = command("status", "what a deployed stack's flows are doing, from its Kubernetes clusters",
+                description="One screen per stack: each flow's Connect clusters, connectors and tasks with their "
+                            "states (a failed one's trace, first line), what the operator reports, and the "
+                            "audit's last run; read with your kubeconfig from the objects the stack outputs "
+                            "name (docs/status.md).")
+    s.add_argument("--outputs", required=True, metavar="FILE",
+                   help="the stack's outputs: `pulumi stack output --json` saved to FILE, or - to "
+                        "read them from standard input")
+    s.add_argument("--flow", action="append", default=[], metavar="NAME", help="a flow (repeatable; default: all)")
+    s.add_argument("--kubeconfig", action="append", default=[], metavar="[CLUSTER=]PATH",
+                   help="the kubeconfig (default $KUBECONFIG, else ~/.kube/config); CLUSTER=PATH for one Kubernetes "
+                        "cluster of the topology's `kubernetes` section (repeatable)")
+    s.add_argument("--context", action="append", default=[], metavar="[CLUSTER=]NAME",
+                   help="the kubeconfig context (default: its current context); CLUSTER=NAME per cluster")
+    s.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json (docs/status.md)")
+
     command("schema", "print the topology's JSON Schema",
             description="Print the JSON Schema of topology files (for editors and CI checks).")
     c = command("completion", "print a shell completion script",
@@ -171,6 +191,9 @@ def _run(args: argparse.Namespace) -> int:
         print(shtab.complete(parser(), shell=args.shell))
     elif args.command == "diff":
         return _diff(args)
+    elif args.command == "status":
+        from infra.tools import status
+        return status.run(args.outputs, args.flow, args.kubeconfig, args.context, args.output)
     elif args.command == "schema":
         from infra.topology.schema import json_schema
         print(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -62,7 +62,9 @@ def assert_read_back(out: dict) -> outputs.StackOutputs:
             connect_rest_url=raw["connectRestUrl"],
             connect_clusters=tuple(outputs.ConnectCluster(
                 name=c["name"], namespace=c["namespace"], rest_url=c["restUrl"], group_id=c["connectGroupId"],
-                source_connectors=tuple(c["connectors"]["source"])) for c in raw["connectClusters"]),
+                source_connectors=tuple(c["connectors"]["source"]),
+                checkpoint_connectors=tuple(c["connectors"]["checkpoint"]),
+                heartbeat_connectors=tuple(c["connectors"]["heartbeat"])) for c in raw["connectClusters"]),
             target_heartbeats_topic=target["heartbeats"], target_checkpoints_topic=target["checkpoints"],
             partner=raw["bidirectional"]["partner"] if raw["bidirectional"] else None,
             kubernetes_cluster=raw.get("kubernetesCluster"),
@@ -76,6 +78,9 @@ def assert_read_back(out: dict) -> outputs.StackOutputs:
     assert stack.audit_namespace == (out["audit"]["namespace"] if "audit" in out else None)
     assert stack.audit_namespaces == ({k: a["namespace"] for k, a in out["audits"].items()} if "audits" in out
                                       else None)
+    assert stack.audit_cron_jobs == {**({None: (out["audit"]["namespace"], out["audit"]["cronJob"])} if "audit" in out
+                                        else {}),
+                                     **{k: (a["namespace"], a["cronJob"]) for k, a in out.get("audits", {}).items()}}
     return stack
 
 

@@ -1,0 +1,120 @@
+"""`kafka-replication status`: one screen per stack on what its flows are doing, from what a user
+with the stack's kubeconfig can read (docs/status.md).
+
+The stack outputs (`pulumi stack output --json`) say which objects are the stack's; the API
+server of each Kubernetes cluster gives each one with the status the operator wrote
+(kube.py); assess.py concludes, show.py prints. Exit codes: show.EXIT."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from contract import outputs as contract
+from infra.core import reading
+from infra.core.errors import Problem, TopologyError
+from infra.core.releases import Flavour, find
+from infra.tools.status import assess, show
+from infra.tools.status.kube import KubeconfigError, Reader
+
+MAX_STDIN_BYTES = 64 * 1024 * 1024  # a stack's outputs are kilobytes; anything near this is not them
+
+
+def load_outputs(path: str) -> contract.StackOutputs:
+    """The outputs file (`-`: standard input), checked against the contract."""
+    where = "standard input" if path == "-" else path
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+        if len(data) > MAX_STDIN_BYTES:
+            raise TopologyError([Problem("--outputs", "(argument)", where, "a stack's outputs, at most 64 MiB")],
+                                "the command line")
+        try:
+            values = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise TopologyError([Problem("--outputs", "(argument)", where, "the JSON of `pulumi stack output "
+                                         f"--json` ({' '.join(str(exc).split())[:200]})")], "the command line") from None
+    else:
+        values = reading.load_json_file(path, "stack outputs file")
+    try:
+        return contract.read(values)
+    except contract.ContractError as exc:
+        raise TopologyError([Problem("--outputs", "(argument)", where,
+                                     f"kafka-replication stack outputs (docs/outputs.md): {exc}")],
+                            "the command line") from None
+
+
+def _per_cluster(values: dict[str, str], clusters: set[str | None], flag: str,
+                 problems: list[Problem]) -> dict[str | None, str]:
+    """`[CLUSTER=]VALUE` arguments: the unnamed one for every cluster not named."""
+    named = {k: v for k, v in values.items() if k}
+    known = sorted(c for c in clusters if c)
+    problems += [Problem(flag, "(argument)", f"{u}={named[u]}", "a Kubernetes cluster of the chosen flows: "
+                         + (", ".join(known) or "none (the stack has no `kubernetes` section: give the value alone)"))
+                 for u in sorted(set(named) - set(known))]
+    return {c: named.get(c or "", values.get("", "")) for c in clusters}
+
+
+def split_pairs(items: list[str]) -> dict[str, str]:
+    """`CLUSTER=VALUE` or `VALUE` (key "")."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        pairs[key if sep else ""] = value if sep else item
+    return pairs
+
+
+def collect(stack: contract.StackOutputs, flows: list[str], readers: dict[str | None, Any]) -> assess.Report:
+    """Every object of the chosen flows and their clusters' audits, read with `readers` by
+    Kubernetes cluster (kube.Reader, or a stand-in with the same methods)."""
+    objects: dict[tuple[str, str, str], assess.Read] = {}
+    clusters: set[str | None] = set()
+    for name in flows:
+        flow = stack.flows[name]
+        reader = readers[flow.kubernetes_cluster]
+        clusters.add(flow.kubernetes_cluster)
+        for cluster in flow.connect_clusters:
+            objects[("KafkaConnect", cluster.namespace, cluster.name)] = reader.strimzi(
+                "KafkaConnect", cluster.namespace, cluster.name)
+            for connector in (*cluster.source_connectors, *cluster.checkpoint_connectors,
+                              *cluster.heartbeat_connectors):
+                objects[("KafkaConnector", cluster.namespace, connector)] = reader.strimzi(
+                    "KafkaConnector", cluster.namespace, connector)
+    audits = {c: (readers[c].cron_job(ns, job), readers[c].jobs_of(ns, job))
+              for c, (ns, job) in (stack.audit_cron_jobs or {}).items() if c in clusters}
+    return assess.assess(stack, flows, objects, audits)
+
+
+def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[str], output: str) -> int:
+    stack = load_outputs(outputs)
+    problems = [Problem("--flow", "(argument)", f, "a flow of the stack's outputs: "
+                        + (", ".join(stack.flows) or "(the outputs have none)")) for f in flows if f not in stack.flows]
+    chosen = [f for f in flows if f in stack.flows] or list(stack.flows)
+    release = find(Flavour(stack.operator_flavour), stack.operator_version)
+    if release is None:
+        problems.append(Problem("--outputs", "operator", f"{stack.operator_flavour} {stack.operator_version}",
+                                "a release this version of kafka-replication supports"))
+    clusters = {stack.flows[f].kubernetes_cluster for f in chosen}
+    configs = _per_cluster(split_pairs(kubeconfigs), clusters, "--kubeconfig", problems)
+    names = _per_cluster(split_pairs(contexts), clusters, "--context", problems)
+    if problems or release is None:
+        raise TopologyError(problems, "the command line")
+    readers = {}
+    for cluster in sorted(clusters, key=lambda c: c or ""):
+        try:
+            readers[cluster] = Reader(Path(configs[cluster]) if configs[cluster] else None, names[cluster] or None,
+                                      release.api_version)
+        except KubeconfigError as exc:
+            flag = "--context" if names[cluster] and "context" in str(exc).lower() else "--kubeconfig"
+            problems.append(Problem(flag, "(argument)", configs[cluster] or "(default)",
+                                    "a kubeconfig the client can use" + (f" for Kubernetes cluster {cluster}"
+                                                                         if cluster else "") + f": {exc}"))
+    if problems:
+        raise TopologyError(problems, "the command line")
+    report = collect(stack, chosen, readers)
+    if output == "json":
+        print(json.dumps(show.as_json(report), indent=2))
+    else:
+        sys.stdout.write(show.text(report))
+    return show.EXIT[report.health]

@@ -1,0 +1,90 @@
+"""The status report as text (for a terminal: one block per flow, the problems first) and as JSON
+(for tools; docs/status.md describes its fields)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.tools.status.assess import AuditStatus, Connector, FlowStatus, Health, Report
+
+# The exit code of each health: 0 and 1 as `diff` uses them (nothing wrong / something to look
+# at), 2 and 3 stay the CLI's (invalid input, internal error).
+EXIT = {Health.healthy: 0, Health.degraded: 1, Health.down: 4, Health.unknown: 5}
+
+
+def _tasks(c: Connector) -> str:
+    if not c.tasks:
+        return "no task"
+    states: dict[str, int] = {}
+    for t in c.tasks:
+        states[t.state] = states.get(t.state, 0) + 1
+    return f"{len(c.tasks)} task{'s' if len(c.tasks) != 1 else ''}: " + ", ".join(
+        f"{n} {s}" for s, n in sorted(states.items()))
+
+
+def _flow_text(f: FlowStatus) -> list[str]:
+    where = f" (Kubernetes cluster {f.kubernetes_cluster})" if f.kubernetes_cluster else ""
+    lines = [f"flow {f.name}: {f.source} -> {f.target}{where}: {f.health.value.upper()}"]
+    for k in f.connects:
+        ready = {True: "Ready", False: "not Ready", None: "no Ready condition"}[k.ready]
+        if k.generation is None:  # missing, or not read: its problem says which
+            ready = "-"
+        replicas = f", {k.replicas} replica{'s' if k.replicas != 1 else ''}" if k.replicas is not None else ""
+        lines.append(f"  KafkaConnect {k.namespace}/{k.name}: {ready}{replicas}")
+    width = max((len(c.name) for c in f.connectors), default=0)
+    for c in f.connectors:
+        wanted = f" (spec: {c.wanted})" if c.wanted not in (None, "running") else ""
+        lines.append(f"  {c.kind:<10} {c.name:<{width}}  {c.state}{wanted}, {_tasks(c)}")
+    for p in f.problems:
+        lines.append(f"    ! {p}")
+    return lines
+
+
+def _audit_text(a: AuditStatus) -> list[str]:
+    where = f" (Kubernetes cluster {a.kubernetes_cluster})" if a.kubernetes_cluster else ""
+    line = f"audit {a.namespace}/{a.cron_job}{where}: {a.health.value.upper()}"
+    if a.last_run:
+        line += f"; last run {a.last_run}: {a.last_result}" + (f" at {a.last_finished}" if a.last_finished else "")
+    elif a.health is Health.healthy:
+        line += "; no run yet" + (f" (schedule {a.schedule})" if a.schedule else "")
+    if a.suspended:
+        line += "; suspended"
+    return [line, *(f"    ! {p}" for p in a.problems)]
+
+
+def text(report: Report) -> str:
+    lines = [f"operator {report.operator}", ""]
+    for f in report.flows:
+        lines += _flow_text(f)
+    for a in report.audits:
+        lines += _audit_text(a)
+    lines += ["", f"{report.health.value} (exit {EXIT[report.health]}): {len(report.flows)} flow"
+              f"{'s' if len(report.flows) != 1 else ''}, " + ", ".join(
+                  f"{n} {h.value}" for h in Health if (n := sum(1 for f in report.flows if f.health is h)))]
+    return "\n".join(lines) + "\n"
+
+
+def as_json(report: Report) -> dict[str, Any]:
+    def connector(c: Connector) -> dict[str, Any]:
+        return {"name": c.name, "kind": c.kind, "namespace": c.namespace, "spec": c.wanted, "state": c.state,
+                "workerId": c.worker, "trace": c.trace, "ready": c.ready, "reconciled": c.reconciled,
+                "message": c.message,
+                "tasks": [{"id": t.id, "state": t.state, "workerId": t.worker, "trace": t.trace} for t in c.tasks]}
+    return {
+        "health": report.health.value,
+        "exitCode": EXIT[report.health],
+        "operator": report.operator,
+        "flows": {f.name: {
+            "health": f.health.value, "source": f.source, "target": f.target,
+            "kubernetesCluster": f.kubernetes_cluster,
+            "connectClusters": [{"name": k.name, "namespace": k.namespace, "ready": k.ready, "replicas": k.replicas,
+                                 "generation": k.generation, "observedGeneration": k.observed, "message": k.message}
+                                for k in f.connects],
+            "connectors": [connector(c) for c in f.connectors],
+            "problems": list(f.problems)} for f in report.flows},
+        "audits": [{"kubernetesCluster": a.kubernetes_cluster, "namespace": a.namespace, "cronJob": a.cron_job,
+                    "health": a.health.value, "schedule": a.schedule, "suspended": a.suspended,
+                    "lastScheduleTime": a.last_schedule, "lastSuccessfulTime": a.last_successful,
+                    "lastRun": a.last_run, "lastResult": a.last_result, "lastFinished": a.last_finished,
+                    "lastMessage": a.last_message, "problems": list(a.problems)} for a in report.audits],
+    }

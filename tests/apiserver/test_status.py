@@ -1,0 +1,221 @@
+"""`kafka-replication status` against a real kube-apiserver, run as a user runs it (the command
+line, the official client, a kubeconfig): the dev stack's objects created for real, their
+statuses written through the status subresource as Strimzi's operator and the Job controller
+write them (this tier runs neither: the statuses here are given, and tests/engine/
+test_engine_readiness.py reads the ones the operator stand-in derives from real workers).
+
+What it proves: the reader finds each object the stack outputs name, at the API version of the
+stack's release; the Role docs/status.md gives a reader is enough (exit 0 with it) and each of
+its rules is needed (403 without it: exit 5, the object named); a server that does not answer
+ends the command in seconds with exit 5."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from contract import outputs as contract
+from infra.core.releases import Flavour, find
+from infra.tools import render
+from infra.tools.rehearsal.apiserver import kubeconfig
+from infra.tools.rehearsal.kube import ApiServerKube, install_crds
+from infra.tools.rehearsal.kubeapi import Client
+from tests.support.schemas import strimzi_crds
+from tests.support.stacks import ROOT, started_apiserver
+
+pytestmark = pytest.mark.apiserver
+
+NS = "repl-us-west-us-east"
+AUDIT_NS = "replication-audit"
+CRON = "kafka-replication-audit"
+
+
+def status_reader_role(doc: str) -> list[dict]:
+    """The Role and binding docs/status.md gives a reader, as a user copies them (its yaml block
+    under "## Who may read it")."""
+    section = doc.split("## Who may read it", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    return [d for d in yaml.safe_load_all(block) if d]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    yield from started_apiserver(tmp_path_factory, "apiserver-status")
+
+
+@pytest.fixture(scope="module")
+def deployed(server: Client, tmp_path_factory):
+    """The dev stack's objects on the server, with the statuses the operator writes once every
+    connector runs, and one audit run that succeeded."""
+    result = render.run("dev", placeholder_secrets=True)
+    objects = result.objects()
+    release = find(Flavour.csm, "1.2")
+    assert release is not None
+    install_crds(server, strimzi_crds(release))
+    kube = ApiServerKube(server)
+    for kinds in (("Namespace",), ("ServiceAccount", "KafkaConnect", "KafkaConnector", "CronJob")):
+        for o in objects:
+            if o["kind"] in kinds:
+                assert kube.apply(o), o["metadata"]
+    for o in objects:
+        if o["kind"] == "KafkaConnect":
+            write_status(server, o, {"conditions": [{"type": "Ready", "status": "True",
+                                                     "lastTransitionTime": "2026-11-27T10:00:00Z"}],
+                                     "observedGeneration": 1, "replicas": 1,
+                                     "url": f"http://{NS}-connect-api.{NS}.svc:8083"})
+        elif o["kind"] == "KafkaConnector":
+            write_status(server, o, connector_status(o["metadata"]["name"], "RUNNING", ["RUNNING"]))
+    cron = get(server, "batch/v1", "CronJob", AUDIT_NS, CRON)
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": f"{CRON}-29400617", "namespace": AUDIT_NS,
+                        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": CRON,
+                                             "uid": cron["metadata"]["uid"], "controller": True}]},
+           "spec": {"template": cron["spec"]["jobTemplate"]["spec"]["template"], "suspend": True}}
+    created = server.create(job)
+    # What the Job controller writes when the audit's pod exited 0 (the fields the server
+    # requires of a Complete condition: start and completion times, a SuccessCriteriaMet first).
+    created["status"] = {"startTime": "2026-11-27T10:17:01Z", "completionTime": "2026-11-27T10:17:40Z",
+                         "succeeded": 1, "ready": 0, "terminating": 0,
+                         "conditions": [
+                             {"type": "SuccessCriteriaMet", "status": "True",
+                              "lastTransitionTime": "2026-11-27T10:17:40Z", "lastProbeTime": "2026-11-27T10:17:40Z"},
+                             {"type": "Complete", "status": "True", "lastTransitionTime": "2026-11-27T10:17:40Z",
+                              "lastProbeTime": "2026-11-27T10:17:40Z"}]}
+    status, body = server.request("PUT", f"/apis/batch/v1/namespaces/{AUDIT_NS}/jobs/{CRON}-29400617/status",
+                                  created)
+    assert status == 200, body
+    outputs = tmp_path_factory.mktemp("status") / "outputs.json"
+    outputs.write_text(json.dumps(result.outputs))
+    contract.read(json.loads(outputs.read_text()))
+    return outputs, objects
+
+
+def get(server: Client, api_version: str, kind: str, namespace: str, name: str) -> dict:
+    res = server.resource(api_version, kind)
+    assert res is not None
+    status, body = server.request("GET", f"{res.path}/namespaces/{namespace}/{res.plural}/{name}")
+    assert status == 200, body
+    return body
+
+
+def connector_status(name: str, state: str, tasks: list[str], trace: str | None = None) -> dict:
+    failed = state == "FAILED" or "FAILED" in tasks
+    return {"conditions": [{"type": "NotReady" if failed else "Ready", "status": "True",
+                            "lastTransitionTime": "2026-11-27T10:00:00Z"}],
+            "observedGeneration": 1, "tasksMax": 1,
+            "connectorStatus": {"name": name, "type": "source",
+                                "connector": {"state": state, "worker_id": "10.244.0.5:8083"},
+                                "tasks": [{"id": i, "state": s, "worker_id": "10.244.0.5:8083",
+                                           **({"trace": trace} if trace and s == "FAILED" else {})}
+                                          for i, s in enumerate(tasks)]}}
+
+
+def write_status(server: Client, obj: dict, status: dict) -> None:
+    current = get(server, obj["apiVersion"], obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"])
+    current["status"] = status
+    res = server.resource(obj["apiVersion"], obj["kind"])
+    assert res is not None
+    code, body = server.request("PUT", f"{res.path}/namespaces/{obj['metadata']['namespace']}/{res.plural}/"
+                                       f"{obj['metadata']['name']}/status", current)
+    assert code == 200, body
+
+
+def run_status(outputs, config: dict, *args: str) -> subprocess.CompletedProcess:
+    path = outputs.parent / f"kubeconfig-{time.monotonic_ns()}"
+    path.write_text(yaml.safe_dump(config))
+    return subprocess.run([sys.executable, "-m", "infra", "status", "--outputs", str(outputs), "--kubeconfig",
+                           str(path), *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def admin(server: Client) -> dict:
+    assert server.state is not None
+    return kubeconfig({"dev": server.state}, "dev")
+
+
+def as_service_account(server: Client, name: str) -> dict:
+    config = admin(server)
+    config["users"] = [{"name": "dev-admin", "user": {"token": ApiServerKube(server).token("default", name)}}]
+    return config
+
+
+def test_a_healthy_stack_read_from_the_server(server, deployed):
+    outputs, _ = deployed
+    done = run_status(outputs, admin(server))
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+    assert done.stdout == (
+        "operator csm 1.2 (Kafka 3.8.0)\n"
+        "\n"
+        f"flow {NS}: us-west -> us-east: HEALTHY\n"
+        f"  KafkaConnect {NS}/{NS}: Ready, 1 replica\n"
+        f"  source     {NS}-source      RUNNING, 1 task: 1 RUNNING\n"
+        f"  checkpoint {NS}-checkpoint  RUNNING, 1 task: 1 RUNNING\n"
+        f"  heartbeat  {NS}-heartbeat   RUNNING, 1 task: 1 RUNNING\n"
+        f"audit {AUDIT_NS}/{CRON}: HEALTHY; last run {CRON}-29400617: succeeded at 2026-11-27T10:17:40Z\n"
+        "\n"
+        "healthy (exit 0): 1 flow, 1 healthy\n")
+
+
+def test_a_failed_task_read_from_the_server(server, deployed):
+    outputs, objects = deployed
+    (source,) = [o for o in objects if o["kind"] == "KafkaConnector" and o["metadata"]["name"] == f"{NS}-source"]
+    trace = ("org.apache.kafka.connect.errors.ConnectException: Unrecoverable exception from producer send "
+             "callback\n\tat org.apache.kafka.connect.runtime.WorkerSourceTask...")
+    write_status(server, source, connector_status(f"{NS}-source", "RUNNING", ["RUNNING", "FAILED"], trace))
+    try:
+        done = run_status(outputs, admin(server), "--output", "json")
+        assert done.returncode == 1, done.stdout + done.stderr
+        got = json.loads(done.stdout)
+        assert got["flows"][NS]["problems"] == [
+            f"{NS}-source task 1 is FAILED: org.apache.kafka.connect.errors.ConnectException: Unrecoverable "
+            "exception from producer send callback"]
+        assert got["flows"][NS]["connectors"][0]["ready"] is False
+    finally:
+        write_status(server, source, connector_status(f"{NS}-source", "RUNNING", ["RUNNING"]))
+
+
+def test_the_documented_reader_role_is_enough_and_each_rule_is_needed(server, deployed):
+    outputs, _ = deployed
+    documents = status_reader_role((ROOT / "docs" / "status.md").read_text())
+    kube = ApiServerKube(server)
+    for name in ("on-call", "nobody"):
+        kube.apply({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "default"}})
+    for doc in documents:
+        if doc["kind"] in ("Role", "RoleBinding"):
+            for ns in (NS, AUDIT_NS):
+                placed = json.loads(json.dumps(doc))
+                placed["metadata"]["namespace"] = ns  # `kubectl apply -n <namespace>`
+                if doc["kind"] == "RoleBinding":  # the group of the document stands for a person
+                    placed["subjects"] = [{"kind": "ServiceAccount", "name": "on-call", "namespace": "default"}]
+                kube.apply(placed)
+    done = run_status(outputs, as_service_account(server, "on-call"))
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+
+    done = run_status(outputs, as_service_account(server, "nobody"))
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert f"    ! not read: KafkaConnect {NS}/{NS}: HTTP 403: kafkaconnects.kafka.strimzi.io \"{NS}\" is " \
+           f"forbidden: User \"system:serviceaccount:default:nobody\" cannot get resource \"kafkaconnects\" in API " \
+           f"group \"kafka.strimzi.io\" in the namespace \"{NS}\"\n" in done.stdout
+    assert f"    ! not read: CronJob {AUDIT_NS}/{CRON}: HTTP 403: " in done.stdout
+    assert done.stdout.endswith("unknown (exit 5): 1 flow, 1 unknown\n")
+
+
+def test_a_server_that_does_not_answer_ends_in_seconds(deployed, server):
+    outputs, _ = deployed
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    config = admin(server)
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{port}"
+    began = time.monotonic()
+    done = run_status(outputs, config)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert time.monotonic() - began < 60
+    assert f"    ! not read: KafkaConnect {NS}/{NS}: https://127.0.0.1:{port} did not answer (" in done.stdout

@@ -1,0 +1,289 @@
+"""`kafka-replication status` (infra/tools/status): its verdicts on the objects a Kubernetes
+cluster returns, each case an object as Strimzi's operator and Kubernetes' controllers write it,
+read here through a scripted reader; its text, JSON and exit codes through the command line. The
+reading itself runs against a real API server in tests/apiserver/test_status.py, and on real
+Connect workers in tests/engine/test_engine_readiness.py."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+
+from contract import outputs as contract
+from infra.checks import validation
+from infra.plan.audit import plan_audit
+from infra.plan.stack import plan
+from infra.tools import cli, status
+from infra.tools.status import assess
+from infra.tools.status.assess import Health, Unreadable
+from tests.support.stacks import ROOT
+
+NS = CONNECT = "repl-us-west-us-east"
+SOURCE, CHECKPOINT, HEARTBEAT = (f"{NS}-{k}" for k in ("source", "checkpoint", "heartbeat"))
+TRACE = ("org.apache.kafka.connect.errors.ConnectException: Unrecoverable exception from producer send callback\n"
+         "\tat org.apache.kafka.connect.runtime.WorkerSourceTask.maybeThrowProducerSendException(...)\n"
+         "Caused by: org.apache.kafka.common.errors.RecordTooLargeException: The message is 1100 bytes")
+
+
+def dev_outputs() -> dict:
+    topo = validation.parse(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()))
+    stack_plan = plan(topo)
+    out = stack_plan.outputs()
+    out["audit"] = plan_audit(topo, stack_plan).outputs
+    return json.loads(json.dumps(out))
+
+
+OUTPUTS = dev_outputs()
+
+
+def connect(ready: bool = True, generation: int = 1, observed: int = 1, strimzi_failure: str | None = None) -> dict:
+    conditions = [{"type": "Ready", "status": "True"}] if ready else []
+    if strimzi_failure:  # Strimzi writes a failure as a NotReady condition, status True
+        conditions = [{"type": "NotReady", "status": "True", "reason": "TimeoutException", "message": strimzi_failure}]
+    return {"metadata": {"name": CONNECT, "namespace": NS, "generation": generation},
+            "status": {"conditions": conditions, "observedGeneration": observed, "replicas": 1,
+                       "url": f"http://{NS}-connect-api.{NS}.svc:8083"}}
+
+
+def connector(name: str, state: str = "RUNNING", tasks: tuple[str, ...] = ("RUNNING",), spec_state: str | None = None,
+              trace: str | None = None, generation: int = 1, observed: int = 1) -> dict:
+    rest = {"name": name, "connector": {"state": state, "worker_id": "10.0.0.7:8083"},
+            "tasks": [{"id": i, "state": s, "worker_id": "10.0.0.7:8083", **({"trace": trace} if s == "FAILED" else {})}
+                      for i, s in enumerate(tasks)], "type": "source"}
+    failed = state == "FAILED" or "FAILED" in tasks
+    return {"metadata": {"name": name, "namespace": NS, "generation": generation},
+            "spec": {"class": "x", "tasksMax": 2, **({"state": spec_state} if spec_state else {})},
+            "status": {"conditions": [{"type": "NotReady", "status": "True", "reason": "Throwable",
+                                       "message": "connector or task failed"} if failed
+                                      else {"type": "Ready", "status": "True"}],
+                       "observedGeneration": observed, "connectorStatus": rest, "tasksMax": 2}}
+
+
+def job(name: str, created: str, result: str | None, message: str = "") -> dict:
+    conditions = [] if result is None else [
+        {"type": "Complete" if result == "succeeded" else "Failed", "status": "True",
+         "lastTransitionTime": created.replace(":00Z", ":09Z"), **({"message": message} if message else {})}]
+    return {"metadata": {"name": name, "creationTimestamp": created,
+                         "ownerReferences": [{"kind": "CronJob", "name": "kafka-replication-audit"}]},
+            "status": {"conditions": conditions}}
+
+
+CRON = {"metadata": {"name": "kafka-replication-audit"}, "spec": {"schedule": "17 * * * *", "suspend": False},
+        "status": {"lastScheduleTime": "2026-11-27T10:17:00Z", "lastSuccessfulTime": "2026-11-27T10:17:40Z"}}
+
+
+class Scripted:
+    """A reader whose answers are given: objects by (kind, namespace, name); absent means 404."""
+
+    def __init__(self, objects: dict, cron: dict | None | Unreadable = CRON, jobs: list | Unreadable | None = None):
+        self.objects, self.cron = objects, cron
+        self.jobs = [job("kafka-replication-audit-29400617", "2026-11-27T10:17:00Z", "succeeded")] \
+            if jobs is None else jobs
+
+    def strimzi(self, kind: str, namespace: str, name: str):
+        return copy.deepcopy(self.objects.get((kind, namespace, name)))
+
+    def cron_job(self, namespace: str, name: str):
+        return self.cron
+
+    def jobs_of(self, namespace: str, cron_job: str):
+        return self.jobs
+
+
+def healthy() -> dict:
+    return {("KafkaConnect", NS, CONNECT): connect(), ("KafkaConnector", NS, SOURCE): connector(SOURCE, tasks=("RUNNING",) * 2),
+            ("KafkaConnector", NS, CHECKPOINT): connector(CHECKPOINT), ("KafkaConnector", NS, HEARTBEAT): connector(HEARTBEAT)}
+
+
+def report(objects: dict, **reader) -> assess.Report:
+    stack = contract.read(OUTPUTS)
+    return status.collect(stack, list(stack.flows), {None: Scripted(objects, **reader)})
+
+
+def test_a_healthy_stack_prints_each_object_and_exits_0():
+    r = report(healthy())
+    assert r.health is Health.healthy
+    assert status.show.text(r) == (
+        "operator csm 1.2 (Kafka 3.8.0)\n"
+        "\n"
+        "flow repl-us-west-us-east: us-west -> us-east: HEALTHY\n"
+        "  KafkaConnect repl-us-west-us-east/repl-us-west-us-east: Ready, 1 replica\n"
+        "  source     repl-us-west-us-east-source      RUNNING, 2 tasks: 2 RUNNING\n"
+        "  checkpoint repl-us-west-us-east-checkpoint  RUNNING, 1 task: 1 RUNNING\n"
+        "  heartbeat  repl-us-west-us-east-heartbeat   RUNNING, 1 task: 1 RUNNING\n"
+        "audit replication-audit/kafka-replication-audit: HEALTHY; last run kafka-replication-audit-29400617: "
+        "succeeded at 2026-11-27T10:17:09Z\n"
+        "\n"
+        "healthy (exit 0): 1 flow, 1 healthy\n")
+
+
+def test_a_paused_connector_is_degraded_and_said_to_be_asked_for():
+    objects = healthy()
+    objects[("KafkaConnector", NS, CHECKPOINT)] = connector(CHECKPOINT, "PAUSED", ("PAUSED",), spec_state="paused")
+    r = report(objects)
+    (flow,) = r.flows
+    assert (r.health, flow.health) == (Health.degraded, Health.degraded)
+    assert flow.problems == (f"{CHECKPOINT} is PAUSED (its spec asks for it: state: paused)",
+                             f"{CHECKPOINT} task 0 is PAUSED")
+    assert f"  checkpoint {CHECKPOINT}  PAUSED (spec: paused), 1 task: 1 PAUSED\n" in status.show.text(r)
+
+
+def test_a_failed_task_shows_its_trace_first_line():
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, tasks=("RUNNING", "FAILED"), trace=TRACE)
+    r = report(objects)
+    assert r.health is Health.degraded  # task 0 still copies its partitions
+    assert r.flows[0].problems == (f"{SOURCE} task 1 is FAILED: org.apache.kafka.connect.errors.ConnectException: "
+                                   "Unrecoverable exception from producer send callback",)
+    assert f"    ! {SOURCE} task 1 is FAILED: org.apache" in status.show.text(r)
+
+
+def test_a_long_trace_line_is_cut():
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, tasks=("FAILED", "RUNNING"), trace="x" * 5000)
+    (task, _) = report(objects).flows[0].connectors[0].tasks
+    assert task.trace == "x" * 297 + "..."
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({("KafkaConnector", NS, SOURCE): connector(SOURCE, "FAILED", (), trace=None)}, f"{SOURCE} is FAILED"),
+    ({("KafkaConnector", NS, SOURCE): connector(SOURCE, tasks=("FAILED", "FAILED"), trace=TRACE)},
+     f"{SOURCE} task 0 is FAILED: org.apache.kafka.connect.errors.ConnectException: Unrecoverable exception from "
+     "producer send callback"),
+    ({("KafkaConnector", NS, SOURCE): connector(SOURCE, "STOPPED", (), spec_state="stopped")},
+     f"{SOURCE} is STOPPED (its spec asks for it: state: stopped)"),
+    ({("KafkaConnect", NS, CONNECT): connect(ready=False, strimzi_failure="Timeout waiting for the pods")},
+     f"KafkaConnect {NS}/{CONNECT} is not Ready: Timeout waiting for the pods"),
+    ({("KafkaConnect", NS, CONNECT): None}, f"KafkaConnect {NS}/{CONNECT} is missing from the cluster"),
+    ({("KafkaConnector", NS, SOURCE): None}, f"KafkaConnector {NS}/{SOURCE} is missing from the cluster"),
+])
+def test_a_flow_that_copies_nothing_is_down(change, problem):
+    objects = {**healthy(), **change}
+    r = report({k: v for k, v in objects.items() if v is not None})
+    assert (r.health, r.flows[0].health) == (Health.down, Health.down)
+    assert r.flows[0].problems[0] == problem
+
+
+def test_a_source_connector_with_no_topic_to_copy_is_healthy():
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, tasks=())
+    assert report(objects).health is Health.healthy
+
+
+def test_a_generation_not_reconciled_yet_is_degraded():
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, tasks=("RUNNING",), generation=3, observed=2)
+    r = report(objects)
+    assert r.health is Health.degraded
+    assert r.flows[0].problems == (f"{SOURCE}: its current generation is not reconciled yet",)
+
+
+def test_an_object_not_read_makes_the_flow_unknown():
+    objects = healthy()
+    objects[("KafkaConnector", NS, HEARTBEAT)] = Unreadable(
+        f"KafkaConnector {NS}/{HEARTBEAT}: HTTP 403: kafkaconnectors.kafka.strimzi.io is forbidden")
+    r = report(objects)
+    assert (r.health, r.flows[0].health) == (Health.unknown, Health.unknown)
+    assert r.flows[0].problems == (f"not read: KafkaConnector {NS}/{HEARTBEAT}: HTTP 403: "
+                                   "kafkaconnectors.kafka.strimzi.io is forbidden",)
+
+
+def test_down_outranks_unknown():
+    objects = healthy()
+    objects[("KafkaConnector", NS, HEARTBEAT)] = Unreadable("HTTP 403")
+    objects[("KafkaConnect", NS, CONNECT)] = connect(ready=False, strimzi_failure="Pods not ready")
+    assert report(objects).health is Health.down
+
+
+def test_the_audit_last_finished_run_decides():
+    failed = job("kafka-replication-audit-29400557", "2026-11-27T09:17:00Z", "failed",
+                 "Job has reached the specified backoff limit")
+    running = job("kafka-replication-audit-29400617", "2026-11-27T10:17:00Z", None)
+    r = report(healthy(), jobs=[running, failed])
+    (audit,) = r.audits
+    assert (r.health, audit.last_run, audit.last_result) == (Health.degraded, "kafka-replication-audit-29400557",
+                                                             "failed")
+    assert audit.problems == ("audit run kafka-replication-audit-29400557 failed: Job has reached the specified "
+                              "backoff limit (exit 1: findings in its report; another exit: the audit could not run)",)
+    ok = job("kafka-replication-audit-29400617", "2026-11-27T10:17:00Z", "succeeded")
+    assert report(healthy(), jobs=[failed, ok]).health is Health.healthy
+    assert report(healthy(), jobs=[]).audits[0].last_result is None
+    assert report(healthy(), cron=None).audits[0].problems == (
+        "CronJob replication-audit/kafka-replication-audit is missing from the cluster",)
+    assert report(healthy(), cron=None).health is Health.degraded
+
+
+# ------------------------------------------------------------------ the command line
+
+
+@pytest.fixture
+def outputs_file(tmp_path):
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(OUTPUTS))
+    return path
+
+
+def run_cli(monkeypatch, capsys, objects: dict, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(status, "Reader", lambda kubeconfig, context, api_version: Scripted(objects))
+    code = cli.main(["status", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_and_exit_codes(monkeypatch, capsys, outputs_file):
+    objects = healthy()
+    assert run_cli(monkeypatch, capsys, objects, "--outputs", str(outputs_file))[0] == 0
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, tasks=("RUNNING", "FAILED"), trace=TRACE)
+    code, out, _ = run_cli(monkeypatch, capsys, objects, "--outputs", str(outputs_file), "--output", "json")
+    assert code == 1
+    got = json.loads(out)
+    assert (got["health"], got["exitCode"], list(got["flows"])) == ("degraded", 1, [NS])
+    assert got["flows"][NS]["connectors"][0] == {
+        "name": SOURCE, "kind": "source", "namespace": NS, "spec": "running", "state": "RUNNING",
+        "workerId": "10.0.0.7:8083", "trace": None, "ready": False, "reconciled": True,
+        "message": "connector or task failed",
+        "tasks": [{"id": 0, "state": "RUNNING", "workerId": "10.0.0.7:8083", "trace": None},
+                  {"id": 1, "state": "FAILED", "workerId": "10.0.0.7:8083",
+                   "trace": "org.apache.kafka.connect.errors.ConnectException: Unrecoverable exception from producer "
+                            "send callback"}]}
+    assert got["flows"][NS]["connectClusters"] == [{"name": CONNECT, "namespace": NS, "ready": True, "replicas": 1,
+                                                   "generation": 1, "observedGeneration": 1, "message": None}]
+    assert got["audits"][0]["lastResult"] == "succeeded"
+    objects[("KafkaConnect", NS, CONNECT)] = None
+    assert run_cli(monkeypatch, capsys, objects, "--outputs", str(outputs_file))[0] == 4
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)] = Unreadable("HTTP 403")
+    assert run_cli(monkeypatch, capsys, objects, "--outputs", str(outputs_file))[0] == 5
+
+
+def test_bad_input_is_every_problem_at_once(monkeypatch, capsys, outputs_file, tmp_path):
+    code, out, err = run_cli(monkeypatch, capsys, healthy(), "--outputs", str(outputs_file), "--flow", "nope",
+                             "--kubeconfig", "eu=/x", "--context", "eu=ctx")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: the command line has 3 problem(s):\n"
+        "  - --flow: (argument): got 'nope'; expected a flow of the stack's outputs: repl-us-west-us-east\n"
+        "  - --kubeconfig: (argument): got 'eu=/x'; expected a Kubernetes cluster of the chosen flows: none (the "
+        "stack has no `kubernetes` section: give the value alone)\n"
+        "  - --context: (argument): got 'eu=ctx'; expected a Kubernetes cluster of the chosen flows: none (the stack "
+        "has no `kubernetes` section: give the value alone)\n")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({**OUTPUTS, "outputsVersion": 7}))
+    code, _, err = run_cli(monkeypatch, capsys, healthy(), "--outputs", str(wrong))
+    assert code == 2 and "expected kafka-replication stack outputs (docs/outputs.md): outputsVersion: got 7; " \
+                         "expected 1, the version this reader knows" in err
+    wrong.write_text("{")
+    code, _, err = run_cli(monkeypatch, capsys, healthy(), "--outputs", str(wrong))
+    assert code == 2 and "valid JSON" in err and "Traceback" not in err
+
+
+def test_a_file_that_is_not_a_kubeconfig(capsys, outputs_file, tmp_path):
+    not_one = tmp_path / "config"
+    not_one.write_text("just text\n")
+    assert cli.main(["status", "--outputs", str(outputs_file), "--kubeconfig", str(not_one)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: the command line has 1 problem(s):\n  - --kubeconfig: (argument): got '{not_one}'; expected a "
+        "kubeconfig the client can use: not a kubeconfig (a YAML mapping with clusters, contexts and users)\n")

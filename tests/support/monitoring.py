@@ -280,15 +280,16 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
          replace(h, series("kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms", "300000x40",
                            source="us-west", target="us-east", group="test.readers", topic="us-west.test.orders",
                            partition="0")),
-         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 240s for 10m", **src, "source": "us-west", "target": "us-east",
-                                 "group": "test.readers"},
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "> 240s for 10m", **src, "source": "us-west",
+                                 "target": "us-east"},
                   "exp_annotations": {
-                      "summary": f"Checkpoints of group test.readers are late (flow {FLOW})",
-                      "description": "The newest checkpoint of test.readers took 300000 ms to be written to "
-                                     "us-east, more than 240 s, twice the emit and sync intervals: the target "
-                                     "refuses or throttles the checkpoint connector's writes. (Kafka exports no "
-                                     "checkpoint age: whether checkpoints trail the group's commits is what the "
-                                     "failover readiness check reads.)",
+                      "summary": f"Checkpoint writes of flow {FLOW} are slow",
+                      "description": "The checkpoint connector's newest checkpoint took 300000 ms from reading its "
+                                     "group's offsets on us-west to being written to us-east, more than 240 s, twice "
+                                     "the emit and sync intervals: the source answers slowly, or the target refuses "
+                                     "or throttles the checkpoint connector's writes. (Kafka exports no checkpoint "
+                                     "age, and one latency for all groups: whether a group's checkpoints trail its "
+                                     "commits is what the failover readiness check reads.)",
                       "runbook": "docs/operations.md#kafkareplicationcheckpointslate"}}]),
         ("KafkaReplicationHeartbeatsStale",
          replace(h, series("kafka_connect_mirror_mirrorsourceconnector_record_count", "0+60x5 300x35",

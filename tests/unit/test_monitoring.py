@@ -474,7 +474,7 @@ def test_dashboard_has_the_variables_and_panels():
                         "timeseries: Record age when read (max)", "timeseries: Replication latency (max)",
                         "timeseries: Throughput (records/s)", "timeseries: Throughput (bytes/s)"],
         "Source lag": ["timeseries: Source consumer lag (records)", "table: Most lagging partitions"],
-        "Checkpoints and heartbeats": ["timeseries: Checkpoint write latency (newest)",
+        "Checkpoints and heartbeats": ["timeseries: Checkpoint write latency (newest, any group)",
                                        "timeseries: Heartbeats replicated (per 5 minutes)"],
         "Writes to the target": ["timeseries: Record errors and retries (per second)",
                                  "timeseries: Throttled by the target (max)",

@@ -111,8 +111,9 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
               f"client_id=~{_q(REPLICATION_CONSUMER)}}}))", kind="table"),
     )),
     ("Checkpoints and heartbeats", (
-        Panel("Checkpoint write latency (newest)", "ms",
-              f"max by (flow, source, target, group) ({CHECKPOINT_LATENCY}{{{_FST}}})", "{{flow}} {{group}}"),
+        # One series per flow: Kafka records every group's latency into one sensor (alerts.py).
+        Panel("Checkpoint write latency (newest, any group)", "ms",
+              f"max by (flow, source, target) ({CHECKPOINT_LATENCY}{{{_FST}}})", "{{flow}} {{source}} -> {{target}}"),
         Panel("Heartbeats replicated (per 5 minutes)", "none",
               f'sum by (flow, source, target, topic) (delta({RECORD_COUNT}{{{_FST}, topic=~".+\\\\.heartbeats"}}[5m]))',
               "{{source}} -> {{target}}"),

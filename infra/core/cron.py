@@ -68,11 +68,23 @@ def parse(schedule: str) -> tuple[set[int], set[int], set[int], set[int], set[in
 @lru_cache(maxsize=64)
 def shortest_period_seconds(schedule: str) -> int:
     """The shortest interval between two consecutive runs over four years (every calendar case)."""
+    return _periods(schedule)[0]
+
+
+@lru_cache(maxsize=64)
+def longest_period_seconds(schedule: str) -> int:
+    """The longest interval between two consecutive runs over four years: how long a healthy
+    CronJob may go without a run."""
+    return _periods(schedule)[1]
+
+
+def _periods(schedule: str) -> tuple[int, int]:
     minutes, hours, dom, months, dow, either = parse(schedule)
     times = sorted(h * 60 + m for h in hours for m in minutes)
     day = dt.date(2024, 1, 1)  # a leap year first
     previous: int | None = None
     shortest: int | None = None
+    longest = 0
     for _ in range(4 * 366 + 7):
         # Cron's rule: when both day fields are restricted, a day matches either of them.
         by_dom, by_dow = day.day in dom, day.isoweekday() % 7 in dow
@@ -82,8 +94,9 @@ def shortest_period_seconds(schedule: str) -> int:
                 if previous is not None:
                     gap = base + t - previous
                     shortest = gap if shortest is None else min(shortest, gap)
+                    longest = max(longest, gap)
                 previous = base + t
         day += dt.timedelta(days=1)
     if shortest is None:
         raise ValueError("the schedule fires less than twice in four years")
-    return shortest * 60
+    return shortest * 60, longest * 60

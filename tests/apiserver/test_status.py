@@ -5,9 +5,10 @@ write them (this tier runs neither: the statuses here are given, and tests/engin
 test_engine_readiness.py reads the ones the operator stand-in derives from real workers).
 
 What it proves: the reader finds each object the stack outputs name, at the API version of the
-stack's release; the Role docs/status.md gives a reader is enough (exit 0 with it) and each of
-its rules is needed (403 without it: exit 5, the object named); a server that does not answer
-ends the command in seconds with exit 5."""
+stack's release; the Roles docs/status.md gives a reader are enough (exit 0 with them) and
+without them nothing is read (403: exit 5, each object named); a path the server does not serve
+is not an object's absence; a server that refuses connections or never answers ends the command
+within one request's deadline, with exit 5."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from infra.tools import render
 from infra.tools.rehearsal.apiserver import kubeconfig
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.kubeapi import Client
+from infra.tools.status.kube import SECONDS
 from tests.support.schemas import strimzi_crds
 from tests.support.stacks import ROOT, started_apiserver
 
@@ -37,12 +39,12 @@ AUDIT_NS = "replication-audit"
 CRON = "kafka-replication-audit"
 
 
-def status_reader_role(doc: str) -> list[dict]:
-    """The Role and binding docs/status.md gives a reader, as a user copies them (its yaml block
-    under "## Who may read it")."""
-    section = doc.split("## Who may read it", 1)[1]
-    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
-    return [d for d in yaml.safe_load_all(block) if d]
+def status_reader_roles(doc: str) -> tuple[list[dict], list[dict]]:
+    """The Roles and bindings docs/status.md gives a reader, as a user copies them (its two yaml
+    blocks under "## Who may read it"): those of the flow namespaces, those of the audit's."""
+    section = doc.split("## Who may read it", 1)[1].split("\n## ", 1)[0]
+    flows, audit = (block.split("```", 1)[0] for block in section.split("```yaml\n")[1:3])
+    return [d for d in yaml.safe_load_all(flows) if d], [d for d in yaml.safe_load_all(audit) if d]
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +77,7 @@ def deployed(server: Client, tmp_path_factory):
     cron = get(server, "batch/v1", "CronJob", AUDIT_NS, CRON)
     job = {"apiVersion": "batch/v1", "kind": "Job",
            "metadata": {"name": f"{CRON}-29400617", "namespace": AUDIT_NS,
+                        "labels": cron["spec"]["jobTemplate"]["metadata"]["labels"],
                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": CRON,
                                              "uid": cron["metadata"]["uid"], "controller": True}]},
            "spec": {"template": cron["spec"]["jobTemplate"]["spec"]["template"], "suspend": True}}
@@ -160,7 +163,7 @@ def test_a_healthy_stack_read_from_the_server(server, deployed):
         f"  heartbeat  {NS}-heartbeat   RUNNING, 1 task: 1 RUNNING\n"
         f"audit {AUDIT_NS}/{CRON}: HEALTHY; last run {CRON}-29400617: succeeded at 2026-11-27T10:17:40Z\n"
         "\n"
-        "healthy (exit 0): 1 flow, 1 healthy\n")
+        "healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
 
 
 def test_a_failed_task_read_from_the_server(server, deployed):
@@ -181,15 +184,15 @@ def test_a_failed_task_read_from_the_server(server, deployed):
         write_status(server, source, connector_status(f"{NS}-source", "RUNNING", ["RUNNING"]))
 
 
-def test_the_documented_reader_role_is_enough_and_each_rule_is_needed(server, deployed):
+def test_the_documented_reader_roles_are_enough_and_without_them_nothing_is_read(server, deployed):
     outputs, _ = deployed
-    documents = status_reader_role((ROOT / "docs" / "status.md").read_text())
+    flows, audit = status_reader_roles((ROOT / "docs" / "status.md").read_text())
     kube = ApiServerKube(server)
     for name in ("on-call", "nobody"):
         kube.apply({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "default"}})
-    for doc in documents:
-        if doc["kind"] in ("Role", "RoleBinding"):
-            for ns in (NS, AUDIT_NS):
+    for documents, ns in ((flows, NS), (audit, AUDIT_NS)):
+        for doc in documents:
+            if doc["kind"] in ("Role", "RoleBinding"):
                 placed = json.loads(json.dumps(doc))
                 placed["metadata"]["namespace"] = ns  # `kubectl apply -n <namespace>`
                 if doc["kind"] == "RoleBinding":  # the group of the document stands for a person
@@ -204,18 +207,54 @@ def test_the_documented_reader_role_is_enough_and_each_rule_is_needed(server, de
            f"forbidden: User \"system:serviceaccount:default:nobody\" cannot get resource \"kafkaconnects\" in API " \
            f"group \"kafka.strimzi.io\" in the namespace \"{NS}\"\n" in done.stdout
     assert f"    ! not read: CronJob {AUDIT_NS}/{CRON}: HTTP 403: " in done.stdout
-    assert done.stdout.endswith("unknown (exit 5): 1 flow, 1 unknown\n")
+    assert done.stdout.endswith("unknown (exit 5): 1 flow, 1 unknown; 1 audit, 1 unknown\n")
 
 
-def test_a_server_that_does_not_answer_ends_in_seconds(deployed, server):
+def test_a_server_that_refuses_connections(deployed, server):
     outputs, _ = deployed
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once the block ends: nothing listens there
     config = admin(server)
     config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{port}"
-    began = time.monotonic()
     done = run_status(outputs, config)
     assert done.returncode == 5, done.stdout + done.stderr
-    assert time.monotonic() - began < 60
-    assert f"    ! not read: KafkaConnect {NS}/{NS}: https://127.0.0.1:{port} did not answer (" in done.stdout
+    assert f"    ! not read: KafkaConnect {NS}/{NS}: https://127.0.0.1:{port} did not answer: " \
+           "NewConnectionError: " in done.stdout
+    # Asked once: the other objects are not asked again.
+    assert f"    ! not read: KafkaConnector {NS}/{NS}-source: not asked (https://127.0.0.1:{port} did not " \
+           "answer: " in done.stdout
+
+
+def test_a_server_that_never_answers_costs_one_deadline(deployed, server):
+    """A listener that accepts connections and says nothing (a dropped route, a hung proxy): one
+    request's deadline (kube.SECONDS), then nothing more is asked of it."""
+    outputs, _ = deployed
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # the kernel completes the handshakes; nobody reads
+        port = silent.getsockname()[1]
+        config = admin(server)
+        config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{port}"
+        began = time.monotonic()
+        done = run_status(outputs, config)
+        took = time.monotonic() - began
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert f"https://127.0.0.1:{port} did not answer: ReadTimeoutError: " in done.stdout
+    assert took < 3 * SECONDS, took
+
+
+def test_a_path_the_server_does_not_serve_is_not_a_missing_object(deployed, server):
+    """A 404 without a NotFound Status (the API version not served): not read, never `missing`."""
+    outputs, _ = deployed
+    served = json.loads(outputs.read_text())
+    served["operator"] = {**served["operator"], "flavour": "strimzi", "version": "1.2.0", "strimziVersion": "1.2.0"}
+    served["operatorFlavour"] = "strimzi"
+    other = outputs.parent / "outputs-1.2.0.json"
+    other.write_text(json.dumps(served))
+    done = run_status(other, admin(server))
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert f"    ! not read: KafkaConnect {NS}/{NS}: HTTP 404: {server.url} does not serve /apis/kafka.strimzi.io/v1/" \
+           f"namespaces/{NS}/kafkaconnects/{NS} (the right context? the operator's CRDs at kafka.strimzi.io/v1?)" \
+           in done.stdout
+    assert "missing" not in done.stdout

@@ -117,7 +117,7 @@ def test_a_healthy_stack_prints_each_object_and_exits_0():
         "audit replication-audit/kafka-replication-audit: HEALTHY; last run kafka-replication-audit-29400617: "
         "succeeded at 2026-11-27T10:17:09Z\n"
         "\n"
-        "healthy (exit 0): 1 flow, 1 healthy\n")
+        "healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
 
 
 def test_a_paused_connector_is_degraded_and_said_to_be_asked_for():
@@ -137,7 +137,8 @@ def test_a_failed_task_shows_its_trace_first_line():
     r = report(objects)
     assert r.health is Health.degraded  # task 0 still copies its partitions
     assert r.flows[0].problems == (f"{SOURCE} task 1 is FAILED: org.apache.kafka.connect.errors.ConnectException: "
-                                   "Unrecoverable exception from producer send callback",)
+                                   "Unrecoverable exception from producer send callback",
+                                   f"{SOURCE}: the operator reports NotReady: connector or task failed")
     assert f"    ! {SOURCE} task 1 is FAILED: org.apache" in status.show.text(r)
 
 
@@ -155,9 +156,13 @@ def test_a_long_trace_line_is_cut():
      "producer send callback"),
     ({("KafkaConnector", NS, SOURCE): connector(SOURCE, "STOPPED", (), spec_state="stopped")},
      f"{SOURCE} is STOPPED (its spec asks for it: state: stopped)"),
-    ({("KafkaConnect", NS, CONNECT): connect(ready=False, strimzi_failure="Timeout waiting for the pods")},
-     f"KafkaConnect {NS}/{CONNECT} is not Ready: Timeout waiting for the pods"),
     ({("KafkaConnect", NS, CONNECT): None}, f"KafkaConnect {NS}/{CONNECT} is missing from the cluster"),
+    ({("KafkaConnect", NS, CONNECT): {**connect(), "status": {**connect()["status"], "replicas": 0}},
+      **{("KafkaConnector", NS, n): {**connector(n), "status": {
+          "conditions": [{"type": "NotReady", "status": "True", "reason": "RuntimeException",
+                          "message": f"Kafka Connect cluster '{CONNECT}' in namespace {NS} has 0 replicas."}],
+          "observedGeneration": 1}} for n in (SOURCE, CHECKPOINT, HEARTBEAT)}},
+     f"KafkaConnect {NS}/{CONNECT} has no replica: none of its connectors runs"),
     ({("KafkaConnector", NS, SOURCE): None}, f"KafkaConnector {NS}/{SOURCE} is missing from the cluster"),
 ])
 def test_a_flow_that_copies_nothing_is_down(change, problem):
@@ -165,6 +170,45 @@ def test_a_flow_that_copies_nothing_is_down(change, problem):
     r = report({k: v for k, v in objects.items() if v is not None})
     assert (r.health, r.flows[0].health) == (Health.down, Health.down)
     assert r.flows[0].problems[0] == problem
+
+
+def test_a_connect_cluster_the_operator_failed_to_reconcile_still_copies():
+    """Strimzi's NotReady on a KafkaConnect says its last reconciliation failed (a rolling update
+    that timed out, say); the workers it left run on."""
+    objects = healthy()
+    objects[("KafkaConnect", NS, CONNECT)] = connect(ready=False, strimzi_failure="Timeout waiting for the pods")
+    r = report(objects)
+    assert (r.health, r.flows[0].problems) == (
+        Health.degraded, (f"KafkaConnect {NS}/{CONNECT} is not Ready: Timeout waiting for the pods",))
+
+
+@pytest.mark.parametrize("state, tasks", [("RUNNING", ("UNASSIGNED", "UNASSIGNED")), ("RESTARTING", ("RESTARTING",)),
+                                          ("UNASSIGNED", ())])
+def test_a_source_connector_on_its_way_to_running_is_degraded_not_down(state, tasks):
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, state, tasks)
+    assert report(objects).health is Health.degraded
+
+
+def test_the_operator_message_says_why_there_is_no_connect_status():
+    objects = healthy()
+    objects[("KafkaConnector", NS, CHECKPOINT)] = {**connector(CHECKPOINT), "status": {
+        "conditions": [{"type": "NotReady", "status": "True", "reason": "ConnectRestException",
+                        "message": "GET /connectors/x/status returned 500 (Internal Server Error)"}],
+        "observedGeneration": 1}}
+    assert report(objects).flows[0].problems == (
+        f"{CHECKPOINT}: the operator reports no Connect status: GET /connectors/x/status returned 500 "
+        "(Internal Server Error)",)
+
+
+def test_restarts_by_the_operator_are_reported():
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)]["status"]["autoRestart"] = {
+        "count": 3, "connectorName": SOURCE, "lastRestartTimestamp": "2026-11-27T10:02:00Z"}
+    r = report(objects)
+    assert (r.flows[0].connectors[0].restarts, r.flows[0].connectors[0].last_restart) == (3, "2026-11-27T10:02:00Z")
+    assert f"  source     {SOURCE}      RUNNING, 2 tasks: 2 RUNNING; restarted 3 times by the operator, last at " \
+           "2026-11-27T10:02:00Z\n" in status.show.text(r)
 
 
 def test_a_source_connector_with_no_topic_to_copy_is_healthy():
@@ -194,7 +238,7 @@ def test_an_object_not_read_makes_the_flow_unknown():
 def test_down_outranks_unknown():
     objects = healthy()
     objects[("KafkaConnector", NS, HEARTBEAT)] = Unreadable("HTTP 403")
-    objects[("KafkaConnect", NS, CONNECT)] = connect(ready=False, strimzi_failure="Pods not ready")
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, "FAILED", ())
     assert report(objects).health is Health.down
 
 
@@ -244,7 +288,7 @@ def test_json_and_exit_codes(monkeypatch, capsys, outputs_file):
     assert got["flows"][NS]["connectors"][0] == {
         "name": SOURCE, "kind": "source", "namespace": NS, "spec": "running", "state": "RUNNING",
         "workerId": "10.0.0.7:8083", "trace": None, "ready": False, "reconciled": True,
-        "message": "connector or task failed",
+        "message": "connector or task failed", "restarts": 0, "lastRestart": None,
         "tasks": [{"id": 0, "state": "RUNNING", "workerId": "10.0.0.7:8083", "trace": None},
                   {"id": 1, "state": "FAILED", "workerId": "10.0.0.7:8083",
                    "trace": "org.apache.kafka.connect.errors.ConnectException: Unrecoverable exception from producer "
@@ -287,3 +331,64 @@ def test_a_file_that_is_not_a_kubeconfig(capsys, outputs_file, tmp_path):
     assert capsys.readouterr().err == (
         f"error: the command line has 1 problem(s):\n  - --kubeconfig: (argument): got '{not_one}'; expected a "
         "kubeconfig the client can use: not a kubeconfig (a YAML mapping with clusters, contexts and users)\n")
+
+
+def test_a_suspended_or_silent_audit_is_degraded():
+    from datetime import datetime, timezone
+    stack = contract.read(OUTPUTS)
+    suspended = {**CRON, "spec": {**CRON["spec"], "suspend": True}}
+    r = status.collect(stack, list(stack.flows), {None: Scripted(healthy(), cron=suspended)})
+    assert r.audits[0].problems == ("CronJob replication-audit/kafka-replication-audit is suspended: no audit runs",)
+    hourly_then = datetime(2026, 11, 27, 12, 17, 1, tzinfo=timezone.utc)  # 2 h 0 min 1 s after the last schedule
+    r = status.collect(stack, list(stack.flows), {None: Scripted(healthy(), jobs=[])}, hourly_then)
+    assert r.health is Health.degraded
+    assert r.audits[0].problems == ("CronJob replication-audit/kafka-replication-audit has not been scheduled since "
+                                    "2026-11-27T10:17:00Z, more than twice its longest period (17 * * * *)",)
+    on_time = datetime(2026, 11, 27, 12, 16, tzinfo=timezone.utc)
+    assert status.collect(stack, list(stack.flows), {None: Scripted(healthy())}, on_time).health is Health.healthy
+
+
+@pytest.mark.parametrize("items, pairs", [
+    (["/home/me/.kube/config"], {"": "/home/me/.kube/config"}),
+    (["eu=/k/eu.yaml", "/k/default"], {"eu": "/k/eu.yaml", "": "/k/default"}),
+    (["/k/a=b.yaml"], {"": "/k/a=b.yaml"}),  # `=` in a path, no cluster name before it
+])
+def test_cluster_value_pairs(items, pairs):
+    assert status.split_pairs(items) == pairs
+
+
+def kubeconfig_with(tmp_path, user: dict) -> str:
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "dev",
+        "clusters": [{"name": "dev", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "me", "user": user}],
+        "contexts": [{"name": "dev", "context": {"cluster": "dev", "user": "me"}}]}))
+    return str(path)
+
+
+def test_a_context_the_kubeconfig_lacks(capsys, outputs_file, tmp_path):
+    path = kubeconfig_with(tmp_path, {"token": "t"})
+    assert cli.main(["status", "--outputs", str(outputs_file), "--kubeconfig", path, "--context", "prod"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the command line has 1 problem(s):\n  - --context: (argument): got 'prod'; expected "
+                          "a context of the kubeconfig: context prod: "), err
+
+
+def test_an_exec_plugin_that_fails_is_said_not_logged(capsys, outputs_file, tmp_path):
+    path = kubeconfig_with(tmp_path, {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                               "command": "false", "interactiveMode": "Never"}})
+    assert cli.main(["status", "--outputs", str(outputs_file), "--kubeconfig", path]) == 2
+    err = capsys.readouterr().err
+    assert "expected a kubeconfig the client can use: its user has no credentials: exec: process returned 1" in err, err
+    assert err.count("\n") == 2  # the problem alone: nothing the client logged
+
+
+def test_a_default_kubeconfig_that_is_not_yaml(monkeypatch, capsys, outputs_file, tmp_path):
+    broken = tmp_path / "config"
+    broken.write_text("clusters: [\n")
+    monkeypatch.setenv("KUBECONFIG", str(broken))
+    assert cli.main(["status", "--outputs", str(outputs_file)]) == 2
+    err = capsys.readouterr().err
+    assert "got '(default)'; expected a kubeconfig the client can use: the default ($KUBECONFIG, else " \
+           "~/.kube/config): " in err and "Traceback" not in err

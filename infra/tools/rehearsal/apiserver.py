@@ -146,10 +146,28 @@ def tls_context(ca_file: str) -> ssl.SSLContext:
     return ctx
 
 
+PORT_ATTEMPTS = 5
+
+
 def start(directory: Path = DEFAULT_DIR, binary: Path | None = None, timeout: float = 60,
           controllers: Sequence[str] = ()) -> State:
     """etcd and the server; with `controllers`, kube-controller-manager running those of its
-    controllers (the engine tier: `pulumi destroy` waits for the namespace controller)."""
+    controllers (the engine tier: `pulumi destroy` waits for the namespace controller).
+
+    The ports are free when chosen, not when bound: another process (a Kafka client's outgoing
+    connection, another server starting beside this one) may take one in between, and the
+    server then exits with "address already in use". It is started again on other ports, up to
+    PORT_ATTEMPTS times."""
+    for attempt in range(PORT_ATTEMPTS):
+        try:
+            return _start_once(directory, binary, timeout, controllers)
+        except ServerError as exc:
+            if "address already in use" not in str(exc) or attempt == PORT_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_once(directory: Path, binary: Path | None, timeout: float, controllers: Sequence[str]) -> State:
     binary = binary or apiserver_binary()
     if binary is None:
         raise ServerError("no kube-apiserver binary: run tools/engine/build.sh (make apiserver)")

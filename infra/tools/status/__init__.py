@@ -8,7 +8,9 @@ server of each Kubernetes cluster gives each one with the status the operator wr
 from __future__ import annotations
 
 import json
+import re
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -56,16 +58,22 @@ def _per_cluster(values: dict[str, str], clusters: set[str | None], flag: str,
     return {c: named.get(c or "", values.get("", "")) for c in clusters}
 
 
+CLUSTER_KEY = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a `kubernetes` cluster's name (a DNS label)
+
+
 def split_pairs(items: list[str]) -> dict[str, str]:
-    """`CLUSTER=VALUE` or `VALUE` (key "")."""
+    """`CLUSTER=VALUE` or `VALUE` (key ""): a value whose text before `=` is no cluster name (a
+    path with `=` in it) is a value."""
     pairs: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        pairs[key if sep else ""] = value if sep else item
+        named = bool(sep) and CLUSTER_KEY.fullmatch(key) is not None
+        pairs[key if named else ""] = value if named else item
     return pairs
 
 
-def collect(stack: contract.StackOutputs, flows: list[str], readers: dict[str | None, Any]) -> assess.Report:
+def collect(stack: contract.StackOutputs, flows: list[str], readers: dict[str | None, Any],
+            now: datetime | None = None) -> assess.Report:
     """Every object of the chosen flows and their clusters' audits, read with `readers` by
     Kubernetes cluster (kube.Reader, or a stand-in with the same methods)."""
     objects: dict[tuple[str, str, str], assess.Read] = {}
@@ -83,7 +91,7 @@ def collect(stack: contract.StackOutputs, flows: list[str], readers: dict[str | 
                     "KafkaConnector", cluster.namespace, connector)
     audits = {c: (readers[c].cron_job(ns, job), readers[c].jobs_of(ns, job))
               for c, (ns, job) in (stack.audit_cron_jobs or {}).items() if c in clusters}
-    return assess.assess(stack, flows, objects, audits)
+    return assess.assess(stack, flows, objects, audits, now)
 
 
 def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[str], output: str) -> int:
@@ -102,17 +110,19 @@ def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[s
         raise TopologyError(problems, "the command line")
     readers = {}
     for cluster in sorted(clusters, key=lambda c: c or ""):
+        path = Path(configs[cluster]).expanduser() if configs[cluster] else None
         try:
-            readers[cluster] = Reader(Path(configs[cluster]) if configs[cluster] else None, names[cluster] or None,
-                                      release.api_version)
+            readers[cluster] = Reader(path, names[cluster] or None, release.api_version)
         except KubeconfigError as exc:
-            flag = "--context" if names[cluster] and "context" in str(exc).lower() else "--kubeconfig"
-            problems.append(Problem(flag, "(argument)", configs[cluster] or "(default)",
-                                    "a kubeconfig the client can use" + (f" for Kubernetes cluster {cluster}"
-                                                                         if cluster else "") + f": {exc}"))
+            about_context = bool(names[cluster]) and names[cluster] in str(exc).split(": ", 2)[-1]
+            problems.append(Problem("--context" if about_context else "--kubeconfig", "(argument)",
+                                    names[cluster] if about_context else str(path or "(default)"),
+                                    ("a context of the kubeconfig" if about_context else
+                                     "a kubeconfig the client can use")
+                                    + (f" for Kubernetes cluster {cluster}" if cluster else "") + f": {exc}"))
     if problems:
         raise TopologyError(problems, "the command line")
-    report = collect(stack, chosen, readers)
+    report = collect(stack, chosen, readers, datetime.now(timezone.utc))
     if output == "json":
         print(json.dumps(show.as_json(report), indent=2))
     else:

@@ -3,32 +3,38 @@
 Its input is the stack outputs (which objects the stack owns, contract/outputs.py) and, for each
 object, what the API server returned: the KafkaConnect and each KafkaConnector with the status
 the operator writes (Strimzi's KafkaConnectorStatus carries `connectorStatus`, the Connect REST
-API's `GET /connectors/<name>/status` answer as is), and the audit's CronJob with its Jobs.
+API's `GET /connectors/<name>/status` answer as it was at the operator's last reconciliation),
+and the audit's CronJob with its Jobs.
 
 A flow is
-- down when nothing of it replicates: a Connect cluster of it missing or not Ready, or no source
-  connector copying (RUNNING with a RUNNING task, or RUNNING with no task when it has no topic
-  to copy);
+- down when nothing of it replicates: no source connector copying, where copying is a source
+  connector of an existing Connect cluster, not FAILED, PAUSED or STOPPED, with a task that is
+  not (or no task at all: no topic matches yet);
 - degraded when it replicates short of what the stack asks: a connector or task not RUNNING
-  (failed, paused or stopped, even when its spec asks for it: nothing of it copies), an object
-  missing, or one the operator has not reconciled at its generation yet;
+  (failed, paused or stopped, even when its spec asks for it: nothing of it copies; unassigned
+  or restarting), a Connect cluster not Ready or with no replica, an object missing, one the
+  operator has not reconciled at its generation yet, the operator's NotReady;
 - unknown when an object could not be read (forbidden, the API server unreachable);
 - healthy otherwise.
-An audit is degraded when its newest finished run failed (findings, or an error) or its CronJob
-is missing.
+An audit is degraded when its newest finished run failed (findings, or an error), its CronJob is
+missing or suspended, or it has not been scheduled for longer than its schedule allows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 from typing import Any, Mapping
 
 from contract.outputs import Flow, StackOutputs
+from infra.core import cron
 
 JSON = dict[str, Any]
 TRACE_CHARACTERS = 300  # a trace's first line is shown up to this length
 NOT_READ = "not read: "
+HALTED = ("FAILED", "PAUSED", "STOPPED")              # Connect's states in which nothing is copied
+ABSENT = ("MISSING", "UNKNOWN", "NOT REPORTED")       # ours, when there is no state to read
 
 
 class Health(str, Enum):
@@ -77,11 +83,15 @@ class Connector:
     reconciled: bool          # the status is of the object's current generation
     message: str | None       # the operator's NotReady / Ready=False message
     problems: tuple[str, ...]
+    restarts: int = 0         # Strimzi's autoRestart: restarts since the connector last ran well
+    last_restart: str | None = None
 
     @property
     def copying(self) -> bool:
-        running = [t for t in self.tasks if t.state == "RUNNING"]
-        return self.state == "RUNNING" and (bool(running) or not self.tasks)
+        """Not halted: RUNNING, or on its way to it (UNASSIGNED in a rebalance, RESTARTING)."""
+        if self.state in HALTED or self.state in ABSENT:
+            return False
+        return not self.tasks or any(t.state not in HALTED for t in self.tasks)
 
 
 @dataclass(frozen=True)
@@ -184,6 +194,8 @@ def connect_status(namespace: str, name: str, read: Read) -> Connect:
     if ready is True and not reconciled:
         problems.append(f"KafkaConnect {namespace}/{name}: generation {generation} not reconciled yet "
                         f"(observed {observed})")
+    if replicas == 0:
+        problems.append(f"KafkaConnect {namespace}/{name} has no replica: none of its connectors runs")
     return Connect(name, namespace, ready, replicas, generation, observed, message, tuple(problems))
 
 
@@ -209,7 +221,9 @@ def connector_status(namespace: str, name: str, kind: str, read: Read) -> Connec
     problems = []
     asked = f" (its spec asks for it: state: {wanted})" if wanted != "running" else ""
     if state == "NOT REPORTED":
-        problems.append(f"{name}: the operator reports no Connect status yet")
+        # Strimzi drops connectorStatus when it cannot ask Connect (no replica, the REST API
+        # unreachable): its NotReady message says why.
+        problems.append(f"{name}: the operator reports no Connect status" + (f": {message}" if message else " yet"))
     elif state != "RUNNING":
         problems.append(f"{name} is {state}{asked}" + (f": {first_line(own.get('trace'))}" if own.get("trace") else ""))
     for t in tasks:
@@ -217,29 +231,38 @@ def connector_status(namespace: str, name: str, kind: str, read: Read) -> Connec
             problems.append(f"{name} task {t.id} is {t.state}" + (f": {t.trace}" if t.trace else ""))
     if not reconciled and state != "NOT REPORTED":
         problems.append(f"{name}: its current generation is not reconciled yet")
-    if ready is False and not problems:
-        problems.append(f"{name} is not Ready" + (f": {message}" if message else ""))
+    if ready is False and message and state != "NOT REPORTED":
+        problems.append(f"{name}: the operator reports NotReady: {message}")
+    elif ready is False and not problems:
+        problems.append(f"{name} is not Ready")
+    restart = _mapping(status.get("autoRestart"))
+    count: int = restart["count"] if isinstance(restart.get("count"), int) else 0
+    last = restart.get("lastRestartTimestamp") if isinstance(restart.get("lastRestartTimestamp"), str) else None
     return Connector(name, kind, namespace, wanted, state, own.get("worker_id") if isinstance(own.get("worker_id"), str)
-                     else None, first_line(own.get("trace")), tasks, ready, reconciled, message, tuple(problems))
+                     else None, first_line(own.get("trace")), tasks, ready, reconciled, message, tuple(problems),
+                     count, last)
 
 
 def flow_status(flow: Flow, objects: Mapping[tuple[str, str, str], Read]) -> FlowStatus:
-    connects, connectors = [], []
+    connects, connectors, copying = [], [], []
     for cluster in flow.connect_clusters:
-        connects.append(connect_status(cluster.namespace, cluster.name,
-                                       objects.get(("KafkaConnect", cluster.namespace, cluster.name))))
+        connect = connect_status(cluster.namespace, cluster.name,
+                                 objects.get(("KafkaConnect", cluster.namespace, cluster.name)))
+        connects.append(connect)
+        exists = connect.generation is not None or connect.problems[:1] != (
+            f"KafkaConnect {cluster.namespace}/{cluster.name} is missing from the cluster",)
         for kind, names in (("source", cluster.source_connectors), ("checkpoint", cluster.checkpoint_connectors),
                             ("heartbeat", cluster.heartbeat_connectors)):
-            connectors += [connector_status(cluster.namespace, n, kind,
-                                            objects.get(("KafkaConnector", cluster.namespace, n))) for n in names]
+            for n in names:
+                c = connector_status(cluster.namespace, n, kind, objects.get(("KafkaConnector", cluster.namespace, n)))
+                connectors.append(c)
+                if kind == "source":
+                    # Copying, or not known not to be (not read): only a known halt makes a flow down.
+                    copying.append(exists and (c.copying or c.state == "UNKNOWN"))
     problems = tuple(p for k in connects for p in k.problems) + tuple(p for c in connectors for p in c.problems)
-    sources = [c for c in connectors if c.kind == "source"]
-    unread = any(p.startswith(NOT_READ) for p in problems)
-    connect_down = any(c.ready is not True and not c.problems[0].startswith(NOT_READ) for c in connects if c.problems)
-    sources_down = bool(sources) and not any(c.copying or c.state == "UNKNOWN" for c in sources)
-    if connect_down or sources_down:
+    if copying and not any(copying):
         health = Health.down
-    elif unread:
+    elif any(p.startswith(NOT_READ) for p in problems):
         health = Health.unknown
     elif problems:
         health = Health.degraded
@@ -262,7 +285,7 @@ def _job_result(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
 
 
 def audit_status(cluster: str | None, namespace: str, cron_job: str, read: Read,
-                 jobs: list[JSON] | Unreadable) -> AuditStatus:
+                 jobs: list[JSON] | Unreadable, now: datetime | None = None) -> AuditStatus:
     if isinstance(read, Unreadable) or isinstance(jobs, Unreadable):
         why = read if isinstance(read, Unreadable) else jobs
         return AuditStatus(cluster, namespace, cron_job, Health.unknown, None, None, None, None, None, None, None,
@@ -286,21 +309,43 @@ def audit_status(cluster: str | None, namespace: str, cron_job: str, read: Read,
         problems.append(f"audit run {run} failed" + (f": {message}" if message else "") +
                         " (exit 1: findings in its report; another exit: the audit could not run)")
     suspended = spec.get("suspend") if isinstance(spec.get("suspend"), bool) else None
+    if suspended:
+        problems.append(f"CronJob {namespace}/{cron_job} is suspended: no audit runs")
+    schedule = spec.get("schedule") if isinstance(spec.get("schedule"), str) else None
+    last_schedule = status.get("lastScheduleTime") if isinstance(status.get("lastScheduleTime"), str) else None
+    late = _late(schedule, last_schedule or _mapping(read.get("metadata")).get("creationTimestamp"), now)
+    if late and not suspended:
+        problems.append(f"CronJob {namespace}/{cron_job} has not been scheduled since "
+                        f"{last_schedule or 'it was created'}, more than twice its longest period ({schedule})")
     return AuditStatus(cluster, namespace, cron_job, Health.degraded if problems else Health.healthy,
-                       spec.get("schedule") if isinstance(spec.get("schedule"), str) else None, suspended,
-                       status.get("lastScheduleTime"), status.get("lastSuccessfulTime"), run, result, finished,
+                       schedule, suspended, last_schedule, status.get("lastSuccessfulTime"), run, result, finished,
                        message, tuple(problems))
 
 
+def _late(schedule: str | None, since: Any, now: datetime | None) -> bool:
+    """No run scheduled for more than twice the schedule's longest period (the controller's
+    clock and ours may differ by minutes, a schedule by hours): a CronJob that stopped firing,
+    whose finished Jobs `ttlSecondsAfterFinished` has already removed."""
+    if now is None or schedule is None or not isinstance(since, str):
+        return False
+    try:
+        longest = cron.longest_period_seconds(schedule)
+        began = datetime.fromisoformat(since.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return (now - began).total_seconds() > 2 * longest
+
+
 def assess(outputs: StackOutputs, flows: list[str], objects: Mapping[tuple[str, str, str], Read],
-           audits: Mapping[str | None, tuple[Read, list[JSON] | Unreadable]]) -> Report:
+           audits: Mapping[str | None, tuple[Read, list[JSON] | Unreadable]], now: datetime | None = None) -> Report:
     """The report on the chosen flows (in the outputs' order) and the audits of their Kubernetes
-    clusters; `objects` by (kind, namespace, name), `audits` by Kubernetes cluster."""
+    clusters; `objects` by (kind, namespace, name), `audits` by Kubernetes cluster; `now` (UTC)
+    to judge how long ago the audit last ran."""
     chosen = [outputs.flows[name] for name in outputs.flows if name in flows]
     audit_reports = []
     for cluster, (namespace, cron_job) in sorted((outputs.audit_cron_jobs or {}).items(), key=lambda i: i[0] or ""):
         if cluster in audits:
             read, jobs = audits[cluster]
-            audit_reports.append(audit_status(cluster, namespace, cron_job, read, jobs))
+            audit_reports.append(audit_status(cluster, namespace, cron_job, read, jobs, now))
     return Report(f"{outputs.operator_flavour} {outputs.operator_version} (Kafka {outputs.kafka_version})",
                   tuple(flow_status(f, objects) for f in chosen), tuple(audit_reports))

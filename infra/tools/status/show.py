@@ -34,7 +34,9 @@ def _flow_text(f: FlowStatus) -> list[str]:
     width = max((len(c.name) for c in f.connectors), default=0)
     for c in f.connectors:
         wanted = f" (spec: {c.wanted})" if c.wanted not in (None, "running") else ""
-        lines.append(f"  {c.kind:<10} {c.name:<{width}}  {c.state}{wanted}, {_tasks(c)}")
+        restarted = (f"; restarted {c.restarts} time{'s' if c.restarts != 1 else ''} by the operator"
+                     + (f", last at {c.last_restart}" if c.last_restart else "")) if c.restarts else ""
+        lines.append(f"  {c.kind:<10} {c.name:<{width}}  {c.state}{wanted}, {_tasks(c)}{restarted}")
     for p in f.problems:
         lines.append(f"    ! {p}")
     return lines
@@ -58,9 +60,12 @@ def text(report: Report) -> str:
         lines += _flow_text(f)
     for a in report.audits:
         lines += _audit_text(a)
-    lines += ["", f"{report.health.value} (exit {EXIT[report.health]}): {len(report.flows)} flow"
-              f"{'s' if len(report.flows) != 1 else ''}, " + ", ".join(
-                  f"{n} {h.value}" for h in Health if (n := sum(1 for f in report.flows if f.health is h)))]
+    def counted(what: str, healths: list[Health]) -> str:
+        return f"{len(healths)} {what}{'s' if len(healths) != 1 else ''}" + "".join(
+            f", {n} {h.value}" for h in Health if (n := healths.count(h)))
+    audits = f"; {counted('audit', [a.health for a in report.audits])}" if report.audits else ""
+    lines += ["", f"{report.health.value} (exit {EXIT[report.health]}): "
+              f"{counted('flow', [f.health for f in report.flows])}{audits}"]
     return "\n".join(lines) + "\n"
 
 
@@ -68,7 +73,7 @@ def as_json(report: Report) -> dict[str, Any]:
     def connector(c: Connector) -> dict[str, Any]:
         return {"name": c.name, "kind": c.kind, "namespace": c.namespace, "spec": c.wanted, "state": c.state,
                 "workerId": c.worker, "trace": c.trace, "ready": c.ready, "reconciled": c.reconciled,
-                "message": c.message,
+                "message": c.message, "restarts": c.restarts, "lastRestart": c.last_restart,
                 "tasks": [{"id": t.id, "state": t.state, "workerId": t.worker, "trace": t.trace} for t in c.tasks]}
     return {
         "health": report.health.value,

@@ -1,0 +1,45 @@
+"""Runbook blocks of docs/operations.md that run on this machine with no cluster, run as written:
+each line read from the document (tests/support/runbooks.py) and given to bash in the checkout,
+as a person pastes it. The test suite's own commands in them (`pytest ...`) are left to
+`make test`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from tests.support import runbooks
+from tests.support.stacks import ROOT
+
+
+def run_block(lines: list[str]) -> subprocess.CompletedProcess[str]:
+    script = "\n".join(["set -euo pipefail", *(line for line in lines if " -m pytest " not in line)])
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=900, cwd=ROOT)
+
+
+def test_checking_the_rules_yourself_runs_as_written():
+    lines = runbooks.block("Checking the rules yourself", "make promtool")
+    assert [line.split()[0] for line in lines] == [
+        "make", "make", ".venv/bin/python", "~/.cache/kafka-replication/promtool/usr/bin/promtool", ".venv/bin/python"]
+    Path("/tmp/rules.yaml").unlink(missing_ok=True)
+    done = run_block(lines)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "SUCCESS: " in done.stdout and " rules found" in done.stdout, done.stdout
+    rules = yaml.safe_load(Path("/tmp/rules.yaml").read_text())
+    assert {g["name"] for g in rules["groups"]} and all(g["rules"] for g in rules["groups"])
+
+
+def test_the_dashboard_export_runs_as_written():
+    lines = runbooks.block("Dashboard", "make render STACK=dev")
+    exported = ROOT / "dashboard.json"  # where the block writes it: the directory it runs in
+    assert not exported.exists(), "a dashboard.json of someone's is in the checkout"
+    try:
+        done = run_block(lines)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        dashboard = json.loads(exported.read_text())
+    finally:
+        exported.unlink(missing_ok=True)
+    assert dashboard["uid"] == "kafka-replication" and dashboard["panels"]

@@ -1,0 +1,157 @@
+"""The commands docs/operations.md gives users, as the tests read them: every line of every `sh`
+block (backslash continuations joined, comments and blank lines left out), under its headings.
+
+LEDGER says, for each, how the tests hold it, so that a command added to the document without a
+test that runs it fails tests/unit/test_runbooks.py until someone says what runs it:
+- RUN: a test extracts the line from the document and runs it as written (the test named);
+- PARSED: a test reads the line from the document and runs what it says through a stand-in
+  (the runtime tier's operator for `pulumi up`, the command inside a pipeline);
+- RETYPED: a test runs the same action written out again (the test named): to be moved to RUN;
+- SUITE: a command of the test suite itself, run by `make test`;
+- NEVER: it cannot run on this machine (why).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tests.support.stacks import ROOT
+
+OPERATIONS = ROOT / "docs" / "operations.md"
+
+
+@dataclass(frozen=True)
+class Command:
+    headings: tuple[str, ...]  # the ##, ### ... headings above it (the document's title left out)
+    line: int                  # of the block's opening fence
+    text: str                  # the command, as a shell reads it
+
+
+def commands(text: str) -> list[Command]:
+    found: list[Command] = []
+    headings: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        heading = re.match(r"^(#+) (.*)", lines[i])
+        if heading:
+            depth = len(heading.group(1))
+            headings = headings[:depth - 1] + [heading.group(2)]
+        if lines[i].strip() == "```sh":
+            opening, pending = i + 1, ""
+            i += 1
+            while lines[i].strip() != "```":
+                stripped = lines[i].strip()
+                if stripped.endswith("\\"):
+                    pending += stripped[:-1].rstrip() + " "
+                else:
+                    pending += stripped
+                    if pending and not pending.startswith("#"):
+                        found.append(Command(tuple(headings[1:]), opening, pending))
+                    pending = ""
+                i += 1
+        i += 1
+    return found
+
+
+def block(section: str, first: str) -> list[str]:
+    """The commands of the `sh` block under `section` (a heading's text) whose first command
+    starts with `first`, as written."""
+    chosen = [c for c in commands(OPERATIONS.read_text()) if c.headings and c.headings[-1] == section]
+    openings = [c.line for c in chosen if c.text.startswith(first)]
+    assert openings, f"docs/operations.md, {section}: no sh block starting with {first!r}"
+    return [c.text for c in chosen if c.line == openings[0]]
+
+
+RUN, PARSED, RETYPED, SUITE, NEVER = "run as written", "parsed", "retyped", "suite", "never here"
+_DRIFT = "tests/engine/test_day_two.py::test_state_and_replicas_changed_by_hand_are_seen_with_refresh_and_put_back"
+_SCALE = "tests/engine/test_day_two.py::test_connect_replicas_scaled_as_the_runbook_says"
+_UPGRADE = "tests/engine/test_upgrades.py::test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects"
+_CA = "tests/runtime/test_day_two.py::test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack"
+_RULES = "tests/conformance/test_runbook_commands.py::test_checking_the_rules_yourself_runs_as_written"
+_BOARD = "tests/conformance/test_runbook_commands.py::test_the_dashboard_export_runs_as_written"
+_NO_POD = "no kubelet here: the API server cannot reach a pod"
+
+# (section, how the command starts) -> (how it is held, by what or why)
+LEDGER: dict[tuple[str, str], tuple[str, str]] = {
+    ("Operating replication", "python -m infra validate stacks/prod.yaml && pulumi"):
+        (RETYPED, "validate in tests/unit/test_model.py; preview and up in tests/engine/test_engine.py"),
+    ("Operating replication", "pulumi stack output flows --json | jq"):
+        (RETYPED, "tests/engine/test_engine.py reads `pulumi stack output --json`"),
+    ("Operating replication", "python3 -m spark.audit failover"):
+        (RETYPED, "tests/runtime/test_runtime_failover.py::readiness_run"),
+    ("Checking the endpoint", "kubectl -n <flow namespace> get configmap connect-metrics"):
+        (RETYPED, "tests/runtime/test_runtime_metrics.py reads the rendered ConfigMap"),
+    ("Checking the endpoint", "kubectl -n <flow namespace> port-forward"): (NEVER, _NO_POD),
+    ("Checking the endpoint", "curl -s localhost:9404/metrics"):
+        (RETYPED, "tests/runtime/test_runtime_metrics.py scrapes the worker's exporter (as written it needs the "
+                  "port-forward)"),
+    ("How it is proven", ".venv/bin/python -m pytest -q tests/unit/test_metrics.py"): (SUITE, "make test"),
+    ("How it is proven", "SCRAPE_REWRITE=1"): (SUITE, "the scrape files' rewrite"),
+    ("How it is proven", "RECORD_ALERTS=1"): (SUITE, "the recordings' rewrite"),
+    ("Checking the rules yourself", "make promtool"): (RUN, _RULES),
+    ("Checking the rules yourself", "make render STACK=prod"): (RUN, _RULES),
+    ("Checking the rules yourself", ".venv/bin/python -c"): (RUN, _RULES),
+    ("Checking the rules yourself", "~/.cache/kafka-replication/promtool/usr/bin/promtool check rules"):
+        (RUN, _RULES),
+    ("Checking the rules yourself", ".venv/bin/python -m pytest tests/conformance/test_alert_rules.py"):
+        (SUITE, "make test"),
+    ("Dashboard", "make render STACK=dev"): (RUN, _BOARD),
+    ("Dashboard", ".venv/bin/python -c"): (RUN, _BOARD),
+    ("Pause, resume and drift", "kubectl -n repl-us-west-us-east patch kafkaconnector"): (RUN, _DRIFT),
+    ("Pause, resume and drift", "kubectl -n repl-us-west-us-east scale kafkaconnect"): (RUN, _DRIFT),
+    ("Pause, resume and drift", "pulumi preview --refresh"): (RUN, _DRIFT),
+    ("Pause, resume and drift", "pulumi up --refresh"): (RUN, _DRIFT),
+    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.password"):
+        (RETYPED, "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_"
+                  "that_read_it (engine.set_secret)"),
+    ("Credential rotation", "pulumi preview --stack dev"):
+        (RETYPED, "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_"
+                  "that_read_it"),
+    ("Credential rotation", "pulumi up --stack dev"):
+        (PARSED, f"{_CA} (each `pulumi up` of the CA steps through the runtime tier's operator stand-in); the "
+                 "password's in tests/engine/test_day_two.py"),
+    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.clientCert"): (PARSED, _CA),
+    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.clientKey"): (PARSED, _CA),
+    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.caCert"): (PARSED, _CA),
+    ("Scaling a running flow", "python -m infra diff"): (RUN, _SCALE),
+    ("Scaling a running flow", "pulumi preview --stack dev"): (RUN, _SCALE),
+    ("Scaling a running flow", "pulumi up --stack dev"): (RUN, _SCALE),
+    ("Operator upgrades", "kubectl replace -f strimzi-"): (RUN, _UPGRADE),
+    ("Operator upgrades", "pulumi preview --stack dev"): (RUN, _UPGRADE),
+    ("Operator upgrades", "pulumi up --stack dev"): (RUN, _UPGRADE),
+    ("Operator upgrades", "kubectl patch crd"): (RUN, _UPGRADE),
+    ("Operator upgrades", "kubectl get kafkaconnect"): (RUN, _UPGRADE),
+    ("Step by step: replay from an offset", "python -m infra validate stacks/prod.yaml"):
+        (RETYPED, "tests/unit/test_offsets.py validates the section's topology"),
+    ("Step by step: replay from an offset", "pulumi preview && pulumi up"):
+        (RETYPED, "tests/engine/test_engine.py::test_an_offsets_request_is_asked_once"),
+    ("Step by step: replay from an offset", "kubectl -n orders get kafkaconnector"):
+        (RETYPED, "tests/runtime/test_runtime_offsets.py reads the annotation and conditions through the API"),
+    ("Step by step: replay from an offset", "pulumi up"):
+        (RETYPED, "tests/engine/test_engine.py::test_an_offsets_request_is_asked_once"),
+    ("Step by step: replay from an offset", "kubectl -n orders get configmap"):
+        (RETYPED, "tests/runtime/test_runtime_offsets.py reads the ConfigMap through the API"),
+    ("What the stack says about each flow", "pulumi stack output flows --json | jq"):
+        (RETYPED, "tests/engine/test_engine.py reads `pulumi stack output --json`"),
+    ("Is the flow ready? The readiness check", "python3 -m spark.audit failover"):
+        (RETYPED, "tests/runtime/test_runtime_failover.py::readiness_run, each procedure"),
+    ("Is the flow ready? The readiness check", "kubectl -n replication-audit create job failover-check"):
+        (PARSED, "tests/audit/test_packaging.py::test_the_readiness_job_runs_as_the_runbook_writes_it_in_an_image_"
+                 "like_environment runs the command inside it; the Job itself never starts here (no kubelet)"),
+    ("Is the flow ready? The readiness check", "kubectl -n replication-audit logs"): (NEVER, _NO_POD),
+    ("Controlled failback", "kubectl -n repl-us-east-us-west port-forward"): (NEVER, _NO_POD),
+    ("Controlled failback", "curl -fsS -X PATCH"):
+        (RETYPED, "tests/runtime/test_failover_drills.py sends the same PATCH to the worker (as written it needs "
+                  "the port-forward)"),
+}
+
+
+def held(command: Command) -> tuple[str, str] | None:
+    """The ledger's entry for a command: its nearest heading with an entry whose start it has."""
+    for heading in reversed(("Operating replication", *command.headings)):
+        for (section, start), entry in LEDGER.items():
+            if section == heading and command.text.startswith(start):
+                return entry
+    return None

@@ -1,0 +1,52 @@
+"""Every command docs/operations.md gives users is held by the tests, and the ledger says how
+(tests/support/runbooks.py): a command added without saying what runs it fails here."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from tests.support import runbooks
+from tests.support.stacks import ROOT
+
+
+def test_every_command_of_the_runbooks_is_in_the_ledger():
+    found = runbooks.commands(runbooks.OPERATIONS.read_text())
+    assert len(found) > 50
+    unheld = [f"line {c.line} ({' > '.join(c.headings) or 'intro'}): {c.text}" for c in found if runbooks.held(c) is None]
+    assert unheld == []
+
+
+def test_every_ledger_entry_holds_a_command():
+    found = runbooks.commands(runbooks.OPERATIONS.read_text())
+    used = {key for c in found for key, entry in runbooks.LEDGER.items()
+            if key[1] and c.text.startswith(key[1]) and key[0] in ("Operating replication", *c.headings)}
+    assert set(runbooks.LEDGER) - used == set()
+
+
+def test_what_runs_a_command_exists():
+    """A RUN, PARSED or RETYPED entry that names a test function names one that is there."""
+    for status, by in runbooks.LEDGER.values():
+        for ref in [w.rstrip(",;:)") for w in by.split() if "::" in w]:
+            path, name = ref.split("::")
+            tree = ast.parse((ROOT / path).read_text())
+            assert name in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}, ref
+
+
+def test_the_ledger_refuses_a_command_it_does_not_know():
+    doc = "# Title\n\n## Pause, resume and drift\n\n```sh\nkubectl -n x delete kafkaconnect y\n```\n"
+    (command,) = runbooks.commands(doc)
+    assert command.headings == ("Pause, resume and drift",) and runbooks.held(command) is None
+
+
+def test_the_parser_joins_continuations_and_skips_comments():
+    doc = "# T\n\n## A\n\n### B\n\n```sh\n# a comment\nkubectl get x \\\n  -o json   # trailing\n\nmake y\n```\n"
+    assert [(c.headings, c.line, c.text) for c in runbooks.commands(doc)] == [
+        (("A", "B"), 7, "kubectl get x -o json   # trailing"), (("A", "B"), 7, "make y")]
+
+
+def test_how_the_commands_are_held():
+    """The figures the closing notes quote, printed with -s."""
+    counts = Counter(runbooks.held(c)[0] for c in runbooks.commands(runbooks.OPERATIONS.read_text()))  # type: ignore[index]
+    print(dict(counts))
+    assert counts[runbooks.RUN] >= 25

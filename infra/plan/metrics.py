@@ -72,6 +72,11 @@ PRODUCER_ATTRIBUTES = ("record-error-total", "record-error-rate", "record-retry-
                        "record-send-total", "record-send-rate", "produce-throttle-time-avg",
                        "produce-throttle-time-max", "buffer-available-bytes", "buffer-total-bytes",
                        "bufferpool-wait-ratio", "request-latency-avg", "request-latency-max", "outgoing-byte-rate")
+# A client's authentications the broker refused (Selector's SelectorMetrics, in the client's own
+# `<client>-metrics` group): on a new connection, and when an established one authenticates again
+# (`connections.max.reauth.ms`). A credential revoked, expired or rotated on one side only.
+AUTH_ATTRIBUTES = ("failed-authentication-total", "failed-reauthentication-total")
+PRODUCER_ATTRIBUTES += AUTH_ATTRIBUTES
 TASK_PRODUCER_PREFIX = "connector-producer-"  # Worker.taskProducerConfigs' default client.id
 REPLICATION_CONSUMER_ROLE = "replication-consumer"  # MirrorSourceTask's consumer
 
@@ -152,6 +157,9 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
              f"\"?, topic=(.+), partition=([0-9]+)><>{_alternation(CONSUMER_LAG_ATTRIBUTES)}:",
              "kafka_consumer_fetch_manager_$4", {"client_id": "$1", "topic": "$2", "partition": "$3"},
              "The source connector's replication consumer: lag per source partition"),
+        rule(f"kafka.consumer<type=consumer-metrics, client-id=\"?([^\"]+\\|{REPLICATION_CONSUMER_ROLE})\"?><>"
+             f"{_alternation(AUTH_ATTRIBUTES)}:", "kafka_consumer_$2", {"client_id": "$1"},
+             "The source connector's replication consumer: authentications the source refused", kind="COUNTER"),
         *[rule(f"kafka.producer<type=producer-metrics, client-id={TASK_PRODUCER_PREFIX}(.+)-([0-9]+)><>"
                f"{_alternation(attributes)}:", "kafka_producer_$3", task,
                "The task's producer: its writes to the target", kind=kind)
@@ -164,6 +172,7 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
         # Only the MBeans the rules read: the agent walks nothing else.
         "includeObjectNames": ["kafka.connect:*", "kafka.connect.mirror:*",
                                "kafka.consumer:type=consumer-fetch-manager-metrics,*",
+                               "kafka.consumer:type=consumer-metrics,*",
                                "kafka.producer:type=producer-metrics,*"],
         "rules": rules,
     }

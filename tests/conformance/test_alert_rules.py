@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from infra.plan import monitoring
-from tests.support.monitoring import (CLIENT, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, healthy,
-                                      quiet_cases, replace, series, stack_objects)
+from tests.support.monitoring import (CLIENT, UNIT_TOPOLOGY, all_queries, firing_cases, groups_of, healthy, quiet_cases,
+                                      replace, series, stack_objects)
 from tests.support.stacks import ROOT, unavailable
 
 PROMTOOL_CACHE = Path.home() / ".cache" / "kafka-replication" / "promtool" / "usr" / "bin" / "promtool"
@@ -44,7 +44,7 @@ def test_promtool_checks_the_rendered_rules(stack, tmp_path):
 def test_promtool_checks_every_dashboard_query(tmp_path):
     queries = [q for q in all_queries() if q not in [r["expr"] for g in groups_of(
         yaml.safe_load((ROOT / "stacks" / "prod.yaml").read_text())) for r in g["rules"]]]
-    assert len(queries) == len(monitoring.dashboard_queries()) == 29
+    assert len(queries) == len(monitoring.dashboard_queries()) == 33
     rules = [{"record": f"dashboard:query_{i}", "expr": q} for i, q in enumerate(queries)]
     (tmp_path / "board.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
     done = run_promtool("check", "rules", "board.yaml", cwd=tmp_path)
@@ -58,7 +58,8 @@ def test_promtool_checks_every_dashboard_query(tmp_path):
 ALERTS = [
     "KafkaReplicationConnectorFailed", "KafkaReplicationTaskFailed", "KafkaReplicationConnectorNotRunning",
     "KafkaReplicationLatencyHigh", "KafkaReplicationRecordAgeHigh", "KafkaReplicationSourceLagGrowing",
-    "KafkaReplicationNoProgress", "KafkaReplicationTargetRefusesWrites", "KafkaReplicationTargetThrottles",
+    "KafkaReplicationNoProgress", "KafkaReplicationTargetRefusesWrites", "KafkaReplicationSourceAuthenticationFails",
+    "KafkaReplicationTargetAuthenticationFails", "KafkaReplicationTargetThrottles",
     "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
     "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationConnectGroupDown",
     "KafkaReplicationMetricsAbsent"]
@@ -149,6 +150,32 @@ def test_a_chart_of_two_series_shows_both(tmp_path):
             {"labels": '{connect_cluster="repl-us-west-us-east", flow="repl-us-west-us-east", '
                        f'pod="{pod["pod"]}", series="{name}"}}', "value": value}
             for name, value in (("connectors", 3), ("tasks", 5))]}]}]}
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_jvm_charts_take_their_flow_from_the_pod(tmp_path):
+    """The JVM series carry only the pod's labels; the chart gives them the pod's flow and Connect
+    cluster from its worker series, so the variables filter them, and each pod keeps its own."""
+    from infra.plan.monitoring.dashboard import PANELS
+    from tests.support.monitoring import external, substitute
+    (panel,) = [p for p in PANELS if p.title == "Heap (used and max)"]
+    flow = "repl-us-west-us-east"
+    target = {"namespace": flow, "job": "replication-monitoring/kafka-replication", "instance": "10.0.0.7:9404"}
+    inputs = []
+    for n, used in ((0, 300e6), (1, 200e6)):
+        pod = {**target, "pod": f"{flow}-connect-{n}"}
+        inputs += [external("jvm_memory_used_bytes", f"{used:.0f}x5", area="heap", **pod),
+                   external("jvm_memory_used_bytes", "50000000x5", area="nonheap", **pod),
+                   external("jvm_memory_max_bytes", "805306368x5", area="heap", **pod),
+                   external("kafka_connect_worker_connector_count", "3x5", flow=flow, connect_cluster=flow, **pod)]
+    tests = {"rule_files": [], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m", "input_series": inputs,
+        "promql_expr_test": [{"expr": substitute(panel.query), "eval_time": "2m", "exp_samples": [
+            {"labels": f'{{connect_cluster="{flow}", flow="{flow}", pod="{flow}-connect-{n}", series="{name}"}}',
+             "value": value}
+            for n, used in ((0, 300e6), (1, 200e6)) for name, value in (("used", used), ("max", 805306368))]}]}]}
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
     done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

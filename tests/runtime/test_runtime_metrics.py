@@ -4,7 +4,8 @@ Prometheus JMX exporter agent attached to the real Connect worker as the release
 and dashboard reads asserted with their exact labels and values.
 
 The shapes of the series the worker showed (`name{label,...}`, label names sorted, our rules'
-series only: `kafka_*`) are kept in tests/data/scrape/<flavour>-<version>.txt and asserted equal;
+series and the agent's `jvm_*` and `process_*`) are kept in tests/data/scrape/<flavour>-<version>.txt
+and asserted equal;
 `SCRAPE_REWRITE=1` rewrites them from the real scrape. Alerts and dashboards may use only the
 series present in all four files.
 """
@@ -33,11 +34,13 @@ FLOW = "repl-us-west-us-east"
 CONNECTORS = [f"{FLOW}-checkpoint", f"{FLOW}-heartbeat", f"{FLOW}-source"]
 GROUP = "test.readers"
 RULES = FlowNames(FLOW, "us-west", "us-east").metrics_configmap
+SHAPED = ("kafka_", "jvm_", "process_")  # the agent's JVM metrics (JvmMetrics) beside our rules'
 
 def shapes(series: Series) -> list[str]:
-    """One line per series shape: `name{label,...}` (names sorted), our rules' series only."""
+    """One line per series shape: `name{label,...}` (names sorted): our rules' series and the
+    agent's JVM and process ones."""
     return sorted({f"{name}{{{','.join(sorted(k for k, _ in labels))}}}" for name, labels in series
-                   if name.startswith("kafka_")})
+                   if name.startswith(SHAPED)})
 
 
 def find(series: Series, name: str, **labels: str) -> dict[frozenset[tuple[str, str]], float]:

@@ -152,6 +152,9 @@ def healthy() -> list[dict]:
           for m in ("poll", "write")],
         series("kafka_producer_record_error_total", "0x40", connector=SOURCE_CONNECTOR, task="0"),
         series("kafka_producer_produce_throttle_time_max", "0x40", connector=SOURCE_CONNECTOR, task="0"),
+        *[series(f"kafka_consumer_failed_{a}authentication_total", "0x40", client_id=CLIENT) for a in ("", "re")],
+        *[series(f"kafka_producer_failed_{a}authentication_total", "0x40", connector=SOURCE_CONNECTOR, task="0")
+          for a in ("", "re")],
         external("kube_job_status_failed", "0x40", namespace="replication-audit",
                  job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
         external("kube_job_status_succeeded", "1x40", namespace="replication-audit",
@@ -267,6 +270,30 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                      "a record too large, the topic gone, the brokers unreachable past "
                                      "delivery.timeout.ms). The task fails with them; read its trace.",
                       "runbook": "docs/operations.md#kafkareplicationtargetrefuseswrites"}}]),
+        ("KafkaReplicationSourceAuthenticationFails",
+         replace(h, series("kafka_consumer_failed_reauthentication_total", "0x10 1x30", client_id=CLIENT),
+                 series("kafka_consumer_failed_authentication_total", "0x11 1+1x29", client_id=CLIENT)),
+         "14m", [{"exp_labels": {"severity": "critical", "threshold": "refused in 5m at once", **src,
+                                 "connector": running},
+                  "exp_annotations": {
+                      "summary": f"The source refuses the credentials of {running} (flow {FLOW})",
+                      "description": f"The source's brokers refused 4 authentications of {running}'s replication "
+                                     f"consumer in the last 5 minutes (Connect cluster {FLOW}): its credential was "
+                                     "revoked, expired or rotated on the brokers and not in the stack "
+                                     "(docs/operations.md, Credential rotation). Its tasks stay RUNNING and copy "
+                                     "nothing (MirrorSourceTask logs each failed poll).",
+                      "runbook": "docs/operations.md#kafkareplicationsourceauthenticationfails"}}]),
+        ("KafkaReplicationTargetAuthenticationFails",
+         replace(h, series("kafka_producer_failed_authentication_total", "0x10 2x30", connector=running, task="0")),
+         "12m", [{"exp_labels": {"severity": "critical", "threshold": "refused in 5m at once", **src,
+                                 "connector": running},
+                  "exp_annotations": {
+                      "summary": f"The target refuses the credentials of {running} (flow {FLOW})",
+                      "description": f"The target's brokers refused 2 authentications of {running}'s producer in the "
+                                     f"last 5 minutes (Connect cluster {FLOW}): its credential was revoked, expired or "
+                                     "rotated on the brokers and not in the stack (docs/operations.md, Credential "
+                                     "rotation). Nothing it writes reaches the target.",
+                      "runbook": "docs/operations.md#kafkareplicationtargetauthenticationfails"}}]),
         ("KafkaReplicationTargetThrottles",
          replace(h, series("kafka_producer_produce_throttle_time_max", "250x40", connector=running, task="0")),
          "15m", [{"exp_labels": {"severity": "warning", "threshold": "throttled for 10m", **src, "connector": running},

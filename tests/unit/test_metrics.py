@@ -95,8 +95,12 @@ COMMON_TAIL = [
           'topic=(.+), partition=([0-9]+)><>(records-lag-max|records-lag):', "kafka_consumer_fetch_manager_$4",
           {"client_id": "$1", "topic": "$2", "partition": "$3"},
           "The source connector's replication consumer: lag per source partition"),
+    {**_rule('kafka.consumer<type=consumer-metrics, client-id="?([^"]+\\|replication-consumer)"?><>'
+             "(failed-reauthentication-total|failed-authentication-total):", "kafka_consumer_$2", {"client_id": "$1"},
+             "The source connector's replication consumer: authentications the source refused"), "type": "COUNTER"},
     {**_rule("kafka.producer<type=producer-metrics, client-id=connector-producer-(.+)-([0-9]+)><>"
-             "(record-error-total|record-retry-total|record-send-total):", "kafka_producer_$3", TASK,
+             "(failed-reauthentication-total|failed-authentication-total|record-error-total|record-retry-total|"
+             "record-send-total):", "kafka_producer_$3", TASK,
              "The task's producer: its writes to the target"), "type": "COUNTER"},
     _rule("kafka.producer<type=producer-metrics, client-id=connector-producer-(.+)-([0-9]+)><>"
           "(produce-throttle-time-avg|produce-throttle-time-max|buffer-available-bytes|bufferpool-wait-ratio|"
@@ -105,7 +109,7 @@ COMMON_TAIL = [
           "The task's producer: its writes to the target"),
 ]
 INCLUDE = ["kafka.connect:*", "kafka.connect.mirror:*", "kafka.consumer:type=consumer-fetch-manager-metrics,*",
-           "kafka.producer:type=producer-metrics,*"]
+           "kafka.consumer:type=consumer-metrics,*", "kafka.producer:type=producer-metrics,*"]
 
 
 @pytest.mark.parametrize("release", SUPPORTED, ids=lambda r: r.name)
@@ -193,6 +197,14 @@ def test_rules_turn_the_mbeans_into_the_contract_series(release):
     # Other consumers of the worker (its storage topics, the offset syncs) are not ours to watch.
     other = "kafka.consumer:type=consumer-fetch-manager-metrics,client-id=connect-1,topic=x-status-topic,partition=0"
     assert exported(config, other, "records-lag", 0) is None
+    # Authentications the source refused the replication consumer; not the worker's other consumers'.
+    auth = f'kafka.consumer:type=consumer-metrics,client-id="{client}"'
+    assert exported(config, auth, "failed-authentication-total", 3) == (
+        "kafka_consumer_failed_authentication_total", {"client_id": client, **STATIC}, 3.0)
+    assert exported(config, auth, "failed-reauthentication-total", 1)[0] == "kafka_consumer_failed_reauthentication_total"
+    assert exported(config, auth, "connection-count", 1) is None
+    assert exported(config, "kafka.consumer:type=consumer-metrics,client-id=connect-1", "failed-authentication-total",
+                    1) is None
     # The group's rebalances as this worker saw them, and the tasks' error counts.
     assert exported(config, "kafka.connect:type=connect-worker-rebalance-metrics", "completed-rebalances-total",
                     4) == ("kafka_connect_worker_rebalance_completed_rebalances_total", STATIC, 4.0)
@@ -209,6 +221,8 @@ def test_rules_turn_the_mbeans_into_the_contract_series(release):
     assert exported(config, producer, "produce-throttle-time-max", 120) == (
         "kafka_producer_produce_throttle_time_max", {"connector": source, "task": "2", **STATIC}, 120.0)
     assert exported(config, producer, "bufferpool-wait-ratio", 0.5)[0] == "kafka_producer_bufferpool_wait_ratio"
+    assert exported(config, producer, "failed-authentication-total", 2) == (
+        "kafka_producer_failed_authentication_total", {"connector": source, "task": "2", **STATIC}, 2.0)
     assert exported(config, producer, "io-wait-time-ns-avg", 5) is None
     assert exported(config, "kafka.producer:type=producer-metrics,client-id=connect-cluster-statuses", "record-error-total",
                     0) is None

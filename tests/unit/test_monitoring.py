@@ -397,7 +397,7 @@ def used(expr: str) -> tuple[dict[str, set[str]], set[str], set[str]]:
     series: dict[str, set[str]] = {}
     for name, body in _SELECTOR.findall(expr):
         series.setdefault(name, set()).update(_MATCHER.findall(body))
-    for name in re.findall(r"\b((?:kafka|kube)_[a-z0-9_]+)\b", _STRINGS.sub('""', expr)):
+    for name in re.findall(r"\b((?:kafka|kube|jvm|process)_[a-z0-9_]+)\b", _STRINGS.sub('""', expr)):
         series.setdefault(name, set())  # written without a selector
     clauses = {label.strip() for group in _CLAUSE.findall(expr) for label in group.split(",") if label.strip()}
     created, read = set(), set()
@@ -415,7 +415,7 @@ def missing(expr: str, available: dict[str, frozenset[str]]) -> list[str]:
     for name, labels in sorted(series.items()):
         out += [f"{name}{{{label}}}" for label in sorted(labels - available.get(name, frozenset()))]
     having = set().union(*(available.get(n, frozenset()) for n in series)) | created
-    if any(n.startswith("kafka_") for n in series):
+    if any(n.startswith(("kafka_", "jvm_", "process_")) for n in series):
         having |= SCRAPE_LABELS  # the worker's series, scraped through the PodMonitor
     out += [f"by/on ({label})" for label in sorted(clauses - having)]
     return out
@@ -481,7 +481,9 @@ def test_dashboard_has_the_variables_and_panels():
                                  "timeseries: Waiting for producer buffer (ratio)",
                                  "timeseries: Produce request latency (avg)"],
         "Workers": ["timeseries: Connectors and tasks per worker", "timeseries: Rebalances (per 15 minutes)",
-                    "timeseries: Rebalancing"]}
+                    "timeseries: Rebalancing"],
+        "JVM": ["timeseries: Heap (used and max)", "timeseries: Time in garbage collection (share)",
+                "timeseries: CPU (cores)", "timeseries: Threads"]}
     assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
     # The layout: no two panels overlap, none wider than the grid.
     cells = [(x, y) for p in board["panels"] for g in [p["gridPos"]]

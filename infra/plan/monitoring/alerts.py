@@ -109,6 +109,13 @@ PRODUCER_ERRORS = "kafka_producer_record_error_total"
 PRODUCER_THROTTLE_MAX = "kafka_producer_produce_throttle_time_max"
 
 
+# Authentications the broker refused (metrics.AUTH_ATTRIBUTES), on a new connection or when one
+# authenticates again: the replication consumer's with the source, the task producers' with the
+# target.
+CONSUMER_AUTH_FAILED = ("kafka_consumer_failed_authentication_total", "kafka_consumer_failed_reauthentication_total")
+PRODUCER_AUTH_FAILED = ("kafka_producer_failed_authentication_total", "kafka_producer_failed_reauthentication_total")
+
+
 # The source task's replication consumer: client.id `<source>-><target>|<connector>-<task>|replication-consumer`,
 # a user's client.id before it (MirrorConnectorConfig.addClientId, MirrorSourceTaskConfig.entityLabel,
 # MirrorSourceTask: sourceConsumerConfig("replication-consumer"); Kafka 3.8 and later). The
@@ -340,6 +347,23 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
             f"(over {records}; Kafka writes '.' in topic names as '_' here) and the lag grew over the last "
             f"{minutes} minutes: the source is written faster than the flow replicates.", f"> {records} records, growing"))
     window = f"{PROGRESS_WINDOW_MINUTES}m"
+    flows_all = sorted({f.flow.name for f in facts})
+    if flows_all:
+        # MirrorSourceTask.poll logs a KafkaException and returns nothing: a source that refuses
+        # the consumer's credential leaves the task RUNNING, copying nothing, its lag frozen.
+        sel = f"{{{_flows(flows_all)}, {client}}}"
+        refused = " + ".join(f"increase({name}{sel}[{window}])" for name in CONSUMER_AUTH_FAILED)
+        keep = "flow, connect_cluster, connector"
+        rules.append(_alert(
+            "KafkaReplicationSourceAuthenticationFails",
+            f'max by ({keep}) (label_replace({refused}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})) > 0',
+            None, "critical",
+            "The source refuses the credentials of {{ $labels.connector }} (flow {{ $labels.flow }})",
+            "The source's brokers refused {{ $value }} authentications of {{ $labels.connector }}'s replication "
+            f"consumer in the last {PROGRESS_WINDOW_MINUTES} minutes (Connect cluster {{{{ $labels.connect_cluster }}}}):"
+            " its credential was revoked, expired or rotated on the brokers and not in the stack (docs/operations.md,"
+            " Credential rotation). Its tasks stay RUNNING and copy nothing (MirrorSourceTask logs each failed poll).",
+            f"refused in {window}"))
     # Only the source connectors the topology runs: a paused task keeps its consumer and its last
     # lag (a Value stat) while writing nothing, which is no fault when the topology paused it.
     sources = [((f.limits.forMinutes), c) for f in facts for c in f.source_connectors if c in f.running]
@@ -383,6 +407,17 @@ def target_rules(facts: list[_FlowFacts]) -> list[JSON]:
             f"failed {{{{ $value }}}} records in the last {PROGRESS_WINDOW_MINUTES} minutes after its retries: the "
             "target refuses them (authorization, a record too large, the topic gone, the brokers unreachable "
             "past delivery.timeout.ms). The task fails with them; read its trace.", f"errors in {window}"))
+    connectors_of = sorted({c for f in facts for c in (*f.source_connectors, *f.running)})
+    if connectors_of:
+        refused = " + ".join(f"increase({name}{selector(connectors_of)}[{window}])" for name in PRODUCER_AUTH_FAILED)
+        rules.append(_alert(
+            "KafkaReplicationTargetAuthenticationFails",
+            f"max by ({keep}) ({refused}) > 0", None, "critical",
+            "The target refuses the credentials of {{ $labels.connector }} (flow {{ $labels.flow }})",
+            "The target's brokers refused {{ $value }} authentications of {{ $labels.connector }}'s producer in the "
+            f"last {PROGRESS_WINDOW_MINUTES} minutes (Connect cluster {{{{ $labels.connect_cluster }}}}): its "
+            "credential was revoked, expired or rotated on the brokers and not in the stack (docs/operations.md, "
+            "Credential rotation). Nothing it writes reaches the target.", f"refused in {window}"))
     sources = [(f.limits.forMinutes, c) for f in facts for c in f.source_connectors]
     for minutes, connectors in _by_threshold(sources):
         rules.append(_alert(

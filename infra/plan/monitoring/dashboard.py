@@ -60,6 +60,14 @@ def _both(first: str, first_name: str, second: str, second_name: str) -> str:
     return f"{named(first, first_name)} or {named(second, second_name)}"
 
 
+def _per_pod(query: str, aggregate: str = "max") -> str:
+    """A JVM series of the Connect pods (the exporter agent's JvmMetrics: no `flow` or
+    `connect_cluster`), given them from the pod's worker series, so that the variables filter it."""
+    worker = f"group by (namespace, pod, flow, connect_cluster) ({WORKER_CONNECTORS}{{{_F}}})"
+    return (f"{aggregate} by (flow, connect_cluster, pod) ({query} * on (namespace, pod) "
+            f"group_left (flow, connect_cluster) {worker})")
+
+
 def _stat(title: str, unit: str, query: str) -> Panel:
     return Panel(title, unit, query, kind="stat", width=4)
 
@@ -138,6 +146,15 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
         Panel("Rebalances (per 15 minutes)", "none",
               f"max by (flow, connect_cluster, pod) (increase({REBALANCES}{{{_F}}}[15m]))", "{{pod}}"),
         Panel("Rebalancing", "none", f"max by (flow, connect_cluster, pod) ({REBALANCING}{{{_F}}})", "{{pod}}"),
+    )),
+    ("JVM", (
+        Panel("Heap (used and max)", "bytes",
+              _both(_per_pod('jvm_memory_used_bytes{area="heap"}'), "used",
+                    _per_pod('jvm_memory_max_bytes{area="heap"}'), "max"), "{{pod}} {{series}}"),
+        Panel("Time in garbage collection (share)", "percentunit",
+              _per_pod("rate(jvm_gc_collection_seconds_sum[5m])", "sum"), "{{pod}}"),
+        Panel("CPU (cores)", "none", _per_pod("rate(process_cpu_seconds_total[5m])"), "{{pod}}"),
+        Panel("Threads", "none", _per_pod("jvm_threads_current"), "{{pod}}"),
     )),
 )
 PANELS: tuple[Panel, ...] = tuple(p for _, panels in ROWS for p in panels)

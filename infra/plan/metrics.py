@@ -65,18 +65,19 @@ MIRROR_SOURCE_ATTRIBUTES = ("record-count", "record-rate", "record-age-ms", "rec
 MIRROR_CHECKPOINT_ATTRIBUTES = ("checkpoint-latency-ms", "checkpoint-latency-ms-min", "checkpoint-latency-ms-max",
                                 "checkpoint-latency-ms-avg")
 CONSUMER_LAG_ATTRIBUTES = ("records-lag", "records-lag-max")
-# The task producers' (Worker: client.id `connector-producer-<connector>-<task>`, exactly-once
-# tasks too): what the target does to the writes. Errors and retries after the producer's own
-# retries, quota throttling, the buffer a blocked send waits on, and the request latency.
-PRODUCER_ATTRIBUTES = ("record-error-total", "record-error-rate", "record-retry-total", "record-retry-rate",
-                       "record-send-total", "record-send-rate", "produce-throttle-time-avg",
-                       "produce-throttle-time-max", "buffer-available-bytes", "buffer-total-bytes",
-                       "bufferpool-wait-ratio", "request-latency-avg", "request-latency-max", "outgoing-byte-rate")
 # A client's authentications the broker refused (Selector's SelectorMetrics, in the client's own
 # `<client>-metrics` group): on a new connection, and when an established one authenticates again
 # (`connections.max.reauth.ms`). A credential revoked, expired or rotated on one side only.
 AUTH_ATTRIBUTES = ("failed-authentication-total", "failed-reauthentication-total")
-PRODUCER_ATTRIBUTES += AUTH_ATTRIBUTES
+# The task producers' (Worker: client.id `connector-producer-<connector>-<task>`, exactly-once
+# tasks too): what the target does to the writes. Errors and retries after the producer's own
+# retries, quota throttling, the buffer a blocked send waits on, the request latency, and the
+# authentications it refused.
+PRODUCER_ATTRIBUTES: tuple[str, ...] = (
+    "record-error-total", "record-error-rate", "record-retry-total", "record-retry-rate", "record-send-total",
+    "record-send-rate", "produce-throttle-time-avg", "produce-throttle-time-max", "buffer-available-bytes",
+    "buffer-total-bytes", "bufferpool-wait-ratio", "request-latency-avg", "request-latency-max", "outgoing-byte-rate",
+    *AUTH_ATTRIBUTES)
 TASK_PRODUCER_PREFIX = "connector-producer-"  # Worker.taskProducerConfigs' default client.id
 REPLICATION_CONSUMER_ROLE = "replication-consumer"  # MirrorSourceTask's consumer
 

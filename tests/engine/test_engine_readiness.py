@@ -13,11 +13,19 @@ machine, and the operator stand-in's reconciler (tests/support/watch.py) watchin
 starting a Connect worker for the KafkaConnect Pulumi creates, sending it each KafkaConnector,
 and writing each object's status from what the worker's REST API reports. No other code writes
 a status: the server's managedFields name the writer of each.
+
+Between the up and the destroy, `kafka-replication status` reads the stack as on-call would
+(docs/status.md): healthy, then the checkpoint connector paused through its spec, then a source
+task failed by a record its target topic refuses; each verdict on the states the real workers
+report.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -27,7 +35,7 @@ from infra.core import names
 from infra.plan.connectors import CONNECTOR_RUNNING
 from infra.tools import render
 from infra.tools.rehearsal import jars
-from infra.tools.rehearsal.apiserver import stop
+from infra.tools.rehearsal.apiserver import kubectl_binary, stop
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.run import Rehearsal, local_topology, secret_material
@@ -61,6 +69,63 @@ def on_server(client: Client, api_version: str) -> dict[tuple[str, str, str], di
 def status_writers(obj: dict) -> set[str]:
     """The field managers that wrote the object's status subresource."""
     return {e["manager"] for e in obj["metadata"].get("managedFields", []) if e.get("subresource") == "status"}
+
+
+NS = "repl-us-west-us-east"
+
+
+def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsal, tmp_path) -> dict[str, tuple]:
+    """`kafka-replication status` as on-call runs it (the stack's outputs from `pulumi stack
+    output --json`, the kubeconfig), on what the workers really do: after the up; after the
+    checkpoint connector is paused through its spec (`kubectl patch`, as a person pauses it);
+    after a record the target refuses (its topic's max.message.bytes lowered) fails the source
+    task that copies it. Each read once the stand-in has written the worker's state."""
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(engine.cli("stack", "output", "--json", "--stack", "dev", cwd=project).stdout)
+    binary = kubectl_binary()
+    assert binary is not None
+
+    def run(name: str) -> None:
+        text = subprocess.run([sys.executable, "-m", "infra", "status", "--outputs", str(outputs), "--kubeconfig",
+                               str(kubeconfig)], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        data = subprocess.run([sys.executable, "-m", "infra", "status", "--outputs", str(outputs), "--kubeconfig",
+                               str(kubeconfig), "--output", "json"], capture_output=True, text=True, timeout=120,
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert text.stderr == data.stderr == "" and text.returncode == data.returncode, (text, data)
+        found[name] = (text.returncode, text.stdout, json.loads(data.stdout))
+
+    def reported(connector: str, check) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            status, body = client.request(
+                "GET", f"/apis/{r.release.api_version}/namespaces/{NS}/kafkaconnectors/{connector}")
+            rest = (body.get("status") or {}).get("connectorStatus") or {}
+            if status == 200 and rest and check(rest):
+                return
+            time.sleep(1)
+        raise AssertionError(f"{connector}: not reported in 120 s: {body.get('status')}")
+
+    found: dict[str, tuple] = {}
+    # The up waits for each connector's RUNNING, not its tasks' (CONNECTOR_RUNNING).
+    # The source connector: a task per partition, tasksMax 3 (test.orders' two, the heartbeats').
+    for connector, tasks in ((f"{NS}-source", 3), (f"{NS}-checkpoint", 1), (f"{NS}-heartbeat", 1)):
+        reported(connector, lambda rest, n=tasks: [t["state"] for t in rest["tasks"]] == ["RUNNING"] * n)
+    run("after the up")
+    patch = subprocess.run([str(binary), "--kubeconfig", str(kubeconfig), "-n", NS, "patch",
+                            f"kafkaconnector.{r.release.api_version.split('/')[1]}.kafka.strimzi.io",
+                            f"{NS}-checkpoint", "--type", "merge", "-p", '{"spec":{"state":"paused"}}'],
+                           capture_output=True, text=True, timeout=60)
+    assert patch.returncode == 0, patch.stderr
+    reported(f"{NS}-checkpoint", lambda rest: rest["connector"]["state"] == "PAUSED"
+             and {t["state"] for t in rest["tasks"]} == {"PAUSED"})
+    run("checkpoint paused")
+    target = r.client("us-east")
+    r.clients.alter_topic_configs(target, "us-west.test.orders", {"max.message.bytes": "1024"})
+    r.clients.produce(r.client("us-west"), "test.orders", [{"key": "big", "value": "x" * 4000, "partition": 0}])
+    reported(f"{NS}-source", lambda rest: [t["state"] for t in rest["tasks"]].count("FAILED") == 1)
+    run("a source task failed")
+    return found
 
 
 def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
@@ -120,6 +185,10 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
         errors_after_up = list(reconciler.errors)
         # The reconciler's record after the up (the destroy's deletions drop its entries).
         running_at, ready_since, last = dict(reconciler.running_at), dict(reconciler.ready_since), dict(reconciler.last)
+
+        reconciler.start()
+        statuses = status_after_faults(engine, project, kubeconfig, client, r, tmp_path)
+        reconciler.stop()
 
         reconciler.start()
         destroy_started = time.monotonic()
@@ -200,6 +269,27 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
         assert without_times({"conditions": [connector_condition(rest_now[key])]}) == \
             without_times({"conditions": status["conditions"]})
         assert status["tasksMax"] == after_up[key]["spec"].get("tasksMax", len(rest["tasks"]))
+
+    # What `kafka-replication status` said at each step (docs/status.md).
+    code, text, data = statuses["after the up"]
+    assert code == 0, text
+    assert data["health"] == "healthy" and data["flows"][NS]["problems"] == []
+    assert [(c["name"], c["state"], [t["state"] for t in c["tasks"]]) for c in data["flows"][NS]["connectors"]] == [
+        (f"{NS}-source", "RUNNING", ["RUNNING"] * 3), (f"{NS}-checkpoint", "RUNNING", ["RUNNING"]),
+        (f"{NS}-heartbeat", "RUNNING", ["RUNNING"])]
+    assert text.endswith("healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
+    code, text, data = statuses["checkpoint paused"]
+    assert (code, data["health"]) == (1, "degraded"), text
+    assert data["flows"][NS]["problems"] == [f"{NS}-checkpoint is PAUSED (its spec asks for it: state: paused)",
+                                             f"{NS}-checkpoint task 0 is PAUSED"]
+    assert f"  checkpoint {NS}-checkpoint  PAUSED (spec: paused), 1 task: 1 PAUSED\n" in text
+    code, text, data = statuses["a source task failed"]
+    assert (code, data["health"]) == (1, "degraded"), text  # the other task still copies partition 1
+    (failed,) = [t for t in data["flows"][NS]["connectors"][0]["tasks"] if t["state"] == "FAILED"]
+    assert failed["trace"] == ("org.apache.kafka.connect.errors.ConnectException: Unrecoverable exception from "
+                               "producer send callback"), failed
+    assert f"{NS}-source task {failed['id']} is FAILED: org.apache.kafka.connect.errors.ConnectException: " \
+           "Unrecoverable exception from producer send callback" in data["flows"][NS]["problems"]
 
     assert destroy.code == 0, destroy.output
     assert set(destroy.steps()) == render_urns

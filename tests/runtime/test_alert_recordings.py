@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -125,38 +126,102 @@ def scenario_heartbeats_stopped(r, recorder):
            lambda: _worker(r).request("PUT", f"/connectors/{FLOW}-heartbeat/resume"))
 
 
-SCENARIOS: dict[str, tuple[str, Callable, int, int]] = {
-    # name: (what, the fault, the traffic's records' age in seconds)
-    "healthy": ("steady traffic, nothing wrong", scenario_healthy, 0),
-    "event-time": ("producers stamping records with an event time 10 minutes old: every record is old when it is "
-                   "read, as in a long catch-up", scenario_healthy, 600),
-    "target-down": ("the target's brokers stopped for the fault phase, then started again",
-                    scenario_target_down, 0),
-    "source-down": ("the source's brokers stopped for the fault phase, then started again",
-                    scenario_source_down, 0),
-    "source-paused": ("the source connector paused through the REST API while producers write, then resumed",
-                      scenario_source_paused, 0),
-    "checkpoint-stopped": ("the checkpoint connector stopped through the REST API, then resumed",
-                           scenario_checkpoint_stopped, 0),
-    "heartbeats-stopped": ("the heartbeat connector stopped through the REST API, then resumed",
-                           scenario_heartbeats_stopped, 0),
+def scenario_task_failed(r, recorder):
+    """A record the target refuses: its topic's max.message.bytes lowered under the record's size,
+    the task that copies partition 0 fails (a producer error Connect does not retry); then the
+    limit put back and the failed task restarted, as on-call would."""
+    target, topic = r.client("us-east"), f"us-west.{TOPIC}"
+
+    def begin() -> None:
+        r.clients.alter_topic_configs(target, topic, {"max.message.bytes": "1024"})
+        r.clients.produce(r.client("us-west"), TOPIC, [{"key": "big", "value": "x" * 4000, "partition": 0}])
+
+    def end() -> None:
+        r.clients.alter_topic_configs(target, topic, {"max.message.bytes": "1048588"})
+        _worker(r).request("POST", f"/connectors/{FLOW}-source/restart?includeTasks=true&onlyFailed=true")
+    phases(recorder, "a record larger than the target topic's max.message.bytes: one source task FAILED", begin, end)
+
+
+def scenario_credential_revoked(r, recorder):
+    """The source user's SCRAM password changed on the broker and not in the stack: the
+    connectors' clients fail their next authentication (every REAUTH seconds); then the password
+    put back."""
+    cluster = r.clusters["us-west"]
+    kept = cluster.password
+
+    def set_password(password: str) -> None:
+        r.clients.alter_scram(r.client("us-west"), "replicator", "SCRAM-SHA-512", password)
+        cluster.password = password  # the test's own producers follow; the stack's secret does not
+    phases(recorder, "the source credential revoked on the broker", lambda: set_password(f"revoked-{kept}"),
+           lambda: set_password(kept))
+
+
+def scram_source(topo: dict) -> None:
+    topo["clusters"]["us-west"]["security"]["sasl"]["mechanism"] = "SCRAM-SHA-512"
+
+
+def dropping_transform(topo: dict) -> None:
+    """A Filter that drops every record of test.orders (heartbeats still copied)."""
+    flow = topo["flows"][0]
+    flow["transforms"] = [{"name": "DropOrders", "type": "org.apache.kafka.connect.transforms.Filter",
+                           "predicate": "IsOrders"}]
+    flow["predicates"] = [{"name": "IsOrders", "type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+                           "config": {"pattern": "test\\.orders"}}]
+
+
+REAUTH = 10  # seconds: how often the connectors' clients authenticate again to a SCRAM source
+
+
+@dataclass(frozen=True)
+class Scenario:
+    what: str
+    run: Callable[..., None]
+    age: int = 0                                       # the traffic's records' age, in seconds
+    topology: Callable[[dict], None] | None = None     # changes to the dev flow
+    fields: dict = field(default_factory=dict)         # Rehearsal fields
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "healthy": Scenario("steady traffic, nothing wrong", scenario_healthy),
+    "event-time": Scenario("producers stamping records with an event time 10 minutes old: every record is old when "
+                           "it is read, as in a long catch-up", scenario_healthy, age=600),
+    "target-down": Scenario("the target's brokers stopped for the fault phase, then started again",
+                            scenario_target_down),
+    "source-down": Scenario("the source's brokers stopped for the fault phase, then started again",
+                            scenario_source_down),
+    "source-paused": Scenario("the source connector paused through the REST API while producers write, then resumed",
+                              scenario_source_paused),
+    "checkpoint-stopped": Scenario("the checkpoint connector stopped through the REST API, then resumed",
+                                   scenario_checkpoint_stopped),
+    "heartbeats-stopped": Scenario("the heartbeat connector stopped through the REST API, then resumed",
+                                   scenario_heartbeats_stopped),
+    "task-failed": Scenario("a record larger than the target topic accepts fails the source task copying it; the "
+                            "limit put back and the task restarted", scenario_task_failed),
+    "credential-revoked": Scenario("the source user's SCRAM password changed on the broker, not in the stack, then "
+                                   "put back", scenario_credential_revoked, topology=scram_source,
+                                   fields={"reauthenticate": {"us-west": REAUTH}}),
+    "transform-drops": Scenario("a Filter transform drops every record of the replicated topic while producers "
+                                "write (heartbeats still copied)", scenario_healthy, topology=dropping_transform),
 }
 
 
 def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeypatch) -> dict:
     """One scenario on a rehearsal of its own, the worker scraped from its baseline to its end."""
-    what, fault, age = SCENARIOS[name]
-    with rehearsal(dev_for_runtime(flavour, version), tmp_path, runtime_api) as r:
+    scenario = SCENARIOS[name]
+    topo = dev_for_runtime(flavour, version)
+    if scenario.topology:
+        scenario.topology(topo)
+    with rehearsal(topo, tmp_path, runtime_api, **scenario.fields) as r:
         start(r, monkeypatch)
         names = recordings.series_read(rule["expr"] for group in groups_of(r.topology) for rule in group["rules"])
         recorder = recordings.Recorder(_worker(r).scrape, names, target_labels(FLOW), EVERY)
-        with Traffic(r, age):
+        with Traffic(r, scenario.age):
             recorder.start("baseline")
             try:
-                fault(r, recorder)
+                scenario.run(r, recorder)
             finally:
                 recorder.stop()
-        return recorder.recording(f"{flavour}-{version}", name, r.topology, what)
+        return recorder.recording(f"{flavour}-{version}", name, r.topology, scenario.what)
 
 
 @pytest.mark.skipif(not RECORD, reason="records every scenario again: RECORD_ALERTS=1 (the module's docstring)")

@@ -277,7 +277,7 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
     assert [(c["name"], c["state"], [t["state"] for t in c["tasks"]]) for c in data["flows"][NS]["connectors"]] == [
         (f"{NS}-source", "RUNNING", ["RUNNING"] * 3), (f"{NS}-checkpoint", "RUNNING", ["RUNNING"]),
         (f"{NS}-heartbeat", "RUNNING", ["RUNNING"])]
-    assert text.endswith("healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
+    assert text.endswith("healthy (exit 0): 1 flow, 1 healthy\n")  # the local topology has no audit
     code, text, data = statuses["checkpoint paused"]
     assert (code, data["health"]) == (1, "degraded"), text
     assert data["flows"][NS]["problems"] == [f"{NS}-checkpoint is PAUSED (its spec asks for it: state: paused)",

@@ -179,3 +179,24 @@ def test_the_jvm_charts_take_their_flow_from_the_pod(tmp_path):
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
     done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_heartbeat_producer_refused_is_the_source_s_credential(tmp_path):
+    """The heartbeat connector's producer writes into the source (docs/heartbeats.md): its refused
+    authentications fire SourceAuthenticationFails naming it, never TargetAuthenticationFails
+    (which a recording of a revoked source credential showed firing, before this)."""
+    from tests.support.monitoring import FLOW, healthy, replace
+    heartbeat = f"{FLOW}-heartbeat"
+    inputs = replace(healthy(), series("kafka_producer_failed_authentication_total", "0x10 3x30", connector=heartbeat,
+                                       task="0"),
+                     series("kafka_producer_failed_reauthentication_total", "0x40", connector=heartbeat, task="0"))
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m", "input_series": inputs,
+        "promql_expr_test": [{"expr": 'count by (alertname, connector) (ALERTS{alertstate="firing"})',
+                              "eval_time": "12m", "exp_samples": [
+                                  {"labels": '{alertname="KafkaReplicationSourceAuthenticationFails", '
+                                             f'connector="{heartbeat}"}}', "value": 1}]}]}]}
+    (tmp_path / "rules.yaml").write_text(monitoring.rules_yaml(groups_of(UNIT_TOPOLOGY)))
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False, width=4096))
+    done = run_promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr

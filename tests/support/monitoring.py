@@ -277,11 +277,13 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                  "connector": running},
                   "exp_annotations": {
                       "summary": f"The source refuses the credentials of {running} (flow {FLOW})",
-                      "description": f"The source's brokers refused 4 authentications of {running}'s replication "
-                                     f"consumer in the last 5 minutes (Connect cluster {FLOW}): its credential was "
-                                     "revoked, expired or rotated on the brokers and not in the stack "
-                                     "(docs/operations.md, Credential rotation). Its tasks stay RUNNING and copy "
-                                     "nothing (MirrorSourceTask logs each failed poll).",
+                      "description": f"The source's brokers refused 4 authentications of {running} in the last 5 "
+                                     f"minutes (Connect cluster {FLOW}; a source connector's replication consumer, or "
+                                     "a heartbeat connector's producer, which writes the heartbeats into the source): "
+                                     "its credential was revoked, expired or rotated on the brokers and not in the "
+                                     "stack (docs/operations.md, Credential rotation). A source connector's tasks stay "
+                                     "RUNNING and copy nothing (MirrorSourceTask logs each failed poll); a heartbeat "
+                                     "connector's task fails.",
                       "runbook": "docs/operations.md#kafkareplicationsourceauthenticationfails"}}]),
         ("KafkaReplicationTargetAuthenticationFails",
          replace(h, series("kafka_producer_failed_authentication_total", "0x10 2x30", connector=running, task="0")),

@@ -149,5 +149,16 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # No heartbeat emitted, none replicated: both say so.
     "heartbeats-stopped": {("KafkaReplicationConnectorNotRunning", "repl-us-west-us-east-heartbeat"),
                            ("KafkaReplicationHeartbeatsStale", None)},
+    # The record the target refuses fails the task that copies it; its producer counted the error.
+    "task-failed": {("KafkaReplicationTaskFailed", "repl-us-west-us-east-source"),
+                    ("KafkaReplicationTargetRefusesWrites", "repl-us-west-us-east-source")},
+    # The source refuses both of the flow's clients that log in to it: the replication consumer
+    # (its tasks stay RUNNING) and the heartbeat producer (its task fails); nothing arrives.
+    "credential-revoked": {("KafkaReplicationSourceAuthenticationFails", "repl-us-west-us-east-source"),
+                           ("KafkaReplicationSourceAuthenticationFails", "repl-us-west-us-east-heartbeat"),
+                           ("KafkaReplicationTaskFailed", "repl-us-west-us-east-heartbeat"),
+                           ("KafkaReplicationHeartbeatsStale", None)},
+    # Every record of the topic dropped by a transform: polled, not written; no fault.
+    "transform-drops": set(),
 }
 RELEASES = ("strimzi-1.2.0",)  # recorded so far: the newest Strimzi

@@ -206,6 +206,10 @@ class _FlowFacts:
     source_connectors: tuple[str, ...]
     running: tuple[str, ...]                 # connectors the topology says run (spec.state absent)
     checkpoint_seconds: int | None           # 2 × (emit + sync) or None without checkpoints emitted
+    # Whose producers write where: the heartbeat connectors' into the SOURCE (docs/heartbeats.md),
+    # the source and checkpoint connectors' into the target.
+    heartbeat_connectors: tuple[str, ...] = ()
+    checkpoint_connectors: tuple[str, ...] = ()
 
 
 def checkpoint_threshold_seconds(flow: Flow) -> int | None:
@@ -229,7 +233,9 @@ def _facts(model: Model, fp: FlowPlan) -> _FlowFacts:
         fp, thresholds(model, fp.flow.alerts),
         tuple(c.name for p in fp.parts for c in _connectors(p, ConnectorKind.source)),
         tuple(c.name for c in connectors if c.runs),
-        checkpoint_seconds)
+        checkpoint_seconds,
+        tuple(c.name for p in fp.parts for c in _connectors(p, ConnectorKind.heartbeat)),
+        tuple(c.name for p in fp.parts for c in _connectors(p, ConnectorKind.checkpoint)))
 
 
 def _flows(names_: list[str]) -> str:
@@ -349,20 +355,28 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
     window = f"{PROGRESS_WINDOW_MINUTES}m"
     flows_all = sorted({f.flow.name for f in facts})
     if flows_all:
-        # MirrorSourceTask.poll logs a KafkaException and returns nothing: a source that refuses
-        # the consumer's credential leaves the task RUNNING, copying nothing, its lag frozen.
+        # Two clients of a flow authenticate with the source: the source connectors' replication
+        # consumer and the heartbeat connectors' producer (heartbeats go into the source).
+        # MirrorSourceTask.poll logs a KafkaException and returns nothing, so a refused consumer
+        # leaves its task RUNNING, copying nothing; a refused producer fails its task.
         sel = f"{{{_flows(flows_all)}, {client}}}"
         refused = " + ".join(f"increase({name}{sel}[{window}])" for name in CONSUMER_AUTH_FAILED)
         keep = "flow, connect_cluster, connector"
+        expr = f'max by ({keep}) (label_replace({refused}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})) > 0'
+        heartbeats = sorted({c for f in facts for c in f.heartbeat_connectors})
+        if heartbeats:
+            hsel = f"{{{_flows(flows_all)}, connector=~{_q(_alternatives(heartbeats))}}}"
+            emitted = " + ".join(f"increase({name}{hsel}[{window}])" for name in PRODUCER_AUTH_FAILED)
+            expr += f" or max by ({keep}) ({emitted}) > 0"
         rules.append(_alert(
-            "KafkaReplicationSourceAuthenticationFails",
-            f'max by ({keep}) (label_replace({refused}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})) > 0',
-            None, "critical",
+            "KafkaReplicationSourceAuthenticationFails", expr, None, "critical",
             "The source refuses the credentials of {{ $labels.connector }} (flow {{ $labels.flow }})",
-            "The source's brokers refused {{ $value }} authentications of {{ $labels.connector }}'s replication "
-            f"consumer in the last {PROGRESS_WINDOW_MINUTES} minutes (Connect cluster {{{{ $labels.connect_cluster }}}}):"
-            " its credential was revoked, expired or rotated on the brokers and not in the stack (docs/operations.md,"
-            " Credential rotation). Its tasks stay RUNNING and copy nothing (MirrorSourceTask logs each failed poll).",
+            "The source's brokers refused {{ $value }} authentications of {{ $labels.connector }} in the last "
+            f"{PROGRESS_WINDOW_MINUTES} minutes (Connect cluster {{{{ $labels.connect_cluster }}}}; a source "
+            "connector's replication consumer, or a heartbeat connector's producer, which writes the heartbeats into "
+            "the source): its credential was revoked, expired or rotated on the brokers and not in the stack "
+            "(docs/operations.md, Credential rotation). A source connector's tasks stay RUNNING and copy nothing "
+            "(MirrorSourceTask logs each failed poll); a heartbeat connector's task fails.",
             f"refused in {window}"))
     # Only the source connectors the topology runs: a paused task keeps its consumer and its last
     # lag (a Value stat) while writing nothing, which is no fault when the topology paused it.
@@ -407,9 +421,13 @@ def target_rules(facts: list[_FlowFacts]) -> list[JSON]:
             f"failed {{{{ $value }}}} records in the last {PROGRESS_WINDOW_MINUTES} minutes after its retries: the "
             "target refuses them (authorization, a record too large, the topic gone, the brokers unreachable "
             "past delivery.timeout.ms). The task fails with them; read its trace.", f"errors in {window}"))
-    connectors_of = sorted({c for f in facts for c in (*f.source_connectors, *f.running)})
-    if connectors_of:
-        refused = " + ".join(f"increase({name}{selector(connectors_of)}[{window}])" for name in PRODUCER_AUTH_FAILED)
+    # The producers that write to the target: the source connectors' (records) and the checkpoint
+    # connectors' (checkpoints); the heartbeat connectors' write into the source (source_rules).
+    writers = sorted({c for f in facts for c in (*f.source_connectors, *f.checkpoint_connectors)})
+    if writers:
+        flows = sorted({f.flow.name for f in facts if set(writers) & {*f.source_connectors, *f.checkpoint_connectors}})
+        sel = f"{{{_flows(flows)}, connector=~{_q(_alternatives(writers))}}}"
+        refused = " + ".join(f"increase({name}{sel}[{window}])" for name in PRODUCER_AUTH_FAILED)
         rules.append(_alert(
             "KafkaReplicationTargetAuthenticationFails",
             f"max by ({keep}) ({refused}) > 0", None, "critical",

@@ -316,7 +316,10 @@ def stop(directory: Path = DEFAULT_DIR) -> list[str]:
                 break
             time.sleep(0.1)
         else:
-            os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it ended between the last look and the kill (a teardown met it)
         stopped.append(name)
     path.unlink()
     return stopped

@@ -545,8 +545,8 @@ def test_help_describes_every_argument_and_the_exit_codes(capsys):
     out = capsys.readouterr().out
     assert exit_.value.code == 0
     assert out.startswith("usage: ")
-    assert "exit codes:\n  0  success (diff: no change)\n  1  diff: the stacks change; rehearse: not every record " \
-           "arrived\n  2  invalid input" in out
+    assert "exit codes:\n  0  success (diff: no change; status: healthy)\n  1  diff: the stacks change; rehearse: not " \
+           "every record arrived; status: degraded\n  2  invalid input" in out
 
 
 def test_version_and_completion(capsys):

@@ -53,11 +53,16 @@ def connector(name: str, state: str = "RUNNING", tasks: tuple[str, ...] = ("RUNN
     rest = {"name": name, "connector": {"state": state, "worker_id": "10.0.0.7:8083"},
             "tasks": [{"id": i, "state": s, "worker_id": "10.0.0.7:8083", **({"trace": trace} if s == "FAILED" else {})}
                       for i, s in enumerate(tasks)], "type": "source"}
-    failed = state == "FAILED" or "FAILED" in tasks
+    # Strimzi's readiness of a connector (AbstractConnectOperator, updateStatus): NotReady, reason
+    # Throwable, when the connector or a task FAILED, with these messages; Ready otherwise.
+    failed_tasks = [str(i) for i, s in enumerate(tasks) if s == "FAILED"]
+    message = ("Connector has failed, see connectorStatus for more details." if state == "FAILED" else
+               f"The following tasks have failed: {', '.join(failed_tasks)}, see connectorStatus for more details."
+               if failed_tasks else None)
     return {"metadata": {"name": name, "namespace": NS, "generation": generation},
             "spec": {"class": "x", "tasksMax": 2, **({"state": spec_state} if spec_state else {})},
             "status": {"conditions": [{"type": "NotReady", "status": "True", "reason": "Throwable",
-                                       "message": "connector or task failed"} if failed
+                                       "message": message} if message
                                       else {"type": "Ready", "status": "True"}],
                        "observedGeneration": observed, "connectorStatus": rest, "tasksMax": 2}}
 
@@ -138,7 +143,8 @@ def test_a_failed_task_shows_its_trace_first_line():
     assert r.health is Health.degraded  # task 0 still copies its partitions
     assert r.flows[0].problems == (f"{SOURCE} task 1 is FAILED: org.apache.kafka.connect.errors.ConnectException: "
                                    "Unrecoverable exception from producer send callback",
-                                   f"{SOURCE}: the operator reports NotReady: connector or task failed")
+                                   f"{SOURCE}: the operator reports NotReady: The following tasks have failed: 1, "
+                                   "see connectorStatus for more details.")
     assert f"    ! {SOURCE} task 1 is FAILED: org.apache" in status.show.text(r)
 
 
@@ -288,7 +294,8 @@ def test_json_and_exit_codes(monkeypatch, capsys, outputs_file):
     assert got["flows"][NS]["connectors"][0] == {
         "name": SOURCE, "kind": "source", "namespace": NS, "spec": "running", "state": "RUNNING",
         "workerId": "10.0.0.7:8083", "trace": None, "ready": False, "reconciled": True,
-        "message": "connector or task failed", "restarts": 0, "lastRestart": None,
+        "message": "The following tasks have failed: 1, see connectorStatus for more details.", "restarts": 0,
+        "lastRestart": None,
         "tasks": [{"id": 0, "state": "RUNNING", "workerId": "10.0.0.7:8083", "trace": None},
                   {"id": 1, "state": "FAILED", "workerId": "10.0.0.7:8083",
                    "trace": "org.apache.kafka.connect.errors.ConnectException: Unrecoverable exception from producer "
@@ -392,3 +399,14 @@ def test_a_default_kubeconfig_that_is_not_yaml(monkeypatch, capsys, outputs_file
     err = capsys.readouterr().err
     assert "got '(default)'; expected a kubeconfig the client can use: the default ($KUBECONFIG, else " \
            "~/.kube/config): " in err and "Traceback" not in err
+
+
+def test_the_example_of_the_docs_is_what_the_command_prints():
+    """docs/status.md's example: the dev stack, a source task failed, the checkpoint connector
+    paused through its spec."""
+    objects = healthy()
+    objects[("KafkaConnector", NS, SOURCE)] = connector(SOURCE, tasks=("RUNNING", "RUNNING", "FAILED"), trace=TRACE)
+    objects[("KafkaConnector", NS, CHECKPOINT)] = connector(CHECKPOINT, "PAUSED", ("PAUSED",), spec_state="paused")
+    doc = (ROOT / "docs" / "status.md").read_text()
+    example = doc.split("```text\n", 1)[1].split("```", 1)[0]
+    assert status.show.text(report(objects)) == example

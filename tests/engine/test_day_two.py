@@ -32,11 +32,18 @@ def runbook(section: str) -> list[str]:
     return [line for line in block.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def run_command(line: str, engine: Engine, one: Single, cwd: Path | None = None) -> Run | subprocess.CompletedProcess[str]:
+def run_command(line: str, engine: Engine, one: Single, cwd: Path | None = None,
+                env: dict[str, str] | None = None) -> Run | subprocess.CompletedProcess[str]:
     """A runbook line: kubectl for real with the stack's kubeconfig (a pipe of kubectl commands
-    through the shell, as a person would type it), or `pulumi preview|up` with the flags the
-    runbook may use, through the engine with the program."""
-    argv = shlex.split(line)
+    through the shell, as a person would type it), `pulumi config set` through the shell in the
+    stack's project (with `env`, the variables the runbook expects set), or `pulumi
+    preview|up` with the flags the runbook may use, through the engine with the program."""
+    argv = shlex.split(line, comments=True)
+    if argv[:3] == ["pulumi", "config", "set"]:
+        done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120, cwd=one.project,
+                              env={**engine.env(one.project, one.kubeconfig), **(env or {})})
+        assert done.returncode == 0, (line, done.stdout, done.stderr)
+        return done
     if argv[0] == "kubectl":
         binary = kubectl_binary()
         if binary is None:
@@ -111,8 +118,8 @@ def owner(obj: dict, field: str) -> str:
 
 
 def test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it(engine, tmp_path):
-    """Rotation as one `pulumi up` (docs/operations.md#credential-rotation): the source's password
-    changed in the stack's secret config. The source Secret (and the audit's) is replaced (a new uid from the API
+    """Rotation as one `pulumi up` (docs/operations.md#credential-rotation, its block run as
+    written): the source's password changed in the stack's secret config. The source Secret (and the audit's) is replaced (a new uid from the API
     server), and exactly the connectors that read it change, through their
     `kafka-replication.source-access.uid`: Strimzi sends their config and Connect restarts them,
     reading the new password. The Connect cluster itself is left alone (its own credentials are
@@ -127,9 +134,12 @@ def test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it(
         uid_before = one.client.request("GET", secret)[1]["metadata"]["uid"]
         before = {k: one.client.request("GET", f"{base}-{k}")[1]["spec"]["config"][SOURCE_ACCESS_UID]
                   for k in KINDS}
-        engine.set_secret(one.project, "dev", "us-west.password", ROTATED)
-        preview = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig)
-        applied = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        # docs/operations.md's block, as written, with the new password in $NEW_PASSWORD.
+        config_set, preview_line, up_line = runbook("Credential rotation")
+        run_command(config_set, engine, one, env={"NEW_PASSWORD": ROTATED})
+        preview = run_command(preview_line, engine, one)
+        applied = run_command(up_line, engine, one)
+        assert isinstance(preview, Run) and isinstance(applied, Run)
         uid_after = one.client.request("GET", secret)[1]["metadata"]["uid"]
         after = {k: one.client.request("GET", f"{base}-{k}")[1]["spec"]["config"][SOURCE_ACCESS_UID] for k in KINDS}
         state = engine.state_text(one.project)

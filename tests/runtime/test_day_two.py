@@ -257,10 +257,13 @@ def ca_rotation_runbook() -> list[list[tuple[str, list[str]]]]:
         if argv[:2] == ["pulumi", "up"]:
             steps.append([])
             continue
-        assert argv[:4] == ["pulumi", "config", "set", "--secret"] and argv[5] == "--", line
-        value = re.fullmatch(r"\$\(cat ([^)]*)\)", argv[6])
+        # As the shell gives it to pulumi: its flags first, then the key, `--` and one value
+        # (anything after the value is an argument too: `accepts at most 2 arg(s)`).
+        assert argv[:6] == ["pulumi", "config", "set", "--secret", "--stack", "dev"] and argv[7] == "--" \
+            and len(argv) == 9, line
+        value = re.fullmatch(r"\$\(cat ([^)]*)\)", argv[8])
         assert value, line
-        steps[-1].append((argv[4].removeprefix("kafka-replication:us-west."), value.group(1).split()))
+        steps[-1].append((argv[6].removeprefix("kafka-replication:us-west."), value.group(1).split()))
     assert steps[-1] == [], "the block ends with `pulumi up`"
     return steps[:-1]
 

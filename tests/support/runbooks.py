@@ -69,12 +69,14 @@ _DRIFT = "tests/engine/test_day_two.py::test_state_and_replicas_changed_by_hand_
 _SCALE = "tests/engine/test_day_two.py::test_connect_replicas_scaled_as_the_runbook_says"
 _UPGRADE = "tests/engine/test_upgrades.py::test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects"
 _CA = "tests/runtime/test_day_two.py::test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack"
+_ROTATE = "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it"
 _RULES = "tests/conformance/test_runbook_commands.py::test_checking_the_rules_yourself_runs_as_written"
 _BOARD = "tests/conformance/test_runbook_commands.py::test_the_dashboard_export_runs_as_written"
 _NO_POD = "no kubelet here: the API server cannot reach a pod"
 
-# (section, how the command starts) -> (how it is held, by what or why)
-LEDGER: dict[tuple[str, str], tuple[str, str]] = {
+# (section, how the command starts[, how its block's first command starts]) -> (how it is held,
+# by what or why); an entry naming the block comes before one that does not.
+LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
     ("Operating replication", "python -m infra validate stacks/prod.yaml && pulumi"):
         (RETYPED, "validate in tests/unit/test_model.py; preview and up in tests/engine/test_engine.py"),
     ("Operating replication", "pulumi stack output flows --json | jq"):
@@ -103,18 +105,16 @@ LEDGER: dict[tuple[str, str], tuple[str, str]] = {
     ("Pause, resume and drift", "kubectl -n repl-us-west-us-east scale kafkaconnect"): (RUN, _DRIFT),
     ("Pause, resume and drift", "pulumi preview --refresh"): (RUN, _DRIFT),
     ("Pause, resume and drift", "pulumi up --refresh"): (RUN, _DRIFT),
-    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.password"):
-        (RETYPED, "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_"
-                  "that_read_it (engine.set_secret)"),
-    ("Credential rotation", "pulumi preview --stack dev"):
-        (RETYPED, "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_"
-                  "that_read_it"),
-    ("Credential rotation", "pulumi up --stack dev"):
-        (PARSED, f"{_CA} (each `pulumi up` of the CA steps through the runtime tier's operator stand-in); the "
-                 "password's in tests/engine/test_day_two.py"),
-    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.clientCert"): (PARSED, _CA),
-    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.clientKey"): (PARSED, _CA),
-    ("Credential rotation", "pulumi config set --secret kafka-replication:us-west.caCert"): (PARSED, _CA),
+    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.password"):
+        (RUN, _ROTATE),
+    ("Credential rotation", "pulumi preview --stack dev"): (RUN, _ROTATE),
+    ("Credential rotation", "pulumi up --stack dev"): (RUN, _ROTATE),
+    # The CA rotation's block (the one whose first command sets the client certificate).
+    ("Credential rotation", "pulumi up --stack dev", "pulumi config set --secret --stack dev "
+     "kafka-replication:us-west.clientCert"): (PARSED, f"{_CA}: each `pulumi up` through the operator stand-in"),
+    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.clientCert"): (PARSED, _CA),
+    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.clientKey"): (PARSED, _CA),
+    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.caCert"): (PARSED, _CA),
     ("Scaling a running flow", "python -m infra diff"): (RUN, _SCALE),
     ("Scaling a running flow", "pulumi preview --stack dev"): (RUN, _SCALE),
     ("Scaling a running flow", "pulumi up --stack dev"): (RUN, _SCALE),
@@ -148,10 +148,22 @@ LEDGER: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
-def held(command: Command) -> tuple[str, str] | None:
-    """The ledger's entry for a command: its nearest heading with an entry whose start it has."""
+def held(command: Command, block_first: str = "") -> tuple[str, str] | None:
+    """The ledger's entry for a command (`block_first`: its block's first command): under its
+    nearest heading with an entry whose start it has, one naming its block first."""
     for heading in reversed(("Operating replication", *command.headings)):
-        for (section, start), entry in LEDGER.items():
-            if section == heading and command.text.startswith(start):
-                return entry
+        found = [(len(key), entry) for key, entry in LEDGER.items()
+                 if key[0] == heading and command.text.startswith(key[1])
+                 and (len(key) == 2 or block_first.startswith(key[2]))]
+        if found:
+            return max(found, key=lambda f: f[0])[1]
     return None
+
+
+def ledger(text: str) -> list[tuple[Command, tuple[str, str] | None]]:
+    """Every command of the document with its ledger entry."""
+    found = commands(text)
+    first = {}
+    for c in found:
+        first.setdefault(c.line, c.text)
+    return [(c, held(c, first[c.line])) for c in found]

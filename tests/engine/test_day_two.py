@@ -17,6 +17,7 @@ from infra.core.names import SOURCE_ACCESS_UID
 from infra.tools.rehearsal.apiserver import kubectl_binary
 from tests.engine.harness import REPLACE, UPDATE, Engine, Run
 from tests.engine.test_engine import Single, one_cluster, short, without_waiting
+from tests.support import runbooks
 from tests.support.stacks import ROOT, unavailable
 
 OPERATIONS = ROOT / "docs" / "operations.md"
@@ -178,6 +179,12 @@ def test_connect_replicas_scaled_as_the_runbook_says(engine, tmp_path):
         up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
         assert up.code == 0, up.output
         (work / "stacks" / "dev.yaml").write_text(one.topology.read_text())
+        # docs/operations.md, "Checking the endpoint": its kubectl line, as written, on the deployed
+        # stack (the jsonpath's escaped dot included).
+        exporter_line = next(c.text for c in runbooks.commands(OPERATIONS.read_text())
+                             if c.headings[-1:] == ("Checking the endpoint",) and c.text.startswith("kubectl"))
+        exporter = run_command(exporter_line, engine, one)
+        served = one.client.request("GET", f"/api/v1/namespaces/{namespace}/configmaps/connect-metrics")[1]
         topology["operator"]["connect"]["replicas"] = 2
         (work / "stacks" / "dev.next.yaml").write_text(yaml.safe_dump(topology, sort_keys=False))
         one.topology.write_text(yaml.safe_dump(topology, sort_keys=False))
@@ -190,3 +197,6 @@ def test_connect_replicas_scaled_as_the_runbook_says(engine, tmp_path):
     expected = {f"kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect::{namespace}/{name}": UPDATE}
     assert short(preview.changes()) == short(applied.changes()) == expected, (preview.output, applied.output)
     assert connect["spec"]["replicas"] == 2
+    assert isinstance(exporter, subprocess.CompletedProcess)
+    assert exporter.stdout == served["data"]["metrics-config.yml"]
+    assert yaml.safe_load(exporter.stdout)["rules"][0]["labels"]["flow"] == namespace

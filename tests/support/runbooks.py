@@ -83,9 +83,8 @@ LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
         (RETYPED, "tests/engine/test_engine.py reads `pulumi stack output --json`"),
     ("Operating replication", "python3 -m spark.audit failover"):
         (RETYPED, "tests/runtime/test_runtime_failover.py::readiness_run"),
-    ("Checking the endpoint", "kubectl -n <flow namespace> get configmap connect-metrics"):
-        (RETYPED, "tests/runtime/test_runtime_metrics.py reads the rendered ConfigMap"),
-    ("Checking the endpoint", "kubectl -n <flow namespace> port-forward"): (NEVER, _NO_POD),
+    ("Checking the endpoint", "kubectl -n repl-us-west-us-east get configmap connect-metrics"): (RUN, _SCALE),
+    ("Checking the endpoint", "kubectl -n repl-us-west-us-east port-forward"): (NEVER, _NO_POD),
     ("Checking the endpoint", "curl -s localhost:9404/metrics"):
         (RETYPED, "tests/runtime/test_runtime_metrics.py scrapes the worker's exporter (as written it needs the "
                   "port-forward)"),

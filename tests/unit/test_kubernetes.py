@@ -241,3 +241,35 @@ def test_the_reader_refuses_a_mistyped_cluster(regions):
     with pytest.raises(outputs.ContractError) as exc:
         outputs.read(out)
     assert str(exc.value) == "audits: got a list; expected a mapping"
+
+
+def test_status_reads_each_flow_from_its_own_cluster(regions):
+    """`kafka-replication status` on a stack of several Kubernetes clusters: each flow's objects
+    are asked of its cluster's reader alone, and each cluster's audit of its own."""
+    from infra.tools import status
+
+    class Asked:
+        def __init__(self, cluster: str):
+            self.cluster, self.asked = cluster, []
+
+        def strimzi(self, kind, namespace, name):
+            self.asked.append((kind, namespace, name))
+            return None
+
+        def cron_job(self, namespace, name):
+            self.asked.append(("CronJob", namespace, name))
+            return None
+
+        def jobs_of(self, namespace, cron_job):
+            return []
+    stack = outputs.read(json.loads(json.dumps(regions.outputs)))
+    readers = {c: Asked(c) for c in sorted(set(EXPECTED.values()))}
+    report = status.collect(stack, list(stack.flows), readers)
+    for cluster, reader in readers.items():
+        flows = [f for f, c in EXPECTED.items() if c == cluster]
+        expected = {("KafkaConnect", regions.outputs["flows"][f]["namespace"], cc["name"])
+                    for f in flows for cc in regions.outputs["flows"][f]["connectClusters"]}
+        assert {a for a in reader.asked if a[0] == "KafkaConnect"} == expected, cluster
+        assert [a for a in reader.asked if a[0] == "CronJob"] == [("CronJob", "replication-audit", names.AUDIT)]
+    assert sorted(a.kubernetes_cluster for a in report.audits) == sorted(readers)
+    assert {f.name: f.kubernetes_cluster for f in report.flows} == EXPECTED

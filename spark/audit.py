@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract import lastrun
 from spark import data, report
 from spark.job import Clusters, CouldNotAudit, check_out, read_config, spark_session
 from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets
@@ -249,6 +250,11 @@ def local_fetch(root: Path):
     return fetch
 
 
+# Where the kubelet reads the container's termination message (contract/lastrun.py), and where
+# `kafka-replication status` finds the last run on the pod's status.
+TERMINATION_LOG = Path(lastrun.TERMINATION_LOG)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m spark.audit", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", type=Path, help="the audit configuration (JSON); default: <local>/audit.json")
@@ -265,7 +271,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--push", action="store_true", help="push metrics to settings.pushgateway when set")
     ap.add_argument("--runs", action="store_true",
                     help="keep every run: write to <out>/runs/<UTC time>/ and copy the report to <out>/latest/")
+    ap.add_argument("--termination-log", type=Path, default=TERMINATION_LOG,
+                    help="where to write the run's summary (contract/lastrun.py) when the file exists: the "
+                         f"container's termination message, {TERMINATION_LOG} in a pod (the kubelet creates it)")
     return ap.parse_args(argv)
+
+
+def termination_message(result: dict, path: Path) -> None:
+    """The run's summary into the container's termination message; only a file the kubelet made
+    (outside a pod there is none, and /dev is no place to create one). Best effort: the report
+    is the record."""
+    if not path.is_file():
+        return
+    try:
+        path.write_text(lastrun.encode(result))
+    except OSError as exc:
+        print(f"warning: could not write the termination message {path}: {exc}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,16 +303,19 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a crash is "could not audit", never "findings" (1)
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     print(f"audit error: could not audit: {reason}", file=sys.stderr)
-    _error_report(args.out, reason)
+    _error_report(args.out, reason, args.termination_log)
     return report.EXIT["error"]
 
 
-def _error_report(out: Path, reason: str) -> None:
-    """The reason in report.json too, when the folder can be written: dashboards read that."""
+def _error_report(out: Path, reason: str, termination_log: Path) -> None:
+    """The reason in report.json too, when the folder can be written: dashboards read that; and
+    in the termination message."""
     now = int(time.time() * 1000)
+    result = {"version": 1, "status": "error", "error": reason, "startedAt": now, "finishedAt": now,
+              "flows": [], "totals": report.totals([])}
+    termination_message(result, termination_log)
     try:
-        report.write({"version": 1, "status": "error", "error": reason, "startedAt": now, "finishedAt": now,
-                      "flows": [], "totals": report.totals([])}, out)
+        report.write(result, out)
     except OSError:
         pass
 
@@ -348,6 +372,7 @@ def _main(args) -> int:
             report.push_metrics(result, config["settings"]["pushgateway"])
         except OSError as exc:  # metrics are best effort; the report is the record
             print(f"warning: could not push metrics: {exc}", file=sys.stderr)
+    termination_message(result, args.termination_log)
     print(summary(result, path))
     return report.EXIT[result["status"]]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Union
 
 # The job checks what we write against the same contract, and reads the same credential files.
+from contract import lastrun
 from contract.audit import CREDENTIAL_FILES, VERSION
 from infra.core import names
 from infra.core.manifests import (JSON, ConfigMap, CronJob, Manifest, Namespace, NetworkPolicy, ObjectMeta,
@@ -240,6 +241,9 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
         "resources": audit.resources.model_dump(exclude_none=True), "volumeMounts": mounts,
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
                             "runAsNonRoot": True},
+        # The job writes its run's summary there (contract/lastrun.py); when it dies without one,
+        # the kubelet keeps the log's tail instead.
+        "terminationMessagePath": lastrun.TERMINATION_LOG, "terminationMessagePolicy": "FallbackToLogsOnError",
     }
     if audit.imagePullPolicy:
         container["imagePullPolicy"] = audit.imagePullPolicy.value

@@ -22,7 +22,7 @@ import time
 import pytest
 import yaml
 
-from contract import outputs as contract
+from contract import lastrun, outputs as contract
 from infra.core.releases import Flavour, find
 from infra.tools import render
 from infra.tools.rehearsal.apiserver import kubeconfig
@@ -94,6 +94,23 @@ def deployed(server: Client, tmp_path_factory):
     status, body = server.request("PUT", f"/apis/batch/v1/namespaces/{AUDIT_NS}/jobs/{CRON}-29400617/status",
                                   created)
     assert status == 200, body
+    # Its pod, with the run's summary as the kubelet keeps the container's termination message
+    # (no kubelet here: the test writes the status it would).
+    template = cron["spec"]["jobTemplate"]["spec"]["template"]
+    pod = server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"{CRON}-29400617-x7k2p", "namespace": AUDIT_NS,
+        "labels": {**template["metadata"]["labels"], "batch.kubernetes.io/job-name": f"{CRON}-29400617",
+                   "job-name": f"{CRON}-29400617"}}, "spec": template["spec"]})
+    summary = lastrun.encode({"status": "ok", "finishedAt": 1795774660000, "flows": [
+        {"name": NS, "status": "ok", "topics": [{"source": "test.orders", "partitions": [
+            {"lag": 2, "status": "ok"}, {"lag": 0, "status": "ok"}]}]}]})
+    pod["status"] = {"phase": "Succeeded", "containerStatuses": [{
+        "name": "audit", "image": template["spec"]["containers"][0]["image"], "imageID": "", "ready": False,
+        "restartCount": 0, "state": {"terminated": {"exitCode": 0, "reason": "Completed", "message": summary,
+                                                    "startedAt": "2026-11-27T10:17:05Z",
+                                                    "finishedAt": "2026-11-27T10:17:40Z"}}}]}
+    status, body = server.request("PUT", f"/api/v1/namespaces/{AUDIT_NS}/pods/{CRON}-29400617-x7k2p/status", pod)
+    assert status == 200, body
     outputs = tmp_path_factory.mktemp("status") / "outputs.json"
     outputs.write_text(json.dumps(result.outputs))
     contract.read(json.loads(outputs.read_text()))
@@ -161,6 +178,7 @@ def test_a_healthy_stack_read_from_the_server(server, deployed):
         f"  source     {NS}-source      RUNNING, 1 task: 1 RUNNING\n"
         f"  checkpoint {NS}-checkpoint  RUNNING, 1 task: 1 RUNNING\n"
         f"  heartbeat  {NS}-heartbeat   RUNNING, 1 task: 1 RUNNING\n"
+        "  last audit 2026-11-27T10:17:40Z: ok, lag 2 record(s) (test.orders 2)\n"
         f"audit {AUDIT_NS}/{CRON}: HEALTHY; last run {CRON}-29400617: succeeded at 2026-11-27T10:17:40Z\n"
         "\n"
         "healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")

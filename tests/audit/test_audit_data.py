@@ -139,6 +139,35 @@ def test_command_line_writes_the_report_and_exits_with_its_status(spark, sample_
     assert audit.main(["--config", str(tmp_path / "nope.json"), "--out", str(tmp_path)]) == 2
 
 
+def test_the_run_s_summary_goes_to_the_termination_message(spark, sample_dir, tmp_path):
+    """In a pod the kubelet creates /dev/termination-log; the job writes its run's summary there
+    (contract/lastrun.py), which `kafka-replication status` reads from the pod's status. Where
+    no such file exists, none is created."""
+    from contract import lastrun
+    message = tmp_path / "termination-log"
+    message.write_text("")
+    code = audit.main(["--local", str(sample_dir), "--out", str(tmp_path / "out"), "--flow", "audit-archive",
+                       "--termination-log", str(message)])
+    assert code == 1
+    written = json.loads((tmp_path / "out" / "report.json").read_text())
+    run = lastrun.decode(message.read_text())
+    assert run is not None and (run.status, run.finished_at, run.truncated) == ("findings", written["finishedAt"], False)
+    (flow,) = written["flows"]
+    assert run.flows == {"audit-archive": lastrun.FlowRun(
+        flow["status"], sum(p["status"] == "findings" for t in flow["topics"] for p in t["partitions"]),
+        {t["source"]: sum(p["lag"] or 0 for p in t["partitions"]) for t in flow["topics"]},
+        sum(p["lag"] or 0 for t in flow["topics"] for p in t["partitions"]))}
+    absent = tmp_path / "no-such-log"
+    assert audit.main(["--local", str(sample_dir), "--out", str(tmp_path / "again"), "--flow", "audit-archive",
+                       "--termination-log", str(absent)]) == 1
+    assert not absent.exists()
+    # A run that could not audit says why there too.
+    assert audit.main(["--config", str(tmp_path / "nope.json"), "--out", str(tmp_path / "e"), "--termination-log",
+                       str(message)]) == 2
+    failed = lastrun.decode(message.read_text())
+    assert failed is not None and failed.status == "error" and "nope.json" in (failed.error or "")
+
+
 # ----------------------------------------------------------------- fingerprints
 
 

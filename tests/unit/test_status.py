@@ -83,8 +83,9 @@ CRON = {"metadata": {"name": "kafka-replication-audit"}, "spec": {"schedule": "1
 class Scripted:
     """A reader whose answers are given: objects by (kind, namespace, name); absent means 404."""
 
-    def __init__(self, objects: dict, cron: dict | None | Unreadable = CRON, jobs: list | Unreadable | None = None):
-        self.objects, self.cron = objects, cron
+    def __init__(self, objects: dict, cron: dict | None | Unreadable = CRON, jobs: list | Unreadable | None = None,
+                 pods: list | Unreadable = ()):
+        self.objects, self.cron, self.pods = objects, cron, list(pods) if isinstance(pods, tuple) else pods
         self.jobs = [job("kafka-replication-audit-29400617", "2026-11-27T10:17:00Z", "succeeded")] \
             if jobs is None else jobs
 
@@ -96,6 +97,9 @@ class Scripted:
 
     def jobs_of(self, namespace: str, cron_job: str):
         return self.jobs
+
+    def pods_of(self, namespace: str):
+        return self.pods
 
 
 def healthy() -> dict:
@@ -410,3 +414,46 @@ def test_the_example_of_the_docs_is_what_the_command_prints():
     doc = (ROOT / "docs" / "status.md").read_text()
     example = doc.split("```text\n", 1)[1].split("```", 1)[0]
     assert status.show.text(report(objects)) == example
+
+
+def audit_pod(job_name: str, message: str) -> dict:
+    """The audit's pod as the kubelet leaves it: the termination message on its status."""
+    return {"metadata": {"name": f"{job_name}-x7k2p", "labels": {"batch.kubernetes.io/job-name": job_name,
+                                                                  "job-name": job_name}},
+            "status": {"phase": "Failed", "containerStatuses": [{"name": "audit", "state": {"terminated": {
+                "exitCode": 1, "reason": "Error", "message": message}}}]}}
+
+
+LAGGING = {"status": "findings", "finishedAt": 1764238660000, "flows": [
+    {"name": NS, "status": "findings", "topics": [
+        {"source": "test.orders", "partitions": [{"lag": 1200, "status": "findings"}, {"lag": 3, "status": "ok"}]},
+        {"source": "test.payments", "partitions": [{"lag": 0, "status": "ok"}]}]}]}
+
+
+def test_a_lagging_flow_as_its_last_audit_found_it():
+    from contract import lastrun
+    run = "kafka-replication-audit-29400617"
+    failed = job(run, "2026-11-27T10:17:00Z", "failed", "Job has reached the specified backoff limit")
+    r = report(healthy(), jobs=[failed], pods=[audit_pod(run, lastrun.encode(LAGGING)),
+                                               audit_pod("kafka-replication-audit-29400557", "not ours")])
+    (flow,) = r.flows
+    assert (r.health, flow.health) == (Health.degraded, Health.degraded)
+    assert flow.problems == ("the last audit (2025-11-27T10:17:40Z): 1 partition(s) with findings; lag test.orders "
+                             "1203 (its report: docs/audit.md)",)
+    text = status.show.text(r)
+    assert "  last audit 2025-11-27T10:17:40Z: findings, lag 1203 record(s) (test.orders 1203)\n" in text
+    data = status.show.as_json(r)
+    assert data["flows"][NS]["lastAudit"] == {"finishedAt": "2025-11-27T10:17:40Z", "status": "findings",
+                                              "partitionsWithFindings": 1, "lagTotal": 1203,
+                                              "lag": {"test.orders": 1203, "test.payments": 0}}
+    assert data["audits"][0]["lastSummary"] == {"status": "findings", "error": None, "truncated": False}
+
+
+def test_a_run_without_a_summary_and_pods_not_read():
+    run = "kafka-replication-audit-29400617"
+    ok = job(run, "2026-11-27T10:17:00Z", "succeeded")
+    r = report(healthy(), jobs=[ok], pods=[audit_pod(run, "Traceback (most recent call last): ...")])
+    assert r.health is Health.healthy and r.flows[0].audit is None and r.audits[0].summary is None
+    r = report(healthy(), jobs=[ok], pods=Unreadable("pods in replication-audit: HTTP 403: forbidden"))
+    assert (r.health, r.audits[0].problems) == (Health.unknown,
+                                                ("not read: pods in replication-audit: HTTP 403: forbidden",))

@@ -89,7 +89,7 @@ def collect(stack: contract.StackOutputs, flows: list[str], readers: dict[str | 
                               *cluster.heartbeat_connectors):
                 objects[("KafkaConnector", cluster.namespace, connector)] = reader.strimzi(
                     "KafkaConnector", cluster.namespace, connector)
-    audits = {c: (readers[c].cron_job(ns, job), readers[c].jobs_of(ns, job))
+    audits = {c: (readers[c].cron_job(ns, job), readers[c].jobs_of(ns, job), readers[c].pods_of(ns))
               for c, (ns, job) in (stack.audit_cron_jobs or {}).items() if c in clusters}
     return assess.assess(stack, flows, objects, audits, now)
 

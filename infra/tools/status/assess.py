@@ -23,10 +23,11 @@ missing or suspended, or it has not been scheduled for longer than its schedule 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Mapping
 
+from contract.lastrun import FlowRun, LastRun, decode
 from contract.outputs import Flow, StackOutputs
 from infra.core import cron
 
@@ -116,6 +117,8 @@ class FlowStatus:
     connects: tuple[Connect, ...]
     connectors: tuple[Connector, ...]
     problems: tuple[str, ...]
+    audit: FlowRun | None = None        # the flow in its cluster's last audit (its summary)
+    audited_at: str | None = None       # when that run finished (UTC)
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,7 @@ class AuditStatus:
     last_finished: str | None
     last_message: str | None    # the failed Job's condition message
     problems: tuple[str, ...]
+    summary: LastRun | None = None  # what the last finished run wrote to its termination message
 
 
 @dataclass(frozen=True)
@@ -243,7 +247,31 @@ def connector_status(namespace: str, name: str, kind: str, read: Read) -> Connec
                      count, last)
 
 
-def flow_status(flow: Flow, objects: Mapping[tuple[str, str, str], Read]) -> FlowStatus:
+def _utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+LAG_SHOWN = 5  # topics named in a lag problem, the most lagging first
+
+
+def _audited(flow: str, summary: LastRun | None) -> tuple[FlowRun | None, str | None, list[str]]:
+    """The flow in the last audit's summary, and what it found."""
+    run = (summary.flows or {}).get(flow) if summary is not None else None
+    if summary is None or run is None:
+        return None, None, []
+    at = _utc(summary.finished_at)
+    if run.status not in ("findings", "error"):
+        return run, at, []
+    lagging = sorted(((n, t) for t, n in (run.lag or {}).items() if n > 0), key=lambda i: (-i[0], i[1]))
+    lag = "; lag " + ", ".join(f"{t} {n}" for n, t in lagging[:LAG_SHOWN]) + (
+        f" and {len(lagging) - LAG_SHOWN} more topic(s)" if len(lagging) > LAG_SHOWN else "") if lagging else (
+        f"; lag {run.lag_total} record(s)" if run.lag_total else "")
+    what = (f"{run.findings} partition(s) with findings" if run.status == "findings" else "it could not audit the flow")
+    return run, at, [f"the last audit ({at}): {what}{lag} (its report: docs/audit.md)"]
+
+
+def flow_status(flow: Flow, objects: Mapping[tuple[str, str, str], Read],
+                summary: LastRun | None = None) -> FlowStatus:
     connects, connectors, copying = [], [], []
     for cluster in flow.connect_clusters:
         connect = connect_status(cluster.namespace, cluster.name,
@@ -259,7 +287,9 @@ def flow_status(flow: Flow, objects: Mapping[tuple[str, str, str], Read]) -> Flo
                 if kind == "source":
                     # Copying, or not known not to be (not read): only a known halt makes a flow down.
                     copying.append(exists and (c.copying or c.state == "UNKNOWN"))
-    problems = tuple(p for k in connects for p in k.problems) + tuple(p for c in connectors for p in c.problems)
+    audit, audited_at, found = _audited(flow.name, summary)
+    problems = tuple(p for k in connects for p in k.problems) + tuple(p for c in connectors for p in c.problems) + \
+        tuple(found)
     if copying and not any(copying):
         health = Health.down
     elif any(p.startswith(NOT_READ) for p in problems):
@@ -269,7 +299,7 @@ def flow_status(flow: Flow, objects: Mapping[tuple[str, str, str], Read]) -> Flo
     else:
         health = Health.healthy
     return FlowStatus(flow.name, flow.source_alias, flow.target_alias, flow.kubernetes_cluster, health,
-                      tuple(connects), tuple(connectors), problems)
+                      tuple(connects), tuple(connectors), problems, audit, audited_at)
 
 
 def _job_result(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
@@ -284,8 +314,23 @@ def _job_result(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     return "running", None, None
 
 
+def _summary(run: Any, pods: list[JSON]) -> LastRun | None:
+    """What the run's pod wrote to its termination message (the kubelet keeps it on the pod's
+    status), when it is the job's summary (contract/lastrun.py)."""
+    for pod in pods:
+        labels = _mapping(_mapping(pod.get("metadata")).get("labels"))
+        if run is None or run not in (labels.get("batch.kubernetes.io/job-name"), labels.get("job-name")):
+            continue
+        for container in map(_mapping, _mapping(pod.get("status")).get("containerStatuses") or []):
+            found = decode(_mapping(_mapping(container.get("state")).get("terminated")).get("message"))
+            if found is not None:
+                return found
+    return None
+
+
 def audit_status(cluster: str | None, namespace: str, cron_job: str, read: Read,
-                 jobs: list[JSON] | Unreadable, now: datetime | None = None) -> AuditStatus:
+                 jobs: list[JSON] | Unreadable, now: datetime | None = None,
+                 pods: list[JSON] | Unreadable | None = None) -> AuditStatus:
     if isinstance(read, Unreadable) or isinstance(jobs, Unreadable):
         why = read if isinstance(read, Unreadable) else jobs
         return AuditStatus(cluster, namespace, cron_job, Health.unknown, None, None, None, None, None, None, None,
@@ -317,9 +362,13 @@ def audit_status(cluster: str | None, namespace: str, cron_job: str, read: Read,
     if late and not suspended:
         problems.append(f"CronJob {namespace}/{cron_job} has not been scheduled since "
                         f"{last_schedule or 'it was created'}, more than twice its longest period ({schedule})")
-    return AuditStatus(cluster, namespace, cron_job, Health.degraded if problems else Health.healthy,
+    summary = _summary(run, pods) if result in ("succeeded", "failed") and isinstance(pods, list) else None
+    if isinstance(pods, Unreadable):
+        problems.append(f"{NOT_READ}{pods}")
+    health = Health.unknown if isinstance(pods, Unreadable) else Health.degraded if problems else Health.healthy
+    return AuditStatus(cluster, namespace, cron_job, health,
                        schedule, suspended, last_schedule, status.get("lastSuccessfulTime"), run, result, finished,
-                       message, tuple(problems))
+                       message, tuple(problems), summary)
 
 
 def _late(schedule: str | None, since: Any, now: datetime | None) -> bool:
@@ -336,16 +385,22 @@ def _late(schedule: str | None, since: Any, now: datetime | None) -> bool:
     return (now - began).total_seconds() > 2 * longest
 
 
+AuditRead = tuple[Read, "list[JSON] | Unreadable", "list[JSON] | Unreadable"]  # CronJob, its Jobs, their pods
+
+
 def assess(outputs: StackOutputs, flows: list[str], objects: Mapping[tuple[str, str, str], Read],
-           audits: Mapping[str | None, tuple[Read, list[JSON] | Unreadable]], now: datetime | None = None) -> Report:
+           audits: Mapping[str | None, AuditRead], now: datetime | None = None) -> Report:
     """The report on the chosen flows (in the outputs' order) and the audits of their Kubernetes
     clusters; `objects` by (kind, namespace, name), `audits` by Kubernetes cluster; `now` (UTC)
-    to judge how long ago the audit last ran."""
+    to judge how long ago the audit last ran. Each flow shows what its cluster's last audit
+    found of it."""
     chosen = [outputs.flows[name] for name in outputs.flows if name in flows]
-    audit_reports = []
+    audit_reports = {}
     for cluster, (namespace, cron_job) in sorted((outputs.audit_cron_jobs or {}).items(), key=lambda i: i[0] or ""):
         if cluster in audits:
-            read, jobs = audits[cluster]
-            audit_reports.append(audit_status(cluster, namespace, cron_job, read, jobs, now))
+            read, jobs, pods = audits[cluster]
+            audit_reports[cluster] = audit_status(cluster, namespace, cron_job, read, jobs, now, pods)
     return Report(f"{outputs.operator_flavour} {outputs.operator_version} (Kafka {outputs.kafka_version})",
-                  tuple(flow_status(f, objects) for f in chosen), tuple(audit_reports))
+                  tuple(flow_status(f, objects, audit_reports[f.kubernetes_cluster].summary
+                                    if f.kubernetes_cluster in audit_reports else None) for f in chosen),
+                  tuple(audit_reports.values()))

@@ -126,3 +126,13 @@ class Reader:
         return [j for j in items if isinstance(j, dict) and any(
             isinstance(o, dict) and o.get("kind") == "CronJob" and o.get("name") == cron_job
             for o in (j.get("metadata") or {}).get("ownerReferences") or [])]
+
+    def pods_of(self, namespace: str) -> list[JSON] | Unreadable:
+        """The audit's pods (its labels): the finished run's termination message is on its pod's
+        status (contract/lastrun.py)."""
+        selector = ",".join(f"{k}={v}" for k, v in names.AUDIT_SELECTOR.items())
+        found = self._get(f"/api/v1/namespaces/{quote(namespace, safe='')}/pods", f"pods in {namespace}",
+                          {"labelSelector": selector})
+        if isinstance(found, Unreadable):
+            return found
+        return [p for p in (found or {}).get("items") or [] if isinstance(p, dict)]

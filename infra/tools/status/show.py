@@ -37,6 +37,11 @@ def _flow_text(f: FlowStatus) -> list[str]:
         restarted = (f"; restarted {c.restarts} time{'s' if c.restarts != 1 else ''} by the operator"
                      + (f", last at {c.last_restart}" if c.last_restart else "")) if c.restarts else ""
         lines.append(f"  {c.kind:<10} {c.name:<{width}}  {c.state}{wanted}, {_tasks(c)}{restarted}")
+    if f.audit is not None:
+        lag = f"lag {f.audit.lag_total} record(s)" + (
+            " (" + ", ".join(f"{t} {n}" for t, n in sorted(f.audit.lag.items()) if n) + ")"
+            if f.audit.lag and f.audit.lag_total else "")
+        lines.append(f"  last audit {f.audited_at}: {f.audit.status}, {lag}")
     for p in f.problems:
         lines.append(f"    ! {p}")
     return lines
@@ -86,10 +91,16 @@ def as_json(report: Report) -> dict[str, Any]:
                                  "generation": k.generation, "observedGeneration": k.observed, "message": k.message}
                                 for k in f.connects],
             "connectors": [connector(c) for c in f.connectors],
+            "lastAudit": None if f.audit is None else {
+                "finishedAt": f.audited_at, "status": f.audit.status, "partitionsWithFindings": f.audit.findings,
+                "lagTotal": f.audit.lag_total, "lag": f.audit.lag},
             "problems": list(f.problems)} for f in report.flows},
         "audits": [{"kubernetesCluster": a.kubernetes_cluster, "namespace": a.namespace, "cronJob": a.cron_job,
                     "health": a.health.value, "schedule": a.schedule, "suspended": a.suspended,
                     "lastScheduleTime": a.last_schedule, "lastSuccessfulTime": a.last_successful,
                     "lastRun": a.last_run, "lastResult": a.last_result, "lastFinished": a.last_finished,
-                    "lastMessage": a.last_message, "problems": list(a.problems)} for a in report.audits],
+                    "lastMessage": a.last_message,
+                    "lastSummary": None if a.summary is None else {
+                        "status": a.summary.status, "error": a.summary.error, "truncated": a.summary.truncated},
+                    "problems": list(a.problems)} for a in report.audits],
     }

@@ -1,0 +1,103 @@
+"""The audit's last run in a few kilobytes: what the job (spark/audit.py) writes to its container's
+termination message and `kafka-replication status` (infra/tools/status) reads back from the
+finished pod, so that on-call sees each flow's lag and findings with no access to the report's
+volume.
+
+Kubernetes keeps at most MAX_BYTES of a container's termination message
+(`/dev/termination-log`, the kubelet's limit); `encode` always fits in it, dropping detail in a
+fixed order when it must (per-topic lag first, then the flows) and saying so (`truncated`).
+`decode` reads what `encode` wrote and returns None for anything else (a message of another
+writer, the log tail Kubernetes puts there when the job crashed), never raising.
+
+No dependencies: the job imports nothing of the program's but the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+VERSION = 1
+MAX_BYTES = 4096  # the kubelet's limit of one container's termination message
+KIND = "kafka-replication-audit"
+# Kubernetes' default terminationMessagePath, which the CronJob's container names (infra/plan/
+# audit.py) and the job writes (spark/audit.py): the kubelet mounts it into the container and
+# keeps what it holds on the pod's status.
+TERMINATION_LOG = "/dev/termination-log"
+
+
+@dataclass(frozen=True)
+class FlowRun:
+    status: str                     # ok, findings, deferred or error
+    findings: int                   # partitions with findings
+    lag: dict[str, int] | None      # lag in records per source topic (None: dropped to fit)
+    lag_total: int
+
+
+@dataclass(frozen=True)
+class LastRun:
+    status: str                     # ok, findings or error
+    finished_at: int                # ms since the epoch
+    error: str | None
+    flows: dict[str, FlowRun] | None  # None: dropped to fit
+    truncated: bool
+
+
+def _flow(flow: dict[str, Any]) -> dict[str, Any]:
+    lag: dict[str, int] = {}
+    findings = 0
+    for topic in flow.get("topics", []):
+        parts = topic.get("partitions", [])
+        lag[topic["source"]] = sum(p.get("lag") or 0 for p in parts)
+        findings += sum(1 for p in parts if p.get("status") == "findings")
+    return {"status": flow.get("status"), "findings": findings, "lagTotal": sum(lag.values()), "lag": lag}
+
+
+def encode(report: dict[str, Any]) -> str:
+    """The summary of a report (spark/report.py's shape), at most MAX_BYTES of UTF-8."""
+    body: dict[str, Any] = {"kind": KIND, "v": VERSION, "status": report.get("status"),
+                            "finishedAt": report.get("finishedAt"),
+                            "error": (report.get("error") or None) and str(report["error"])[:500],
+                            "flows": {f["name"]: _flow(f) for f in report.get("flows", [])}, "truncated": False}
+
+    def text() -> str:
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+    if len(text().encode()) > MAX_BYTES:
+        body["truncated"] = True
+        for flow in body["flows"].values():
+            flow["lag"] = None
+    if len(text().encode()) > MAX_BYTES:
+        body["flows"] = None
+    return text()
+
+
+def decode(text: Any) -> LastRun | None:
+    """What `encode` wrote, or None."""
+    if not isinstance(text, str) or len(text.encode()) > MAX_BYTES:
+        return None
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or body.get("kind") != KIND or body.get("v") != VERSION:
+        return None
+    status, finished = body.get("status"), body.get("finishedAt")
+    if status not in ("ok", "findings", "error") or not isinstance(finished, int) or isinstance(finished, bool):
+        return None
+    flows: dict[str, FlowRun] | None = None
+    if isinstance(body.get("flows"), dict):
+        flows = {}
+        for name, f in body["flows"].items():
+            if not isinstance(f, dict):
+                return None
+            lag = f.get("lag")
+            if lag is not None and not (isinstance(lag, dict) and all(
+                    isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in lag.items())):
+                return None
+            findings, total = f.get("findings"), f.get("lagTotal")
+            if not isinstance(findings, int) or not isinstance(total, int) or not isinstance(f.get("status"), str):
+                return None
+            flows[name] = FlowRun(f["status"], findings, lag, total)
+    error = body.get("error")
+    return LastRun(status, finished, error if isinstance(error, str) else None, flows, body.get("truncated") is True)

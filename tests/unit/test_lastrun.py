@@ -1,0 +1,63 @@
+"""The audit's last-run summary (contract/lastrun.py): what the job writes to its termination
+message and `kafka-replication status` reads back. It always fits the kubelet's 4 KiB, drops
+detail in order when it must and says so; decode reads only what encode wrote."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from contract import lastrun
+
+
+def report(flows: int, topics: int, lag: int = 7) -> dict:
+    return {"status": "findings", "finishedAt": 1764238660000, "flows": [
+        {"name": f"flow-{f}", "status": "findings" if f == 0 else "ok", "topics": [
+            {"source": f"orders.region-{t}", "partitions": [
+                {"partition": p, "lag": lag if f == 0 else 0, "status": "findings" if f == 0 else "ok"}
+                for p in range(2)]} for t in range(topics)]} for f in range(flows)]}
+
+
+def test_a_small_report_keeps_every_topic():
+    run = lastrun.decode(lastrun.encode(report(2, 3)))
+    assert run == lastrun.LastRun("findings", 1764238660000, None, {
+        "flow-0": lastrun.FlowRun("findings", 6, {f"orders.region-{t}": 14 for t in range(3)}, 42),
+        "flow-1": lastrun.FlowRun("ok", 0, {f"orders.region-{t}": 0 for t in range(3)}, 0)}, False)
+
+
+@pytest.mark.parametrize("flows, topics, kept", [(2, 300, "flows"), (400, 1, "nothing")])
+def test_what_users_have_fits_and_says_what_it_dropped(flows, topics, kept):
+    text = lastrun.encode(report(flows, topics))
+    assert len(text.encode()) <= lastrun.MAX_BYTES
+    run = lastrun.decode(text)
+    assert run is not None and run.truncated and run.status == "findings"
+    if kept == "flows":
+        assert run.flows is not None and run.flows["flow-0"] == lastrun.FlowRun("findings", 600, None, 4200)
+    else:
+        assert run.flows is None
+
+
+def test_an_error_run_keeps_its_reason():
+    run = lastrun.decode(lastrun.encode({"status": "error", "finishedAt": 1, "error": "x" * 2000, "flows": []}))
+    assert run is not None and run.status == "error" and run.error == "x" * 500
+
+
+@pytest.mark.parametrize("text", [
+    None, "", "Traceback (most recent call last):\n  File ...", "{}", "[]", '{"kind": "other", "v": 1}',
+    json.dumps({"kind": lastrun.KIND, "v": 2, "status": "ok", "finishedAt": 1}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "maybe", "finishedAt": 1}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": True}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1,
+                "flows": {"f": {"status": "ok", "findings": 0, "lagTotal": 0, "lag": {"t": "7"}}}}),
+    "x" * (lastrun.MAX_BYTES + 1),
+])
+def test_decode_refuses_what_encode_did_not_write(text):
+    assert lastrun.decode(text) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=5000))
+def test_decode_never_raises(text):
+    assert lastrun.decode(text) is None or isinstance(lastrun.decode(text), lastrun.LastRun)

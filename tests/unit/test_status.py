@@ -280,8 +280,17 @@ def outputs_file(tmp_path):
     return path
 
 
+def scheduled_minutes_ago(minutes: int) -> dict:
+    """The CronJob as the controller leaves it, its last schedule `minutes` before now: the
+    command line judges it against its own clock."""
+    from datetime import datetime, timedelta, timezone
+    at = (datetime.now(timezone.utc) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {**CRON, "status": {"lastScheduleTime": at, "lastSuccessfulTime": at}}
+
+
 def run_cli(monkeypatch, capsys, objects: dict, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(status, "Reader", lambda kubeconfig, context, api_version: Scripted(objects))
+    cron = scheduled_minutes_ago(5)
+    monkeypatch.setattr(status, "Reader", lambda kubeconfig, context, api_version: Scripted(objects, cron=cron))
     code = cli.main(["status", *args])
     out, err = capsys.readouterr()
     return code, out, err

@@ -5,7 +5,6 @@ the Pulumi CLI's engine with the program."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -20,17 +19,16 @@ from tests.engine.test_engine import Single, one_cluster, short, without_waiting
 from tests.support import runbooks
 from tests.support.stacks import ROOT, unavailable
 
-OPERATIONS = ROOT / "docs" / "operations.md"
+OPERATIONS = runbooks.OPERATIONS
 
 
 def runbook(section: str) -> list[str]:
-    """The commands of the first `sh` block under the heading `section` of docs/operations.md,
-    comments and blank lines left out."""
-    text = OPERATIONS.read_text()
-    start = text.index(f"\n## {section}\n")
-    block = re.search(r"```sh\n(.*?)```", text[start:], re.S)
-    assert block, f"docs/operations.md, {section}: no sh block"
-    return [line for line in block.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    """The commands of the first `sh` block under the heading `section` of docs/operations.md, as
+    tests/support/runbooks.py reads them (comments and blank lines left out)."""
+    found = [c for c in runbooks.commands(OPERATIONS.read_text()) if c.headings[:1] == (section,)]
+    assert found, f"docs/operations.md, {section}: no sh block"
+    first = min(c.line for c in found)
+    return [c.text for c in found if c.line == first]
 
 
 def run_command(line: str, engine: Engine, one: Single, cwd: Path | None = None,

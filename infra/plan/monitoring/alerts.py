@@ -238,6 +238,12 @@ def _facts(model: Model, fp: FlowPlan) -> _FlowFacts:
         tuple(c.name for p in fp.parts for c in _connectors(p, ConnectorKind.checkpoint)))
 
 
+def _increases(counters: tuple[str, ...], selector: str, window: str) -> str:
+    """The sum of the counters' increases over the window: a client's counters of one kind (new
+    connections' and re-authentications' failures), always registered together."""
+    return " + ".join(f"increase({name}{selector}[{window}])" for name in counters)
+
+
 def _flows(names_: list[str]) -> str:
     return f"flow=~{_q(_alternatives(names_))}"
 
@@ -360,13 +366,13 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
         # MirrorSourceTask.poll logs a KafkaException and returns nothing, so a refused consumer
         # leaves its task RUNNING, copying nothing; a refused producer fails its task.
         sel = f"{{{_flows(flows_all)}, {client}}}"
-        refused = " + ".join(f"increase({name}{sel}[{window}])" for name in CONSUMER_AUTH_FAILED)
+        refused = _increases(CONSUMER_AUTH_FAILED, sel, window)
         keep = "flow, connect_cluster, connector"
         expr = f'max by ({keep}) (label_replace({refused}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})) > 0'
         heartbeats = sorted({c for f in facts for c in f.heartbeat_connectors})
         if heartbeats:
             hsel = f"{{{_flows(flows_all)}, connector=~{_q(_alternatives(heartbeats))}}}"
-            emitted = " + ".join(f"increase({name}{hsel}[{window}])" for name in PRODUCER_AUTH_FAILED)
+            emitted = _increases(PRODUCER_AUTH_FAILED, hsel, window)
             expr += f" or max by ({keep}) ({emitted}) > 0"
         rules.append(_alert(
             "KafkaReplicationSourceAuthenticationFails", expr, None, "critical",
@@ -427,7 +433,7 @@ def target_rules(facts: list[_FlowFacts]) -> list[JSON]:
     if writers:
         flows = sorted({f.flow.name for f in facts if set(writers) & {*f.source_connectors, *f.checkpoint_connectors}})
         sel = f"{{{_flows(flows)}, connector=~{_q(_alternatives(writers))}}}"
-        refused = " + ".join(f"increase({name}{sel}[{window}])" for name in PRODUCER_AUTH_FAILED)
+        refused = _increases(PRODUCER_AUTH_FAILED, sel, window)
         rules.append(_alert(
             "KafkaReplicationTargetAuthenticationFails",
             f"max by ({keep}) ({refused}) > 0", None, "critical",

@@ -274,11 +274,9 @@ def flow_status(flow: Flow, objects: Mapping[tuple[str, str, str], Read],
                 summary: LastRun | None = None) -> FlowStatus:
     connects, connectors, copying = [], [], []
     for cluster in flow.connect_clusters:
-        connect = connect_status(cluster.namespace, cluster.name,
-                                 objects.get(("KafkaConnect", cluster.namespace, cluster.name)))
-        connects.append(connect)
-        exists = connect.generation is not None or connect.problems[:1] != (
-            f"KafkaConnect {cluster.namespace}/{cluster.name} is missing from the cluster",)
+        read = objects.get(("KafkaConnect", cluster.namespace, cluster.name))
+        connects.append(connect_status(cluster.namespace, cluster.name, read))
+        exists = read is not None  # there, or not read (then not known to be gone)
         for kind, names in (("source", cluster.source_connectors), ("checkpoint", cluster.checkpoint_connectors),
                             ("heartbeat", cluster.heartbeat_connectors)):
             for n in names:

@@ -16,6 +16,8 @@ from infra.core import names, reading
 from infra.tools.status.assess import JSON, Read, Unreadable
 
 SECONDS = 10  # per request: connect and read
+# The audit's Jobs and pods carry its labels (infra/plan/audit.py's job template).
+AUDIT_SELECTOR = {"labelSelector": ",".join(f"{k}={v}" for k, v in names.AUDIT_SELECTOR.items())}
 PLURALS = {"KafkaConnect": "kafkaconnects", "KafkaConnector": "kafkaconnectors"}
 
 
@@ -117,9 +119,8 @@ class Reader:
 
     def jobs_of(self, namespace: str, cron_job: str) -> list[JSON] | Unreadable:
         """The Jobs a CronJob owns (their ownerReferences), among those with the audit's labels."""
-        selector = ",".join(f"{k}={v}" for k, v in names.AUDIT_SELECTOR.items())
         found = self._get(f"/apis/batch/v1/namespaces/{quote(namespace, safe='')}/jobs", f"Jobs in {namespace}",
-                          {"labelSelector": selector})
+                          AUDIT_SELECTOR)
         if isinstance(found, Unreadable):
             return found
         items = (found or {}).get("items") or []
@@ -130,9 +131,8 @@ class Reader:
     def pods_of(self, namespace: str) -> list[JSON] | Unreadable:
         """The audit's pods (its labels): the finished run's termination message is on its pod's
         status (contract/lastrun.py)."""
-        selector = ",".join(f"{k}={v}" for k, v in names.AUDIT_SELECTOR.items())
         found = self._get(f"/api/v1/namespaces/{quote(namespace, safe='')}/pods", f"pods in {namespace}",
-                          {"labelSelector": selector})
+                          AUDIT_SELECTOR)
         if isinstance(found, Unreadable):
             return found
         return [p for p in (found or {}).get("items") or [] if isinstance(p, dict)]

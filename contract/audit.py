@@ -19,6 +19,10 @@ MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 TRUSTS = ("pem", "jks", "pkcs12")
 POLICIES = ("default", "identity")
 INT32 = 2**31 - 1
+# MirrorSourceConfig.OFFSET_LAG_MAX_DEFAULT (3.8.0 to 4.x): a source connector that does not set
+# offset.lag.max writes an offset sync at most every 100 records of a partition. The plan renders
+# each connector's own (`offsetLagMax`); the job falls back to this for a configuration without it.
+OFFSET_LAG_MAX_DEFAULT = 100
 # The files of a cluster's credentials directory (`<credentials>/<alias>/<file>`), by secret
 # config item: one home for the Secret keys the audit component writes and the job reads.
 CREDENTIAL_FILES = {"password": "password", "caCert": "ca.crt", "truststore": "truststore",
@@ -96,6 +100,8 @@ def problems(config: Any) -> list[str]:
             for key in required:
                 c.integer(thresholds[key], f"config.settings.thresholds.{key}", 0)
             c.integer(thresholds.get("maxDuplicates"), "config.settings.thresholds.maxDuplicates", 0, optional=True)
+            c.integer(thresholds.get("maxCheckpointAgeSeconds"), "config.settings.thresholds.maxCheckpointAgeSeconds",
+                      0, optional=True)
         c.text(settings.get("pushgateway"), "config.settings.pushgateway", optional=True)
     flows = config["flows"]
     if not isinstance(flows, list):
@@ -134,6 +140,7 @@ def problems(config: Any) -> list[str]:
                 c.strings(connector["topicsExclude"], f"{at}.topicsExclude")
                 c.flag(connector["compareValue"], f"{at}.compareValue")
                 c.strings(connector["stripHeaders"], f"{at}.stripHeaders")
+                c.integer(connector.get("offsetLagMax"), f"{at}.offsetLagMax", 0, optional=True)
         for side in ("heartbeats", "excludeTopics"):
             c.mapping(flow[side], f"{where}.{side}", ("source", "target"))
         loop = flow.get("loopHeaders")

@@ -5,7 +5,8 @@ volume.
 
 Kubernetes keeps at most MAX_BYTES of a container's termination message
 (`/dev/termination-log`, the kubelet's limit); `encode` always fits in it, dropping detail in a
-fixed order when it must (per-topic lag first, then the flows) and saying so (`truncated`).
+fixed order when it must (per-topic lag first, then per-group checkpoints, then the flows) and
+saying so (`truncated`).
 `decode` reads what `encode` wrote and returns None for anything else (a message of another
 writer, the log tail Kubernetes puts there when the job crashed), never raising.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 VERSION = 1
 MAX_BYTES = 4096  # the kubelet's limit of one container's termination message
@@ -28,11 +29,22 @@ TERMINATION_LOG = "/dev/termination-log"
 
 
 @dataclass(frozen=True)
+class GroupCheckpoints:
+    age_seconds: int                # the age of the group's newest checkpoint
+    behind: int                     # records the group committed on the source past its checkpoints
+    stale: bool                     # the audit's finding (spark/failover.py checkpoint_staleness)
+
+
+@dataclass(frozen=True)
 class FlowRun:
     status: str                     # ok, findings, deferred or error
     findings: int                   # partitions with findings
     lag: dict[str, int] | None      # lag in records per source topic (None: dropped to fit)
     lag_total: int
+    # Per consumer group (None: not read, the flow runs no checkpoints, or dropped to fit);
+    # `stale_groups` is kept whatever is dropped.
+    checkpoints: dict[str, GroupCheckpoints] | None = None
+    stale_groups: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,12 @@ def _flow(flow: dict[str, Any]) -> dict[str, Any]:
         parts = topic.get("partitions", [])
         lag[topic["source"]] = sum(p.get("lag") or 0 for p in parts)
         findings += sum(1 for p in parts if p.get("status") == "findings")
-    return {"status": flow.get("status"), "findings": findings, "lagTotal": sum(lag.values()), "lag": lag}
+    groups = flow.get("checkpoints")
+    checkpoints = None if groups is None else {
+        g["group"]: {"age": int(g["ageSeconds"]), "behind": g["behindRecords"], "stale": bool(g["findings"])}
+        for g in groups}
+    return {"status": flow.get("status"), "findings": findings, "lagTotal": sum(lag.values()), "lag": lag,
+            "checkpoints": checkpoints, "staleGroups": sum(1 for g in groups or [] if g["findings"])}
 
 
 def encode(report: dict[str, Any]) -> str:
@@ -68,8 +85,30 @@ def encode(report: dict[str, Any]) -> str:
         for flow in body["flows"].values():
             flow["lag"] = None
     if len(text().encode()) > MAX_BYTES:
+        for flow in body["flows"].values():
+            flow["checkpoints"] = None
+    if len(text().encode()) > MAX_BYTES:
         body["flows"] = None
     return text()
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _checkpoints(value: Any) -> dict[str, GroupCheckpoints] | None:
+    """The groups' checkpoints as `encode` wrote them; None when absent; ValueError when malformed."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(value)
+    out = {}
+    for group, g in value.items():
+        if not (isinstance(group, str) and isinstance(g, dict) and _count(g.get("age")) and _count(g.get("behind"))
+                and isinstance(g.get("stale"), bool)):
+            raise ValueError(g)
+        out[group] = GroupCheckpoints(g["age"], g["behind"], g["stale"])
+    return out
 
 
 def decode(text: Any) -> LastRun | None:
@@ -95,9 +134,13 @@ def decode(text: Any) -> LastRun | None:
             if lag is not None and not (isinstance(lag, dict) and all(
                     isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in lag.items())):
                 return None
-            findings, total = f.get("findings"), f.get("lagTotal")
-            if not isinstance(findings, int) or not isinstance(total, int) or not isinstance(f.get("status"), str):
+            findings, total, stale = f.get("findings"), f.get("lagTotal"), f.get("staleGroups", 0)
+            if not (_count(findings) and _count(total) and _count(stale)) or not isinstance(f.get("status"), str):
                 return None
-            flows[name] = FlowRun(f["status"], findings, lag, total)
+            try:
+                checkpoints = _checkpoints(f.get("checkpoints"))
+            except ValueError:
+                return None
+            flows[name] = FlowRun(f["status"], findings, lag, total, checkpoints, stale)
     error = body.get("error")
     return LastRun(status, finished, error if isinstance(error, str) else None, flows, body.get("truncated") is True)

@@ -7,7 +7,9 @@ For every flow of the audit configuration (infra/plan/audit.py, rendered into th
      the source partitions' earliest/end offsets (spark/offsets.py);
   2. data audit of the window [until - lookback, until): the source records against the target
      records (spark/data.py), per partition;
-  3. freshness: the newest heartbeat replicated to the target for the flow's source alias.
+  3. freshness: the newest heartbeat replicated to the target for the flow's source alias;
+  4. checkpoints: per consumer group, the age of its newest checkpoint and how far its commits on
+     the source are past it (the failover readiness check's view, on the audit's schedule).
 Anything it cannot read makes the flow `error`, never `ok`.
 """
 
@@ -70,7 +72,7 @@ def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Wi
                    filters: TopicFilters) -> dict:
     out = {"name": flow["name"], "sourceAlias": flow["sourceAlias"], "targetAlias": flow["targetAlias"],
            "replicationPolicy": flow["replicationPolicy"], "status": "ok", "errors": [], "topics": [],
-           "freshness": None, "window": {"from": window.start_ms, "until": window.until_ms}}
+           "freshness": None, "checkpoints": None, "window": {"from": window.start_ms, "until": window.until_ms}}
     try:
         source_topics, target_topics = source.topics(), target.topics()
         pairs = _topic_pairs(flow, source_topics, target_topics, filters)
@@ -79,6 +81,7 @@ def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Wi
         target_marks = target.watermarks({p["target"]: p["targetInfo"] for p in pairs if p["targetInfo"]})
         out["topics"] = _data_audit(flow, pairs, source, target, marks, target_marks, window)
         out["freshness"] = _freshness(flow, target, target_topics, now_ms, settings["thresholds"])
+        out["checkpoints"] = _checkpoints(flow, source, target, filters, now_ms, settings["thresholds"])
     except Unverifiable as exc:
         out["errors"].append(str(exc))
     except Exception as exc:  # a Spark or client failure is an audit error, reported, never ok
@@ -91,6 +94,8 @@ def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Wi
         topic["status"] = report.roll_up(p["status"] for p in topic["partitions"])
     statuses = [t["status"] for t in out["topics"]]
     if out["freshness"] and out["freshness"]["findings"]:
+        statuses.append("findings")
+    if any(g["findings"] for g in out["checkpoints"] or []):
         statuses.append("findings")
     out["status"] = "error" if out["errors"] else report.roll_up(statuses)
     return out
@@ -207,6 +212,23 @@ def _freshness(flow, target, target_topics, now_ms, thresholds) -> dict | None:
     return result
 
 
+def _checkpoints(flow, source, target, filters, now_ms, thresholds) -> list[dict] | None:
+    """The failover readiness check's view of checkpoints, on the audit's schedule: per group of
+    the flow's checkpoints, their age and how far its commits on the source are past them
+    (spark/failover.py checkpoint_staleness). None where nothing is read: the flow runs no
+    checkpoints, or the clusters are a sample's Parquet dumps (no groups there)."""
+    from spark import failover
+    if not failover.checkpoints_topic(flow) or getattr(target, "client_config", None) is None \
+            or getattr(source, "client_config", None) is None:
+        return None
+    on_target = failover.LiveCluster(target, target.client_config, flow["targetAlias"], "target")
+    on_source = failover.LiveCluster(source, source.client_config, flow["sourceAlias"], "source")
+    checkpoints = failover.flow_checkpoints(flow, on_target, filters)
+    committed = {g: on_source.group_offsets(g) for g in sorted({g for g, _, _ in checkpoints})}
+    return failover.checkpoint_staleness(flow, checkpoints, committed, now_ms,
+                                         thresholds.get("maxCheckpointAgeSeconds"))
+
+
 def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, filters: TopicFilters,
         flows: list[str] | None = None) -> dict:
     """The report for every flow (or the named ones). `clusters`: alias -> cluster reader;
@@ -223,7 +245,7 @@ def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, filter
             source, target = clusters[flow["sourceAlias"]], clusters[flow["targetAlias"]]
         except Unverifiable as exc:
             results.append({"name": flow["name"], "status": "error", "errors": [str(exc)], "topics": [],
-                            "freshness": None})
+                            "freshness": None, "checkpoints": None})
             continue
         results.append(audit_one_flow(flow, source, target, fetch, settings, window, now_ms, filters))
     return {"version": 1, "status": report.run_status(results), "startedAt": started,
@@ -401,6 +423,8 @@ def summary(result: dict, path: Path) -> str:
                     lines.append(f"    {topic['source']}[{p['partition']}] -> {topic['target']}: {finding}")
         for finding in (flow.get("freshness") or {}).get("findings", []):
             lines.append(f"    heartbeats: {finding}")
+        for group in flow.get("checkpoints") or []:
+            lines += [f"    checkpoints: {finding}" for finding in group["findings"]]
     lines.append(f"report: {path}")
     return "\n".join(lines)
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from contract.audit import OFFSET_LAG_MAX_DEFAULT
 from spark.job import Clusters, CouldNotAudit, check_out, read_config
 from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
 
@@ -548,21 +549,67 @@ class LiveCluster:
         return states
 
 
+def flow_checkpoints(flow: dict, target: LiveCluster, filters) -> dict[tuple[str, str, int], Stamped]:
+    """The newest checkpoint of each (group, target topic, partition) of this flow, read from the
+    target. Every flow from one source to one target writes the one checkpoints topic: this flow's
+    are those of its topics (the target name less the policy's prefix, selected by one of its
+    connectors)."""
+    topic = checkpoints_topic(flow)
+    partitions = target.partitions()
+    if not topic or topic not in partitions:
+        return {}
+    checkpoints = newest_checkpoints(target.records(topic, partitions[topic]), topic)
+    prefix, never = flow["topicPrefix"], flow["excludeTopics"]["source"]
+    return {k: v for k, v in checkpoints.items() if k[1].startswith(prefix) and any(
+        filters.selects(c, never, k[1][len(prefix):]) for c in flow["connectors"])}
+
+
+# ----------------------------------------------------------------- checkpoint staleness, on a schedule
+
+def checkpoint_staleness(flow: dict, checkpoints: dict[tuple[str, str, int], Stamped],
+                         source_offsets: dict[str, dict[tuple[str, int], int]], now_ms: int,
+                         max_age_seconds: int | None) -> list[dict]:
+    """Per group with checkpoints of this flow: the age of its newest checkpoint and how far the
+    group's commits on the source are past its checkpoints (the records a consumer failing over
+    now would read again). The audit runs this on its schedule; `kafka-replication status` and the
+    CheckpointsStale alert read what it found.
+
+    MirrorCheckpointTask writes a checkpoint only when the translated offset moves
+    (checkpointIsMoreRecent, 3.8.0 to 4.x), so an old checkpoint of a group that commits nothing
+    new is exact, not stale; and a translation moves only at an offset sync, written at most every
+    `offset.lag.max` records (fewer once the source task commits its pending syncs), so a group
+    may be that many records past its checkpoint with nothing wrong. A group is stale when both
+    hold: its newest checkpoint is older than `max_age_seconds` (None: not judged) and a partition
+    of it is committed more than its connector's offset.lag.max past the checkpoint."""
+    prefix = flow["topicPrefix"]
+    tolerance = max((int(c.get("offsetLagMax", OFFSET_LAG_MAX_DEFAULT)) for c in flow["connectors"]),
+                    default=OFFSET_LAG_MAX_DEFAULT)
+    groups: dict[str, list[tuple[tuple[str, int], Stamped]]] = {}
+    for (group, topic, partition), stamped in checkpoints.items():
+        groups.setdefault(group, []).append(((topic[len(prefix):], partition), stamped))
+    out = []
+    for group, items in sorted(groups.items()):
+        committed = source_offsets.get(group, {})
+        gaps = [max(0, committed[tp] - s.checkpoint.upstream) for tp, s in items if tp in committed]
+        # A checkpoint written after the run's clock was read is fresh, not from the future.
+        age = max(0.0, round((now_ms - max(s.timestamp_ms for _, s in items)) / 1000, 3))
+        row = {"group": group, "partitions": len(items), "ageSeconds": age, "behindRecords": sum(gaps),
+               "behindMax": max(gaps, default=0), "findings": []}
+        if max_age_seconds is not None and age > max_age_seconds and row["behindMax"] > tolerance:
+            row["findings"].append(
+                f"group {group}: its newest checkpoint is {age:.0f} s old (threshold {max_age_seconds} s) and its "
+                f"commits on {flow['sourceAlias']} are up to {row['behindMax']} record(s) of a partition past it "
+                f"(offset.lag.max {tolerance}): consumers failing over now would read {sum(gaps)} record(s) again")
+        out.append(row)
+    return out
+
+
 def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:
     """Read what `judge` needs. `clusters[alias]`: a LiveCluster; `get(rest_url, path)`: a Connect
     REST answer; `filters`: spark.topicfilter.TopicFilters."""
     connectors = find_checkpoint_connectors(flow, get)
     target = clusters[flow["targetAlias"]]
-    topic = checkpoints_topic(flow)
-    checkpoints: dict[tuple[str, str, int], Stamped] = {}
-    partitions = target.partitions()
-    if topic and topic in partitions:
-        checkpoints = newest_checkpoints(target.records(topic, partitions[topic]), topic)
-    # Every flow from this source to this target writes the one checkpoints topic: keep this
-    # flow's topics (the target name less the policy's prefix, selected by one of its connectors).
-    prefix, never = flow["topicPrefix"], flow["excludeTopics"]["source"]
-    checkpoints = {k: v for k, v in checkpoints.items() if k[1].startswith(prefix) and any(
-        filters.selects(c, never, k[1][len(prefix):]) for c in flow["connectors"])}
+    checkpoints = flow_checkpoints(flow, target, filters)
     chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
     seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
                     target.group_states(chosen))

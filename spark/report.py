@@ -113,7 +113,18 @@ def push_metrics(report: dict, gateway: str, job: str = "kafka-replication-audit
                               ("unexpected", "unexpected_records"), ("lag", "lag_records"))}
     age = Gauge("kafka_replication_audit_heartbeat_age_seconds", "age of the newest replicated heartbeat",
                 ["flow"], registry=registry)
+    checkpoint_age = Gauge("kafka_replication_audit_checkpoint_age_seconds", "age of the group's newest checkpoint",
+                           ["flow", "group"], registry=registry)
+    behind = Gauge("kafka_replication_audit_checkpoint_behind_records",
+                   "records the group committed on the source past its checkpoints", ["flow", "group"],
+                   registry=registry)
+    stale = Gauge("kafka_replication_audit_checkpoint_stale", "1: the group's checkpoints are stale (a finding)",
+                  ["flow", "group"], registry=registry)
     for flow in report["flows"]:
+        for group in flow.get("checkpoints") or []:
+            checkpoint_age.labels(flow["name"], group["group"]).set(group["ageSeconds"])
+            behind.labels(flow["name"], group["group"]).set(group["behindRecords"])
+            stale.labels(flow["name"], group["group"]).set(1 if group["findings"] else 0)
         for topic in flow["topics"]:
             for c, gauge in gauges.items():
                 gauge.labels(flow["name"], topic["source"]).set(sum(p[c] or 0 for p in topic["partitions"]))

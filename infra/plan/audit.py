@@ -11,7 +11,7 @@ from typing import Union
 
 # The job checks what we write against the same contract, and reads the same credential files.
 from contract import lastrun
-from contract.audit import CREDENTIAL_FILES, VERSION
+from contract.audit import CREDENTIAL_FILES, INT32, OFFSET_LAG_MAX_DEFAULT, VERSION
 from infra.core import names
 from infra.core.manifests import (JSON, ConfigMap, CronJob, Manifest, Namespace, NetworkPolicy, ObjectMeta,
                                   PersistentVolumeClaim, PolicyRule, Role, RoleBinding, Secret, SecretValue,
@@ -45,6 +45,18 @@ def _comparison(spec: SourceSpec) -> JSON:
                                    if t.type == SMT_INSERT_HEADER and "header" in t.config)}
 
 
+def _offset_lag_max(spec: SourceSpec) -> int:
+    """The connector's offset.lag.max as its worker reads it (a long; MirrorSourceConfig's default
+    when unset), within the audit configuration's integers: the checkpoint staleness the audit
+    judges tolerates that many records (spark/failover.py checkpoint_staleness)."""
+    value = spec.config.get("offset.lag.max")
+    try:
+        number = OFFSET_LAG_MAX_DEFAULT if value is None or isinstance(value, bool) else int(str(value).strip())
+    except ValueError:
+        number = OFFSET_LAG_MAX_DEFAULT  # not a number: the worker refuses the connector before any checkpoint
+    return min(max(number, 0), INT32)
+
+
 def audited_aliases(stack_plan: StackPlan) -> list[str]:
     return sorted({a for f in stack_plan.flows for a in (f.flow.source, f.flow.target)})
 
@@ -76,7 +88,7 @@ def audit_config(topo: Model, stack_plan: StackPlan) -> JSON:
             "aggregation": flow.aggregation,
             "connectors": [{"name": part.names.source_connector(spec.name), "restUrl": part.names.rest_url,
                             "topics": list(spec.topics), "topicsExclude": list(spec.kafka_topics_exclude),
-                            **_comparison(spec)}
+                            "offsetLagMax": _offset_lag_max(spec), **_comparison(spec)}
                            for part in flow_plan.parts for spec in part.spec.sources],
             "heartbeats": {"source": internal.source_heartbeats, "target": internal.target_heartbeats},
             "excludeTopics": {"source": sorted(t for t in (internal.source_offset_syncs, internal.source_heartbeats)

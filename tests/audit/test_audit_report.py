@@ -58,7 +58,9 @@ def test_metrics_pushed_to_a_pushgateway():
     server = HTTPServer(("127.0.0.1", 0), _Gateway)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     result = {"status": "findings", "finishedAt": 1_767_225_660_000, "flows": [
-        {"name": "f1", "freshness": {"ageSeconds": 12.5}, "topics": [
+        {"name": "f1", "freshness": {"ageSeconds": 12.5}, "checkpoints": [
+            {"group": "readers", "ageSeconds": 900.5, "behindRecords": 401, "findings": ["stale"]},
+            {"group": "idle", "ageSeconds": 5000.0, "behindRecords": 0, "findings": []}], "topics": [
             {"source": "orders", "partitions": [
                 {"sourceRecords": 10, "targetRecords": 8, "missing": 2, "duplicate": 0, "unexpected": 0, "lag": 3},
                 {"sourceRecords": 5, "targetRecords": 5, "missing": 0, "duplicate": 1, "unexpected": 0,
@@ -74,6 +76,10 @@ def test_metrics_pushed_to_a_pushgateway():
                  'kafka_replication_audit_source_records{flow="f1",topic="orders"} 15.0',
                  'kafka_replication_audit_lag_records{flow="f1",topic="orders"} 3.0',
                  'kafka_replication_audit_heartbeat_age_seconds{flow="f1"} 12.5',
+                 'kafka_replication_audit_checkpoint_age_seconds{flow="f1",group="readers"} 900.5',
+                 'kafka_replication_audit_checkpoint_behind_records{flow="f1",group="readers"} 401.0',
+                 'kafka_replication_audit_checkpoint_stale{flow="f1",group="readers"} 1.0',
+                 'kafka_replication_audit_checkpoint_stale{flow="f1",group="idle"} 0.0',
                  'kafka_replication_audit_last_run_timestamp_seconds 1.76722566e+09'):
         assert line in text.splitlines(), line
 

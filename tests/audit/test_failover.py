@@ -679,3 +679,43 @@ def test_errors_name_the_cluster_and_the_disaster_hint_follows_the_source_only()
     assert readiness.error_text(on_target.value, "cutoff") == f"offsets of group g on us-east (target): {timed_out}"
     rest = Unverifiable("http://connect:8083/connectors?expand=info&expand=status: HTTP 503")
     assert readiness.error_text(rest, "continuous") == str(rest)
+
+
+# ----------------------------------------------------------------- checkpoint staleness, on the audit's schedule
+
+STALE_FLOW = {"sourceAlias": "us-west", "topicPrefix": "us-west.", "connectors": [{"offsetLagMax": 100}, {}]}
+NOW = 1_000_000
+
+
+def stamped(group: str, partition: int, upstream: int, age_seconds: float) -> tuple[tuple[str, str, int], Stamped]:
+    return ((group, "us-west.orders", partition),
+            Stamped(Checkpoint(group, "us-west.orders", partition, upstream, upstream, ""), int(NOW - age_seconds * 1000)))
+
+
+def test_a_group_is_stale_when_its_checkpoint_is_old_and_its_commits_moved_past_it():
+    checkpoints = dict([stamped("busy", 0, 500, 900), stamped("busy", 1, 10, 1200),
+                        stamped("idle", 0, 70, 5000),          # old, exact: commits nothing new
+                        stamped("gap", 0, 300, 5000),          # within offset.lag.max of its checkpoint
+                        stamped("fresh", 0, 0, 30),            # far behind, but checkpointed just now
+                        stamped("later", 0, 0, -2)])           # written after the audit read its clock
+    committed = {"busy": {("orders", 0): 901, ("orders", 1): 10, ("other", 0): 9999},
+                 "idle": {("orders", 0): 70}, "gap": {("orders", 0): 400}, "fresh": {("orders", 0): 5000},
+                 "later": {("orders", 0): 9000}}
+    rows = readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600)
+    assert [(r["group"], r["partitions"], r["ageSeconds"], r["behindRecords"], r["behindMax"]) for r in rows] == [
+        ("busy", 2, 900.0, 401, 401), ("fresh", 1, 30.0, 5000, 5000), ("gap", 1, 5000.0, 100, 100),
+        ("idle", 1, 5000.0, 0, 0), ("later", 1, 0.0, 9000, 9000)]
+    assert {r["group"]: r["findings"] for r in rows} == {
+        "busy": ["group busy: its newest checkpoint is 900 s old (threshold 600 s) and its commits on us-west are up "
+                 "to 401 record(s) of a partition past it (offset.lag.max 100): consumers failing over now would "
+                 "read 401 record(s) again"],
+        "fresh": [], "gap": [], "idle": [], "later": []}
+
+
+def test_staleness_is_not_judged_without_a_threshold_and_a_missing_lag_max_is_kafka_s_default():
+    checkpoints = dict([stamped("busy", 0, 0, 5000)])
+    assert readiness.checkpoint_staleness(STALE_FLOW, checkpoints, {"busy": {("orders", 0): 101}}, NOW,
+                                          None)[0]["findings"] == []
+    flow = {**STALE_FLOW, "connectors": [{}]}
+    assert readiness.checkpoint_staleness(flow, checkpoints, {"busy": {("orders", 0): 100}}, NOW, 600)[0]["findings"] == []
+    assert readiness.checkpoint_staleness(flow, checkpoints, {"busy": {("orders", 0): 101}}, NOW, 600)[0]["findings"]

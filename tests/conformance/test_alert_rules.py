@@ -61,7 +61,8 @@ ALERTS = [
     "KafkaReplicationNoProgress", "KafkaReplicationTargetRefusesWrites", "KafkaReplicationSourceAuthenticationFails",
     "KafkaReplicationTargetAuthenticationFails", "KafkaReplicationTargetThrottles",
     "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
-    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationConnectGroupDown",
+    "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationCheckpointsStale",
+    "KafkaReplicationConnectGroupDown",
     "KafkaReplicationMetricsAbsent"]
 
 

@@ -26,6 +26,7 @@ from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
 from tests.support.monitoring import groups_of, target_labels
 from tests.support.replication import dev_for_runtime, rehearsal, running
+from tests.support.stacks import RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
 
@@ -37,7 +38,6 @@ EVERY = 8.0
 FLOW = "repl-us-west-us-east"
 TOPIC = "test.orders"
 GROUP = "test.readers"
-RELEASES = [tuple(r.split("-", 1)) for r in recordings.RELEASES]
 BASELINE, FAULT, AFTER = 8, 25, 12  # scrapes per phase: about six minutes a scenario
 
 
@@ -238,7 +238,7 @@ def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeyp
 
 @pytest.mark.skipif(not RECORD, reason="records every scenario again: RECORD_ALERTS=1 (the module's docstring)")
 @pytest.mark.parametrize("name", list(SCENARIOS))
-@pytest.mark.parametrize("flavour,version", RELEASES, ids=[f"{f}-{v}" for f, v in RELEASES])
+@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=[f"{f}-{v}" for f, v in RUNTIME_RELEASES])
 def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
     recording = record(flavour, version, name, runtime_api, tmp_path, monkeypatch)
     assert recording["scrapes"] >= BASELINE + FAULT

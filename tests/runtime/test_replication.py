@@ -346,21 +346,26 @@ def partition_findings(result: dict) -> dict[str, list[str]]:
 
 def test_audit_on_real_kafka(runtime_api, tmp_path):
     """The audit's verdicts on real clusters: exit 0 on a healthy flow, then exit 1 naming each
-    real fault: an extra record in a target topic, a value that differs, and a connector stopped
-    while the source keeps growing."""
-    topo = dev_for_runtime("csm", "1.2")
-    topo["audit"] = {"thresholds": {"maxLag": 3}, "window": {"graceMinutes": 0}}
+    real fault: an extra record in a target topic, a value that differs, a connector stopped
+    while the source keeps growing, and a group's checkpoints gone stale (the checkpoint connector
+    stopped while the group reads on at the source)."""
+    topo = dev_for_runtime("csm", "1.2")  # checkpoints emitted every 5 s
+    topo["flows"][0]["config"]["source"]["offset.lag.max"] = 2
+    topo["audit"] = {"thresholds": {"maxLag": 3, "maxCheckpointAgeSeconds": 5}, "window": {"graceMinutes": 0}}
     start_ms = int(time.time() * 1000) - 60_000
+    group, checkpoints = "test.readers", ["us-west.checkpoints.internal"]
     with rehearsal(topo, tmp_path, runtime_api) as r:
         source, target = r.client("us-west"), r.client("us-east")
         r.clients.create_topics(source, {"test.orders": 2})
         r.clients.produce(source, "test.orders", [{"key": f"k{i}", "value": f"v{i}", "partition": i % 2}
                                                   for i in range(10)])
+        r.clients.consume(source, ["test.orders"], 10, 30_000, group=group)  # commits 5 and 5
         r.deploy()
         running(r)
         worker = r.workers[("repl-us-west-us-east", "repl-us-west-us-east")]
         connector = "repl-us-west-us-east-source"
         assert len(arrived(r, "us-east", "us-west.test.orders", 10)) == 10
+        eventually("the group's checkpoints", lambda: sum(r.clients.end_offsets(target, checkpoints).values()) >= 2, 120)
 
         def committed() -> dict[int, int]:
             offsets = worker.get(f"/connectors/{connector}/offsets")["offsets"]
@@ -372,6 +377,10 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         assert (code, result["status"]) == (0, "ok"), result
         assert {k: result["totals"][k] for k in ("sourceRecords", "targetRecords", "missing", "unexpected")} == {
             "sourceRecords": 10, "targetRecords": 10, "missing": 0, "unexpected": 0}
+        (row,) = result["flows"][0]["checkpoints"]  # exact: the group committed nothing since
+        assert {k: row[k] for k in ("group", "partitions", "behindRecords", "behindMax", "findings")} == {
+            "group": group, "partitions": 2, "behindRecords": 0, "behindMax": 0, "findings": []}
+        assert 0 <= row["ageSeconds"] < 300
 
         # 1. An extra record produced straight into the target topic.
         r.clients.produce(target, "us-west.test.orders", [{"key": "intruder", "value": "x", "partition": 0}])
@@ -407,6 +416,26 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         assert (code, result["status"]) == (1, "findings")
         findings = partition_findings(result)
         assert findings["us-west.test.orders[0]"] == ["lag of 5 record(s)"], findings
+
+        # 4. Stale checkpoints: the connector back, the checkpoint connector stopped, and the group
+        # reading on at the source (to offsets 10 and 6) with no checkpoint of it written.
+        worker.request("PUT", f"/connectors/{connector}/resume")
+        worker.wait_running(connector)
+        checkpoint = "repl-us-west-us-east-checkpoint"
+        worker.request("PUT", f"/connectors/{checkpoint}/stop")
+        eventually("the checkpoint connector stopped, its tasks gone", lambda: (lambda st: st["connector"]["state"]
+                   == "STOPPED" and st["tasks"] == [])(worker.status(checkpoint)), 60)
+        assert len(r.clients.consume(source, ["test.orders"], 6, 30_000, group=group)) == 6
+        assert r.clients.group_offsets(source, group) == {"test.orders:0": 10, "test.orders:1": 6}
+        time.sleep(6)  # past maxCheckpointAgeSeconds
+        code, result = audit_run(r, tmp_path, start_ms, "checkpoints-stale")
+        assert (code, result["status"]) == (1, "findings")
+        (row,) = result["flows"][0]["checkpoints"]
+        assert (row["behindRecords"], row["behindMax"]) == (6, 5) and row["ageSeconds"] > 5
+        assert row["findings"] == [
+            f"group {group}: its newest checkpoint is {row['ageSeconds']:.0f} s old (threshold 5 s) and its commits on "
+            "us-west are up to 5 record(s) of a partition past it (offset.lag.max 2): consumers failing over now "
+            "would read 6 record(s) again"]
 
 
 # ------------------------------------------------------------------ python -m infra rehearse

@@ -162,6 +162,8 @@ def healthy() -> list[dict]:
         external("kube_job_status_start_time", "1764000000x40", namespace="replication-audit",
                  job_name="kafka-replication-audit-29400000", job="kube-state-metrics"),
         external("kafka_replication_audit_status", "0x40", job="kafka-replication-audit", instance=""),
+        external("kafka_replication_audit_checkpoint_stale", "0x40", job="kafka-replication-audit", instance="",
+                 flow=FLOW, group="test.readers"),
     ]
 
 
@@ -361,6 +363,20 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                       "description": "The last audit pushed status 1 (1: records missing, duplicated or unexpected, or "
                                      "heartbeats too old; 2: it could not audit). Read its report (docs/audit.md).",
                       "runbook": "docs/operations.md#kafkareplicationauditfindings"}}]),
+        ("KafkaReplicationCheckpointsStale",
+         replace(h, external("kafka_replication_audit_checkpoint_stale", "0x3 1x37", job="kafka-replication-audit",
+                             instance="", flow=FLOW, group="test.readers")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", "job": "kafka-replication-audit",
+                                 "flow": FLOW, "group": "test.readers"},
+                  "exp_annotations": {
+                      "summary": f"Checkpoints of group test.readers are stale (flow {FLOW})",
+                      "description": "The last audit found the newest checkpoint of consumer group test.readers "
+                                     "older than 600 s while the group committed on the source more than the source "
+                                     "connector's offset.lag.max records past it: consumers failing over to the "
+                                     "target now would read that much again. The flow's checkpoint connector is "
+                                     "stopped or failing, or does not select the group (kafka-replication status; "
+                                     "the audit's report names the records, docs/audit.md).",
+                      "runbook": "docs/operations.md#kafkareplicationcheckpointsstale"}}]),
         ("KafkaReplicationConnectGroupDown",
          replace(h, series("kafka_connect_worker_connector_count", "3x3 0x37")),
          "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src},

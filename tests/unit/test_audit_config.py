@@ -29,7 +29,7 @@ def test_documented_flow():
                     "clientCertificate": False}},
         "settings": {"window": {"lookbackMinutes": 60, "graceMinutes": 10, "bucketSeconds": 60},
                      "thresholds": {"maxLag": 10000, "maxMissing": 0, "maxUnexpected": 0, "maxDuplicates": None,
-                                    "maxHeartbeatAgeSeconds": 300},
+                                    "maxHeartbeatAgeSeconds": 300, "maxCheckpointAgeSeconds": 600},
                      "pushgateway": None},
         "flows": [{
         "name": NS,
@@ -39,7 +39,8 @@ def test_documented_flow():
         "topicPrefix": "us-west.",
         "aggregation": False,
         "connectors": [{"name": f"{NS}-source", "restUrl": f"http://{NS}-connect-api.{NS}.svc:8083",
-                        "topics": ["test.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": []}],
+                        "topics": ["test.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": [],
+                        "offsetLagMax": 100}],
         "heartbeats": {"source": "heartbeats", "target": "us-west.heartbeats"},
         "excludeTopics": {"source": ["heartbeats", "mm2-offset-syncs.us-east.internal"],
                           "target": [f"{NS}-config-topic", f"{NS}-offsets-topic", f"{NS}-status-topic",
@@ -50,13 +51,26 @@ def test_documented_flow():
     }]}
 
 
+def test_each_connector_s_offset_lag_max_as_its_worker_reads_it():
+    """What the checkpoint staleness tolerates (spark/failover.py checkpoint_staleness): the
+    connector's own offset.lag.max, a long, kept within the configuration's integers."""
+    import copy
+    for value, expected in ((1000, 1000), ("250", 250), (" 7 ", 7), (2**40, 2**31 - 1), (-1, 0)):
+        topo = copy.deepcopy(DOC_TOPOLOGY)
+        topo["flows"][0].setdefault("config", {}).setdefault("source", {})["offset.lag.max"] = value
+        (flow,) = config_of(topo)["flows"]
+        assert [c["offsetLagMax"] for c in flow["connectors"]] == [expected], value
+
+
 def test_split_flow_lists_every_connector_with_its_rest_api():
     (flow,) = config_of(patterns.split())["flows"]
     assert flow["connectors"] == [
         {"name": "workload-high-source", "restUrl": "http://workload-high-connect-api.workload-high.svc:8083",
-         "topics": ["high.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": []},
+         "topics": ["high.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": [],
+                        "offsetLagMax": 100},
         {"name": "workload-small-source", "restUrl": "http://workload-small-connect-api.workload-small.svc:8083",
-         "topics": ["low.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": []}]
+         "topics": ["low.*"], "topicsExclude": KAFKA_EXCLUDES, "compareValue": True, "stripHeaders": [],
+                        "offsetLagMax": 100}]
     assert "workload-small-status-topic" in flow["excludeTopics"]["target"]
 
 

@@ -39,6 +39,35 @@ def test_what_users_have_fits_and_says_what_it_dropped(flows, topics, kept):
         assert run.flows is None
 
 
+def with_checkpoints(body: dict, groups: int) -> dict:
+    body["flows"][0]["checkpoints"] = [
+        {"group": f"readers-{g:03d}", "ageSeconds": 61.7 + g, "behindRecords": g, "findings": ["stale"] if g % 2 else []}
+        for g in range(groups)]
+    return body
+
+
+def test_each_group_s_checkpoints_are_kept_with_the_stale_ones_counted():
+    run = lastrun.decode(lastrun.encode(with_checkpoints(report(1, 1), 3)))
+    assert run is not None and run.flows is not None and not run.truncated
+    assert run.flows["flow-0"].checkpoints == {"readers-000": lastrun.GroupCheckpoints(61, 0, False),
+                                               "readers-001": lastrun.GroupCheckpoints(62, 1, True),
+                                               "readers-002": lastrun.GroupCheckpoints(63, 2, False)}
+    assert run.flows["flow-0"].stale_groups == 1
+
+
+def test_checkpoints_never_read_and_none_found_differ():
+    body = report(1, 1)
+    assert lastrun.decode(lastrun.encode(body)).flows["flow-0"].checkpoints is None  # type: ignore[union-attr]
+    body["flows"][0]["checkpoints"] = []
+    assert lastrun.decode(lastrun.encode(body)).flows["flow-0"].checkpoints == {}  # type: ignore[union-attr]
+
+
+def test_many_groups_are_dropped_after_the_lag_and_the_stale_count_stays():
+    run = lastrun.decode(lastrun.encode(with_checkpoints(report(2, 50), 300)))
+    assert run is not None and run.truncated and run.flows is not None
+    assert run.flows["flow-0"] == lastrun.FlowRun("findings", 100, None, 700, None, 150)
+
+
 def test_an_error_run_keeps_its_reason():
     run = lastrun.decode(lastrun.encode({"status": "error", "finishedAt": 1, "error": "x" * 2000, "flows": []}))
     assert run is not None and run.status == "error" and run.error == "x" * 500
@@ -51,6 +80,12 @@ def test_an_error_run_keeps_its_reason():
     json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": True}),
     json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1,
                 "flows": {"f": {"status": "ok", "findings": 0, "lagTotal": 0, "lag": {"t": "7"}}}}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1,
+                "flows": {"f": {"status": "ok", "findings": 0, "lagTotal": 0, "checkpoints": {"g": {"age": 1}}}}}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1,
+                "flows": {"f": {"status": "ok", "findings": 0, "lagTotal": 0, "checkpoints": ["g"]}}}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1,
+                "flows": {"f": {"status": "ok", "findings": 0, "lagTotal": 0, "staleGroups": True}}}),
     "x" * (lastrun.MAX_BYTES + 1),
 ])
 def test_decode_refuses_what_encode_did_not_write(text):

@@ -352,6 +352,7 @@ EXTERNAL: dict[str, frozenset[str]] = {
     "kube_job_status_succeeded": frozenset({"namespace", "job_name"}),
     "kube_job_status_start_time": frozenset({"namespace", "job_name"}),
     "kafka_replication_audit_status": frozenset({"job"}),
+    "kafka_replication_audit_checkpoint_stale": frozenset({"job", "flow", "group"}),
 }
 
 

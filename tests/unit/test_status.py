@@ -454,8 +454,35 @@ def test_a_lagging_flow_as_its_last_audit_found_it():
     data = status.show.as_json(r)
     assert data["flows"][NS]["lastAudit"] == {"finishedAt": "2025-11-27T10:17:40Z", "status": "findings",
                                               "partitionsWithFindings": 1, "lagTotal": 1203,
-                                              "lag": {"test.orders": 1203, "test.payments": 0}}
+                                              "lag": {"test.orders": 1203, "test.payments": 0},
+                                              "staleCheckpointGroups": 0, "checkpoints": None}
     assert data["audits"][0]["lastSummary"] == {"status": "findings", "error": None, "truncated": False}
+
+
+STALE = {"status": "findings", "finishedAt": 1764238660000, "flows": [
+    {"name": NS, "status": "findings", "topics": [
+        {"source": "test.orders", "partitions": [{"lag": 0, "status": "ok"}, {"lag": 0, "status": "ok"}]}],
+     "checkpoints": [
+         {"group": "billing", "ageSeconds": 31.2, "behindRecords": 0, "findings": []},
+         {"group": "test.readers", "ageSeconds": 1843.9, "behindRecords": 5120, "findings": ["stale"]},
+         *({"group": f"reports-{i}", "ageSeconds": 4000, "behindRecords": 0, "findings": []} for i in range(5))]}]}
+
+
+def test_each_group_s_checkpoint_age_and_a_stale_one_as_the_last_audit_found_them():
+    from contract import lastrun
+    run = "kafka-replication-audit-29400617"
+    failed = job(run, "2026-11-27T10:17:00Z", "failed", "Job has reached the specified backoff limit")
+    r = report(healthy(), jobs=[failed], pods=[audit_pod(run, lastrun.encode(STALE))])
+    (flow,) = r.flows
+    assert flow.health is Health.degraded
+    assert flow.problems == ("the last audit (2025-11-27T10:17:40Z): stale checkpoints of 1 group(s): test.readers "
+                             "(1843 s old, 5120 record(s) behind) (its report: docs/audit.md)",)
+    assert ("  checkpoints: test.readers 1843 s old, 5120 behind (STALE), billing 31 s old, 0 behind, reports-0 4000 s "
+            "old, 0 behind, reports-1 4000 s old, 0 behind, reports-2 4000 s old, 0 behind and 2 more group(s)\n"
+            ) in status.show.text(r)
+    last = status.show.as_json(r)["flows"][NS]["lastAudit"]
+    assert last["staleCheckpointGroups"] == 1 and len(last["checkpoints"]) == 7
+    assert last["checkpoints"]["test.readers"] == {"ageSeconds": 1843, "behindRecords": 5120, "stale": True}
 
 
 def test_a_run_without_a_summary_and_pods_not_read():

@@ -140,6 +140,9 @@ KSM_START = "kube_job_status_start_time"
 AUDIT_STATUS = "kafka_replication_audit_status"
 
 
+AUDIT_CHECKPOINT_STALE = "kafka_replication_audit_checkpoint_stale"
+
+
 REGEX_SPECIAL = re.compile(r"([.^$*+?()\[\]{}|\\])")
 
 
@@ -535,6 +538,17 @@ def audit_rules(model: Model, minutes: int) -> list[JSON]:
             minutes, "warning", "The replication audit reports faults",
             "The last audit pushed status {{ $value }} (1: records missing, duplicated or unexpected, "
             "or heartbeats too old; 2: it could not audit). Read its report (docs/audit.md)."))
+        # Kafka exports no checkpoint age: the audit reads the checkpoints and each group's commits
+        # on its schedule, as the failover readiness check does, and pushes what it found per group.
+        rules.append(_alert(
+            "KafkaReplicationCheckpointsStale",
+            f"max by (job, flow, group) ({AUDIT_CHECKPOINT_STALE}{{job={_q(names.AUDIT)}}}) > 0",
+            minutes, "warning", "Checkpoints of group {{ $labels.group }} are stale (flow {{ $labels.flow }})",
+            "The last audit found the newest checkpoint of consumer group {{ $labels.group }} older than "
+            f"{audit.thresholds.maxCheckpointAgeSeconds} s while the group committed on the source more than the "
+            "source connector's offset.lag.max records past it: consumers failing over to the target now would "
+            "read that much again. The flow's checkpoint connector is stopped or failing, or does not select the "
+            "group (kafka-replication status; the audit's report names the records, docs/audit.md)."))
     return rules
 
 

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Mapping
 
-from contract.lastrun import FlowRun, LastRun, decode
+from contract.lastrun import FlowRun, GroupCheckpoints, LastRun, decode
 from contract.outputs import Flow, StackOutputs
 from infra.core import cron
 
@@ -266,8 +266,18 @@ def _audited(flow: str, summary: LastRun | None) -> tuple[FlowRun | None, str | 
     lag = "; lag " + ", ".join(f"{t} {n}" for n, t in lagging[:LAG_SHOWN]) + (
         f" and {len(lagging) - LAG_SHOWN} more topic(s)" if len(lagging) > LAG_SHOWN else "") if lagging else (
         f"; lag {run.lag_total} record(s)" if run.lag_total else "")
-    what = (f"{run.findings} partition(s) with findings" if run.status == "findings" else "it could not audit the flow")
+    found = [f"{run.findings} partition(s) with findings"] if run.findings or not run.stale_groups else []
+    if run.stale_groups:
+        found.append(f"stale checkpoints of {run.stale_groups} group(s)" + (": " + ", ".join(
+            f"{g} ({c.age_seconds} s old, {c.behind} record(s) behind)" for g, c in stale_groups(run)[:LAG_SHOWN])
+            if run.checkpoints else ""))
+    what = "; ".join(found) if run.status == "findings" else "it could not audit the flow"
     return run, at, [f"the last audit ({at}): {what}{lag} (its report: docs/audit.md)"]
+
+
+def stale_groups(run: FlowRun) -> list[tuple[str, GroupCheckpoints]]:
+    """The stale groups of a flow's last audit, the most records behind first."""
+    return sorted(((g, c) for g, c in (run.checkpoints or {}).items() if c.stale), key=lambda i: (-i[1].behind, i[0]))
 
 
 def flow_status(flow: Flow, objects: Mapping[tuple[str, str, str], Read],

@@ -10,6 +10,7 @@ from infra.tools.status.assess import AuditStatus, Connector, FlowStatus, Health
 # The exit code of each health: 0 and 1 as `diff` uses them (nothing wrong / something to look
 # at), 2 and 3 stay the CLI's (invalid input, internal error).
 EXIT = {Health.healthy: 0, Health.degraded: 1, Health.down: 4, Health.unknown: 5}
+CHECKPOINTS_SHOWN = 5  # groups on a flow's checkpoints line; JSON has them all
 
 
 def _tasks(c: Connector) -> str:
@@ -42,6 +43,13 @@ def _flow_text(f: FlowStatus) -> list[str]:
             " (" + ", ".join(f"{t} {n}" for t, n in sorted(f.audit.lag.items()) if n) + ")"
             if f.audit.lag and f.audit.lag_total else "")
         lines.append(f"  last audit {f.audited_at}: {f.audit.status}, {lag}")
+        if f.audit.checkpoints:
+            # The stale groups first, then the most records behind; a few, the rest counted.
+            groups = sorted(f.audit.checkpoints.items(), key=lambda i: (not i[1].stale, -i[1].behind, i[0]))
+            shown = ", ".join(f"{g} {c.age_seconds} s old, {c.behind} behind" + (" (STALE)" if c.stale else "")
+                              for g, c in groups[:CHECKPOINTS_SHOWN])
+            more = f" and {len(groups) - CHECKPOINTS_SHOWN} more group(s)" if len(groups) > CHECKPOINTS_SHOWN else ""
+            lines.append(f"  checkpoints: {shown}{more}")
     for p in f.problems:
         lines.append(f"    ! {p}")
     return lines
@@ -93,7 +101,10 @@ def as_json(report: Report) -> dict[str, Any]:
             "connectors": [connector(c) for c in f.connectors],
             "lastAudit": None if f.audit is None else {
                 "finishedAt": f.audited_at, "status": f.audit.status, "partitionsWithFindings": f.audit.findings,
-                "lagTotal": f.audit.lag_total, "lag": f.audit.lag},
+                "lagTotal": f.audit.lag_total, "lag": f.audit.lag, "staleCheckpointGroups": f.audit.stale_groups,
+                "checkpoints": None if f.audit.checkpoints is None else {
+                    g: {"ageSeconds": c.age_seconds, "behindRecords": c.behind, "stale": c.stale}
+                    for g, c in sorted(f.audit.checkpoints.items())}},
             "problems": list(f.problems)} for f in report.flows},
         "audits": [{"kubernetesCluster": a.kubernetes_cluster, "namespace": a.namespace, "cronJob": a.cron_job,
                     "health": a.health.value, "schedule": a.schedule, "suspended": a.suspended,

@@ -71,6 +71,9 @@ class AuditThresholds(_Strict):
     maxUnexpected: Amount = 0
     maxDuplicates: Amount | None = None
     maxHeartbeatAgeSeconds: Count = 300
+    # A group's checkpoints are stale when the newest is older than this while its commits on the
+    # source are past it (spark/failover.py checkpoint_staleness): ten emit intervals by default.
+    maxCheckpointAgeSeconds: Count = 600
 
 
 class AuditWindow(_Strict):

@@ -290,6 +290,9 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
                                "producer send callback"), failed
     assert f"{NS}-source task {failed['id']} is FAILED: org.apache.kafka.connect.errors.ConnectException: " \
            "Unrecoverable exception from producer send callback" in data["flows"][NS]["problems"]
+    # The stand-in's condition is Strimzi's (AbstractConnectOperator): NotReady, the failed task's id.
+    assert (f"{NS}-source: the operator reports NotReady: The following tasks have failed: {failed['id']}, see "
+            "connectorStatus for more details.") in data["flows"][NS]["problems"], data["flows"][NS]["problems"]
 
     assert destroy.code == 0, destroy.output
     assert set(destroy.steps()) == render_urns

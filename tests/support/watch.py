@@ -20,17 +20,17 @@ Each pass (about one a second; the operator watches, this polls):
   `observedGeneration` = the object's `metadata.generation`:
   - KafkaConnect: `Ready` True once the worker's REST API answers `GET /`, with `url` (the
     `<name>-connect-api` Service's, `KafkaConnectResources.url`), `connectorPlugins`
-    (`GET /connector-plugins`) and `replicas`; False with the failure otherwise;
-  - KafkaConnector: `Ready` True only when `GET /connectors/<name>/status` reports the
-    connector and every task in the state its spec asks for (RUNNING unless `state` says
-    paused or stopped), False with the REST state as reason and the states (and a FAILED
-    trace's first line) as message; `connectorStatus` (the REST answer as is), `tasksMax`
+    (`GET /connector-plugins`) and `replicas`; NotReady with the failure otherwise;
+  - KafkaConnector: the condition `GET /connectors/<name>/status` gives (connector_condition:
+    Strimzi's `Ready`, or its `NotReady` when the connector or a task FAILED; the STRICT
+    reading where a test asks for it); `connectorStatus` (the REST answer as is), `tasksMax`
     (the spec's, else the number of tasks: `getActualTaskCount`) and `topics` (sorted, from
     `GET /connectors/<name>/topics`).
 
-Where this differs from Strimzi 0.48.0: Strimzi reports a failure as a `NotReady` condition
-(status True) and a connector that is not FAILED as Ready whatever its state; here Ready is
-False until the worker reports every task running, the stricter reading `pulumi up` waits on.
+By default (STRIMZI) a KafkaConnector's condition is Strimzi's: Ready unless the connector or a
+task is FAILED, and then Strimzi's `NotReady` condition with its message (connector_condition).
+A test may ask for the STRICT reading instead (NotReady until the worker reports every task
+running), and says why.
 pulumi-kubernetes' `condition=Ready` (provider/pkg/await/condition/kubectl.go) ignores a Ready
 condition whose `observedGeneration` (the condition's, else the status's) is older than the
 object's generation, so a status of an earlier generation never ends a wait.
@@ -78,11 +78,18 @@ def now_iso() -> str:
 
 
 def ready(is_ready: bool, reason: str | None = None, message: str | None = None) -> JSON:
-    """A Ready condition without its timestamp (Strimzi's Ready=True has no reason or message)."""
-    out: JSON = {"type": "Ready", "status": "True" if is_ready else "False"}
-    if not is_ready:
-        out.update({"reason": reason or "Unknown", "message": message or ""})
-    return out
+    """The condition Strimzi writes, without its timestamp: `Ready` True (no reason or message),
+    or, for any failure, `NotReady` True with the exception's class as reason and its message
+    (StatusUtils.setStatusConditionAndObservedGeneration, buildConditionFromException: Strimzi
+    never writes Ready False)."""
+    if is_ready:
+        return {"type": "Ready", "status": "True"}
+    return {"type": "NotReady", "status": "True", "reason": reason or "Throwable", "message": message or ""}
+
+
+def not_ready(message: str) -> JSON:
+    """Strimzi's condition for a failed connector or task: its Future failed with a Throwable."""
+    return ready(False, "Throwable", message)
 
 
 STRIMZI, STRICT = "strimzi", "strict"
@@ -94,17 +101,25 @@ def connector_condition(rest: JSON, wanted: str = "RUNNING", mode: str = STRIMZI
     STRIMZI (the default, what production reports): Ready unless the connector or a task is
     FAILED; an UNASSIGNED or RESTARTING connector, or one whose tasks have not started, is Ready
     (AbstractConnectOperator.updateConnectorStatusAndConditions, 0.43.0 to 1.2.0: a failure is the
-    connector or a task in state FAILED). STRICT: Ready only when the connector and every task are
-    in the `wanted` state; used only where a test says why."""
+    connector or a task in state FAILED). A failure is Strimzi's one condition: `NotReady` True,
+    reason `Throwable` (the failed Future's Throwable, StatusUtils.buildConditionFromException),
+    and its message, the connector's if it failed, else the failed tasks' ids. STRICT: Ready only
+    when the connector and every task are in the `wanted` state, NotReady with the states
+    otherwise; used only where a test says why."""
     connector, tasks = rest["connector"], rest.get("tasks", [])
+    if mode == STRIMZI:
+        if connector["state"] == "FAILED":
+            return not_ready("Connector has failed, see connectorStatus for more details.")
+        failed_ids = [str(t["id"]) for t in tasks if t["state"] == "FAILED"]
+        if failed_ids:
+            return not_ready(f"The following tasks have failed: {', '.join(failed_ids)}, see connectorStatus for "
+                             "more details.")
+        return ready(True)
     states = ", ".join(f"task {t['id']} {t['state']}" for t in tasks) or "no tasks"
     message = f"connector {connector['state']}; {states}"
-    failed = [t for t in [connector, *tasks] if t["state"] == "FAILED"]
-    traced = [t for t in failed if t.get("trace")]
+    traced = [t for t in [connector, *tasks] if t["state"] == "FAILED" and t.get("trace")]
     if traced:
         message += f"; {traced[0]['trace'].strip().splitlines()[0]}"
-    if mode == STRIMZI:
-        return ready(False, "FAILED", message) if failed else ready(True)
     if connector["state"] != wanted:
         return ready(False, connector["state"], message)
     off = [t for t in tasks if t["state"] != wanted]
@@ -132,7 +147,7 @@ class Write:
     namespace: str
     name: str
     generation: int
-    condition: JSON  # its Ready condition, as written
+    condition: JSON  # its Ready or NotReady condition, as written
     tasks: int       # how many tasks its connectorStatus lists (0 for a KafkaConnect)
 
 
@@ -243,10 +258,11 @@ class Reconciler:
             raise ApiError(code, answer, f"status of {obj['kind']} {meta['namespace']}/{meta['name']}")
         stored = answer.get("status") or {}
         self.last[key] = stored
-        condition = next(c for c in stored.get("conditions", []) if c["type"] == "Ready")
+        # Strimzi writes either a Ready or a NotReady condition (not both).
+        condition = next(c for c in stored.get("conditions", []) if c["type"] in ("Ready", "NotReady"))
         tasks = len((stored.get("connectorStatus") or {}).get("tasks", []))
         self.writes.append(Write(at, obj["kind"], meta["namespace"], meta["name"], meta["generation"], condition, tasks))
-        if condition["status"] == "True":
+        if condition["type"] == "Ready" and condition["status"] == "True":
             self.ready_since.setdefault(key, at)
         else:
             self.ready_since.pop(key, None)

@@ -129,18 +129,29 @@ def _rest(connector: str, *tasks: str) -> dict:
     return {"connector": {"state": connector}, "tasks": [{"id": i, "state": t} for i, t in enumerate(tasks)]}
 
 
+READY = {"type": "Ready", "status": "True"}
+
+
+def _not_ready(message: str) -> dict:
+    return {"type": "NotReady", "status": "True", "reason": "Throwable", "message": message}
+
+
 @pytest.mark.parametrize("rest, strimzi, strict", [
-    (_rest("RUNNING", "RUNNING"), "True", "True"),
-    (_rest("UNASSIGNED"), "True", "False"),
-    (_rest("RUNNING"), "True", "True"),
-    (_rest("RUNNING", "UNASSIGNED"), "True", "False"),
-    (_rest("RESTARTING", "RUNNING"), "True", "False"),
-    (_rest("RUNNING", "FAILED"), "False", "False"),
-    (_rest("FAILED"), "False", "False"),
+    (_rest("RUNNING", "RUNNING"), READY, "True"),
+    (_rest("UNASSIGNED"), READY, "False"),
+    (_rest("RUNNING"), READY, "True"),
+    (_rest("RUNNING", "UNASSIGNED"), READY, "False"),
+    (_rest("RESTARTING", "RUNNING"), READY, "False"),
+    (_rest("RUNNING", "FAILED", "RUNNING", "FAILED"),
+     _not_ready("The following tasks have failed: 0, 2, see connectorStatus for more details."), "False"),
+    (_rest("FAILED", "FAILED"), _not_ready("Connector has failed, see connectorStatus for more details."), "False"),
 ])
 def test_ready_as_strimzi_reports_it_and_the_strict_mode(rest, strimzi, strict):
     """Strimzi: Ready unless the connector or a task FAILED (an UNASSIGNED connector, or one with
-    tasks not yet started, is Ready). Strict: every one RUNNING."""
+    tasks not yet started, is Ready), and then its one NotReady condition with its message
+    (AbstractConnectOperator, 0.43.0 to 1.2.0). Strict: every one RUNNING."""
     from tests.support.watch import STRICT, connector_condition
-    assert connector_condition(rest)["status"] == strimzi
-    assert connector_condition(rest, "RUNNING", STRICT)["status"] == strict
+    assert connector_condition(rest) == strimzi
+    strict_condition = connector_condition(rest, "RUNNING", STRICT)
+    assert strict_condition["status"] == "True"  # Strimzi's conditions: Ready or NotReady, never False
+    assert {"True": "Ready", "False": "NotReady"}[strict] == strict_condition["type"]

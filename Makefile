@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse outputs-schema kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool shellcheck prometheus-crds strimzi-crds clean lock
+.PHONY: render rehearse outputs-schema kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool dashboard-picture shellcheck prometheus-crds strimzi-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -167,6 +167,11 @@ audit: venv
 	$(BIN)/python -m infra.tools.sample build/audit-sample
 	$(BIN)/python -m spark.audit --local build/audit-sample --out build/audit --master 'local[2]'; \
 	  code=$$?; echo "exit code $$code (1 = findings: the sample's injected faults)"; test $$code -eq 1
+
+# The dashboard drawn from a recorded fault (docs/operations.md#what-on-call-sees): its queries
+# answered by Prometheus (Debian's package, as promtool) over the stored recording.
+dashboard-picture: venv promtool
+	$(BIN)/python -m tests.support.dashboard_picture
 
 schema: venv
 	$(BIN)/python -m infra schema

@@ -47,3 +47,19 @@ def test_the_dashboard_export_runs_as_written():
     finally:
         exported.unlink(missing_ok=True)
     assert dashboard == monitoring_dashboard()  # the program's dashboard, whole
+
+
+def test_the_dashboard_picture_is_drawn_as_written():
+    """The docs' picture drawn again from the stored recording: the same picture, every panel
+    with data."""
+    from tests.support.dashboard_picture import OUT
+    lines = runbooks.block("What on-call sees", "make dashboard-picture")
+    assert lines == ["make dashboard-picture"]
+    before = OUT.read_text()
+    try:
+        done = run_block(lines)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert OUT.read_text() == before
+    finally:
+        OUT.write_text(before)
+    assert done.stdout.splitlines()[-1] == f"{OUT}: 29 panels, 29 with data"

@@ -100,6 +100,8 @@ LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
         (SUITE, "make test"),
     ("Dashboard", "make render STACK=dev"): (RUN, _BOARD),
     ("Dashboard", ".venv/bin/python -c"): (RUN, _BOARD),
+    ("What on-call sees", "make dashboard-picture"):
+        (RUN, "tests/conformance/test_runbook_commands.py::test_the_dashboard_picture_is_drawn_as_written"),
     ("Pause, resume and drift", "kubectl -n repl-us-west-us-east patch kafkaconnector"): (RUN, _DRIFT),
     ("Pause, resume and drift", "kubectl -n repl-us-west-us-east scale kafkaconnect"): (RUN, _DRIFT),
     ("Pause, resume and drift", "pulumi preview --refresh"): (RUN, _DRIFT),

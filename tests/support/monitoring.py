@@ -185,13 +185,16 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
     return [
         ("KafkaReplicationConnectorFailed",
          without_running_source + [series("kafka_connect_connector_status", "1x40", connector=running, status="failed")],
-         "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src, "connector": running},
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "for 10m", **src, "connector": running},
                   "exp_annotations": {
                       "summary": f"Connector {running} of flow {FLOW} has failed",
-                      "description": f"Kafka Connect reports connector {running} (Connect cluster {FLOW}) FAILED: "
-                                     "nothing of it replicates. Its KafkaConnector may still look Ready; read the "
-                                     "connector's trace in its status (kubectl get kafkaconnector -o yaml) and the "
-                                     "Connect pod logs.",
+                      "description": f"Kafka Connect reports connector {running} (Connect cluster {FLOW}) FAILED. "
+                                     "Its tasks run on with the task configurations they had, so records may still be "
+                                     "copied, but the connector no longer follows the source: new topics, partitions "
+                                     "and groups are not picked up, nor topic configurations synced, until it starts "
+                                     "again with the cause fixed. Its KafkaConnector is NotReady (Connector has "
+                                     "failed); read the connector's trace in its status (kubectl get kafkaconnector "
+                                     "-o yaml) and the Connect pod logs.",
                       "runbook": "docs/operations.md#kafkareplicationconnectorfailed"}}]),
         ("KafkaReplicationTaskFailed",
          without_running_task + [series("kafka_connect_connector_task_status", "1x40", connector=running, task="0",
@@ -419,4 +422,11 @@ def quiet_cases() -> list[tuple[str, list[dict], list[str]]]:
                  series("kafka_connect_source_task_source_record_poll_total", "0+10x40", connector=running, task="0"),
                  series("kafka_connect_source_task_source_record_write_total", "0x40", connector=running, task="0")),
          []),
+        # The target down on Kafka 3.8 (CSM 1.2): the workers lose their assignments but keep the
+        # lost tasks' MirrorMaker 2 series, frozen; the group's alert names the cause, alone.
+        ("a Connect group down with its heartbeat series frozen",
+         replace(h, series("kafka_connect_worker_connector_count", "0x40"),
+                 series("kafka_connect_mirror_mirrorsourceconnector_record_count", "60x40", source="us-west",
+                        target="us-east", topic="us-west.heartbeats", partition="0")),
+         ["KafkaReplicationConnectGroupDown"]),
     ]

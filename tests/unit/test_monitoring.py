@@ -202,9 +202,12 @@ def test_heartbeats_only_on_the_connector_that_copies_them():
     model, _, _ = model_of(topo)
     (rule,) = alerts_of(topo)["KafkaReplicationHeartbeatsStale"]
     # The first running source connector of the pair by name (plan.heartbeat_replicators).
-    assert rule["expr"] == ('max by (flow, connect_cluster, source, target, topic) '
+    # Not while that Connect cluster has lost its assignments (ConnectGroupDown says so).
+    assert rule["expr"] == ('(max by (flow, connect_cluster, source, target, topic) '
                             '(changes(kafka_connect_mirror_mirrorsourceconnector_record_count{flow="a-flow", '
-                            'connect_cluster="a-flow", topic="us-west.heartbeats"}[300s])) == 0')
+                            'connect_cluster="a-flow", topic="us-west.heartbeats"}[300s])) == 0 '
+                            'unless on (flow, connect_cluster) sum by (flow, connect_cluster) '
+                            '(kafka_connect_worker_connector_count{flow="a-flow", connect_cluster="a-flow"}) == 0)')
     topo["flows"][0]["heartbeats"] = topo["flows"][1]["heartbeats"] = False
     assert "KafkaReplicationHeartbeatsStale" not in alerts_of(topo)
 

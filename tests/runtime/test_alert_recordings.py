@@ -3,12 +3,13 @@ test_alert_matrix.py): the dev flow on a real worker with its exporter, one scen
 rehearsal, the worker scraped every EVERY seconds from before the fault to after its end
 (tests/support/recordings.py says how the series are stored and replayed).
 
-Recording takes about seven minutes a scenario, so `make test` does not record: it replays the
+Recording takes about five minutes a scenario, so `make test` does not record: it replays the
 stored recordings (the conformance tier). They are recorded again with
 
     RECORD_ALERTS=1 .venv/bin/python -m pytest -q tests/runtime/test_alert_recordings.py
 
-which rewrites tests/data/recordings/<release>/*.json, reviewed like code.
+(or one, `"...::test_record[<release>-<scenario>]"`), which rewrites tests/data/recordings/
+<release>/*.json, reviewed like code.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from infra.plan import monitoring
 from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
@@ -142,6 +144,24 @@ def scenario_task_failed(r, recorder):
     phases(recorder, "a record larger than the target topic's max.message.bytes: one source task FAILED", begin, end)
 
 
+def scenario_connector_failed(r, recorder):
+    """The source connector's configuration changed by hand (REST API) to a source bootstrap
+    address that does not resolve: the worker restarts the connector, whose start fails creating
+    its admin client (no resolvable bootstrap address); then the configuration put back, as
+    on-call would. Its tasks are the worker's, not the connector's: what they do is recorded."""
+    worker, name = _worker(r), f"{FLOW}-source"
+    kept = worker.get(f"/connectors/{name}/config")
+    broken = {**kept, "source.cluster.bootstrap.servers": "us-west.unresolvable.invalid:9092"}
+
+    def begin() -> None:
+        worker.request("PUT", f"/connectors/{name}/config", broken)
+
+    def end() -> None:
+        worker.request("PUT", f"/connectors/{name}/config", kept)
+    phases(recorder, "the source connector's configuration given an unresolvable source address: the connector "
+           "FAILED", begin, end)
+
+
 def scenario_credential_revoked(r, recorder):
     """The source user's SCRAM password changed on the broker and not in the stack: the
     connectors' clients fail their next authentication (every REAUTH seconds); then the password
@@ -180,6 +200,34 @@ def dropping_transform(topo: dict) -> None:
                            "config": {"pattern": "us-west\\.test\\.orders"}}]
 
 
+def bidirectional(topo: dict) -> None:
+    """The dev flow as a bidirectional prefixless pair (no checkpoints: they do not work there),
+    used active/passive: producers write on us-west only, so the us-east -> us-west direction polls
+    only records that came from us-west, and its loop filter drops every one."""
+    flow = topo["flows"][0]
+    flow["bidirectional"] = True
+    for key in ("syncGroupOffsets", "groups"):
+        flow.pop(key, None)
+    flow["config"].pop("checkpoint", None)
+    # Its source connectors emit no offset syncs (Kafka 3.9+ refuses their settings there).
+    for key in ("offset.lag.max", "offset-syncs.topic.replication.factor"):
+        flow["config"]["source"].pop(key, None)
+    # us-west is a target too now: Strimzi's KafkaConnect trusts PEM certificates only.
+    topo["clusters"]["us-west"]["security"]["tls"]["trust"] = "pem"
+
+
+def scenario_active_passive(r, recorder):
+    """Steady traffic on the active side; the passive direction polls what crossed and writes
+    nothing of it (the scenario is what it says, or the recording is not kept)."""
+    recorder.wait(BASELINE + FAULT)
+    source, target = r.client("us-west"), r.client("us-east")
+    crossed = sum(r.clients.end_offsets(target, [TOPIC]).values())
+    written = sum(r.clients.end_offsets(source, [TOPIC]).values())
+    # What crossed is what producers wrote but the batches in flight; had the passive direction
+    # copied it back, the source would hold it twice.
+    assert 0 < crossed <= written < 1.5 * crossed, (crossed, written)
+
+
 REAUTH = 10  # seconds: how often the connectors' clients authenticate again to a SCRAM source
 
 
@@ -208,12 +256,18 @@ SCENARIOS: dict[str, Scenario] = {
                                    scenario_heartbeats_stopped),
     "task-failed": Scenario("a record larger than the target topic accepts fails the source task copying it; the "
                             "limit put back and the task restarted", scenario_task_failed),
+    "connector-failed": Scenario("the source connector's configuration changed by hand to an unresolvable source "
+                                 "address, the connector FAILED; then the configuration put back",
+                                 scenario_connector_failed),
     "credential-revoked": Scenario("the source user's SCRAM password changed on the broker, not in the stack, then "
                                    "put back", scenario_credential_revoked, topology=scram_source,
                                    fields={"reauthenticate": {"us-west": REAUTH}}),
     "transform-drops": Scenario("a Filter transform drops every record of the replicated topic while producers "
                                 "write (heartbeats still copied)", scenario_transform_drops,
                                 topology=dropping_transform),
+    "active-passive": Scenario("a bidirectional prefixless pair used active/passive: producers write on one side, "
+                               "the other direction's loop filter drops every record it polls",
+                               scenario_active_passive, topology=bidirectional),
 }
 
 
@@ -225,8 +279,12 @@ def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeyp
         scenario.topology(topo)
     with rehearsal(topo, tmp_path, runtime_api, **scenario.fields) as r:
         start(r, monkeypatch)
-        names = recordings.series_read(rule["expr"] for group in groups_of(r.topology) for rule in group["rules"])
-        recorder = recordings.Recorder(_worker(r).scrape, names, target_labels(FLOW), EVERY)
+        # What the alert rules and the dashboard read (docs/operations.md#dashboard pictures these).
+        names = recordings.series_read([rule["expr"] for group in groups_of(r.topology) for rule in group["rules"]]
+                                       + monitoring.dashboard_queries())
+        # Every Connect cluster's worker (one a flow here), labelled as its PodMonitor target.
+        recorder = recordings.Recorder([(w.scrape, target_labels(flow)) for (flow, _), w in sorted(r.workers.items())],
+                                       names, EVERY)
         with Traffic(r, scenario.age):
             recorder.start("baseline")
             try:

@@ -1,9 +1,10 @@
 """Series recorded from real faults, for the alert rules' false-page matrix.
 
-A recording is what Prometheus would have stored of one Connect worker during one scenario on the
-runtime tier (Strimzi 1.2.0's worker so far): the worker's exporter scraped every `every_seconds` (tests/runtime/
-test_alert_recordings.py), the series the alert rules read kept, with the labels the Prometheus
-Operator adds to a PodMonitor's targets (monitoring.target_labels). It is stored as promtool's `input_series` (run-length
+A recording is what Prometheus would have stored of a flow's Connect workers (one per Connect
+cluster) during one scenario on the runtime tier, on every release: each worker's exporter scraped
+every `every_seconds` (tests/runtime/test_alert_recordings.py), the series the alert rules and the
+dashboard read kept, with the labels the Prometheus Operator adds to a PodMonitor's targets
+(monitoring.target_labels). It is stored as promtool's `input_series` (run-length
 encoded: `1x9` is ten 1s, `_` a scrape without the series) in tests/data/recordings/<release>/
 <scenario>.json, beside the scenario's phases, so that a reviewer reads it like code.
 
@@ -25,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.monitoring import exposition
-from tests.support.stacks import ROOT
+from tests.support.stacks import ROOT, RUNTIME_RELEASES
 
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 
 def series_read(exprs: Iterable[str]) -> set[str]:
-    """The metric names the expressions read (ours are all `kafka_...`)."""
-    return {name for expr in exprs for name in re.findall(r"\b(kafka_[a-z0-9_]+)\b", expr)}
+    """The metric names the expressions read: Kafka's and Connect's (`kafka_...`), and the JVM's
+    and the process's the exporter agent adds (`jvm_...`, `process_...`)."""
+    return {name for expr in exprs for name in re.findall(r"\b((?:kafka|jvm|process)_[a-z0-9_]+)\b", expr)}
 
 
 def _key(name: str, labels: dict[str, str]) -> str:
@@ -70,11 +72,12 @@ def encode(values: list[float | None]) -> str:
 
 @dataclass
 class Recorder:
-    """Scrapes `scrape()` every `every` seconds in a thread until stopped; `phase` marks where a
-    scenario's step begins (the scrape index it begins at)."""
-    scrape: Callable[[], str]
+    """Scrapes every target (a worker's `scrape` with the labels Prometheus adds to its series)
+    every `every` seconds in a thread until stopped; `phase` marks where a scenario's step begins
+    (the scrape index it begins at). A target that does not answer leaves its series without a
+    sample there, as Prometheus would."""
+    targets: list[tuple[Callable[[], str], dict[str, str]]]
     names: set[str]
-    extra: dict[str, str]
     every: float = 2.0
     samples: list[dict[str, float] | None] = field(default_factory=list)
     phases: list[tuple[int, str]] = field(default_factory=list)
@@ -89,11 +92,13 @@ class Recorder:
     def _run(self) -> None:
         deadline = time.monotonic()
         while not self._stop.is_set():
-            try:
-                sample: dict[str, float] | None = parse(self.scrape(), self.names, self.extra)
-            except OSError:
-                sample = None  # the worker did not answer: Prometheus records no sample
-            self.samples.append(sample)
+            sample: dict[str, float] = {}
+            for scrape, extra in self.targets:
+                try:
+                    sample.update(parse(scrape(), self.names, extra))
+                except OSError:
+                    pass  # the worker did not answer: Prometheus records no sample of it
+            self.samples.append(sample or None)
             deadline += self.every
             self._stop.wait(max(0.0, deadline - time.monotonic()))
 
@@ -152,6 +157,8 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # The record the target refuses fails the task that copies it; its producer counted the error.
     "task-failed": {("KafkaReplicationTaskFailed", "repl-us-west-us-east-source"),
                     ("KafkaReplicationTargetRefusesWrites", "repl-us-west-us-east-source")},
+    # The connector fails to start (its admin client finds no source address).
+    "connector-failed": {("KafkaReplicationConnectorFailed", "repl-us-west-us-east-source")},
     # The source refuses both of the flow's clients that log in to it: the replication consumer
     # (its tasks stay RUNNING) and the heartbeat producer (its task fails); nothing arrives.
     "credential-revoked": {("KafkaReplicationSourceAuthenticationFails", "repl-us-west-us-east-source"),
@@ -160,5 +167,25 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
                            ("KafkaReplicationHeartbeatsStale", None)},
     # Every record of the topic dropped by a transform: polled, not written; no fault.
     "transform-drops": set(),
+    # The passive direction of a bidirectional pair polls what crossed and its loop filter drops
+    # it all: polled, not written; no fault on either side.
+    "active-passive": set(),
 }
-RELEASES = ("strimzi-1.2.0",)  # recorded so far: the newest Strimzi
+_HEARTBEAT_FAILED = ("KafkaReplicationTaskFailed", "repl-us-west-us-east-heartbeat")
+# Where a release's worker answers a fault otherwise (a consequence, never the cause), the verdict
+# of that release's recording.
+RELEASE_MATRIX: dict[tuple[str, str], set[tuple[str, str | None]]] = {
+    # Kafka 3.8's heartbeat task (CSM 1.2 and 1.4) retries a refused authentication and stays
+    # RUNNING, where 4.x's fails: the authentication alerts name the cause on every release.
+    **{(release, "credential-revoked"): MATRIX["credential-revoked"] - {_HEARTBEAT_FAILED}
+       for release in ("csm-1.2", "csm-1.4")},
+}
+
+
+def verdict(release: str, scenario: str) -> set[tuple[str, str | None]]:
+    """The alerts that must fire in a recording, and no other."""
+    return RELEASE_MATRIX.get((release, scenario), MATRIX[scenario])
+
+
+# Every release the runtime tier runs (tests/support/stacks.py RUNTIME_RELEASES): each has every scenario.
+RELEASES = tuple(f"{flavour}-{version}" for flavour, version in RUNTIME_RELEASES)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract import lastrun
+from contract.audit import OFFSET_LAG_MAX_DEFAULT
 from spark import data, report
 from spark.job import Clusters, CouldNotAudit, check_out, read_config, spark_session
 from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets
@@ -43,13 +44,17 @@ def _topic_pairs(flow: dict, source_topics: dict, target_topics: dict, filters: 
     """Each replicated source topic with its target name and the connector that selects it."""
     pairs = []
     for topic, info in sorted(source_topics.items()):
-        for connector in flow["connectors"]:
-            if filters.selects(connector, flow["excludeTopics"]["source"], topic):
-                target = flow["topicPrefix"] + topic
-                pairs.append({"source": topic, "target": target, "info": info, "connector": connector,
-                              "targetInfo": target_topics.get(target)})
-                break
+        connector = selecting(flow, topic, filters)
+        if connector is not None:
+            target = flow["topicPrefix"] + topic
+            pairs.append({"source": topic, "target": target, "info": info, "connector": connector,
+                          "targetInfo": target_topics.get(target)})
     return pairs
+
+
+def selecting(flow: dict, topic: str, filters: TopicFilters) -> dict | None:
+    """The flow's source connector that replicates `topic` (the first whose filters select it)."""
+    return next((c for c in flow["connectors"] if filters.selects(c, flow["excludeTopics"]["source"], topic)), None)
 
 
 def _sides(flow: dict, pairs: list[dict]) -> tuple[data.Side, data.Side]:
@@ -225,8 +230,12 @@ def _checkpoints(flow, source, target, filters, now_ms, thresholds) -> list[dict
     on_source = failover.LiveCluster(source, source.client_config, flow["sourceAlias"], "source")
     checkpoints = failover.flow_checkpoints(flow, on_target, filters)
     committed = {g: on_source.group_offsets(g) for g in sorted({g for g, _, _ in checkpoints})}
+
+    def offset_lag_max(topic: str) -> int:
+        connector = selecting(flow, topic, filters) or {}
+        return int(connector.get("offsetLagMax", OFFSET_LAG_MAX_DEFAULT))
     return failover.checkpoint_staleness(flow, checkpoints, committed, now_ms,
-                                         thresholds.get("maxCheckpointAgeSeconds"))
+                                         thresholds.get("maxCheckpointAgeSeconds"), offset_lag_max)
 
 
 def run(config: dict, clusters: dict, fetch, window: Window, now_ms: int, filters: TopicFilters,

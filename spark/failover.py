@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from contract.audit import OFFSET_LAG_MAX_DEFAULT
 from spark.job import Clusters, CouldNotAudit, check_out, read_config
 from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
 
@@ -568,7 +567,7 @@ def flow_checkpoints(flow: dict, target: LiveCluster, filters) -> dict[tuple[str
 
 def checkpoint_staleness(flow: dict, checkpoints: dict[tuple[str, str, int], Stamped],
                          source_offsets: dict[str, dict[tuple[str, int], int]], now_ms: int,
-                         max_age_seconds: int | None) -> list[dict]:
+                         max_age_seconds: int | None, offset_lag_max: Callable[[str], int]) -> list[dict]:
     """Per group with checkpoints of this flow: the age of its newest checkpoint and how far the
     group's commits on the source are past its checkpoints (the records a consumer failing over
     now would read again). The audit runs this on its schedule; `kafka-replication status` and the
@@ -580,10 +579,9 @@ def checkpoint_staleness(flow: dict, checkpoints: dict[tuple[str, str, int], Sta
     `offset.lag.max` records (fewer once the source task commits its pending syncs), so a group
     may be that many records past its checkpoint with nothing wrong. A group is stale when both
     hold: its newest checkpoint is older than `max_age_seconds` (None: not judged) and a partition
-    of it is committed more than its connector's offset.lag.max past the checkpoint."""
+    of it is committed more than its connector's offset.lag.max past the checkpoint
+    (`offset_lag_max(source topic)`)."""
     prefix = flow["topicPrefix"]
-    tolerance = max((int(c.get("offsetLagMax", OFFSET_LAG_MAX_DEFAULT)) for c in flow["connectors"]),
-                    default=OFFSET_LAG_MAX_DEFAULT)
     groups: dict[str, list[tuple[tuple[str, int], Stamped]]] = {}
     for (group, topic, partition), stamped in checkpoints.items():
         groups.setdefault(group, []).append(((topic[len(prefix):], partition), stamped))
@@ -591,14 +589,18 @@ def checkpoint_staleness(flow: dict, checkpoints: dict[tuple[str, str, int], Sta
     for group, items in sorted(groups.items()):
         committed = source_offsets.get(group, {})
         gaps = [max(0, committed[tp] - s.checkpoint.upstream) for tp, s in items if tp in committed]
+        # The stale partitions' gaps, each against its own connector's offset.lag.max.
+        over = sorted((gap, offset_lag_max(tp[0])) for tp, s in items if tp in committed
+                      for gap in [max(0, committed[tp] - s.checkpoint.upstream)] if gap > offset_lag_max(tp[0]))
         # A checkpoint written after the run's clock was read is fresh, not from the future.
         age = max(0.0, round((now_ms - max(s.timestamp_ms for _, s in items)) / 1000, 3))
         row = {"group": group, "partitions": len(items), "ageSeconds": age, "behindRecords": sum(gaps),
                "behindMax": max(gaps, default=0), "findings": []}
-        if max_age_seconds is not None and age > max_age_seconds and row["behindMax"] > tolerance:
+        if max_age_seconds is not None and age > max_age_seconds and over:
+            gap, tolerance = over[-1]
             row["findings"].append(
                 f"group {group}: its newest checkpoint is {age:.0f} s old (threshold {max_age_seconds} s) and its "
-                f"commits on {flow['sourceAlias']} are up to {row['behindMax']} record(s) of a partition past it "
+                f"commits on {flow['sourceAlias']} are up to {gap} record(s) of a partition past it "
                 f"(offset.lag.max {tolerance}): consumers failing over now would read {sum(gaps)} record(s) again")
         out.append(row)
     return out

@@ -18,6 +18,7 @@ from infra.core.manifests import (JSON, ConfigMap, CronJob, Manifest, Namespace,
                                   ServiceAccount, meta, opaque_secret, secret_values)
 from infra.core.names import AuditNames, secret_key
 from infra.plan.connectors import SMT_INSERT_HEADER
+from infra.plan.failover import kafka_long
 from infra.plan.stack import StackPlan
 from infra.topology.resolution import Model, SourceSpec
 from infra.topology.schema import Audit
@@ -49,12 +50,9 @@ def _offset_lag_max(spec: SourceSpec) -> int:
     """The connector's offset.lag.max as its worker reads it (a long; MirrorSourceConfig's default
     when unset), within the audit configuration's integers: the checkpoint staleness the audit
     judges tolerates that many records (spark/failover.py checkpoint_staleness)."""
-    value = spec.config.get("offset.lag.max")
-    try:
-        number = OFFSET_LAG_MAX_DEFAULT if value is None or isinstance(value, bool) else int(str(value).strip())
-    except ValueError:
-        number = OFFSET_LAG_MAX_DEFAULT  # not a number: the worker refuses the connector before any checkpoint
-    return min(max(number, 0), INT32)
+    number = kafka_long(spec.config.get("offset.lag.max", OFFSET_LAG_MAX_DEFAULT))
+    # Not a LONG: the worker refuses the connector before any checkpoint.
+    return OFFSET_LAG_MAX_DEFAULT if number is None else min(max(number, 0), INT32)
 
 
 def audited_aliases(stack_plan: StackPlan) -> list[str]:

@@ -38,7 +38,7 @@ DEFAULT_SYNC_SECONDS = 60
 _JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))
 
 
-def _long(value: object) -> int | None:
+def kafka_long(value: object) -> int | None:
     """A connector setting as Kafka's ConfigDef reads a LONG (an integer within Java's long, or
     a string `Long.parseLong` takes once trimmed: a sign, then decimal digits, which Java reads
     in any script, `Character.digit`, as Python's int does; '²' is not one); None when Kafka
@@ -68,7 +68,7 @@ def emit_seconds(flow: Flow) -> int | None:
     as disabled: MirrorCheckpointConnector.taskConfigs)."""
     if not flow.with_checkpoints or not _emit_enabled(flow):
         return None
-    seconds = _long(flow.config.checkpoint.get(EMIT_INTERVAL_KEY, DEFAULT_EMIT_SECONDS))
+    seconds = kafka_long(flow.config.checkpoint.get(EMIT_INTERVAL_KEY, DEFAULT_EMIT_SECONDS))
     return seconds if seconds is not None and seconds >= 0 else None
 
 
@@ -149,7 +149,7 @@ def problems(model: Model) -> list[Problem]:
         seen.add(d.declared)
         flow = d.flow
         raw = flow.config.checkpoint.get(EMIT_INTERVAL_KEY)
-        if raw is not None and _long(raw) is None:
+        if raw is not None and kafka_long(raw) is None:
             found.append(Problem(d.where, f"config.checkpoint.{EMIT_INTERVAL_KEY}", raw,
                                  "a whole number of seconds (Kafka reads it as a long)"))
         enabled = flow.config.checkpoint.get(EMIT_ENABLED_KEY)

@@ -701,7 +701,7 @@ def test_a_group_is_stale_when_its_checkpoint_is_old_and_its_commits_moved_past_
     committed = {"busy": {("orders", 0): 901, ("orders", 1): 10, ("other", 0): 9999},
                  "idle": {("orders", 0): 70}, "gap": {("orders", 0): 400}, "fresh": {("orders", 0): 5000},
                  "later": {("orders", 0): 9000}}
-    rows = readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600)
+    rows = readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lambda topic: 100)
     assert [(r["group"], r["partitions"], r["ageSeconds"], r["behindRecords"], r["behindMax"]) for r in rows] == [
         ("busy", 2, 900.0, 401, 401), ("fresh", 1, 30.0, 5000, 5000), ("gap", 1, 5000.0, 100, 100),
         ("idle", 1, 5000.0, 0, 0), ("later", 1, 0.0, 9000, 9000)]
@@ -712,10 +712,29 @@ def test_a_group_is_stale_when_its_checkpoint_is_old_and_its_commits_moved_past_
         "fresh": [], "gap": [], "idle": [], "later": []}
 
 
-def test_staleness_is_not_judged_without_a_threshold_and_a_missing_lag_max_is_kafka_s_default():
-    checkpoints = dict([stamped("busy", 0, 0, 5000)])
-    assert readiness.checkpoint_staleness(STALE_FLOW, checkpoints, {"busy": {("orders", 0): 101}}, NOW,
-                                          None)[0]["findings"] == []
-    flow = {**STALE_FLOW, "connectors": [{}]}
-    assert readiness.checkpoint_staleness(flow, checkpoints, {"busy": {("orders", 0): 100}}, NOW, 600)[0]["findings"] == []
-    assert readiness.checkpoint_staleness(flow, checkpoints, {"busy": {("orders", 0): 101}}, NOW, 600)[0]["findings"]
+def test_staleness_is_not_judged_without_a_threshold_and_each_topic_has_its_connector_s_lag_max():
+    checkpoints = dict([stamped("busy", 0, 0, 5000),
+                        (("busy", "us-west.payments", 0), Stamped(Checkpoint("busy", "us-west.payments", 0, 0, 0, ""),
+                                                                  NOW - 5_000_000))])
+    committed = {"busy": {("orders", 0): 50, ("payments", 0): 50}}
+    lag_max = {"orders": 100, "payments": 5}.__getitem__
+    assert readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, None, lag_max)[0]["findings"] == []
+    (row,) = readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lag_max)
+    assert row["findings"] == [
+        "group busy: its newest checkpoint is 5000 s old (threshold 600 s) and its commits on us-west are up to 50 "
+        "record(s) of a partition past it (offset.lag.max 5): consumers failing over now would read 100 record(s) "
+        "again"]
+    committed["busy"][("payments", 0)] = 5  # within payments' own offset.lag.max, orders' 50 within 100
+    assert readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lag_max)[0]["findings"] == []
+
+
+def test_the_audit_finds_the_connector_that_replicates_a_topic():
+    from spark import audit
+
+    class Filters:
+        def selects(self, connector, never, topic):
+            return topic.startswith(connector["prefix"])
+    flow = {**STALE_FLOW, "excludeTopics": {"source": []},
+            "connectors": [{"prefix": "pay", "offsetLagMax": 5}, {"prefix": "ord"}]}
+    assert [audit.selecting(flow, t, Filters()) for t in ("payments", "orders", "other")] == [
+        {"prefix": "pay", "offsetLagMax": 5}, {"prefix": "ord"}, None]

@@ -62,7 +62,7 @@ test-engine: venv engine shellcheck prometheus-crds
 # servers and JVMs, or a Go build):
 #   - the tiers that need no Go binary: conformance, audit, unit (the unit tier last:
 #     tests/unit/test_verdicts.py reads the documents every test before it handed the pipeline);
-#   - kube-apiserver built first (the only binary the runtime tier needs), then the runtime tier;
+#   - kube-apiserver and kubectl built first (the binaries the runtime tier needs), then the runtime tier;
 #   - meanwhile the other binaries, then the API-server and engine tiers;
 #   - once the first run is done, a second runtime process: the two share the tier's tests, each
 #     test run by one of them (tests/support/shared_queue.py). A runtime test waits on brokers
@@ -74,7 +74,7 @@ BUILD := bash tools/engine/build.sh
 SHARED_RUNTIME := KAFKA_REPLICATION_TEST_QUEUE=$(CURDIR)/build/runtime-queue $(PYTEST) tests/runtime
 test: venv promtool shellcheck prometheus-crds
 	@mkdir -p build; rm -rf build/*.status build/*.log build/runtime-queue; \
-	{ $(BUILD) kube-apiserver > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \
+	{ $(BUILD) kube-apiserver kubectl > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \
 	  { $(SHARED_RUNTIME) >> build/tier-runtime.log 2>&1; echo $$? > build/tier-runtime.status; } & \
 	  $(BUILD) > build/tier-engine.log 2>&1; echo $$? > build/binaries.status; \
 	  $(PYTEST) tests/apiserver tests/engine >> build/tier-engine.log 2>&1; echo $$? > build/tier-engine.status; \
@@ -124,9 +124,10 @@ apiserver engine:
 	@bash tools/engine/build.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
 	  echo "the engine binaries could not be built: the API-server and engine tiers will skip (docs/engine.md)"; }
 
-# kube-apiserver alone: the one binary the runtime tier needs (its operator stand-in's API server).
+# kube-apiserver and kubectl: the binaries the runtime tier needs (its operator stand-in's API
+# server, and kubectl for the runbook lines it runs as written).
 kube-apiserver:
-	@bash tools/engine/build.sh kube-apiserver >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
+	@bash tools/engine/build.sh kube-apiserver kubectl >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
 	  echo "kube-apiserver could not be built: the runtime tier will skip (docs/engine.md)"; }
 
 # promtool, from Debian's prometheus package unpacked into ~/.cache (the service is not installed):

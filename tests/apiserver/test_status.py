@@ -29,6 +29,7 @@ from infra.tools.rehearsal.apiserver import kubeconfig
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.status.kube import SECONDS
+from tests.support.audit_job import finished_run
 from tests.support.schemas import strimzi_crds
 from tests.support.stacks import ROOT, started_apiserver
 
@@ -74,43 +75,10 @@ def deployed(server: Client, tmp_path_factory):
                                      "url": f"http://{NS}-connect-api.{NS}.svc:8083"})
         elif o["kind"] == "KafkaConnector":
             write_status(server, o, connector_status(o["metadata"]["name"], "RUNNING", ["RUNNING"]))
-    cron = get(server, "batch/v1", "CronJob", AUDIT_NS, CRON)
-    job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": f"{CRON}-29400617", "namespace": AUDIT_NS,
-                        "labels": cron["spec"]["jobTemplate"]["metadata"]["labels"],
-                        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": CRON,
-                                             "uid": cron["metadata"]["uid"], "controller": True}]},
-           "spec": {"template": cron["spec"]["jobTemplate"]["spec"]["template"], "suspend": True}}
-    created = server.create(job)
-    # What the Job controller writes when the audit's pod exited 0 (the fields the server
-    # requires of a Complete condition: start and completion times, a SuccessCriteriaMet first).
-    created["status"] = {"startTime": "2026-11-27T10:17:01Z", "completionTime": "2026-11-27T10:17:40Z",
-                         "succeeded": 1, "ready": 0, "terminating": 0,
-                         "conditions": [
-                             {"type": "SuccessCriteriaMet", "status": "True",
-                              "lastTransitionTime": "2026-11-27T10:17:40Z", "lastProbeTime": "2026-11-27T10:17:40Z"},
-                             {"type": "Complete", "status": "True", "lastTransitionTime": "2026-11-27T10:17:40Z",
-                              "lastProbeTime": "2026-11-27T10:17:40Z"}]}
-    status, body = server.request("PUT", f"/apis/batch/v1/namespaces/{AUDIT_NS}/jobs/{CRON}-29400617/status",
-                                  created)
-    assert status == 200, body
-    # Its pod, with the run's summary as the kubelet keeps the container's termination message
-    # (no kubelet here: the test writes the status it would).
-    template = cron["spec"]["jobTemplate"]["spec"]["template"]
-    pod = server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"{CRON}-29400617-x7k2p", "namespace": AUDIT_NS,
-        "labels": {**template["metadata"]["labels"], "batch.kubernetes.io/job-name": f"{CRON}-29400617",
-                   "job-name": f"{CRON}-29400617"}}, "spec": template["spec"]})
     summary = lastrun.encode({"status": "ok", "finishedAt": 1795774660000, "flows": [
         {"name": NS, "status": "ok", "topics": [{"source": "test.orders", "partitions": [
             {"lag": 2, "status": "ok"}, {"lag": 0, "status": "ok"}]}]}]})
-    pod["status"] = {"phase": "Succeeded", "containerStatuses": [{
-        "name": "audit", "image": template["spec"]["containers"][0]["image"], "imageID": "", "ready": False,
-        "restartCount": 0, "state": {"terminated": {"exitCode": 0, "reason": "Completed", "message": summary,
-                                                    "startedAt": "2026-11-27T10:17:05Z",
-                                                    "finishedAt": "2026-11-27T10:17:40Z"}}}]}
-    status, body = server.request("PUT", f"/api/v1/namespaces/{AUDIT_NS}/pods/{CRON}-29400617-x7k2p/status", pod)
-    assert status == 200, body
+    finished_run(server, AUDIT_NS, CRON, "29400617", summary, 0)
     outputs = tmp_path_factory.mktemp("status") / "outputs.json"
     outputs.write_text(json.dumps(result.outputs))
     contract.read(json.loads(outputs.read_text()))

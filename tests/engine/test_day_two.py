@@ -4,6 +4,7 @@ the Pulumi CLI's engine with the program."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -198,3 +199,139 @@ def test_connect_replicas_scaled_as_the_runbook_says(engine, tmp_path):
     assert isinstance(exporter, subprocess.CompletedProcess)
     assert exporter.stdout == served["data"]["metrics-config.yml"]
     assert yaml.safe_load(exporter.stdout)["rules"][0]["labels"]["flow"] == namespace
+
+
+def typed(line: str, engine: Engine, one: Single) -> subprocess.CompletedProcess[str]:
+    """A runbook line given to bash as a person types it, in the stack's project directory (its
+    topology at stacks/dev.yaml, its one stack selected), with the stack's kubeconfig: `pulumi`
+    the CLI itself, except `preview` and `up`, which tests/engine/driver.py runs with the program
+    served inline (no Python language host here, as Engine.run); `python` the suite's
+    interpreter; kubectl of the server's release; jq the machine's."""
+    binary = kubectl_binary()
+    if binary is None:
+        unavailable("no kubectl: run tools/engine/build.sh or `make engine` (docs/engine.md)")
+    shims = one.project / ".runbook-bin"
+    if not shims.exists():
+        shims.mkdir()
+        (shims / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        (shims / "pulumi").write_text(PULUMI_SHIM.format(python=sys.executable, pulumi=str(engine.pulumi),
+                                                         root=str(ROOT)))
+        for shim in shims.iterdir():
+            shim.chmod(0o755)
+    env = engine.env(one.project, one.kubeconfig)
+    env.update({"PATH": os.pathsep.join([str(shims), str(binary.parent), env["PATH"]]), "PYTHONPATH": str(ROOT)})
+    return subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True, timeout=900,
+                          cwd=one.project, env=env)
+
+
+PULUMI_SHIM = '''#!{python}
+import os, subprocess, sys
+args = sys.argv[1:]
+if args[:1] in (["preview"], ["up"]):
+    flags = args[1:]
+    if "--stack" in flags:
+        i = flags.index("--stack")
+        stack = flags[i + 1]
+        del flags[i:i + 2]
+    else:
+        stack = subprocess.run(["{pulumi}", "stack", "--show-name"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    if set(flags) - {{"--refresh"}}:
+        sys.exit("not a runbook flag the tests run: " + " ".join(flags))
+    here = os.getcwd()
+    os.chdir("{root}")
+    os.execv("{python}", ["{python}", "-m", "tests.engine.driver", args[0], "--dir", here, "--stack", stack, *flags])
+os.execv("{pulumi}", ["{pulumi}", *args])
+'''
+
+
+def test_the_opening_lines_and_the_readiness_job_run_as_written(engine, tmp_path):
+    """docs/operations.md's opening block, its first two lines as written in the dev stack's
+    project: validate, preview and up in one line (the stack's objects on the server after it);
+    the flow's failover output read with jq, exactly what the stack exports. (Its third line, the
+    readiness check, needs the clusters: tests/runtime/test_runtime_failover.py runs it.) Then the
+    readiness Job's line: the Job made from the deployed CronJob, its command replaced, created on
+    the server (no kubelet here runs it: tests/audit/test_packaging.py runs that command in an
+    image-like environment)."""
+    topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    deploy_line, output_line, _ = runbooks.block("Operating replication", "python -m infra validate stacks/dev.yaml")
+    assert output_line == "pulumi stack output flows --json | jq '.[\"repl-us-west-us-east\"].failover'"
+    with one_cluster(engine, tmp_path, topology, "opening") as one:
+        (one.project / "stacks").mkdir()
+        (one.project / "stacks" / "dev.yaml").symlink_to(one.topology)
+        deployed = typed(deploy_line, engine, one)
+        status, connector = one.client.request(
+            "GET", "/apis/kafka.strimzi.io/v1beta2/namespaces/repl-us-west-us-east/kafkaconnectors/"
+                   "repl-us-west-us-east-source")
+        shown = typed(output_line, engine, one)
+        exported = json.loads(engine.cli("stack", "output", "flows", "--json", cwd=one.project).stdout)
+        job_line = runbooks.block("Is the flow ready? The readiness check", "kubectl -n replication-audit create job")[0]
+        made = typed(job_line, engine, one)
+        job = one.client.request("GET", "/apis/batch/v1/namespaces/replication-audit/jobs/failover-check")[1]
+        cron = one.client.request("GET", "/apis/batch/v1/namespaces/replication-audit/cronjobs/kafka-replication-audit")[1]
+    assert deployed.returncode == 0, deployed.stdout[-3000:] + deployed.stderr[-3000:]
+    assert deployed.stdout.startswith("stacks/dev.yaml: ok ("), deployed.stdout[:500]
+    assert status == 200 and connector["spec"]["state"] == "running"
+    assert shown.returncode == 0, shown.stderr
+    assert made.returncode == 0 and made.stdout == "job.batch/failover-check created\n", made.stdout + made.stderr
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    (scheduled,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["python3", "-m", "spark.audit", "failover", "--config",
+                                    "/etc/replication-audit/config/audit.json", "--flow", "repl-us-west-us-east",
+                                    "--procedure", "continuous"]
+    assert {**container, "command": scheduled["command"]} == scheduled  # the image, mounts and env of the audit's
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    assert json.loads(shown.stdout) == exported["repl-us-west-us-east"]["failover"] == {
+        "procedure": "cutoff", "procedures": ["continuous", "cutoff", "disaster"], "waitSeconds": 240,
+        "topics": ["(?!(?:.*[\\-\\.]internal|.*\\.replica|__.*)$)(?:test.*)"]}
+
+
+REPLAY = "Step by step: replay from an offset"
+
+
+def test_the_replay_steps_run_as_written(engine, tmp_path):
+    """docs/operations.md, "Step by step: replay from an offset", its pulumi and validate lines as
+    written, on the section's whole example (docs/examples/offsets/topology.yaml, whose flow the
+    section shows) as the stack's stacks/dev.yaml: validate; preview and up put the source
+    connector stopped with the alter request (the operator's annotation, the ConfigMap of the
+    offsets); then, the connector running and the request removed, `pulumi up` takes the
+    annotation and the ConfigMap away. No operator runs on this tier, so nothing carries the
+    request out: tests/runtime/test_runtime_offsets.py runs the section's kubectl lines as written
+    where the stand-in operator does, on a real worker."""
+    example = yaml.safe_load((ROOT / "docs" / "examples" / "offsets" / "topology.yaml").read_text())
+    section = OPERATIONS.read_text().split(f"### {REPLAY}\n", 1)[1]
+    shown = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])["flows"][0]
+    assert shown == {k: v for k, v in example["flows"][0].items() if k != "groups"}  # the section's flow is the example's
+    example["operator"]["readiness"] = {"wait": False}
+    lines = runbooks.block(REPLAY, "python -m infra validate stacks/dev.yaml")
+    assert [line.split("#")[0].strip() for line in lines] == [
+        "python -m infra validate stacks/dev.yaml", "pulumi preview && pulumi up",
+        "kubectl -n orders get kafkaconnector orders-source -o jsonpath='{.metadata.annotations}'",
+        "kubectl -n orders get kafkaconnector orders-source -o jsonpath='{.status.conditions}'", "pulumi up"]
+    connector = "/apis/kafka.strimzi.io/v1/namespaces/orders/kafkaconnectors/orders-source"
+    request_map = "/api/v1/namespaces/orders/configmaps/orders-source-offsets-alter"
+    with one_cluster(engine, tmp_path, example, "replay") as one:
+        (one.project / "stacks").mkdir()
+        (one.project / "stacks" / "dev.yaml").symlink_to(one.topology)
+        validated = typed(lines[0], engine, one)
+        deployed = typed(lines[1], engine, one)
+        asked = one.client.request("GET", connector)[1]
+        offsets_map = one.client.request("GET", request_map)[1]
+        example["flows"][0]["state"] = {"source": "running"}
+        del example["flows"][0]["offsets"]
+        one.topology.write_text(yaml.safe_dump(example, sort_keys=False))
+        resumed = typed(lines[4], engine, one)
+        after = one.client.request("GET", connector)[1]
+        gone = one.client.request("GET", request_map)[0]
+    assert validated.returncode == 0 and validated.stdout.startswith("stacks/dev.yaml: ok ("), validated.stdout
+    assert deployed.returncode == 0, deployed.stdout[-3000:] + deployed.stderr[-3000:]
+    assert asked["spec"]["state"] == "stopped"
+    assert asked["metadata"]["annotations"]["strimzi.io/connector-offsets"] == "alter"
+    assert asked["spec"]["alterOffsets"] == {"fromConfigMap": {"name": "orders-source-offsets-alter"}}
+    assert json.loads(offsets_map["data"]["offsets.json"]) == {"offsets": [
+        {"partition": {"cluster": "us-west", "topic": "orders", "partition": 0}, "offset": {"offset": 41}}]}
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert after["spec"]["state"] == "running"
+    assert "strimzi.io/connector-offsets" not in after["metadata"].get("annotations", {})
+    assert "alterOffsets" not in after["spec"]
+    assert gone == 404

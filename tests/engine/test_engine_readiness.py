@@ -17,7 +17,11 @@ a status: the server's managedFields name the writer of each.
 Between the up and the destroy, `kafka-replication status` reads the stack as on-call would
 (docs/status.md): healthy, then the checkpoint connector paused through its spec, then a source
 task failed by a record its target topic refuses; each verdict on the states the real workers
-report.
+report. Then the flow lags (records the failed task never copies) and the audit runs for real
+(Spark's Kafka source on the real clusters, with the configuration and credentials Pulumi
+deployed): status shows the lag per partition from that run's own summary, which the Job
+controller and the kubelet would keep on the Job and its pod (tests/support/audit_job.py writes
+them: neither runs here).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 
 import pytest
 import yaml
@@ -41,8 +46,11 @@ from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.run import Rehearsal, local_topology, secret_material
 from tests.engine import harness
 from tests.engine.harness import CREATE, DELETE
+from tests.engine.test_engine import STORAGE_CLASS
+from tests.support.audit_job import finished_run
 from tests.support.engine import object_type_and_name, ours_left, servers
 from tests.support.prometheus import prometheus_crds
+from tests.support.replication import audit_run
 from tests.support.schemas import strimzi_crds
 from tests.support.stacks import ROOT, RUNTIME_COUNTS, unavailable
 from tests.support.urns import Recorder
@@ -72,6 +80,8 @@ def status_writers(obj: dict) -> set[str]:
 
 
 NS = "repl-us-west-us-east"
+AUDIT_NS, AUDIT = "replication-audit", "kafka-replication-audit"
+START_MS = int(time.time() * 1000) - 3_600_000  # the audit's window: from before the test's first record
 
 
 def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsal, tmp_path) -> dict[str, tuple]:
@@ -125,6 +135,19 @@ def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsa
     r.clients.produce(r.client("us-west"), "test.orders", [{"key": "big", "value": "x" * 4000, "partition": 0}])
     reported(f"{NS}-source", lambda rest: [t["state"] for t in rest["tasks"]].count("FAILED") == 1)
     run("a source task failed")
+    # The flow lags: three more records of partition 0, which the failed task never copies. The
+    # audit runs on what Pulumi deployed (its ConfigMap and credential Secrets, read back from
+    # the server), and its run ends as a Job of the CronJob with the run's summary on its pod.
+    r.clients.produce(r.client("us-west"), "test.orders", [{"key": f"late{i}", "value": "v", "partition": 0}
+                                                          for i in range(3)])
+    deployed = [client.request("GET", f"/api/v1/namespaces/{AUDIT_NS}/configmaps/{AUDIT}")[1]] + [
+        client.request("GET", f"/api/v1/namespaces/{AUDIT_NS}/secrets/{AUDIT}-{alias}")[1] for alias in ("us-west", "us-east")]
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    code, report, summary = audit_run(r, tmp_path, START_MS, "lagging", deployed)
+    found["audit report"] = (code, report, summary)
+    finished_run(client, AUDIT_NS, AUDIT, "29400617", summary, code, started,
+                 datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    run("the flow lags, audited")
     return found
 
 
@@ -133,8 +156,11 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
         engine = harness.start(tmp_path / "engine")
     except LookupError as exc:
         unavailable(f"the engine tier's binaries are missing: {exc}")
-    topology = local_topology(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()))
+    dev = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    topology = local_topology(dev)
     topology["operator"]["readiness"] = {"wait": True, "timeoutSeconds": TIMEOUT_SECONDS}
+    # The dev stack's audit, which a rehearsal leaves out, deployed here: status reads its runs.
+    topology["audit"] = {**dev["audit"], "thresholds": {"maxLag": 0}, "window": {"graceMinutes": 0}}
     path = tmp_path / "dev.yaml"
     path.write_text(yaml.safe_dump(topology, sort_keys=False))
     states, ambient, _ = servers("dev", topology, tmp_path)
@@ -149,6 +175,7 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
             unavailable(str(exc))
         install_crds(client, strimzi_crds(r.release))
         prometheus_crds(client, True)
+        client.create(STORAGE_CLASS)  # the audit's report claim
         began = time.monotonic()
         r.start_clusters()
         # A topic and a group for the flow, so that the source and checkpoint connectors have
@@ -277,7 +304,8 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
     assert [(c["name"], c["state"], [t["state"] for t in c["tasks"]]) for c in data["flows"][NS]["connectors"]] == [
         (f"{NS}-source", "RUNNING", ["RUNNING"] * 3), (f"{NS}-checkpoint", "RUNNING", ["RUNNING"]),
         (f"{NS}-heartbeat", "RUNNING", ["RUNNING"])]
-    assert text.endswith("healthy (exit 0): 1 flow, 1 healthy\n")  # the local topology has no audit
+    assert "replication-audit: HEALTHY; no run yet (schedule 17 * * * *)\n" in text
+    assert text.endswith("healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
     code, text, data = statuses["checkpoint paused"]
     assert (code, data["health"]) == (1, "degraded"), text
     assert data["flows"][NS]["problems"] == [f"{NS}-checkpoint is PAUSED (its spec asks for it: state: paused)",
@@ -293,6 +321,26 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
     # The stand-in's condition is Strimzi's (AbstractConnectOperator): NotReady, the failed task's id.
     assert (f"{NS}-source: the operator reports NotReady: The following tasks have failed: {failed['id']}, see "
             "connectorStatus for more details.") in data["flows"][NS]["problems"], data["flows"][NS]["problems"]
+
+    # The audit's own run on the real clusters: partition 0 lags by the refused record and the
+    # three after it; and what status makes of that run's summary.
+    code, report, summary = statuses["audit report"]
+    (topic,) = report["flows"][0]["topics"]
+    assert code == 1 and [(p["partition"], p["lag"], p["findings"]) for p in topic["partitions"]] == [
+        (0, 4, ["lag of 4 record(s)"]), (1, 0, [])], (code, topic)
+    finished = datetime.fromtimestamp(json.loads(summary)["finishedAt"] / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    code, text, data = statuses["the flow lags, audited"]
+    assert (code, data["health"]) == (1, "degraded"), text
+    last = data["flows"][NS]["lastAudit"]
+    assert {k: last[k] for k in ("finishedAt", "status", "partitionsWithFindings", "lagTotal", "lag",
+                                 "staleCheckpointGroups")} == {
+        "finishedAt": finished, "status": "findings", "partitionsWithFindings": 1, "lagTotal": 4,
+        "lag": {"test.orders": 4}, "staleCheckpointGroups": 0}
+    assert f"  last audit {finished}: findings, lag 4 record(s) (test.orders 4)\n" in text
+    assert (f"the last audit ({finished}): 1 partition(s) with findings; lag test.orders 4 (its report: "
+            "docs/audit.md)") in data["flows"][NS]["problems"]
+    assert "! audit run kafka-replication-audit-29400617 failed: BackoffLimitExceeded (exit 1: findings in its " \
+           "report; another exit: the audit could not run)\n" in text
 
     assert destroy.code == 0, destroy.output
     assert set(destroy.steps()) == render_urns

@@ -15,14 +15,20 @@ failback sets the reversed flow's offsets through the Connect REST API, as the r
 from __future__ import annotations
 
 import copy
+import json
+import shlex
+import subprocess
 
 import pytest
 
 from infra.core.errors import TopologyError
 from infra.plan.offsets import SOURCE, alter_body
 from infra.tools.rehearsal import offsets
+from infra.tools.rehearsal.operator import REST_PORT
 from infra.topology.schema import PartitionOffset
 from tests.runtime.test_runtime_failover import readiness_run
+from tests.support import runbooks
+from tests.support.portforward import forwarded
 from tests.support.replication import RUNTIME_IDS, dev_for_runtime, eventually, rehearsal, running
 from tests.support.stacks import RUNTIME_RELEASES
 
@@ -192,8 +198,17 @@ def failback_identity(r, topo: dict, history: list[dict], after: list[dict], end
         r.update(r.render(back))
         worker = r.workers[(REVERSE, REVERSE)]
         offsets.wait_stopped(worker, f"{REVERSE}-source", 60)
-        worker.request("PATCH", f"/connectors/{REVERSE}-source/offsets", alter_body(
-            SOURCE, "us-east", [PartitionOffset.model_validate(o) for o in at]))
+        # docs/operations.md's curl line as written: its body is this drill's (each partition's end
+        # offset on us-east when replication stopped, 10, minus one), sent to the worker through
+        # the port the port-forward before it opens (tests/support/portforward.py stands in for
+        # that: no kubelet here).
+        line = runbooks.line("Controlled failback", "curl -fsS -X PATCH")
+        body = json.loads(shlex.split(line)[shlex.split(line).index("-d") + 1])
+        assert body == alter_body(SOURCE, "us-east", [PartitionOffset.model_validate(o) for o in at])
+        with forwarded(REST_PORT, worker.host, REST_PORT):
+            done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (line, done.stdout, done.stderr)
+        assert json.loads(done.stdout) == {"message": "The offsets for this connector have been altered successfully"}
     back["flows"][0]["state"] = {"source": "running"}
     r.update(r.render(back))
     running(r)

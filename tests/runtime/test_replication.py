@@ -18,16 +18,13 @@ import base64
 import copy
 import re
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 
-from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.process import RuntimeStartError
-from infra.tools.rehearsal.run import Rehearsal
 from tests.support.material import material
-from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, arrived, audit_pod, dev_for_runtime, eventually,
+from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, arrived, audit_run, dev_for_runtime, eventually,
                                        expected, for_runtime, records, rehearsal, running, user_topics)
 from tests.support.stacks import RELEASES, ROOT, RUNTIME_RELEASES, on_release, unavailable
 
@@ -312,33 +309,6 @@ def test_exactly_once_rollout(flavour, version, runtime_api, tmp_path):
 # ------------------------------------------------------------------ the audit on real Kafka
 
 
-def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str) -> tuple[int, dict]:
-    """The audit job (spark/audit.py) as its CronJob runs it: the rendered audit configuration and
-    credential files, Spark's own Kafka source (the jars of spark/pom.xml, given as local jars),
-    librdkafka for metadata, the Connect REST API for offsets. It runs in a mount namespace whose
-    /etc/hosts maps the topology's host names and each Connect cluster's Service name (its
-    restUrl) to the loopback addresses here."""
-    import json as _json
-    import os
-    import subprocess
-    import sys
-    run_dir = directory / name
-    config, creds, hosts = audit_pod(r, run_dir)
-    now = int(time.time() * 1000)
-    argv = [sys.executable, "-m", "spark.audit", "--config", str(config), "--credentials", str(creds),
-            "--out", str(run_dir / "out"), "--from-ms", str(start_ms), "--until-ms", str(now), "--now-ms", str(now),
-            "--master", "local[2]"]
-    quoted = " ".join(f"'{a}'" for a in argv)
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT),
-           "PYSPARK_SUBMIT_ARGS": f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"}
-    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                           f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
-    report_path = run_dir / "out" / "report.json"
-    assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    return done.returncode, _json.loads(report_path.read_text())
-
-
 def partition_findings(result: dict) -> dict[str, list[str]]:
     return {f"{t['target']}[{p['partition']}]": p["findings"]
             for flow in result["flows"] for t in flow["topics"] for p in t["partitions"]}
@@ -373,7 +343,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
                     if o["partition"].get("topic") == "test.orders"}
         eventually("the source connector's committed offsets", lambda: committed() == {0: 4, 1: 4}, 120)
 
-        code, result = audit_run(r, tmp_path, start_ms, "healthy")
+        code, result, _ = audit_run(r, tmp_path, start_ms, "healthy")
         assert (code, result["status"]) == (0, "ok"), result
         assert {k: result["totals"][k] for k in ("sourceRecords", "targetRecords", "missing", "unexpected")} == {
             "sourceRecords": 10, "targetRecords": 10, "missing": 0, "unexpected": 0}
@@ -384,7 +354,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
 
         # 1. An extra record produced straight into the target topic.
         r.clients.produce(target, "us-west.test.orders", [{"key": "intruder", "value": "x", "partition": 0}])
-        code, result = audit_run(r, tmp_path, start_ms, "extra-record")
+        code, result, _ = audit_run(r, tmp_path, start_ms, "extra-record")
         assert (code, result["status"]) == (1, "findings")
         assert partition_findings(result) == {"us-west.test.orders[0]": ["1 unexpected record(s)"],
                                               "us-west.test.orders[1]": []}
@@ -402,7 +372,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
             {"partition": {"cluster": "us-west", "topic": "test.orders", "partition": 1}, "offset": {"offset": offset}}]})
         worker.request("PUT", f"/connectors/{connector}/resume")
         worker.wait_running(connector)
-        code, result = audit_run(r, tmp_path, start_ms, "value-differs")
+        code, result, _ = audit_run(r, tmp_path, start_ms, "value-differs")
         assert (code, result["status"]) == (1, "findings")
         assert partition_findings(result) == {"us-west.test.orders[0]": ["1 unexpected record(s)"],
                                               "us-west.test.orders[1]": ["1 missing record(s)",
@@ -412,7 +382,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         worker.request("PUT", f"/connectors/{connector}/stop")
         eventually("the connector stopped", lambda: worker.status(connector)["connector"]["state"] == "STOPPED", 60)
         r.clients.produce(source, "test.orders", [{"key": f"late{i}", "value": "v", "partition": 0} for i in range(5)])
-        code, result = audit_run(r, tmp_path, start_ms, "connector-stopped")
+        code, result, _ = audit_run(r, tmp_path, start_ms, "connector-stopped")
         assert (code, result["status"]) == (1, "findings")
         findings = partition_findings(result)
         assert findings["us-west.test.orders[0]"] == ["lag of 5 record(s)"], findings
@@ -428,7 +398,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         assert len(r.clients.consume(source, ["test.orders"], 6, 30_000, group=group)) == 6
         assert r.clients.group_offsets(source, group) == {"test.orders:0": 10, "test.orders:1": 6}
         time.sleep(6)  # past maxCheckpointAgeSeconds
-        code, result = audit_run(r, tmp_path, start_ms, "checkpoints-stale")
+        code, result, _ = audit_run(r, tmp_path, start_ms, "checkpoints-stale")
         assert (code, result["status"]) == (1, "findings")
         (row,) = result["flows"][0]["checkpoints"]
         assert (row["behindRecords"], row["behindMax"]) == (6, 5) and row["ageSeconds"] > 5

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from infra.tools.rehearsal.run import Rehearsal
-from tests.support.replication import audit_pod, dev_for_runtime, eventually, rehearsal, running
+from tests.support import runbooks
+from tests.support.replication import (POD_CONFIG, audit_pod, dev_for_runtime, eventually, in_audit_pod, rehearsal,
+                                       running)
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
@@ -89,8 +91,16 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
         eventually("the group's offsets synced on us-east", lambda: r.clients.group_offsets(target, GROUP) == synced, 120)
 
         # 1. Ready: every checkpoint translates the source's offsets, synced into an inactive group.
-        code, report, out = readiness_run(r, tmp_path, "ready", "--procedure", "continuous")
-        assert (code, report["verdict"]) == (0, "ready"), out
+        # docs/operations.md's two readiness lines as written, in the audit's pod (in_audit_pod):
+        # the first from the directory of audit.json, the flow's procedure by default; the second
+        # with the pod's paths, printing the JSON report.
+        short = in_audit_pod(r, tmp_path / "pod", runbooks.line("Operating replication", "python3 -m spark.audit"),
+                             cwd=POD_CONFIG)
+        done = in_audit_pod(r, tmp_path / "pod", runbooks.line("Is the flow ready? The readiness check",
+                                                               "python3 -m spark.audit"))
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        report, out = json.loads(done.stdout), short.stdout
+        assert (short.returncode, report["verdict"]) == (0, "ready"), short.stdout + short.stderr
         assert (report["procedure"], report["procedures"], report["waitSeconds"]) == (
             "continuous", ["continuous", "cutoff", "disaster"], 20)
         assert report["checkpointConnector"] == {"name": CHECKPOINT, "state": "RUNNING", "tasks": ["RUNNING"],

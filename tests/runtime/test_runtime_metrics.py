@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,9 @@ from infra.core.names import FlowNames
 from infra.plan import metrics
 from infra.tools.rehearsal import jars, operator
 from infra.tools.rehearsal.run import Rehearsal
+from tests.support import runbooks
 from tests.support.monitoring import Series, exposition
+from tests.support.portforward import forwarded
 from tests.support.replication import RUNTIME_IDS, dev_for_runtime, eventually, records, rehearsal, running
 from tests.support.stacks import ROOT, RUNTIME_RELEASES
 
@@ -129,6 +132,17 @@ def test_metrics_on_the_real_worker(flavour, version, runtime_api, tmp_path, mon
 
         # Two more records per partition counted, checkpoints of the group, the lag caught up.
         series = eventually("checkpoints, the new records and the consumer lag in the scrape", scraped, 180, 3)
+        if f"{flavour}-{version}" == "csm-1.2":  # the dev stack's release, which the runbook names
+            # docs/operations.md, "Checking the endpoint": its curl line as written, on the port
+            # the port-forward before it opens (tests/support/portforward.py stands in for that:
+            # no kubelet here). It prints MirrorMaker 2's series, every one the scrape has.
+            line = runbooks.line("Checking the endpoint", "curl ")
+            with forwarded(metrics.METRICS_PORT, worker.host, metrics.METRICS_PORT):
+                done = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True,
+                                      timeout=60)
+            assert done.returncode == 0, (line, done.stderr)
+            assert all(x.startswith("kafka_connect_mirror_") for x in done.stdout.splitlines()), done.stdout
+            assert shapes(exposition(done.stdout)) == [s for s in shapes(series) if s.startswith("kafka_connect_mirror_")]
 
         # Every connector and task: status running, value 1, and no other status.
         for name in CONNECTORS:

@@ -3,7 +3,8 @@ Connect worker as the operator carries it out (infra/tools/rehearsal/offsets.py)
 that replicate afterwards, exactly.
 
 The documents' dev flow (SASL_SSL both ways) without heartbeats, so that the source connector's
-offsets are those of the test's topic alone."""
+offsets are those of the test's topic alone, named `orders` as in docs/operations.md's replay
+steps, whose kubectl lines run here as written (kubectl of the API server's release)."""
 
 from __future__ import annotations
 
@@ -16,20 +17,23 @@ import time
 import pytest
 import yaml
 
-from tests.support.replication import BASE_MS, dev_for_runtime, eventually, rehearsal, running
+from tests.support import runbooks
+from tests.support.replication import BASE_MS, dev_for_runtime, eventually, kubectl_line, rehearsal, running
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
 
-NS = "repl-us-west-us-east"
-SOURCE = "repl-us-west-us-east-source"
+NS = "orders"  # the flow's name: its namespace and Connect cluster
+SOURCE = "orders-source"
 TOPIC, REMOTE = "test.replay", "us-west.test.replay"
+REPLAY = "Step by step: replay from an offset"
 N, K = 10, 3  # records sent; the offset partition 0 is altered to (the last one already replicated)
 
 
 def flow_topology(flavour: str, version: str) -> dict:
     topo = dev_for_runtime(flavour, version)
     topo["flows"][0]["heartbeats"] = False
+    topo["flows"][0]["name"] = NS
     return topo
 
 
@@ -85,6 +89,9 @@ def test_list_alter_and_reset_on_the_real_worker(flavour, version, runtime_api, 
         annotations = r.connectors[(NS, SOURCE)][1]["metadata"]["annotations"]
         assert "strimzi.io/connector-offsets" not in annotations
         assert annotations["kafka-replication.io/offsets-request"] == "list/list-1"
+        # docs/operations.md, "Listed offsets": its kubectl line as written prints the same text.
+        assert kubectl_line(r.kube.client, runbooks.line(REPLAY, "kubectl -n orders get configmap"),
+                            tmp_path) == text
 
         # alter partition 0 to K: the worker's offsets say so.
         rewind = {"connector": SOURCE, "action": "alter", "request": "rewind-1",
@@ -92,6 +99,20 @@ def test_list_alter_and_reset_on_the_real_worker(flavour, version, runtime_api, 
         r.update(r.render(with_request(topo, "stopped", rewind)))
         assert worker.get(f"/connectors/{SOURCE}/offsets") == {
             "offsets": [{"partition": partition, "offset": {"offset": K}}]}
+        # docs/operations.md's replay steps, their kubectl lines as written: the operator's
+        # annotation gone (done), ours with the request. The conditions line reads the field
+        # Strimzi writes; this rehearsal's operator stand-in carries requests out and writes no
+        # status (tests/engine/test_engine_readiness.py's does), so it prints nothing here.
+        annotations_line, conditions_line = (runbooks.line(REPLAY, f"kubectl -n orders get kafkaconnector {SOURCE} -o "
+                                                           f"jsonpath='{{.{field}}}'") for field in
+                                             ("metadata.annotations", "status.conditions"))
+        stored = r.kube.client.request("GET", f"/apis/{r.release.api_version}/namespaces/{NS}/kafkaconnectors/"
+                                              f"{SOURCE}")[1]
+        shown = json.loads(kubectl_line(r.kube.client, annotations_line, tmp_path))
+        assert shown == stored["metadata"]["annotations"]
+        assert "strimzi.io/connector-offsets" not in shown
+        assert shown["kafka-replication.io/offsets-request"] == "alter/rewind-1"
+        assert "status" not in stored and kubectl_line(r.kube.client, conditions_line, tmp_path) == ""
         # The same request rendered again is not carried out again.
         r.update(r.render(with_request(topo, "stopped", rewind)))
         assert len([d for d in r.offsets_done if d[1] == SOURCE]) == 2
@@ -123,6 +144,6 @@ def test_csm_1_2_refuses_an_offsets_request_before_anything_starts(tmp_path):
                           timeout=120, cwd=ROOT)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert ("flows[0] (repl-us-west-us-east): offsets[0].action: got 'list'; expected no offsets request on csm 1.2 "
+    assert ("flows[0] (orders): offsets[0].action: got 'list'; expected no offsets request on csm 1.2 "
             "(Strimzi 0.43.0)") in done.stderr
     assert time.monotonic() - started < 30

@@ -4,6 +4,9 @@ polling with a deadline, the stacks as the runtime runs them, and the audit's po
 from __future__ import annotations
 
 import base64
+import os
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,7 +92,7 @@ def dev_for_runtime(flavour: str, version: str) -> dict:
     return topo
 
 
-def audit_pod(r: Rehearsal, run_dir: Path) -> tuple[Path, Path, Path]:
+def audit_pod(r: Rehearsal, run_dir: Path, objects: list[dict] | None = None) -> tuple[Path, Path, Path]:
     """What the audit's pod holds, under `run_dir`: the rendered audit configuration
     (audit.json), its credential Secrets as files (credentials/<alias>/<key>), and an /etc/hosts
     mapping the topology's host names and each Connect cluster's Service name (its restUrl) to the
@@ -97,10 +100,11 @@ def audit_pod(r: Rehearsal, run_dir: Path) -> tuple[Path, Path, Path]:
     import json as _json
     import socket
     from urllib.parse import urlparse
-    (configmap,) = [o for o in r.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kafka-replication-audit"]
+    objects = r.objects if objects is None else objects
+    (configmap,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kafka-replication-audit"]
     config = _json.loads(configmap["data"]["audit.json"])
     creds = run_dir / "credentials"
-    for obj in r.objects:
+    for obj in objects:
         if obj["kind"] == "Secret" and obj["metadata"]["name"].startswith("kafka-replication-audit-"):
             alias = obj["metadata"]["name"].removeprefix("kafka-replication-audit-")
             (creds / alias).mkdir(parents=True, exist_ok=True)
@@ -117,6 +121,88 @@ def audit_pod(r: Rehearsal, run_dir: Path) -> tuple[Path, Path, Path]:
     (run_dir / "hosts").write_text(f"127.0.0.1 localhost {socket.gethostname()}\n"
                                    + "".join(f"{ip} {h}\n" for h, ip in sorted(hosts.items())))
     return run_dir / "audit.json", creds, run_dir / "hosts"
+
+
+def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str,
+              objects: list[dict] | None = None) -> tuple[int, dict, str]:
+    """The audit job (spark/audit.py) as its CronJob runs it: the rendered audit configuration and
+    credential files, Spark's own Kafka source (the jars of spark/pom.xml, given as local jars),
+    librdkafka for metadata, the Connect REST API for offsets. It runs in a mount namespace whose
+    /etc/hosts maps the topology's host names and each Connect cluster's Service name (its
+    restUrl) to the loopback addresses here. `objects`: the audit's ConfigMap and Secrets where
+    they are not the rehearsal's (read from an API server). Returns the exit code, the report and
+    the run's summary as the kubelet would keep it (its termination log, contract/lastrun.py)."""
+    import json as _json
+    import sys
+    run_dir = directory / name
+    config, creds, hosts = audit_pod(r, run_dir, objects)
+    termination = run_dir / "termination-log"
+    termination.write_text("")  # the kubelet creates it; the job writes its summary only into one that exists
+    now = int(time.time() * 1000)
+    argv = [sys.executable, "-m", "spark.audit", "--config", str(config), "--credentials", str(creds),
+            "--out", str(run_dir / "out"), "--from-ms", str(start_ms), "--until-ms", str(now), "--now-ms", str(now),
+            "--master", "local[2]", "--termination-log", str(termination)]
+    quoted = " ".join(f"'{a}'" for a in argv)
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT),
+           "PYSPARK_SUBMIT_ARGS": f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"}
+    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                           f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    report_path = run_dir / "out" / "report.json"
+    assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return done.returncode, _json.loads(report_path.read_text()), termination.read_text()
+
+
+# Where the audit's pod mounts its configuration and credentials (the CronJob's volumes).
+POD_CONFIG, POD_CREDENTIALS = "/etc/replication-audit/config", "/etc/replication-audit/kafka"
+
+
+def in_audit_pod(r: Rehearsal, run_dir: Path, line: str, cwd: str = "/") -> subprocess.CompletedProcess[str]:
+    """A runbook line typed in the audit's pod, as written: in a mount namespace of its own, /etc
+    overlaid with what the pod mounts (audit_pod's files at the CronJob's paths, its /etc/hosts),
+    `python3` the suite's interpreter (as in the image, whose `python3` has the job's libraries),
+    run by bash from `cwd`. Nothing outside the namespace changes; it needs root (util-linux
+    `unshare`, an overlay mount), as the runtime tier does."""
+    import shutil
+    import sys
+    config, creds, hosts = audit_pod(r, run_dir)
+    upper, work, image_bin = run_dir / "etc", run_dir / "etc-work", run_dir / "image-bin"
+    for d in (upper, work, image_bin):
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+    (upper / POD_CONFIG.removeprefix("/etc/")).mkdir(parents=True)
+    shutil.copy(config, upper / POD_CONFIG.removeprefix("/etc/") / "audit.json")
+    shutil.copytree(creds, upper / POD_CREDENTIALS.removeprefix("/etc/"))
+    shutil.copy(hosts, upper / "hosts")
+    (image_bin / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (image_bin / "python3").chmod(0o755)
+    setup = (f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc && cd {cwd} && "
+             f'exec bash -c "$RUNBOOK_LINE"')
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", setup],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RUNBOOK_LINE": line, "PYTHONPATH": str(ROOT),
+                               "PATH": f"{image_bin}{os.pathsep}{os.environ['PATH']}"})
+
+
+def kubectl_line(client, line: str, directory: Path) -> str:
+    """A runbook's kubectl line as written (a pipe of them through bash), with kubectl of the API
+    server's release and a kubeconfig of `client`'s server; what it printed."""
+    import json as _json
+
+    from infra.tools.rehearsal.apiserver import kubeconfig, kubectl_binary
+    binary = kubectl_binary()
+    if binary is None:
+        unavailable("no kubectl: run `tools/engine/build.sh kubectl` or `make kube-apiserver` (docs/engine.md)")
+    config = directory / "runbook.kubeconfig"
+    config.write_text(_json.dumps(kubeconfig({"runtime": client.state}, "runtime")))
+    # A discovery cache of its own: the tier's server serves another release's CRD versions in
+    # each test, where kubectl's cache (keyed by the server's address) would remember the last.
+    cache = Path(tempfile.mkdtemp(prefix="kube-cache-", dir=directory))
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "KUBECONFIG": str(config), "KUBECACHEDIR": str(cache),
+                               "PATH": f"{binary.parent}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == 0, (line, done.stdout, done.stderr)
+    return done.stdout
 
 
 def arrived(r: Rehearsal, alias: str, topic: str, n: int) -> list[dict]:

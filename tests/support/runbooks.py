@@ -55,13 +55,25 @@ def commands(text: str) -> list[Command]:
     return found
 
 
+TITLE = "Operating replication"  # the document's title: the section of the commands above its first heading
+
+
 def block(section: str, first: str) -> list[str]:
-    """The commands of the `sh` block under `section` (a heading's text) whose first command
-    starts with `first`, as written."""
-    chosen = [c for c in commands(OPERATIONS.read_text()) if c.headings and c.headings[-1] == section]
+    """The commands of the `sh` block under `section` (a heading's text, or TITLE) whose first
+    command starts with `first`, as written."""
+    chosen = [c for c in commands(OPERATIONS.read_text())
+              if c.headings[-1:] == (section,) or (section == TITLE and not c.headings)]
     openings = [c.line for c in chosen if c.text.startswith(first)]
     assert openings, f"docs/operations.md, {section}: no sh block starting with {first!r}"
     return [c.text for c in chosen if c.line == openings[0]]
+
+
+def line(section: str, first: str) -> str:
+    """The one command under the heading `section` that starts with `first`, as written."""
+    found = [c.text for c in commands(OPERATIONS.read_text())
+             if (c.headings[-1:] == (section,) or (section == TITLE and not c.headings)) and c.text.startswith(first)]
+    assert len(found) == 1, f"docs/operations.md, {section}: {len(found)} commands starting with {first!r}"
+    return found[0]
 
 
 RUN, PARSED, RETYPED, SUITE, NEVER = "run as written", "parsed", "retyped", "suite", "never here"
@@ -73,21 +85,25 @@ _ROTATE = "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts
 _RULES = "tests/conformance/test_runbook_commands.py::test_checking_the_rules_yourself_runs_as_written"
 _BOARD = "tests/conformance/test_runbook_commands.py::test_the_dashboard_export_runs_as_written"
 _NO_POD = "no kubelet here: the API server cannot reach a pod"
+_OPENING = "tests/engine/test_day_two.py::test_the_opening_lines_and_the_readiness_job_run_as_written"
+_READY = ("tests/runtime/test_runtime_failover.py::test_failover_readiness_on_real_kafka, in the audit's pod "
+          "(tests/support/replication.py in_audit_pod: its files at the CronJob's paths)")
+_REPLAY = "tests/engine/test_day_two.py::test_the_replay_steps_run_as_written"
+_OFFSETS = ("tests/runtime/test_runtime_offsets.py::test_list_alter_and_reset_on_the_real_worker, after the stand-in "
+            "operator carried the request out")
+# The port-forward before a curl line never runs here; tests/support/portforward.py opens its port.
+_FORWARDED = "(the port-forward before it stood in for: tests/support/portforward.py)"
 
 # (section, how the command starts[, how its block's first command starts]) -> (how it is held,
 # by what or why); an entry naming the block comes before one that does not.
 LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
-    ("Operating replication", "python -m infra validate stacks/prod.yaml && pulumi"):
-        (RETYPED, "validate in tests/unit/test_model.py; preview and up in tests/engine/test_engine.py"),
-    ("Operating replication", "pulumi stack output flows --json | jq"):
-        (RETYPED, "tests/engine/test_engine.py reads `pulumi stack output --json`"),
-    ("Operating replication", "python3 -m spark.audit failover"):
-        (RETYPED, "tests/runtime/test_runtime_failover.py::readiness_run"),
+    ("Operating replication", "python -m infra validate stacks/dev.yaml && pulumi"): (RUN, _OPENING),
+    ("Operating replication", "pulumi stack output flows --json | jq"): (RUN, _OPENING),
+    ("Operating replication", "python3 -m spark.audit failover"): (RUN, _READY),
     ("Checking the endpoint", "kubectl -n repl-us-west-us-east get configmap connect-metrics"): (RUN, _SCALE),
     ("Checking the endpoint", "kubectl -n repl-us-west-us-east port-forward"): (NEVER, _NO_POD),
     ("Checking the endpoint", "curl -s localhost:9404/metrics"):
-        (RETYPED, "tests/runtime/test_runtime_metrics.py scrapes the worker's exporter (as written it needs the "
-                  "port-forward)"),
+        (RUN, f"tests/runtime/test_runtime_metrics.py::test_metrics_on_the_real_worker on CSM 1.2 {_FORWARDED}"),
     ("How it is proven", ".venv/bin/python -m pytest -q tests/unit/test_metrics.py"): (SUITE, "make test"),
     ("How it is proven", "SCRAPE_REWRITE=1"): (SUITE, "the scrape files' rewrite"),
     ("How it is proven", "RECORD_ALERTS=1"): (SUITE, "the recordings' rewrite"),
@@ -124,28 +140,23 @@ LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
     ("Operator upgrades", "pulumi up --stack dev"): (RUN, _UPGRADE),
     ("Operator upgrades", "kubectl patch crd"): (RUN, _UPGRADE),
     ("Operator upgrades", "kubectl get kafkaconnect"): (RUN, _UPGRADE),
-    ("Step by step: replay from an offset", "python -m infra validate stacks/prod.yaml"):
-        (RETYPED, "tests/unit/test_offsets.py validates the section's topology"),
-    ("Step by step: replay from an offset", "pulumi preview && pulumi up"):
-        (RETYPED, "tests/engine/test_engine.py::test_an_offsets_request_is_asked_once"),
-    ("Step by step: replay from an offset", "kubectl -n orders get kafkaconnector"):
-        (RETYPED, "tests/runtime/test_runtime_offsets.py reads the annotation and conditions through the API"),
-    ("Step by step: replay from an offset", "pulumi up"):
-        (RETYPED, "tests/engine/test_engine.py::test_an_offsets_request_is_asked_once"),
-    ("Step by step: replay from an offset", "kubectl -n orders get configmap"):
-        (RETYPED, "tests/runtime/test_runtime_offsets.py reads the ConfigMap through the API"),
+    ("Step by step: replay from an offset", "python -m infra validate stacks/dev.yaml"): (RUN, _REPLAY),
+    ("Step by step: replay from an offset", "pulumi preview && pulumi up"): (RUN, _REPLAY),
+    ("Step by step: replay from an offset", "kubectl -n orders get kafkaconnector"): (RUN, _OFFSETS),
+    ("Step by step: replay from an offset", "pulumi up"): (RUN, _REPLAY),
+    ("Step by step: replay from an offset", "kubectl -n orders get configmap"): (RUN, _OFFSETS),
     ("What the stack says about each flow", "pulumi stack output flows --json | jq"):
-        (RETYPED, "tests/engine/test_engine.py reads `pulumi stack output --json`"),
-    ("Is the flow ready? The readiness check", "python3 -m spark.audit failover"):
-        (RETYPED, "tests/runtime/test_runtime_failover.py::readiness_run, each procedure"),
+        (RUN, f"{_OPENING} (the same line as the opening block's)"),
+    ("Is the flow ready? The readiness check", "python3 -m spark.audit failover"): (RUN, _READY),
     ("Is the flow ready? The readiness check", "kubectl -n replication-audit create job failover-check"):
-        (PARSED, "tests/audit/test_packaging.py::test_the_readiness_job_runs_as_the_runbook_writes_it_in_an_image_"
-                 "like_environment runs the command inside it; the Job itself never starts here (no kubelet)"),
+        (RUN, f"{_OPENING}: the Job created on the server; no kubelet here starts it, and "
+              "tests/audit/test_packaging.py::test_the_readiness_job_runs_as_the_runbook_writes_it_in_an_image_"
+              "like_environment runs its command"),
     ("Is the flow ready? The readiness check", "kubectl -n replication-audit logs"): (NEVER, _NO_POD),
     ("Controlled failback", "kubectl -n repl-us-east-us-west port-forward"): (NEVER, _NO_POD),
     ("Controlled failback", "curl -fsS -X PATCH"):
-        (RETYPED, "tests/runtime/test_failover_drills.py sends the same PATCH to the worker (as written it needs "
-                  "the port-forward)"),
+        (RUN, "tests/runtime/test_failover_drills.py::failback_identity on CSM 1.2, its body the drill's offsets "
+              f"{_FORWARDED}"),
 }
 
 

@@ -308,11 +308,17 @@ class Rehearsal:
             connect, connector = self.connectors[(meta["namespace"], meta["name"])]
             annotated = {**connector, "metadata": {**connector["metadata"], "annotations": {
                 **connector["metadata"].get("annotations", {}), **meta["annotations"]}}}
+            # On the server as `pulumi up` leaves it (the patch's annotations on the connector),
+            # then as the operator leaves it once the request is carried out (its own annotation
+            # removed, ours kept): what `kubectl get` shows at each step.
+            self.kube.apply(annotated)
             written = operator_offsets.manage(self.workers[connect], annotated, configmaps)
             if written is not None:
                 self.kube.apply(written)
                 self.listed[(meta["namespace"], written["metadata"]["name"])] = written
-            self.connectors[(meta["namespace"], meta["name"])] = (connect, operator_offsets.without_annotation(annotated))
+            carried_out = operator_offsets.without_annotation(annotated)
+            self.kube.apply(carried_out)
+            self.connectors[(meta["namespace"], meta["name"])] = (connect, carried_out)
             self.offsets_done.add(done)
 
     def _scale(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],

@@ -4,6 +4,7 @@ the Pulumi CLI's engine with the program."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shlex
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from cryptography.hazmat.primitives import serialization
 
 from infra.core.names import SOURCE_ACCESS_UID
 from infra.tools.rehearsal.apiserver import kubectl_binary
@@ -335,3 +337,65 @@ def test_the_replay_steps_run_as_written(engine, tmp_path):
     assert "strimzi.io/connector-offsets" not in after["metadata"].get("annotations", {})
     assert "alterOffsets" not in after["spec"]
     assert gone == 404
+
+
+def test_the_ca_rotation_s_lines_run_as_written(engine, tmp_path):
+    """docs/operations.md, the CA rotation's block, its lines as written in the stack's project
+    (the dev stack with us-west on mutual TLS, PEM trust), the certificate files beside them:
+    after step 2's `pulumi up`, the source Secret holds the new client certificate and key and
+    trusts both CAs, and every connector reading it carries the new Secret's uid; after step 4's,
+    it trusts the new CA alone. What the brokers make of each step is
+    tests/runtime/test_day_two.py's (through the operator stand-in)."""
+    from cryptography import x509
+
+    from infra.tools.rehearsal import material as rehearsal_material
+    from tests.support.material import material
+
+    topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    topology["clusters"]["us-west"]["security"] = {"protocol": "SSL", "tls": {"trust": "pem", "clientCertificate": True}}
+    section = [c for c in runbooks.commands(OPERATIONS.read_text()) if c.headings == ("Credential rotation",)]
+    first = min(c.line for c in section if "clientCert" in c.text)
+    lines = [c.text for c in section if c.line == first]
+    assert [line.split()[:2] for line in lines] == [["pulumi", "config"]] * 3 + [["pulumi", "up"]] + \
+        [["pulumi", "config"], ["pulumi", "up"]]
+    old = material("us-west")
+    new = rehearsal_material.for_cluster("us-west", ("us-west-kafka-bootstrap.kafka-us-west",), generation=1)
+    secret = "/api/v1/namespaces/repl-us-west-us-east/secrets/source-us-west"
+    base = "/apis/kafka.strimzi.io/v1beta2/namespaces/repl-us-west-us-east/kafkaconnectors/repl-us-west-us-east"
+
+    def held() -> tuple[list[bytes], list[bytes], str, dict[str, str]]:
+        """The source Secret's trusted CAs and client certificates (DER), its uid, and the uid
+        each connector carries."""
+        body = one.client.request("GET", secret)[1]
+        data = {k: base64.b64decode(v) for k, v in body["data"].items()}
+        def certs(pem: bytes) -> list[bytes]:
+            return [c.public_bytes(serialization.Encoding.DER) for c in x509.load_pem_x509_certificates(pem)]
+        return (certs(data["ca.crt"]), certs(data["keystore.pem"]), body["metadata"]["uid"],
+                {k: one.client.request("GET", f"{base}-{k}")[1]["spec"]["config"][SOURCE_ACCESS_UID] for k in KINDS})
+
+    def der(pem: str) -> bytes:
+        return x509.load_pem_x509_certificate(pem.encode()).public_bytes(serialization.Encoding.DER)
+
+    with one_cluster(engine, tmp_path, topology, "ca-rotation") as one:
+        for name, text in (("us-west-client-new.crt", new.client_cert_pem), ("us-west-client-new.key", new.client_key_pem),
+                           ("us-west-ca-old.crt", old.ca_pem), ("us-west-ca-new.crt", new.ca_pem)):
+            (one.project / name).write_text(text)
+        up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
+        assert up.code == 0, up.output
+        before = held()
+        step_2 = [typed(line, engine, one) for line in lines[:4]]
+        after_2 = held()
+        step_4 = [typed(line, engine, one) for line in lines[4:]]
+        after_4 = held()
+    for done in step_2 + step_4:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert before[:2] == ([der(old.ca_pem)], [der(old.client_cert_pem)])
+    assert after_2[:2] == ([der(old.ca_pem), der(new.ca_pem)], [der(new.client_cert_pem)])
+    assert after_4[:2] == ([der(new.ca_pem)], [der(new.client_cert_pem)])
+    # Each `pulumi up` replaced the Secret, and every connector that reads it took the new uid.
+    assert len({before[2], after_2[2], after_4[2]}) == 3
+    for uid, connectors in (before[2:], after_2[2:], after_4[2:]):
+        assert connectors == {k: uid for k in KINDS}
+    # No secret material in what the CLI printed.
+    printed = "".join(d.stdout + d.stderr for d in step_2 + step_4)
+    assert "PRIVATE KEY" not in printed and new.client_key_pem.splitlines()[1] not in printed

@@ -81,6 +81,8 @@ _DRIFT = "tests/engine/test_day_two.py::test_state_and_replicas_changed_by_hand_
 _SCALE = "tests/engine/test_day_two.py::test_connect_replicas_scaled_as_the_runbook_says"
 _UPGRADE = "tests/engine/test_upgrades.py::test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects"
 _CA = "tests/runtime/test_day_two.py::test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack"
+_CA_LINES = ("tests/engine/test_day_two.py::test_the_ca_rotation_s_lines_run_as_written; what the brokers make of each "
+             f"step: {_CA}, each `pulumi up` through the operator stand-in")
 _ROTATE = "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it"
 _RULES = "tests/conformance/test_runbook_commands.py::test_checking_the_rules_yourself_runs_as_written"
 _BOARD = "tests/conformance/test_runbook_commands.py::test_the_dashboard_export_runs_as_written"
@@ -128,10 +130,13 @@ LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
     ("Credential rotation", "pulumi up --stack dev"): (RUN, _ROTATE),
     # The CA rotation's block (the one whose first command sets the client certificate).
     ("Credential rotation", "pulumi up --stack dev", "pulumi config set --secret --stack dev "
-     "kafka-replication:us-west.clientCert"): (PARSED, f"{_CA}: each `pulumi up` through the operator stand-in"),
-    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.clientCert"): (PARSED, _CA),
-    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.clientKey"): (PARSED, _CA),
-    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.caCert"): (PARSED, _CA),
+     "kafka-replication:us-west.clientCert"): (RUN, _CA_LINES),
+    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.clientCert"):
+        (RUN, _CA_LINES),
+    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.clientKey"):
+        (RUN, _CA_LINES),
+    ("Credential rotation", "pulumi config set --secret --stack dev kafka-replication:us-west.caCert"):
+        (RUN, _CA_LINES),
     ("Scaling a running flow", "python -m infra diff"): (RUN, _SCALE),
     ("Scaling a running flow", "pulumi preview --stack dev"): (RUN, _SCALE),
     ("Scaling a running flow", "pulumi up --stack dev"): (RUN, _SCALE),

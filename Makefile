@@ -174,8 +174,11 @@ audit: venv
 dashboard-picture: venv promtool
 	$(BIN)/python -m tests.support.dashboard_picture
 
-schema: venv
-	$(BIN)/python -m infra schema
+# The topology's JSON Schema (docs/topology.schema.json), from the model: the stack files name it
+# in their yaml-language-server modeline; tests/unit/test_topology_schema.py holds the committed
+# file to the model.
+schema: venv-deploy
+	$(BIN)/python -m infra schema > docs/topology.schema.json
 
 # The stack outputs' JSON Schema (docs/outputs.schema.json), from its one definition in
 # contract/outputs.py (tests/unit/test_outputs_contract.py holds the committed file to it).

@@ -31,7 +31,15 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 MARKER = "<!-- kafka-replication-diff -->"
 COMMENT_LIMIT = 65536  # characters GitHub takes in one comment
 SAME_REPOSITORY = "github.event.pull_request.head.repo.full_name == github.repository"
-SECRETS = {"PULUMI_ACCESS_TOKEN", "PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE"}
+SECRETS = {"PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE"}  # no long-lived Pulumi token: OpenID Connect
+VARIABLES = {"PULUMI_ORGANIZATION"}
+ACTIONS = ROOT / "tests" / "data" / "actions"  # the inputs of the actions actionlint does not know
+# The step that exchanges the job's OpenID Connect token for a Pulumi Cloud one, before each run.
+AUTH = {"name": "pulumi cloud token", "if": "vars.PULUMI_ORGANIZATION != ''", "uses": "pulumi/auth-actions@v2",
+        "with": {"organization": "${{ vars.PULUMI_ORGANIZATION }}",
+                 "requested-token-type": "urn:pulumi:token-type:access_token:organization",
+                 "cloud-url": "${{ secrets.PULUMI_BACKEND_URL }}"}}
+OIDC = {"contents": "read", "id-token": "write"}
 # What GitHub runs a `run:` script with under `shell: bash`.
 BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail"]
 
@@ -51,6 +59,11 @@ def pr() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def deploy() -> dict[str, Any]:
     return load("deploy.yml")
+
+
+@pytest.fixture(scope="module")
+def drift() -> dict[str, Any]:
+    return load("drift.yml")
 
 
 def step(job: dict[str, Any], *, name: str | None = None, uses: str | None = None) -> dict[str, Any]:
@@ -97,7 +110,7 @@ def test_actionlint_is_the_pinned_release(actionlint):
 
 def test_actionlint_finds_nothing(actionlint):
     files = sorted(WORKFLOWS.glob("*.yml"))
-    assert [f.name for f in files] == ["deploy.yml", "pull-request.yml"]
+    assert [f.name for f in files] == ["deploy.yml", "drift.yml", "pull-request.yml"]
     done = lint(actionlint, files)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
@@ -112,17 +125,19 @@ def broken_copy(tmp_path: Path, name: str, old: str, new: str) -> tuple[Path, li
 
 def test_actionlint_refuses_a_broken_workflow(actionlint, tmp_path):
     """A job that needs one that does not exist, an unknown property of a context and an input
-    the Pulumi action does not have (its inputs are actionlint's own copy of its action.yml):
-    each refused with its line, column and rule."""
+    the checkout action does not have (its inputs are actionlint's own copy of its action.yml):
+    each refused with its line, column and rule. (The Pulumi actions' inputs, which actionlint
+    v1.7.12 does not know at v7, are test_every_action_input_is_one_the_action_declares'.)"""
     deploy_copy, deploy_lines = broken_copy(tmp_path, "deploy.yml", "needs: dev", "needs: stage")
     pr_copy, pr_lines = broken_copy(tmp_path, "pull-request.yml", "BASE_REF: ${{ github.base_ref }}",
                                     "BASE_REF: ${{ github.base_reff }}")
-    pr_copy.write_text(pr_copy.read_text().replace("policyPacks: policy", "policyPack: policy"))
+    pr_copy.write_text(pr_copy.read_text().replace("fetch-depth: 0", "fetch-deep: 0", 1))
+    pr_lines = pr_copy.read_text().splitlines()
     prod = deploy_lines.index("  prod:") + 1
     base = next(i for i, line in enumerate(pr_lines, 1) if "github.base_reff" in line)
     base_column = pr_lines[base - 1].index("github.base_reff") + 1
-    pack = next(i for i, line in enumerate(pr_lines, 1) if "policyPacks: policy" in line)
-    pack_column = pr_lines[pack - 1].index("policyPacks") + 1
+    pack = next(i for i, line in enumerate(pr_lines, 1) if "fetch-deep: 0" in line)
+    pack_column = pr_lines[pack - 1].index("fetch-deep") + 1
 
     done = lint(actionlint, [deploy_copy, pr_copy], shellcheck="")  # shellcheck aside: not asked here
     assert done.returncode == 1, done.stderr
@@ -130,13 +145,57 @@ def test_actionlint_refuses_a_broken_workflow(actionlint, tmp_path):
     assert len(lines) == 3, done.stdout
     assert lines[0] == (f'deploy.yml:{prod}:3: job "prod" needs job "stage" which does not exist '
                         "in this workflow [job-needs]")
-    assert lines[1].startswith(f'pull-request.yml:{base}:{base_column}: property "base_reff" is not defined in '
-                               "object type {")
-    assert lines[1].endswith("} [expression]")
-    assert " base_ref: string; " in lines[1]
-    assert lines[2].startswith(f'pull-request.yml:{pack}:{pack_column}: input "policyPack" is not defined in action '
-                               '"pulumi/actions@v6". available inputs are ')
-    assert '"policyPacks"' in lines[2] and lines[2].endswith(" [action]")
+    first, second = sorted(lines[1:], key=lambda x: int(x.split(":")[1]))
+    checkout, expression = (first, second) if pack < base else (second, first)
+    assert expression.startswith(f'pull-request.yml:{base}:{base_column}: property "base_reff" is not defined in '
+                                 "object type {")
+    assert expression.endswith("} [expression]")
+    assert " base_ref: string; " in expression
+    assert checkout.startswith(f'pull-request.yml:{pack}:{pack_column}: input "fetch-deep" is not defined in action '
+                               '"actions/checkout@v6". available inputs are ')
+    assert '"fetch-depth"' in checkout and checkout.endswith(" [action]")
+
+
+def declared(action: str) -> tuple[set[str], set[str]]:
+    """The inputs and the required inputs of an action actionlint does not know, as recorded in
+    tests/data/actions from its action.yml at the release's tag."""
+    (found,) = [yaml.safe_load(p.read_text()) for p in ACTIONS.glob("*.yaml")
+                if yaml.safe_load(p.read_text())["action"] == action]
+    return set(found["inputs"]), set(found["required"])
+
+
+def input_problems(workflow: dict[str, Any]) -> list[str]:
+    """Every `with:` key of a step using a recorded action that the action does not declare, and
+    every required input missing; a step of an unrecorded version of such an action is one too."""
+    recorded = {yaml.safe_load(p.read_text())["action"] for p in ACTIONS.glob("*.yaml")}
+    problems = []
+    for job_id, job in workflow["jobs"].items():
+        for s in job["steps"]:
+            uses = s.get("uses", "")
+            if uses.split("@")[0] not in {r.split("@")[0] for r in recorded}:
+                continue
+            if uses not in recorded:
+                problems.append(f"{job_id}: {uses}: no record of its inputs in tests/data/actions")
+                continue
+            inputs, required = declared(uses)
+            problems += [f"{job_id}: {uses}: input {k!r} is not declared" for k in sorted(set(s.get("with", {})) - inputs)]
+            problems += [f"{job_id}: {uses}: required input {k!r} missing" for k in sorted(required - set(s.get("with", {})))]
+    return problems
+
+
+def test_every_action_input_is_one_the_action_declares(pr, deploy, drift):
+    for workflow in (pr, deploy, drift):
+        assert input_problems(workflow) == []
+
+
+def test_the_input_check_refuses_a_misspelt_input(deploy):
+    broken = json.loads(json.dumps(deploy))
+    step(broken["jobs"]["dev"], uses="pulumi/actions")["with"]["policyPack"] = "policy"
+    del step(broken["jobs"]["prod"], uses="pulumi/auth-actions")["with"]["organization"]
+    step(broken["jobs"]["prod"], uses="pulumi/actions")["uses"] = "pulumi/actions@v8"
+    assert input_problems(broken) == ["dev: pulumi/actions@v7: input 'policyPack' is not declared",
+                                      "prod: pulumi/auth-actions@v2: required input 'organization' missing",
+                                      "prod: pulumi/actions@v8: no record of its inputs in tests/data/actions"]
 
 
 def test_shellcheck_checks_the_run_scripts(actionlint, tmp_path):
@@ -332,22 +391,31 @@ def test_preview_matrix_is_every_stack(pr):
     assert job["strategy"]["fail-fast"] is False
     assert job["if"] == SAME_REPOSITORY  # a fork's run gets no secrets
     preview = step(job, uses="pulumi/actions")
-    assert preview["uses"] == "pulumi/actions@v6"
+    assert preview["uses"] == "pulumi/actions@v7"
     assert {k: preview["with"][k] for k in ("command", "stack-name", "comment-on-pr")} == {
         "command": "preview", "stack-name": "${{ matrix.stack }}", "comment-on-pr": True}
 
 
-def test_every_pulumi_run_applies_the_policy_pack_at_the_engine_tiers_cli(pr, deploy):
+def test_every_pulumi_run_applies_the_policy_pack_at_the_engine_tiers_cli(pr, deploy, drift):
+    """Each run: the policy pack, the engine tier's CLI, the backend, the passphrase and no
+    long-lived token: on Pulumi Cloud the step before exchanges the job's OpenID Connect token
+    (`id-token: write`) for a short-lived one."""
+    jobs = {**{f"pr/{j}": job for j, job in pr["jobs"].items()}, **{f"deploy/{j}": job for j, job in deploy["jobs"].items()},
+            **{f"drift/{j}": job for j, job in drift["jobs"].items()}}
     runs = {**{f"pr/{j}": s for j, s in pulumi_steps(pr).items()},
-            **{f"deploy/{j}": s for j, s in pulumi_steps(deploy).items()}}
-    assert set(runs) == {"pr/preview", "deploy/dev", "deploy/prod"}
+            **{f"deploy/{j}": s for j, s in pulumi_steps(deploy).items()},
+            **{f"drift/{j}": s for j, s in pulumi_steps(drift).items()}}
+    assert set(runs) == {"pr/preview", "deploy/dev", "deploy/prod", "drift/drift"}
     cli = built_version("pulumi").removeprefix("v")
     for where, run in runs.items():
+        assert run["uses"] == "pulumi/actions@v7", where
         assert run["with"]["policyPacks"] == "policy", where
         assert str(run["with"]["pulumi-version"]) == cli, where
         assert run["with"]["cloud-url"] == "${{ secrets.PULUMI_BACKEND_URL }}", where
-        assert run["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}",
-                              "PULUMI_CONFIG_PASSPHRASE": "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"}, where
+        assert run["env"] == {"PULUMI_CONFIG_PASSPHRASE": "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"}, where
+        steps = jobs[where]["steps"]
+        assert steps[steps.index(run) - 1] == AUTH, where
+        assert jobs[where]["permissions"]["id-token"] == "write", where
 
 
 def test_program_and_policy_pack_run_in_the_virtualenv_the_jobs_make(pr, deploy):
@@ -366,7 +434,7 @@ def test_program_and_policy_pack_run_in_the_virtualenv_the_jobs_make(pr, deploy)
     jobs = [pr["jobs"]["preview"], deploy["jobs"]["dev"], deploy["jobs"]["prod"]]
     for job in jobs:
         names = [s.get("name") or s["uses"] for s in job["steps"]]
-        assert names.index("virtualenv") < names.index("pulumi/actions@v6")
+        assert names.index("virtualenv") < names.index("pulumi/actions@v7")
         assert step(job, name="virtualenv")["run"] == "make venv"
 
 
@@ -381,24 +449,42 @@ def test_deploy_dev_then_prod_behind_their_environments(deploy):
     assert prod["concurrency"] == {"group": "pulumi-up-prod", "cancel-in-progress": False}
     for stack, job in (("dev", dev), ("prod", prod)):
         up = step(job, uses="pulumi/actions")
-        assert (up["with"]["command"], up["with"]["stack-name"]) == ("up", stack)
+        assert (up["with"]["command"], up["with"]["stack-name"], up["with"]["refresh"]) == ("up", stack, True)
         assert "comment-on-pr" not in up["with"]
         assert stack in stacks()
 
 
-def test_least_permissions(pr, deploy):
-    assert pr["permissions"] == deploy["permissions"] == {"contents": "read"}
+def test_least_permissions(pr, deploy, drift):
+    assert pr["permissions"] == deploy["permissions"] == drift["permissions"] == {"contents": "read"}
     commenting = {"contents": "read", "pull-requests": "write"}
     assert {j: job.get("permissions") for j, job in pr["jobs"].items()} == {
-        "tests": None, "typecheck": None, "diff": commenting, "preview": commenting}
-    assert all("permissions" not in job for job in deploy["jobs"].values())
+        "tests": None, "typecheck": None, "diff": commenting, "preview": {**commenting, **OIDC}}
+    assert {j: job.get("permissions") for j, job in deploy["jobs"].items()} == {"dev": OIDC, "prod": OIDC}
+    assert {j: job.get("permissions") for j, job in drift["jobs"].items()} == {"drift": OIDC}
+
+
+def test_drift_is_checked_every_day_on_every_deployed_stack(drift, deploy):
+    """A preview with refresh and expect-no-changes of each stack deploy.yml deploys, on a
+    schedule and by hand: it fails on anything changed by hand on the clusters, or anything on
+    main never deployed; it changes nothing."""
+    assert drift["on"] == {"schedule": [{"cron": "23 6 * * *"}], "workflow_dispatch": None}
+    (job,) = drift["jobs"].values()
+    deployed = [step(j, uses="pulumi/actions")["with"]["stack-name"] for j in deploy["jobs"].values()]
+    assert job["strategy"] == {"fail-fast": False, "matrix": {"stack": deployed}} and deployed == ["dev", "prod"]
+    assert "environment" not in job  # no approval waits on a read
+    check = step(job, uses="pulumi/actions")
+    assert {k: check["with"][k] for k in ("command", "stack-name", "refresh", "expect-no-changes")} == {
+        "command": "preview", "stack-name": "${{ matrix.stack }}", "refresh": True, "expect-no-changes": True}
+    assert step(job, name="virtualenv")["run"] == "make venv"
 
 
 def test_secrets_are_the_documented_ones():
     doc = (ROOT / "docs" / "workflow.md").read_text()
-    used = set()
+    used, variables = set(), set()
     for path in WORKFLOWS.glob("*.yml"):
         used |= set(re.findall(r"\bsecrets\.([A-Za-z_][A-Za-z0-9_]*)", path.read_text()))
-    assert used == SECRETS
-    for name in sorted(SECRETS):
+        variables |= set(re.findall(r"\bvars\.([A-Za-z_][A-Za-z0-9_]*)", path.read_text()))
+    assert (used, variables) == (SECRETS, VARIABLES)
+    for name in sorted(SECRETS | VARIABLES):
         assert f"`{name}`" in doc, name
+    assert "PULUMI_ACCESS_TOKEN" not in "".join(p.read_text() for p in WORKFLOWS.glob("*.yml"))

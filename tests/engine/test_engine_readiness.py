@@ -80,7 +80,7 @@ def status_writers(obj: dict) -> set[str]:
 
 
 NS = "repl-us-west-us-east"
-AUDIT_NS, AUDIT = "replication-audit", "kafka-replication-audit"
+AUDIT_NS, AUDIT = "replication-audit", names.AUDIT  # the audit's default namespace, its CronJob
 START_MS = int(time.time() * 1000) - 3_600_000  # the audit's window: from before the test's first record
 
 

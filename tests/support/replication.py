@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from infra.core import names
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.run import Rehearsal, local_topology
@@ -154,7 +155,7 @@ def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str,
 
 
 # Where the audit's pod mounts its configuration and credentials (the CronJob's volumes).
-POD_CONFIG, POD_CREDENTIALS = "/etc/replication-audit/config", "/etc/replication-audit/kafka"
+POD_CONFIG, POD_CREDENTIALS = names.AUDIT_CONFIG_DIR, names.AUDIT_CREDENTIALS_DIR
 
 
 def in_audit_pod(r: Rehearsal, run_dir: Path, line: str, cwd: str = "/") -> subprocess.CompletedProcess[str]:

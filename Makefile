@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse outputs-schema kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool dashboard-picture shellcheck prometheus-crds strimzi-crds clean lock
+.PHONY: render rehearse outputs-schema policy-pack kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool dashboard-picture shellcheck prometheus-crds strimzi-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -179,6 +179,11 @@ dashboard-picture: venv promtool
 # file to the model.
 schema: venv-deploy
 	$(BIN)/python -m infra schema > docs/topology.schema.json
+
+# The policy pack as organisations publish it (docs/policy.md#publishing-it): one folder with its
+# rules and the versions they need, written from policy/ (infra/tools/policy_pack.py).
+policy-pack: venv-deploy
+	$(BIN)/python -m infra.tools.policy_pack build/policy-pack
 
 # The stack outputs' JSON Schema (docs/outputs.schema.json), from its one definition in
 # contract/outputs.py (tests/unit/test_outputs_contract.py holds the committed file to it).

@@ -24,6 +24,10 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -666,6 +670,12 @@ def test_the_policy_pack_passes_our_preview_and_stops_a_program_written_by_hand(
 
     assert by_hand.code != 0, by_hand.output
     assert listed.search(by_hand.output), by_hand.output
+    stopped_by_hand(by_hand)
+
+
+def stopped_by_hand(by_hand: Run) -> None:
+    """The preview of the program written by hand, stopped with each policy's exact violation,
+    once each, and no secret value in any message."""
     expected = []
     for obj in driver.by_hand_objects():
         kind, _ = object_type_and_name(obj)
@@ -675,5 +685,41 @@ def test_the_policy_pack_passes_our_preview_and_stops_a_program_written_by_hand(
                                  "message": f"{rule.description}\n{problem}\n", "level": "mandatory"})
                 assert str(problem) in by_hand.output
     assert sorted(expected, key=json.dumps) == sorted((e for e in by_hand.policy if "violation" in e), key=json.dumps)
-    assert sorted(e["violation"] for e in expected) == every  # each policy, once
+    assert sorted(e["violation"] for e in expected) == sorted(rule.name for rule in policies.RULES)  # each, once
     assert all(driver.BY_HAND_PASSWORD not in e["message"] for e in by_hand.policy if "violation" in e)
+
+
+def test_the_published_pack_runs_from_its_own_folder_and_virtualenv(engine, tmp_path):
+    """docs/policy.md#publishing-it: the folder `make policy-pack` writes, copied outside the
+    checkout, its requirements installed by pip into a virtualenv of its own, stops the program
+    written by hand with the same violations as policy/ does. Its Python runs isolated (`-I`: no
+    PYTHONPATH, no working directory on the path), so every rule it runs comes from the folder.
+    It runs as an executable analyzer, as the in-checkout pack's test explains; `pulumi policy
+    publish` (which needs a Pulumi Cloud backend) is not run here."""
+    built = tmp_path / "built"
+    done = subprocess.run([sys.executable, "-m", "infra.tools.policy_pack", str(built)], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    pack = tmp_path / "elsewhere" / "kafka-replication-policy"
+    shutil.copytree(built, pack)
+    assert sorted(p.name for p in pack.iterdir()) == ["PulumiPolicy.yaml", "__main__.py", "contract", "infra",
+                                                     "requirements.txt", "rules.py"]
+    assert yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())["runtime"]["options"]["virtualenv"] == "venv"
+    python = pack / "venv" / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "venv", str(pack / "venv")], check=True, timeout=120)
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", str(pack / "requirements.txt")],
+                               capture_output=True, text=True, timeout=900, cwd=pack)
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    # Nothing of this checkout in the pack's environment: not the project, not its path.
+    assert subprocess.run([str(python), "-I", "-c", "import infra"], capture_output=True, cwd=tmp_path).returncode == 1
+    launcher = pack.parent / "kafka-replication-policy-launcher"
+    launcher.write_text(f'#!/bin/sh\nexec {shlex.quote(str(python))} -I -u -m pulumi.policy "$@" {shlex.quote(str(pack))}\n')
+    launcher.chmod(0o755)
+    shutil.copy(pack / "PulumiPolicy.yaml", pack.parent / "PulumiPolicy.yaml")  # beside the executable, as the CLI reads it
+    topology = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
+    with one_cluster(engine, tmp_path, topology, "policy-published") as one:
+        by_hand = engine.run("preview", engine.plain_project("by-hand-published", "dev"), "dev",
+                             kubeconfig=one.kubeconfig, program="by-hand", policy_packs=(launcher,))
+    assert by_hand.code != 0, by_hand.output
+    assert re.search(rf"kafka-replication\|local\|{re.escape(str(launcher))} +0\.1\.0", by_hand.output), by_hand.output
+    stopped_by_hand(by_hand)

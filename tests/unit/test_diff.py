@@ -444,7 +444,7 @@ def test_an_invalid_topology_on_either_side_is_exit_2(capsys, tmp_path):
     assert (code, out) == (2, "")
     # Two files and maybe several stacks: the report says which stack and file.
     assert err == (f"error: stack dev's topology ({bad.resolve()}) has 1 problem(s):\n"
-                   "  - line 8: operator: connect.replicas: got -1; expected an integer from 1 to 2147483647\n")
+                   "  - line 9: operator: connect.replicas: got -1; expected an integer from 1 to 2147483647\n")
 
 
 GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",

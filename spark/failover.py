@@ -588,10 +588,12 @@ def checkpoint_staleness(flow: dict, checkpoints: dict[tuple[str, str, int], Sta
     out = []
     for group, items in sorted(groups.items()):
         committed = source_offsets.get(group, {})
-        gaps = [max(0, committed[tp] - s.checkpoint.upstream) for tp, s in items if tp in committed]
-        # The stale partitions' gaps, each against its own connector's offset.lag.max.
-        over = sorted((gap, offset_lag_max(tp[0])) for tp, s in items if tp in committed
-                      for gap in [max(0, committed[tp] - s.checkpoint.upstream)] if gap > offset_lag_max(tp[0]))
+        # Per partition: how far the group committed past its checkpoint, and what its connector's
+        # offset.lag.max tolerates; `over`, the partitions past it.
+        behind = [(max(0, committed[tp] - s.checkpoint.upstream), offset_lag_max(tp[0]))
+                  for tp, s in items if tp in committed]
+        gaps = [gap for gap, _ in behind]
+        over = sorted((gap, tolerated) for gap, tolerated in behind if gap > tolerated)
         # A checkpoint written after the run's clock was read is fresh, not from the future.
         age = max(0.0, round((now_ms - max(s.timestamp_ms for _, s in items)) / 1000, 3))
         row = {"group": group, "partitions": len(items), "ageSeconds": age, "behindRecords": sum(gaps),

@@ -353,9 +353,8 @@ def test_the_ca_rotation_s_lines_run_as_written(engine, tmp_path):
 
     topology = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
     topology["clusters"]["us-west"]["security"] = {"protocol": "SSL", "tls": {"trust": "pem", "clientCertificate": True}}
-    section = [c for c in runbooks.commands(OPERATIONS.read_text()) if c.headings == ("Credential rotation",)]
-    first = min(c.line for c in section if "clientCert" in c.text)
-    lines = [c.text for c in section if c.line == first]
+    lines = runbooks.block("Credential rotation",
+                           "pulumi config set --secret --stack dev kafka-replication:us-west.clientCert")
     assert [line.split()[:2] for line in lines] == [["pulumi", "config"]] * 3 + [["pulumi", "up"]] + \
         [["pulumi", "config"], ["pulumi", "up"]]
     old = material("us-west")

@@ -54,7 +54,7 @@ from tests.support.replication import audit_run
 from tests.support.schemas import strimzi_crds
 from tests.support.stacks import ROOT, RUNTIME_COUNTS, unavailable
 from tests.support.urns import Recorder
-from tests.support.watch import FIELD_MANAGER, Reconciler, connector_condition, without_times
+from tests.support.watch import FIELD_MANAGER, Reconciler, connector_condition, now_iso, without_times
 
 pytestmark = [pytest.mark.engine, pytest.mark.runtime]
 
@@ -142,11 +142,10 @@ def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsa
                                                           for i in range(3)])
     deployed = [client.request("GET", f"/api/v1/namespaces/{AUDIT_NS}/configmaps/{AUDIT}")[1]] + [
         client.request("GET", f"/api/v1/namespaces/{AUDIT_NS}/secrets/{AUDIT}-{alias}")[1] for alias in ("us-west", "us-east")]
-    started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = now_iso()
     code, report, summary = audit_run(r, tmp_path, START_MS, "lagging", deployed)
     found["audit report"] = (code, report, summary)
-    finished_run(client, AUDIT_NS, AUDIT, "29400617", summary, code, started,
-                 datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    finished_run(client, AUDIT_NS, AUDIT, "29400617", summary, code, started, now_iso())
     run("the flow lags, audited")
     return found
 

@@ -203,7 +203,8 @@ def failback_identity(r, topo: dict, history: list[dict], after: list[dict], end
         # the port the port-forward before it opens (tests/support/portforward.py stands in for
         # that: no kubelet here).
         line = runbooks.line("Controlled failback", "curl -fsS -X PATCH")
-        body = json.loads(shlex.split(line)[shlex.split(line).index("-d") + 1])
+        argv = shlex.split(line)
+        body = json.loads(argv[argv.index("-d") + 1])
         assert body == alter_body(SOURCE, "us-east", [PartitionOffset.model_validate(o) for o in at])
         with forwarded(REST_PORT, worker.host, REST_PORT):
             done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120)

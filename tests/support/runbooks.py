@@ -58,11 +58,15 @@ def commands(text: str) -> list[Command]:
 TITLE = "Operating replication"  # the document's title: the section of the commands above its first heading
 
 
+def _under(command: Command, section: str) -> bool:
+    """Whether `command` is right under the heading `section` (TITLE: above every heading)."""
+    return command.headings[-1:] == (section,) or (section == TITLE and not command.headings)
+
+
 def block(section: str, first: str) -> list[str]:
     """The commands of the `sh` block under `section` (a heading's text, or TITLE) whose first
     command starts with `first`, as written."""
-    chosen = [c for c in commands(OPERATIONS.read_text())
-              if c.headings[-1:] == (section,) or (section == TITLE and not c.headings)]
+    chosen = [c for c in commands(OPERATIONS.read_text()) if _under(c, section)]
     openings = [c.line for c in chosen if c.text.startswith(first)]
     assert openings, f"docs/operations.md, {section}: no sh block starting with {first!r}"
     return [c.text for c in chosen if c.line == openings[0]]
@@ -70,8 +74,7 @@ def block(section: str, first: str) -> list[str]:
 
 def line(section: str, first: str) -> str:
     """The one command under the heading `section` that starts with `first`, as written."""
-    found = [c.text for c in commands(OPERATIONS.read_text())
-             if (c.headings[-1:] == (section,) or (section == TITLE and not c.headings)) and c.text.startswith(first)]
+    found = [c.text for c in commands(OPERATIONS.read_text()) if _under(c, section) and c.text.startswith(first)]
     assert len(found) == 1, f"docs/operations.md, {section}: {len(found)} commands starting with {first!r}"
     return found[0]
 

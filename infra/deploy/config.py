@@ -12,8 +12,22 @@ from infra.core.errors import Problem, TopologyError
 from infra.core.names import PROJECT
 from infra.deploy import kubeconfig
 
-ROOT = Path(__file__).resolve().parents[2]
 TOPOLOGY_KEY = "topology"
+# What the Pulumi CLI looks for from its working directory up (its workspace.DetectProjectPath).
+PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
+
+
+def project_dir(start: Path | None = None) -> Path:
+    """The Pulumi project's folder, which every relative path of its stacks is read from: the
+    nearest folder holding a Pulumi.yaml from `start` (default the working directory: where
+    `pulumi` runs the program, or the command line's `-C DIR`) up, as the Pulumi CLI finds it; the
+    working directory itself when none does. Never the package's own folder: installed, that is
+    site-packages."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / name).is_file() for name in PROJECT_FILES):
+            return folder
+    return here
 
 # What each per-cluster secret item is, for error messages and docs/topology.md.
 SECRET_ITEMS = {
@@ -35,7 +49,7 @@ def is_secret_item(key: str) -> bool:
 
 
 def topology_path(config: pulumi.Config, stack: str) -> Path:
-    return ROOT / (config.get(TOPOLOGY_KEY) or f"stacks/{stack}.yaml")
+    return project_dir() / (config.get(TOPOLOGY_KEY) or f"stacks/{stack}.yaml")
 
 
 def _owner(key: str) -> tuple[str, str]:
@@ -170,7 +184,7 @@ def plain(stack: str) -> dict[str, str]:
     """Plain (non-secret) values of Pulumi.<stack>.yaml, as `pulumi config` would give them
     (keys without the project prefix): what the offline render and the diff run with."""
     from infra.core import reading
-    path = ROOT / f"Pulumi.{stack}.yaml"
+    path = project_dir() / f"Pulumi.{stack}.yaml"
     if not path.exists():
         return {}
     document = reading.load_yaml_file(path, "stack settings file") or {}

@@ -74,6 +74,9 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
         description="Kafka cross-cluster replication on Kubernetes as code: Strimzi KafkaConnect and the "
                     "MirrorMaker 2 connectors from a per-stack topology (stacks/<stack>.yaml), deployed with Pulumi.")
     top.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    top.add_argument("-C", dest="directory", type=Path, metavar="DIR",
+                     help="run as if started in DIR, as git and pulumi do: the Pulumi project is the nearest folder "
+                          "from there up holding a Pulumi.yaml, and relative paths are read from DIR")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
@@ -127,11 +130,17 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
 
     h = command("rehearse", "run a topology's replication on this machine and report what arrived",
                 description="Run a topology's replication on this machine (Kafka, Connect and MirrorMaker 2 "
-                            "for real, docs/rehearsal.md) and report what arrived; exit 0 all arrived, 1 not, "
-                            "2 invalid input.")
+                            "for real, docs/rehearsal.md) and report what arrived; exit 0 all arrived (with "
+                            "--allow-missing: all that ran), 1 not, 2 invalid input or a class no jar provides.")
     h.add_argument("topology", type=Path, help="the topology file (YAML)")
     h.add_argument("--records", type=int, default=10, help="sample records per source connector (1-100000, default 10)")
     h.add_argument("--keep", type=Path, metavar="DIR", help="work in DIR and keep the logs (default: a temporary folder)")
+    h.add_argument("--plugin-path", type=Path, action="append", default=[], metavar="DIR", dest="plugin_paths",
+                   help="a folder of the connector plugins and transforms you deploy, as Connect's plugin.path "
+                        "holds them: a jar, or a folder of jars, per plugin (repeatable)")
+    h.add_argument("--allow-missing", action="store_true",
+                   help="rehearse the connectors that can run when some need a class no jar here provides "
+                        "(without it: exit 2, listing them, before anything starts); the report names the others")
 
     s = command("status", "what a deployed stack's flows are doing, from its Kubernetes clusters",
                 description="One screen per stack: each flow's Connect clusters, connectors and tasks with their "
@@ -162,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     invoked = Path(sys.argv[0]).name
     args = parser("python -m infra" if invoked == "__main__.py" else "kafka-replication").parse_args(argv)
     try:
+        if args.directory is not None:
+            _change_directory(args.directory)
         return _run(args)
     except TopologyError as exc:
         if getattr(args, "output", "text") == "json" and args.command in ("validate", "diff"):
@@ -176,6 +187,14 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (INFRA_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _change_directory(directory: Path) -> None:
+    try:
+        os.chdir(directory)
+    except OSError as exc:
+        raise TopologyError([Problem("-C", "(argument)", str(directory), f"a folder that can be entered "
+                                     f"({exc.strerror or type(exc).__name__})")], "the command line") from None
 
 
 def _problems_json(exc: TopologyError) -> dict[str, Any]:
@@ -204,7 +223,7 @@ def _run(args: argparse.Namespace) -> int:
         if not 1 <= args.records <= 100_000:
             raise TopologyError([Problem("--records", "(argument)", str(args.records), "1 to 100000")],
                                 "the command line")
-        return cli.rehearse(args.topology, args.records, args.keep)
+        return cli.rehearse(args.topology, args.records, args.keep, tuple(args.plugin_paths), args.allow_missing)
     elif args.command == "validate":
         from infra.deploy import deployment
 
@@ -268,8 +287,9 @@ def _check_previous(previous: object, source: str) -> None:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from infra.deploy.config import ROOT
+    from infra.deploy.config import project_dir
     from infra.tools import diff
+    root = project_dir()
     problems = []
     for stack in args.stack:
         if not STACK_NAME.fullmatch(stack):
@@ -297,14 +317,14 @@ def _diff(args: argparse.Namespace) -> int:
     else:
         before_label, after_label = args.base, "working tree"
         with tempfile.TemporaryDirectory(prefix="kafka-replication-diff-") as work:
-            base = diff.render_at(args.base, args.stack or None, ROOT, Path(work))
+            base = diff.render_at(args.base, args.stack or None, root, Path(work))
         stacks = sorted(base)
-        unknown = [s for s in stacks if not base[s].present and not (ROOT / f"Pulumi.{s}.yaml").exists()]
+        unknown = [s for s in stacks if not base[s].present and not (root / f"Pulumi.{s}.yaml").exists()]
         if unknown:
             raise TopologyError([Problem("--stack", "(argument)", s, f"a stack of {args.base} or the working tree "
-                                         f"(a Pulumi.<stack>.yaml): {', '.join(diff.stacks_in(ROOT)) or 'none'}")
+                                         f"(a Pulumi.<stack>.yaml): {', '.join(diff.stacks_in(root)) or 'none'}")
                                  for s in unknown], "the command line")
-        here = {s: diff.render_here(s) if (ROOT / f"Pulumi.{s}.yaml").exists() else diff.ABSENT for s in stacks}
+        here = {s: diff.render_here(s) if (root / f"Pulumi.{s}.yaml").exists() else diff.ABSENT for s in stacks}
         pairs = [(s, base[s], here[s]) for s in stacks]
     diffs = [diff.compare(s, before, after, args.examples) for s, before, after in pairs]
     render_fn = {"text": diff.text, "markdown": diff.markdown, "json": diff.as_json}[args.output]

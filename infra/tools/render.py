@@ -221,7 +221,7 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
     Raises TopologyError for invalid input, before any resource is registered.
     """
     config, secrets = dict(config or {}), dict(secrets or {})
-    path = stack_config.ROOT / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
+    path = stack_config.project_dir() / config.get(stack_config.TOPOLOGY_KEY, f"stacks/{stack}.yaml")
     _, model, stack_plan, audits = deployment.prepare_file(path)
     keys = deployment.secret_keys(model, stack_plan, audits)
     _check_given(keys, config, secrets, placeholder_secrets, only_read)

@@ -18,10 +18,12 @@ import base64
 import copy
 import re
 import time
+from pathlib import Path
 
 import pytest
 import yaml
 
+from infra.checks import validation
 from infra.tools.rehearsal.process import RuntimeStartError
 from tests.support.material import material
 from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, arrived, audit_run, dev_for_runtime, eventually,
@@ -439,23 +441,71 @@ def test_rehearse_runs_the_dev_stack(tmp_path):
     assert len(lines) == 5
 
 
-def test_rehearse_reports_what_the_worker_refuses(tmp_path):
-    """A transform class the Connect image does not hold: accepted by the program (the user
-    stated it keeps the topic), refused by the real worker, reported with its reason, exit 1."""
+STAMP = "com.example.transforms.Stamp"
+
+
+def stamp_plugin(folder: Path) -> Path:
+    """A plugin.path folder holding tests/data/plugins/Stamp.java compiled against the
+    release's Connect API, in a folder of its own (`<folder>/stamp/stamp.jar`)."""
+    import subprocess
+    import zipfile
+
+    from infra.tools.rehearsal import jars
+    from infra.tools.rehearsal.process import java
+    classes = folder / "classes"
+    done = subprocess.run([str(Path(java()).with_name("javac")), "-nowarn", "-d", str(classes), "-cp",
+                           jars.classpath(validation.parse(DEV).operator.release),
+                           str(ROOT / "tests/data/plugins/Stamp.java")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    jar = folder / "plugins" / "stamp" / "stamp.jar"
+    jar.parent.mkdir(parents=True)
+    with zipfile.ZipFile(jar, "w") as archive:
+        for found in sorted(classes.rglob("*.class")):
+            archive.write(found, found.relative_to(classes).as_posix())
+    return folder / "plugins"
+
+
+def test_rehearse_loads_a_plugin_path_and_reports_what_the_worker_refuses(tmp_path):
+    """A team's own transform, on two source connectors of one flow: no jar holds it, so the
+    rehearsal exits 2 before anything starts; with its plugin folder the real worker loads it
+    with Connect's plugin isolation: the connector that configures it replicates, the one that
+    leaves out its required setting is refused by the worker, with the worker's own message, exit 1."""
     topo = copy.deepcopy(DEV)
-    topo["flows"][0]["transforms"] = [{"name": "Stamp", "type": "com.example.transforms.Stamp", "keepsTopic": True}]
+    flow = topo["flows"][0]
+    del flow["topics"]
+    flow["sources"] = [
+        {"name": "stamped", "topics": [r"test\.a.*"],
+         "transforms": [{"name": "Stamp", "type": STAMP, "keepsTopic": True, "config": {"value": "team-a"}}]},
+        {"name": "unset", "topics": [r"test\.b.*"],
+         "transforms": [{"name": "Stamp", "type": STAMP, "keepsTopic": True}]}]
     path = tmp_path / "topology.yaml"
     path.write_text(yaml.safe_dump(topo))
-    done = rehearse_cli(str(path), "--records", "3", "--keep", str(tmp_path / "work"))
+    started = time.monotonic()
+    done = rehearse_cli(str(path), "--records", "3")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.splitlines()[:2] == [
+        "error: the rehearsal has 2 problem(s):",
+        "  - flow repl-us-west-us-east, connector repl-us-west-us-east-source-stamped: transforms.Stamp.type: got "
+        f"'{STAMP}'; expected a class of the jars the workers run here for csm 1.2 (Apache Kafka's Connect and "
+        "MirrorMaker 2, Strimzi's config providers) or of a --plugin-path folder (a jar, or a folder of jars, per "
+        "plugin); or --allow-missing to rehearse the connectors that can run"]
+    assert time.monotonic() - started < 60  # the jars' listings, no JVM
+    plugins = stamp_plugin(tmp_path)
+    done = rehearse_cli(str(path), "--records", "3", "--plugin-path", str(plugins), "--keep", str(tmp_path / "work"))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-3:] == [
-        "MISSING  repl-us-west-us-east: us-west/test.rehearsal -> us-east/us-west.test.rehearsal: 0/3 records",
-        "  error: repl-us-west-us-east/repl-us-west-us-east: PUT /connectors/repl-us-west-us-east-source/config: "
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(r"     ok  repl-us-west-us-east: us-west/test\.a\.rehearsal -> us-east/us-west\.test\.a\.rehearsal: "
+                        r"3/3 records, all within \d+\.\d s of the connectors running", lines[-4])
+    assert lines[-3:] == [
+        "MISSING  repl-us-west-us-east: us-west/test.b.rehearsal -> us-east/us-west.test.b.rehearsal: 0/3 records",
+        "  error: repl-us-west-us-east/repl-us-west-us-east: PUT /connectors/repl-us-west-us-east-source-unset/config: "
         'HTTP 400: {"error_code":400,"message":"Connector configuration is invalid and contains the following 1 '
-        "error(s):\\nInvalid value com.example.transforms.Stamp for configuration transforms.Stamp.type: Class "
-        'com.example.transforms.Stamp could not be found.\\nYou can also find the above list of errors at the endpoint '
-        '`/connector-plugins/{connectorType}/config/validate`"}',
-        "  error: repl-us-west-us-east-source: 0 of 3 sample records arrived in us-east/us-west.test.rehearsal"]
+        'error(s):\\nMissing required configuration \\"transforms.Stamp.value\\" which has no default value.\\n'
+        'You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"}',
+        "  error: repl-us-west-us-east-source-unset: 0 of 3 sample records arrived in us-east/us-west.test.b.rehearsal"]
+    # Connect found it in the pod's plugin.path, as its own log says.
+    log = next((tmp_path / "work" / "rehearsal" / "pods").glob("*/worker.log")).read_text()
+    assert f"Added plugin '{STAMP}'" in log
 
 
 def test_rehearse_refuses_invalid_input_before_starting_anything(tmp_path):
@@ -470,3 +520,35 @@ def test_rehearse_refuses_invalid_input_before_starting_anything(tmp_path):
     assert done.stdout == ""
     assert "flows[0] (repl-a-b): target: got 'b'; expected a cluster alias defined under `clusters`: a" in done.stderr
     assert time.monotonic() - started < 30
+
+
+def test_make_rehearse_of_the_prod_stack_runs_what_can_run_here_and_names_the_rest():
+    """README's `make rehearse STACK=prod`, as written, on prod's own topology: its metrics
+    connector loads Cloudera's SMTs, which no public registry holds; it is named before the
+    start and in the report, and every other flow's samples arrive: exit 0."""
+    import subprocess
+
+    from infra.tools.rehearsal.apiserver import apiserver_binary
+    if apiserver_binary() is None:
+        unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
+    done = subprocess.run(["make", "-s", "--no-print-directory", "rehearse", "STACK=prod"], capture_output=True,
+                          text=True, timeout=1200, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    why = ("it loads com.cloudera.dim.kafka.connect.transforms.ConvertFromBytes$Value (transforms.ConvertFromBytes.type), "
+           "com.cloudera.dim.kafka.connect.transforms.ConvertToBytes$Value (transforms.ConvertToBytes.type), which no "
+           "jar here provides (--plugin-path adds a folder of plugins)")
+    assert f"not run here: telemetry-high-source-metrics: {why}" in lines
+    assert re.fullmatch(r"4 Kafka cluster\(s\) up in \d+ s", lines[-10])
+    assert re.fullmatch(r"7 Connect worker\(s\), 17 connector\(s\) running \d+ s after the start", lines[-9])
+    assert lines[-8] == ("NOT RUN  telemetry: us-west/high.metrics.rehearsal -> archive/us-west.high.metrics.rehearsal: "
+                         f"telemetry-high-source-metrics not run here: {why}")
+    arrived = [re.sub(r"all within \d+\.\d s", "all within N s", line) for line in lines[-7:]]
+    assert arrived == [f"     ok  {flow}: {path}: 10/10 records, all within N s of the connectors running" for flow, path in (
+        ("orders-to-eu", "us-east/orders.rehearsal -> eu-central/orders.rehearsal"),
+        ("repl-eu-central-archive", "eu-central/orders.rehearsal -> archive/orders.rehearsal"),
+        ("repl-eu-central-us-east", "eu-central/shared.rehearsal -> us-east/shared.rehearsal"),
+        ("repl-us-east-eu-central", "us-east/shared.rehearsal -> eu-central/shared.rehearsal"),
+        ("repl-us-west-us-east", "us-west/test.rehearsal -> us-east/us-west.test.rehearsal"),
+        ("telemetry", "us-west/high.events.rehearsal -> archive/us-west.high.events.rehearsal"),
+        ("telemetry", "us-west/low.rehearsal -> archive/us-west.low.rehearsal"))]

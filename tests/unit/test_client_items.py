@@ -12,8 +12,9 @@ import yaml
 from infra.checks import validation
 from infra.checks.rules import service_address
 from infra.tools import render
+from tests.support.stacks import ROOT
 
-REGIONS = yaml.safe_load(open(render.stack_config.ROOT / "stacks" / "regions.yaml"))
+REGIONS = yaml.safe_load(open(ROOT / "stacks" / "regions.yaml"))
 
 
 # ------------------------------------------------------------------ in-cluster addresses

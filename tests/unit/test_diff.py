@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from infra.__main__ import main
-from infra.deploy.config import ROOT
+from tests.support.stacks import ROOT
 from infra.filters import topics
 from infra.tools import diff, render
 from tests.support.stacks import SECRETS

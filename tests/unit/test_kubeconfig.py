@@ -196,7 +196,7 @@ except TopologyError as exc:
     print(exc.report())
     sys.exit(2)
 """
-    done = subprocess.run([sys.executable, "-c", script], cwd=render.stack_config.ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stdout.splitlines() == [

@@ -17,9 +17,9 @@ from infra.checks.rules import service_address
 from infra.core import names
 from infra.tools import render
 from tests.support.refusals import problems
-from tests.support.stacks import render_topology
+from tests.support.stacks import ROOT, render_topology
 
-REGIONS = yaml.safe_load(open(render.stack_config.ROOT / "stacks" / "regions.yaml"))
+REGIONS = yaml.safe_load(open(ROOT / "stacks" / "regions.yaml"))
 # Where each flow of the regions stack must land: beside its target Kafka.
 EXPECTED = {"orders-us-west-to-eu": "k8s-eu-central", "orders-us-east-to-eu": "k8s-eu-central",
             "reference-eu-to-us-west": "k8s-us-west", "reference-eu-to-us-east": "k8s-us-east"}

@@ -1,18 +1,21 @@
 """`rehearse` refuses before it starts anything: every problem `validate` finds (not only the
-schema's), and a `--keep` folder it could not write to. Proven with the starters replaced by
+schema's), a `--keep` or `--plugin-path` folder it could not use, and a class the topology loads
+by name that no jar provides. Proven with the starters replaced by
 ones that fail the test: nothing runs here."""
 
 from __future__ import annotations
 
 import io
+import zipfile
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import pytest
 import yaml
 
 from infra.__main__ import main
-from infra.tools.rehearsal import apiserver
-from tests.support.stacks import doc_topology
+from infra.tools.rehearsal import apiserver, jars, plugins
+from tests.support.stacks import doc_topology, render_topology
 
 
 @pytest.fixture(autouse=True)
@@ -69,3 +72,72 @@ def test_what_the_rehearsal_cannot_honour_is_said_before_it_starts(tmp_path, cap
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if line.startswith("not honoured here: ")] == [
         f"not honoured here: {line}" for line in unhonoured(t, release)]
+
+
+# ------------------------------------------------------------------ classes no jar here provides
+
+STAMP = "com.example.transforms.Stamp"
+
+
+def _jar(path: Path, classes: list[str]) -> Path:
+    """A jar listing `classes` (empty class files: the check reads the listing, no JVM runs)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+        for name in classes:
+            jar.writestr(name.replace(".", "/") + ".class", b"")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def release_jars(tmp_path_factory, monkeypatch):
+    """The workers' classpath stood in for by one jar holding every class the documents'
+    topology loads by name (the real jars come from Maven: the runtime tier reads them)."""
+    folder = tmp_path_factory.mktemp("jars")
+    wanted = {n.name for n in plugins.needs(render_topology(folder, doc_topology()).objects())}
+    _jar(folder / "release.jar", sorted(wanted))
+    monkeypatch.setattr(jars, "classpath", lambda release, kafka=None: f"{folder}/*")
+    return folder
+
+
+def _with_stamp(tmp_path: Path) -> Path:
+    t = doc_topology()
+    t["flows"][0]["transforms"] = [{"name": "Stamp", "type": STAMP, "keepsTopic": True}]
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t))
+    return path
+
+
+def test_a_class_no_jar_provides_exits_2_with_its_flow_and_connector_before_anything_starts(tmp_path):
+    assert run(str(_with_stamp(tmp_path))) == (2, (
+        "error: the rehearsal has 1 problem(s):\n"
+        "  - flow repl-us-west-us-east, connector repl-us-west-us-east-source: transforms.Stamp.type: got "
+        f"'{STAMP}'; expected a class of the jars the workers run here for csm 1.2 (Apache Kafka's Connect and "
+        "MirrorMaker 2, Strimzi's config providers) or of a --plugin-path folder (a jar, or a folder of jars, per "
+        "plugin); or --allow-missing to rehearse the connectors that can run\n"))
+
+
+def test_a_plugin_path_that_provides_it_lets_the_rehearsal_start(tmp_path, monkeypatch):
+    """A plugin folder as Connect's plugin.path holds them: here a folder per plugin."""
+    _jar(tmp_path / "plugins" / "stamp" / "lib" / "stamp-1.0.jar", [STAMP, STAMP + "$Inner"])
+    monkeypatch.setenv("INFRA_DEBUG", "1")
+    with pytest.raises(AssertionError, match="rehearse started something"):
+        main(["rehearse", str(_with_stamp(tmp_path)), "--plugin-path", str(tmp_path / "plugins")])
+
+
+def test_with_allow_missing_the_connector_is_named_and_the_others_start(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("INFRA_DEBUG", "1")
+    with pytest.raises(AssertionError, match="rehearse started something"):
+        main(["rehearse", str(_with_stamp(tmp_path)), "--allow-missing"])
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("not run here: ")] == [
+        f"not run here: repl-us-west-us-east-source: it loads {STAMP} (transforms.Stamp.type), which no jar here "
+        "provides (--plugin-path adds a folder of plugins)"]
+
+
+def test_a_plugin_path_that_is_no_readable_folder_exits_2(tmp_path):
+    path = _with_stamp(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    assert run(str(path), "--plugin-path", str(tmp_path / "nowhere"), "--plugin-path", str(tmp_path / "a-file")) == (
+        2, "error: the command line has 2 problem(s):\n" + "".join(
+            f"  - --plugin-path: (argument): got '{tmp_path / name}'; expected a readable folder of plugins, as "
+            "Connect's plugin.path holds them: a jar, or a folder of jars, per plugin\n" for name in ("nowhere", "a-file")))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +123,56 @@ def test_cli_without_secrets_names_what_is_missing(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "pulumi config set --secret kafka-replication:us-east.caCert" in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def _project(tmp_path: Path) -> Path:
+    """The dev stack as a Pulumi project of its own, outside this repository."""
+    project = tmp_path / "team" / "replication"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: team-replication\nruntime: python\n")
+    shutil.copy(ROOT / "Pulumi.dev.yaml", project / "Pulumi.dev.yaml")
+    shutil.copy(ROOT / "stacks" / "dev.yaml", project / "stacks" / "dev.yaml")
+    return project
+
+
+def test_cli_reads_the_project_of_the_working_directory_or_of_dash_c(tmp_path):
+    """The stack's files are the project's (the nearest Pulumi.yaml from where the command runs,
+    up), never the package's: from a folder of the project, and with -C from anywhere."""
+    project = _project(tmp_path)
+    (project / "stacks" / "dev.yaml").write_text((ROOT / "stacks/dev.yaml").read_text().replace("replicas: 3",
+                                                                                                 "replicas: 1"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for cwd, argv in ((project / "stacks", []), (tmp_path, ["-C", str(project)])):
+        out = tmp_path / f"out-{len(argv)}"
+        proc = subprocess.run([sys.executable, "-m", "infra", *argv, "render", "--stack", "dev",
+                               "--placeholder-secrets", "--out", str(out)], cwd=cwd, env=env, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stderr
+        connect = yaml.safe_load((out / "repl-us-west-us-east" / "KafkaConnect-repl-us-west-us-east.yaml").read_text())
+        assert connect["spec"]["replicas"] == 1  # the project's topology, not this repository's (3)
+    # -C's relative paths are read from the folder it names, as git's are.
+    proc = subprocess.run([sys.executable, "-m", "infra", "-C", str(project), "validate", "stacks/dev.yaml"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (0, "stacks/dev.yaml: ok (2 clusters, 1 flows declared, 1 deployed)\n")
+
+
+def test_cli_refuses_a_dash_c_that_is_no_folder(tmp_path):
+    (tmp_path / "file").write_text("")
+    for given, reason in ((tmp_path / "nowhere", "No such file or directory"), (tmp_path / "file", "Not a directory")):
+        proc = subprocess.run([sys.executable, "-m", "infra", "-C", str(given), "validate", "x.yaml"], cwd=ROOT,
+                              capture_output=True, text=True)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", (
+            f"error: the command line has 1 problem(s):\n  - -C: (argument): got '{given}'; expected a folder that "
+            f"can be entered ({reason})\n"))
+
+
+def test_the_project_is_the_nearest_folder_up_with_a_pulumi_yaml(tmp_path, monkeypatch):
+    from infra.deploy.config import project_dir
+    project = _project(tmp_path)
+    assert project_dir(project / "stacks") == project
+    assert project_dir(tmp_path) == tmp_path.resolve()  # none: the folder itself
+    monkeypatch.chdir(project / "stacks")
+    assert project_dir() == project
 
 
 def test_topology_config_key_selects_the_file(tmp_path):

@@ -46,9 +46,11 @@ MAX_REF = 200
 
 
 def render_at(ref: str, stacks: list[str] | None, root: Path, workdir: Path) -> dict[str, Snapshot]:
-    """Each stack rendered by the tree of git `ref` (its program, its topology and stack config),
-    in a child process run in an extracted copy of that tree: the base side of a diff. Without
-    `stacks`, every stack of either tree (`root`'s and the revision's)."""
+    """Each stack of the Pulumi project at `root` rendered by the tree of git `ref` (its topology
+    and stack config, and its program where the tree holds one: this repository's own; a team's
+    project renders with the installed package), in a child process run in an extracted copy of
+    that tree (`root` may be a folder of the repository: git archives that folder): the
+    base side of a diff. Without `stacks`, every stack of either side (`root`'s and the revision's)."""
     def refused(value: object, allowed: str) -> TopologyError:
         return TopologyError([Problem("--base", "(argument)", value, allowed)], "the command line")
 
@@ -84,6 +86,8 @@ def render_at(ref: str, stacks: list[str] | None, root: Path, workdir: Path) -> 
                 tar.extractall(tree, filter=_inside)
         except tarfile.TarError as exc:
             raise refused(ref, f"a commit whose tree can be read ({exc})") from None
+    # Run from a folder of a repository (a team's project beside its other code), git archives
+    # that folder alone: the extracted tree is the project's folder.
     if stacks is None:
         stacks = sorted(set(stacks_in(root)) | set(stacks_in(tree)))
     result = {}

@@ -31,10 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-BUILD = ROOT / "tools" / "engine" / "build.sh"
-DEFAULT_DIR = ROOT / "build" / "apiserver"
+from infra.tools import shipped
+
+BUILD = shipped.path("tools/engine/build.sh")
+DEFAULT_DIR = Path("build") / "apiserver"  # of the working directory
 STATE = "state.json"
 
 
@@ -85,7 +85,7 @@ def build() -> Path:
     """Build the server and kubectl when missing (Go, several minutes); return the server's path."""
     done = subprocess.run(["bash", str(BUILD), "kube-apiserver", "kubectl"], stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:
-        raise ServerError(f"{BUILD.relative_to(ROOT)} failed (exit {done.returncode}); see its output above")
+        raise ServerError(f"{BUILD} failed (exit {done.returncode}); see its output above")
     return Path(done.stdout.split()[1])
 
 

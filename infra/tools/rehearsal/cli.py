@@ -17,12 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from infra.checks import validation
-from infra.core import reading
+from infra.core import names, reading
 from infra.core.errors import Problem, TopologyError
+from infra.core.releases import Release
 from infra.deploy import deployment
 from infra.filters import jregex, topics
-from infra.tools.rehearsal import apiserver
+from infra.tools import render
+from infra.tools.rehearsal import apiserver, jars, operator, plugins
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.process import RuntimeStartError
@@ -36,6 +40,7 @@ TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 @dataclass(frozen=True)
 class Sample:
     flow: str
+    namespace: str
     connector: str
     source: str         # alias
     topic: str
@@ -72,27 +77,35 @@ def samples(model: Model) -> tuple[list[Sample], list[str]]:
                     skipped.append(f"{name}: its filter selects no topic name Kafka accepts")
                     continue
                 prefix = f"{d.flow.source}." if d.flow.policy is Policy.default else ""
-                out.append(Sample(d.name, name, d.flow.source, topic, d.flow.target, prefix + topic))
+                out.append(Sample(d.name, d.names(part).namespace, name, d.flow.source, topic, d.flow.target,
+                                  prefix + topic))
     return out, skipped
 
 
-def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
+def rehearse(path: Path, records: int = 10, keep: Path | None = None, plugin_paths: tuple[Path, ...] = (),
+             allow_missing: bool = False) -> int:
     check_keep(keep)
+    check_plugin_paths(plugin_paths)
     # Everything `validate` (and so `render` and `pulumi preview`) refuses on the topology itself
     # exits 2 before anything starts.
     deployment.validate_file(path)
     topology: dict[str, Any] = reading.load_yaml_file(path, "topology file")
     local = local_topology(topology)
+    release = validation.parse(local).operator.release
+    # So do the classes no jar here provides, unless the user asks for the connectors that can run.
+    cannot_run = unloadable(local, release, plugin_paths, allow_missing)
     work = keep or Path(tempfile.mkdtemp(prefix="kafka-replication-rehearsal-"))
     print(f"rehearsing {path} in {work}; changed for this machine: " + "; ".join(LOCAL_CHANGES), flush=True)
-    release = validation.parse(local).operator.release
     for line in unhonoured(topology, release):
         print(f"not honoured here: {line}", flush=True)
+    for (_, connector), why in sorted(cannot_run.items()):
+        print(f"not run here: {connector}: {_why(why)}", flush=True)
     if apiserver.apiserver_binary() is None:
         print("building the kube-apiserver once (Go, tools/engine/build.sh, several minutes)...", flush=True)
         apiserver.build()
     state = apiserver.start(work / "apiserver")
-    r = Rehearsal(local, work / "rehearsal", ApiServerKube(Client(state)))
+    r = Rehearsal(local, work / "rehearsal", ApiServerKube(Client(state)), plugin_paths=plugin_paths,
+                  not_sent=frozenset(cannot_run), keep_going=True)
     failed: list[str] = []
     try:
         started = time.monotonic()
@@ -100,13 +113,15 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
         print(f"{len(r.clusters)} Kafka cluster(s) up in {time.monotonic() - started:.0f} s", flush=True)
         planned, skipped = samples(r.model)
         failed += skipped
+        not_run = [s for s in planned if (s.namespace, s.connector) in cannot_run]
+        planned = [s for s in planned if s not in not_run]
         by_source: dict[str, set[str]] = {}
         for s in planned:
             by_source.setdefault(s.source, set()).add(s.topic)
-        for alias, names in sorted(by_source.items()):
+        for alias, wanted in sorted(by_source.items()):
             existing = set(r.clients.topics(r.client(alias)))
-            r.clients.create_topics(r.client(alias), {t: 1 for t in sorted(names - existing)})
-            for t in sorted(names):
+            r.clients.create_topics(r.client(alias), {t: 1 for t in sorted(wanted - existing)})
+            for t in sorted(wanted):
                 r.clients.produce(r.client(alias), t, [{"key": f"{alias}-rehearsal-{i}", "value": f"sample {i} of {t}",
                                                          "headers": {"rehearsal": str(i)}} for i in range(records)])
         try:
@@ -117,9 +132,12 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
                   f"{ready - started:.0f} s after the start", flush=True)
         except RuntimeStartError as exc:
             failed.append(str(exc).splitlines()[0])
-            return _report(planned, {}, failed, records)
+            return _report(planned, {}, failed, records, not_run, cannot_run)
+        failed += [reason for _, reason in sorted(r.refused.items())]
         arrived: dict[Sample, tuple[int, float]] = {}
         for s in planned:
+            if (s.namespace, s.connector) in r.refused:
+                continue  # the worker refused or failed it: nothing to wait for
             t0 = time.monotonic()
             got = r.clients.consume(r.client(s.target), [s.target_topic], records, 60_000)
             mine = [g for g in got if g["key"] and g["key"].startswith(f"{s.source}-rehearsal-")]
@@ -127,14 +145,28 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None) -> int:
                 got = r.clients.consume(r.client(s.target), [s.target_topic], 2 * records, 20_000)
                 mine = [g for g in got if g["key"] and g["key"].startswith(f"{s.source}-rehearsal-")]
             arrived[s] = (len(mine), time.monotonic() - ready if mine else time.monotonic() - t0)
-        return _report(planned, arrived, failed, records)
+        return _report(planned, arrived, failed, records, not_run, cannot_run)
     finally:
         r.stop()
         apiserver.stop(work / "apiserver")
 
 
+def _why(needs: list[plugins.Need]) -> str:
+    """Why a connector cannot run here: the classes it, or its whole Connect cluster, loads."""
+    parts = [f"{who} loads " + ", ".join(f"{n.name} ({n.key})" for n in these)
+             for who, these in (("its Connect cluster", [n for n in needs if n.connector is None]),
+                                ("it", [n for n in needs if n.connector is not None])) if these]
+    return "; ".join(parts) + ", which no jar here provides (--plugin-path adds a folder of plugins)"
+
+
 def _report(planned: list[Sample], arrived: dict[Sample, tuple[int, float]], failed: list[str],
-            records: int = 0) -> int:
+            records: int = 0, not_run: list[Sample] | None = None,
+            cannot_run: dict[tuple[str, str], list[plugins.Need]] | None = None) -> int:
+    """One line per sample: ok, MISSING, or NOT RUN (its connector needs a class no jar here
+    provides, with --allow-missing: said, and not a failure of the rehearsal)."""
+    for s in not_run or []:
+        print(f"NOT RUN  {s.flow}: {s.source}/{s.topic} -> {s.target}/{s.target_topic}: "
+              f"{s.connector} not run here: {_why((cannot_run or {})[(s.namespace, s.connector)])}")
     for s in planned:
         count, seconds = arrived.get(s, (0, 0.0))
         verdict = "ok" if count >= records and records else "MISSING"
@@ -150,6 +182,46 @@ def _report(planned: list[Sample], arrived: dict[Sample, tuple[int, float]], fai
 def check_path(path: Path) -> None:
     if not path.is_file():
         raise TopologyError([Problem(str(path), "(file)", str(path), "a readable topology file")], "the command line")
+
+
+def check_plugin_paths(folders: tuple[Path, ...]) -> None:
+    """Each `--plugin-path` a folder that can be read, before anything starts."""
+    problems = [Problem("--plugin-path", "(argument)", str(f), "a readable folder of plugins, as Connect's "
+                        "plugin.path holds them: a jar, or a folder of jars, per plugin")
+                for f in folders if not f.is_dir() or not os.access(f, os.R_OK | os.X_OK)]
+    if problems:
+        raise TopologyError(problems, "the command line")
+
+
+def unloadable(topology: dict[str, Any], release: Release, plugin_paths: tuple[Path, ...],
+               allow_missing: bool) -> dict[tuple[str, str], list[plugins.Need]]:
+    """The connectors ((namespace, name)) that need a class no jar here provides: the Connect
+    image's (the release's jars for the worker's Kafka version) or the --plugin-path folders'.
+    Without `allow_missing`, each such class is a problem (exit 2), with its flow and connector."""
+    with tempfile.TemporaryDirectory(prefix="kafka-replication-classes-") as scratch:
+        file = Path(scratch) / "rehearsal.yaml"
+        file.write_text(yaml.safe_dump(topology, sort_keys=False))
+        try:
+            objects = render.run("rehearsal", {"topology": str(file)}, {}, placeholder_secrets=True).objects()
+        finally:
+            render.close_event_loop()
+    extra = [e for folder in plugin_paths for e in plugins.plugin_entries(folder)]
+    found = {}
+    for connect in (o for o in objects if o["kind"] == "KafkaConnect"):
+        kafka = Release.apache_kafka(operator.connect_version(release, connect))
+        meta = connect["metadata"]
+        found[(meta["namespace"], meta["name"])] = plugins.index(
+            [*plugins.classpath_entries(jars.classpath(release, kafka)), *extra])
+    gaps = plugins.missing(plugins.needs(objects), found)
+    if gaps and not allow_missing:
+        raise TopologyError([Problem(g.where(), g.key, g.name, f"a class of the jars the workers run here for "
+                                     f"{release.name} (Apache Kafka's Connect and MirrorMaker 2, Strimzi's config "
+                                     "providers) or of a --plugin-path folder (a jar, or a folder of jars, per "
+                                     "plugin); or --allow-missing to rehearse the connectors that can run")
+                             for g in gaps], "the rehearsal")
+    connectors = [(o["metadata"]["namespace"], o["metadata"]["labels"][names.CLUSTER_LABEL], o["metadata"]["name"])
+                  for o in objects if o["kind"] == "KafkaConnector"]
+    return plugins.not_runnable(gaps, connectors)
 
 
 def check_keep(keep: Path | None) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from infra.plan import metrics
 from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
+from infra.tools.rehearsal.plugins import ARCHIVES
 from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, java, logging_options
 
 # The refusal of an exactly-once source task whose task config generation is no longer the latest.
@@ -48,6 +49,7 @@ class Worker:
     kubeconfig: str      # for the service account
     process: Process | None = None
     log_level: str = "INFO"
+    plugins: tuple[Path, ...] = ()  # plugin.path folders of this machine, copied into the pod's
 
     @property
     def url(self) -> str:
@@ -70,7 +72,18 @@ class Worker:
         for root in POD_ROOTS:
             Path(root).mkdir(parents=True, exist_ok=True)  # bind targets; stay empty outside the pods
             _inside(self.pod, root).mkdir(parents=True, exist_ok=True)
-        _inside(self.pod, "/opt/kafka/plugins").mkdir(exist_ok=True)  # plugin.path; ours are on the classpath
+        # plugin.path: the release's jars are on the classpath, as in Strimzi's image; the user's
+        # plugins are copied in (a link to this machine's /tmp would lead into the pod's own), each
+        # jar or folder one plugin as Connect reads them, named apart by the folder they came from.
+        plugin_dir = _inside(self.pod, "/opt/kafka/plugins")
+        plugin_dir.mkdir(exist_ok=True)
+        for i, folder in enumerate(self.plugins):
+            for child in sorted(folder.iterdir()):
+                copy = plugin_dir / f"{i}-{child.name}"
+                if child.is_dir():
+                    shutil.copytree(child, copy, dirs_exist_ok=True)
+                elif child.suffix in ARCHIVES:
+                    shutil.copyfile(child, copy)
         files = {**self.setup.files, WORKER_FILE: self.setup.worker_file().encode(),
                  "/tmp/hosts": self.network.hosts_file.read_bytes(), "/tmp/.kube/config": self.kubeconfig.encode()}
         for path, content in files.items():

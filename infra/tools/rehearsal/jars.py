@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Callable
 
 from infra.core.releases import Release
+from infra.tools import shipped
 from infra.tools.rehearsal.process import java
 
-ROOT = Path(__file__).resolve().parents[3]
-POM = ROOT / "pom.xml"
-AUDIT_POM = ROOT / "spark" / "pom.xml"
-CRDS_POM = ROOT / "tools" / "strimzi-crds" / "pom.xml"
-EXPORTER_POM = ROOT / "tools" / "jmx-exporter" / "pom.xml"
+POM = shipped.path("pom.xml")
+AUDIT_POM = shipped.path("spark/pom.xml")
+CRDS_POM = shipped.path("tools/strimzi-crds/pom.xml")
+EXPORTER_POM = shipped.path("tools/jmx-exporter/pom.xml")
 EXPORTER_SOURCE = Path(__file__).resolve().parent / "ExporterAgent.java"
 EXPORTER_MAIN = "ExporterAgent"
 

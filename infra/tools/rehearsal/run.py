@@ -163,6 +163,16 @@ class Rehearsal:
     # (what a pod does is the same; the tier's cost is not).
     scale: bool = False
     pods: dict[tuple[str, str], list[Worker]] = field(default_factory=dict)
+    # Connect's plugin.path folders the workers load besides the release's jars (`--plugin-path`),
+    # and the connectors ((namespace, name)) never sent to a worker: those that need a class no jar
+    # here provides, left out with `--allow-missing` (cli.unloadable).
+    plugin_paths: tuple[Path, ...] = ()
+    not_sent: frozenset[tuple[str, str]] = frozenset()
+    # With `keep_going` (the rehearse command: one bad connector must not hide what the others
+    # do), a connector the worker refuses or fails is recorded here, by (namespace, name), with the
+    # reason, and the others go on; without it (the tests that prove a refusal) it raises.
+    keep_going: bool = False
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -361,13 +371,26 @@ class Rehearsal:
         kafka = Release.apache_kafka(operator.connect_version(self.release, connect))
         worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,
                         jars.classpath(self.release, kafka), self.network,
-                        self.kube.kubeconfig(token, meta["namespace"]))
+                        self.kube.kubeconfig(token, meta["namespace"]), plugins=self.plugin_paths)
         if first:
             self.workers[key] = worker
         worker.start()
         return worker
 
     def send(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:
+        """`reconcile`, with a refusal recorded rather than raised where the rehearsal keeps going."""
+        key = (connect[0], connector["metadata"]["name"])
+        if key in self.not_sent:
+            return
+        try:
+            self.reconcile(connect, connector)
+        except RuntimeStartError as exc:
+            if not self.keep_going:
+                raise
+            self.refused[key] = str(exc).splitlines()[0]
+            self.connectors.pop(key, None)
+
+    def reconcile(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:
         """Reconcile a KafkaConnector on its worker as the operator does
         (AbstractConnectOperator.maybeCreateOrUpdateConnector): GET its config; none, it is
         created; the config PUT only when it differs from what the worker returns
@@ -415,7 +438,12 @@ class Rehearsal:
         out = {}
         for (namespace, name), (connect, connector) in sorted(self.connectors.items()):
             if connector["spec"].get("state", "running") == "running":
-                out[name] = self.workers[connect].wait_running(name, timeout, min_tasks(connector["spec"]))
+                try:
+                    out[name] = self.workers[connect].wait_running(name, timeout, min_tasks(connector["spec"]))
+                except RuntimeStartError as exc:
+                    if not self.keep_going:
+                        raise
+                    self.refused[(namespace, name)] = str(exc).splitlines()[0]
         return out
 
     def stop(self) -> None:

@@ -1,0 +1,31 @@
+"""The wheel's one build step beyond pyproject.toml: the files the tools read at run time that
+live outside the packages (infra/tools/shipped.py finds them), copied into the built package
+under infra/tools/_shipped/. tests/runtime/test_installed.py builds the wheel, installs it in a
+fresh virtualenv and runs every command from a project outside this repository."""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+SHIPPED = ("pom.xml", "tools/engine", "tools/strimzi-crds/pom.xml", "tools/jmx-exporter/pom.xml")
+
+
+class BuildWithShipped(build_py):
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return  # an editable install reads the checkout itself
+        here = Path(__file__).resolve().parent
+        target = Path(self.build_lib) / "infra" / "tools" / "_shipped"
+        for relative in SHIPPED:
+            source, copy = here / relative, target / relative
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, copy, dirs_exist_ok=True)
+            else:
+                shutil.copyfile(source, copy)
+
+
+setup(cmdclass={"build_py": BuildWithShipped})

@@ -14,9 +14,13 @@ The schema other languages' SDKs are generated from is components/schema.json (`
 writes it; tests/unit/test_components.py holds it to the code).
 """
 
-from pulumi.provider.experimental import component_provider_host
+import sys
 
-from components.replication import PUBLIC, VERSION
+from pulumi.provider import main
+
+from components.replication import provider
 
 if __name__ == "__main__":
-    component_provider_host(list(PUBLIC), name="kafka-replication", version=VERSION)
+    # Pulumi's component_provider_host, with the schema typed from the model: the language host
+    # passes the plugin's folder, then the engine's address and flags.
+    main(provider(), sys.argv[1:])

@@ -171,13 +171,24 @@ PUBLIC = (ReplicationTopology, ReplicationFlow)
 VERSION = "0.1.0"
 
 
-def provider_schema() -> dict[str, Any]:
-    """The Pulumi package schema the component provider serves, inferred from the Args and
-    Output annotations above by Pulumi's analyzer."""
+def provider() -> Any:
+    """The component provider of PUBLIC: Pulumi's, whose schema (inferred from the Args and
+    Output annotations above by its analyzer) has the topology inputs typed from the model
+    (components/provider_schema.py). It constructs the components as Pulumi's does."""
     import json
 
     from pulumi.provider.experimental.component import ComponentProvider
-    provider = ComponentProvider(list(PUBLIC), names.PACKAGE, version=VERSION)
-    schema: dict[str, Any] = json.loads(provider.schema or "{}")
+
+    from components import provider_schema
+    from infra.topology.schema import json_schema
+    hosted = ComponentProvider(list(PUBLIC), names.PACKAGE, version=VERSION)
+    hosted.schema = json.dumps(provider_schema.typed(json.loads(hosted.schema or "{}"), json_schema()))
+    return hosted
+
+
+def provider_schema() -> dict[str, Any]:
+    """The Pulumi package schema the component provider serves (components/schema.json)."""
+    import json
+    schema: dict[str, Any] = json.loads(provider().schema)
     return schema
 

@@ -145,7 +145,7 @@ def test_status_reads_the_api_server(installed, project, tmp_path_factory, tmp_p
         done = command(installed, "status", "--outputs", str(out / "outputs.json"), "--kubeconfig", str(kubeconfig),
                        cwd=project)
     finally:
-        server.close()
+        next(server, None)  # past its yield: the server stops
     lines = done.stdout.splitlines()
     assert (done.returncode, lines[:3]) == (5, ["operator csm 1.2 (Kafka 3.8.0)", "",
                                                 "flow repl-us-west-us-east: us-west -> us-east: UNKNOWN"])

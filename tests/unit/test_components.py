@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import re
 from typing import Any
 
 import pulumi
@@ -193,6 +195,69 @@ def test_the_schema_check_sees_a_changed_component(monkeypatch):
     assert provider_schema() != json.loads((ROOT / "components" / "schema.json").read_text())
 
 
+def untyped(schema: dict) -> list[str]:
+    """Where the schema's inputs (the resources' input properties and every type) say Any."""
+    found = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            if node.get("$ref") == "pulumi.json#/Any":
+                found.append(path)
+            for key, value in node.items():
+                walk(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{path}[{i}]")
+    for token, resource in sorted(schema["resources"].items()):
+        walk(resource["inputProperties"], f"{token}.inputProperties")
+    walk(schema.get("types", {}), "types")
+    return found
+
+
+def test_the_provider_schema_types_every_input_from_the_model():
+    """No Any where the model knows the type: an object type per model class with the class's
+    own fields and required ones, an enum per choice, a union where the model takes several
+    kinds of value; every reference resolves."""
+    from infra.topology.schema import json_schema
+    schema = json.loads((ROOT / "components" / "schema.json").read_text())
+    assert untyped(schema) == []
+    model = json_schema()
+    types = schema["types"]
+    for name, definition in model["$defs"].items():
+        typed = types[f"kafka-replication:index:{name}"]
+        if "enum" in definition:
+            assert [e["value"] for e in typed["enum"]] == definition["enum"]
+        else:
+            assert sorted(typed["properties"]) == sorted(definition["properties"])
+            assert typed.get("required", []) == sorted(definition.get("required", []))
+    assert sorted(types["kafka-replication:index:Topology"]["properties"]) == sorted(model["properties"])
+    refs = re.findall(r'"\$ref": "#/types/([^"]+)"', json.dumps(schema))
+    assert refs and set(refs) <= set(types)
+    cluster = types["kafka-replication:index:Cluster"]
+    assert cluster == {"type": "object", "required": ["bootstrapServers"], "properties": {
+        "bootstrapServers": {"type": "string", "plain": True},
+        "kubernetes": {"type": "string", "plain": True},
+        "security": {"$ref": "#/types/kafka-replication:index:Security", "plain": True}}}
+    assert types["kafka-replication:index:Mechanism"] == {"type": "string", "enum": [
+        {"value": "PLAIN"}, {"value": "SCRAM-SHA-256"}, {"value": "SCRAM-SHA-512"}]}
+    assert types["kafka-replication:index:Transform"]["properties"]["config"] == {
+        "type": "object", "plain": True, "additionalProperties": {
+            "oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "boolean"}], "plain": True}}
+    flow = schema["resources"]["kafka-replication:index:ReplicationFlow"]["inputProperties"]
+    assert flow["clusters"]["additionalProperties"] == {"$ref": "#/types/kafka-replication:index:Cluster",
+                                                        "plain": True}
+    assert flow["flow"]["$ref"] == "#/types/kafka-replication:index:Flow"
+
+
+def test_the_untyped_check_finds_an_any_input():
+    from components import provider_schema as typing_
+    schema = json.loads((ROOT / "components" / "schema.json").read_text())
+    # A model field of a kind the conversion does not know becomes Any: the check names it.
+    assert typing_.property_type({"type": "tuple"}) == {"$ref": "pulumi.json#/Any"}
+    schema["types"]["kafka-replication:index:Cluster"]["properties"]["kubernetes"] = {"$ref": "pulumi.json#/Any"}
+    assert untyped(schema) == ["types.kafka-replication:index:Cluster.properties.kubernetes"]
+
+
 def test_secret_material_given_as_an_output_is_checked_when_it_resolves():
     """In a process of its own, as `pulumi up` runs a program (conftest.refused_in_process)."""
     lines, _ = refused_in_process(
@@ -232,3 +297,25 @@ def test_each_secret_item_given_as_an_output_is_checked_once(monkeypatch):
     assert sorted(r.name for r in mocks.resources if r.name.endswith("/source-us-west") and r.secret_paths) == [
         "repl-us-west-eu/source-us-west", "repl-us-west-us-east/source-us-west"]
     assert checked.count("us-west.password") == checked.count("us-west.truststore") == 1
+
+
+def test_the_provider_process_serves_the_typed_schema(tmp_path):
+    """components/__main__.py as Pulumi runs the plugin (the engine's address as its argument):
+    it prints its port, and GetSchema over gRPC answers with components/schema.json."""
+    import subprocess
+    import sys
+
+    import grpc
+    from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+    process = subprocess.Popen([sys.executable, str(ROOT / "components" / "__main__.py"), "127.0.0.1:1"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        port = int(process.stdout.readline())
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            reply = provider_pb2_grpc.ResourceProviderStub(channel).GetSchema(provider_pb2.GetSchemaRequest(),
+                                                                              timeout=60)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert json.loads(reply.schema) == json.loads((ROOT / "components" / "schema.json").read_text())

@@ -9,6 +9,7 @@
 #                      collection, volume-claim protection: what `pulumi destroy` waits on)
 #   kubectl            kubectl of the same release          (kube-apiserver/go.mod)
 #   actionlint         the GitHub Actions workflow checker  (actionlint/go.mod; tests/engine/test_workflows.py)
+#   pulumi-sdkgen      Pulumi's SDK generators at the CLI's version (pulumi-sdkgen/; tests/engine/test_sdk.py)
 #
 #   tools/engine/build.sh [NAME...]       # builds what is missing; prints "<name> <path>" lines
 #   tools/engine/build.sh --path NAME     # prints NAME's path if it is built (exit 1 if not)
@@ -20,7 +21,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${KAFKA_REPLICATION_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication}/engine"
-names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl actionlint)
+names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl actionlint pulumi-sdkgen)
 
 log() { echo "engine build: $*" >&2; }
 
@@ -30,6 +31,7 @@ module_dir() {
     pulumi-kubernetes) echo "$here/pulumi-kubernetes" ;;
     kube-apiserver | kube-controller-manager | kubectl) echo "$here/kube-apiserver" ;;
     actionlint) echo "$here/actionlint" ;;
+    pulumi-sdkgen) echo "$here/pulumi-sdkgen" ;;
     *) log "unknown binary: $1 (one of: ${names[*]})"; exit 2 ;;
   esac
 }
@@ -41,7 +43,7 @@ version() {
   local mod
   mod="$(module_dir "$1")/go.mod"
   case "$1" in
-    pulumi) awk '$1 == "github.com/pulumi/pulumi/pkg/v3" {print $2}' "$mod" ;;
+    pulumi | pulumi-sdkgen) awk '$1 == "github.com/pulumi/pulumi/pkg/v3" {print $2}' "$mod" ;;
     pulumi-kubernetes) sed -n 's|^// release: \(v[0-9.]*\) .*|\1|p' "$mod" ;;
     kube-apiserver | kube-controller-manager | kubectl) awk '($1 == "require" && $2 == "k8s.io/kubernetes") {print $3}' "$mod" ;;
     actionlint) awk '$1 == "github.com/rhysd/actionlint" {print $2}' "$mod" ;;
@@ -92,6 +94,10 @@ EOF
       local minor="${ver#v1.}"; minor="${minor%%.*}"
       ldflags="-X k8s.io/component-base/version.gitVersion=$ver -X k8s.io/component-base/version.gitMajor=1"
       ldflags+=" -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" ;;
+    pulumi-sdkgen)
+      package=.
+      ldflags=""
+      cp "$dir"/main.go "$work/" ;;
     actionlint)
       # Built as a dependency, its build info names our module's version, not its own.
       package=github.com/rhysd/actionlint/cmd/actionlint
@@ -111,7 +117,7 @@ case "${1:-}" in
     echo "$out" ;;
   --version)
     version "$2" ;;
-  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl | actionlint)
+  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl | actionlint | pulumi-sdkgen)
     command -v go >/dev/null || { log "Go is not installed"; exit 1; }
     for name in "${@:-${names[@]}}"; do
       build "$name"

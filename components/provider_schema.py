@@ -1,0 +1,98 @@
+"""The component provider's schema, typed from the topology model.
+
+Pulumi's analyzer infers the schema from the components' Args, where `topology`, `clusters`,
+`flow` and `operator` are mappings: the components check them against the model themselves, every
+problem at once (components/arguments.py, then the topology's checks), and the provider hands
+them over as they came. A generated SDK, though, would type them `{[k: string]: any}`. So the
+schema the provider serves, and other languages' SDKs are generated from, types them field by
+field from the model's own JSON Schema (infra/topology/schema.json_schema, the one
+docs/topology.schema.json holds): an object type per model class, an enum per choice, a union
+where the model accepts several kinds of value, and `Any` only where the model itself takes any
+value. Everything inside is `plain`: what decides which resources exist must be known when the
+program runs (an Output there is refused, docs/components.md).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from infra.core import names
+
+ANY = {"$ref": "pulumi.json#/Any"}
+PRIMITIVES = ("string", "integer", "number", "boolean")
+# The topology document itself, as a type (the model's root is untitled in Pulumi's terms).
+TOPOLOGY = "Topology"
+
+
+def token(name: str) -> str:
+    return names.component_type("index", name)
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/types/{token(name)}"}
+
+
+def property_type(spec: dict[str, Any]) -> dict[str, Any]:
+    """A Pulumi type spec for a JSON Schema property of the model."""
+    if "$ref" in spec:
+        return _ref(spec["$ref"].rsplit("/", 1)[-1])
+    if "anyOf" in spec:
+        kinds = [k for k in spec["anyOf"] if k.get("type") != "null"]
+        if len(kinds) == 1:
+            return property_type(kinds[0])
+        return {"oneOf": [property_type(k) for k in kinds]}
+    kind = spec.get("type")
+    if kind in PRIMITIVES:
+        return {"type": kind}
+    if kind == "array":
+        return {"type": "array", "items": {**property_type(spec.get("items", {})), "plain": True}}
+    if kind == "object":
+        extra = spec.get("additionalProperties", True)
+        values = property_type(extra) if isinstance(extra, dict) and extra else dict(ANY)
+        return {"type": "object", "additionalProperties": {**values, "plain": True}}
+    return dict(ANY)  # the model takes any value here
+
+
+def _property(spec: dict[str, Any]) -> dict[str, Any]:
+    out = {**property_type(spec), "plain": True}
+    if isinstance(spec.get("default"), (str, int, float, bool)):
+        out["default"] = spec["default"]
+    if spec.get("description"):
+        out["description"] = spec["description"]
+    if isinstance(spec.get("const"), str):
+        out["const"] = spec["const"]
+    return out
+
+
+def complex_type(definition: dict[str, Any]) -> dict[str, Any]:
+    """A Pulumi object or enum type for a model class or choice."""
+    if "enum" in definition:
+        return {"type": definition.get("type", "string"), "enum": [{"value": v} for v in definition["enum"]]}
+    out: dict[str, Any] = {"type": "object", "properties": {
+        name: _property(spec) for name, spec in sorted(definition.get("properties", {}).items())}}
+    if definition.get("required"):
+        out["required"] = sorted(definition["required"])
+    if definition.get("description"):
+        out["description"] = definition["description"]
+    return out
+
+
+def typed(analyzed: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
+    """The analyzer's schema with the components' topology inputs typed from the model's JSON
+    Schema `topology`."""
+    schema = copy.deepcopy(analyzed)
+    types = {token(name): complex_type(d) for name, d in sorted(topology.get("$defs", {}).items())}
+    types[token(TOPOLOGY)] = complex_type(topology)
+    schema["types"] = {**schema.get("types", {}), **types}
+
+    def retype(resource: str, prop: str, spec: dict[str, Any]) -> None:
+        inputs = schema["resources"][token(resource)]["inputProperties"]
+        inputs[prop] = {**spec, **({"description": inputs[prop]["description"]}
+                                   if inputs[prop].get("description") else {})}
+
+    retype("ReplicationTopology", "topology", _ref(TOPOLOGY))
+    retype("ReplicationFlow", "clusters", {"type": "object", "additionalProperties": {**_ref("Cluster"), "plain": True}})
+    retype("ReplicationFlow", "flow", _ref("Flow"))
+    retype("ReplicationFlow", "operator", _ref("Operator"))
+    return schema

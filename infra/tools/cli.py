@@ -1,5 +1,5 @@
 """Command line: `kafka-replication` (also `python -m infra`): render, validate, diff, rehearse,
-status, schema and completion.
+status, init, schema and completion.
 
 Input problems are printed all at once and exit with code 2, without a traceback. An error of
 the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
@@ -158,6 +158,17 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
                    help="the kubeconfig context (default: its current context); CLUSTER=NAME per cluster")
     s.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json (docs/status.md)")
 
+    i = command("init", "write a stack's first topology file from the template's answers",
+                description="Write stacks/<stack>.yaml of the Pulumi project from the answers the project template "
+                            "asks for (`pulumi new`: the operator release, two clusters, the topics), saved in "
+                            "Pulumi.<stack>.yaml or given here; checked as `validate` checks a file, never "
+                            "written over an existing one.")
+    i.add_argument("--stack", required=True, help="stack name: writes stacks/<stack>.yaml, reads Pulumi.<stack>.yaml")
+    i.add_argument("--operator", metavar="'FLAVOUR VERSION'", help="e.g. 'strimzi 1.2.0' (default: the stack's config)")
+    i.add_argument("--source", metavar="ALIAS=BOOTSTRAP", help="the source cluster (default: the stack's config)")
+    i.add_argument("--target", metavar="ALIAS=BOOTSTRAP", help="the target cluster (default: the stack's config)")
+    i.add_argument("--topics", metavar="REGEX", help="the topics to replicate (default: the stack's config)")
+
     command("schema", "print the topology's JSON Schema",
             description="Print the JSON Schema of topology files (for editors and CI checks).")
     c = command("completion", "print a shell completion script",
@@ -213,6 +224,13 @@ def _run(args: argparse.Namespace) -> int:
     elif args.command == "status":
         from infra.tools import status
         return status.run(args.outputs, args.flow, args.kubeconfig, args.context, args.output)
+    elif args.command == "init":
+        from infra.tools import init
+        if not STACK_NAME.fullmatch(args.stack):
+            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        path = init.write(args.stack, {k: getattr(args, k) for k in init.ANSWERS})
+        print(f"wrote {path}; next: the secrets it needs (`kafka-replication render --stack {args.stack} "
+              "--out DIR` names them), then `pulumi preview`")
     elif args.command == "schema":
         from infra.topology.schema import json_schema
         print(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -157,14 +157,25 @@ def test_status_reads_the_api_server(installed, project, tmp_path_factory, tmp_p
 
 
 def test_rehearse_runs_from_the_installed_package(installed, project, tmp_path):
-    """The shipped pins (pom.xml, the engine's go.mod) give the same jars and kube-apiserver
-    as the checkout: found in the caches those fill."""
-    done = command(installed, "rehearse", "stacks/dev.yaml", "--records", "3", "--keep", str(tmp_path / "work"),
-                   cwd=project, timeout=900)
+    """The dev stack's rehearsal, every line of its report (the runtime tier's one rehearsal of
+    the dev stack through the command). The shipped pins (pom.xml, the engine's go.mod) give the
+    same jars and kube-apiserver as the checkout: found in the caches those fill."""
+    work = tmp_path / "work"
+    done = command(installed, "rehearse", "stacks/dev.yaml", "--records", "5", "--keep", str(work), cwd=project,
+                   timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
+    assert lines[0] == (f"rehearsing stacks/dev.yaml in {work}; changed for this machine: one Connect replica per "
+                        "Connect cluster (a worker each here); no audit CronJob (the audit runs on its own: "
+                        "docs/audit.md); MirrorMaker 2's own topics at replication factor 1 (single-broker clusters)")
+    # CSM 1.2's Connect runs Cloudera's Kafka build, which is not published: said before the start.
+    assert lines[1] == ("not honoured here: operator.connect.version 3.8.0.1.2: the workers run Apache Kafka 3.8.0 here "
+                        "(the release of its line)")
+    assert re.fullmatch(r"2 Kafka cluster\(s\) up in \d+ s", lines[2])
+    assert re.fullmatch(r"1 Connect worker\(s\), 3 connector\(s\) running \d+ s after the start", lines[3])
     assert re.fullmatch(r"     ok  repl-us-west-us-east: us-west/test\.rehearsal -> us-east/us-west\.test\.rehearsal: "
-                        r"3/3 records, all within \d+\.\d s of the connectors running", lines[-1])
+                        r"5/5 records, all within \d+\.\d s of the connectors running", lines[4])
+    assert len(lines) == 5
 
 
 RUNNER = '''"""The team's program under Pulumi's mocks, with the installed package's recorder."""

@@ -80,12 +80,18 @@ def write(stack: str, given: dict[str, str | None]) -> Path:
         deployment.prepare(document, "the answers")
     except TopologyError as exc:
         raise TopologyError(exc.problems, "the topology the answers give") from None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    text = (MODELINE + f"# {stack}: written by `kafka-replication init`; the format is docs/topology.md.\n"
+            "# Security (TLS, SASL) and more flows: docs/topology.md; secrets: pulumi config set --secret.\n"
+            + yaml.safe_dump(document, sort_keys=False))
     schema = path.parent / SCHEMA_FILE
-    if not schema.exists():
-        from infra.topology.schema import json_schema
-        schema.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
-    path.write_text(MODELINE + f"# {stack}: written by `kafka-replication init`; the format is docs/topology.md.\n"
-                    "# Security (TLS, SASL) and more flows: docs/topology.md; secrets: pulumi config set --secret.\n"
-                    + yaml.safe_dump(document, sort_keys=False))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not schema.exists():
+            from infra.topology.schema import json_schema
+            schema.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
+        with path.open("x") as out:  # never over a file, even one made since the check above
+            out.write(text)
+    except OSError as exc:
+        raise TopologyError([Problem(str(path), "(file)", str(path), f"a file init can write ({exc.strerror or exc})")],
+                            "the command line") from None
     return path

@@ -95,3 +95,13 @@ def test_answers_the_model_refuses_write_nothing(tmp_path):
         "  - flows[0] (repl-us-west-us-east): topics: got ['orders[']; expected 'orders[' is not a valid Java regex "
         "(Unclosed character class)\n")
     assert not (project / "stacks").exists()
+
+
+def test_a_project_init_cannot_write_in_exits_2(tmp_path):
+    project = _project(tmp_path, defaults())
+    (project / "stacks").write_text("a file where the folder goes")
+    done = run(project)
+    written = project / "stacks" / "dev.yaml"
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", (
+        f"error: the command line has 1 problem(s):\n  - {written}: (file): got '{written}'; expected a file init "
+        "can write (File exists)\n"))

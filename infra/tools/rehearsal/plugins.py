@@ -151,7 +151,9 @@ def plugin_entries(folder: Path) -> list[Path]:
 
 def missing(wanted: Iterable[Need], found: Mapping[tuple[str, str], Index]) -> list[Need]:
     """The needs whose class the index of their Connect cluster ((namespace, name)) lacks."""
-    return [n for n in wanted if not found[(n.namespace, n.connect)].holds(n.name)]
+    # In a stable order (flow, Connect cluster, connector, setting): the report is read and compared.
+    return sorted((n for n in wanted if not found[(n.namespace, n.connect)].holds(n.name)),
+                  key=lambda n: (n.flow, n.namespace, n.connect, n.connector or "", n.key, n.name))
 
 
 def not_runnable(gaps: Iterable[Need], connectors: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], list[Need]]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from infra.plan import metrics
 from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
-from infra.tools.rehearsal.plugins import ARCHIVES
+from infra.tools.rehearsal.plugins import plugin_locations
 from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, java, logging_options
 
 # The refusal of an exactly-once source task whose task config generation is no longer the latest.
@@ -78,11 +78,11 @@ class Worker:
         plugin_dir = _inside(self.pod, "/opt/kafka/plugins")
         plugin_dir.mkdir(exist_ok=True)
         for i, folder in enumerate(self.plugins):
-            for child in sorted(folder.iterdir()):
+            for child in plugin_locations(folder):
                 copy = plugin_dir / f"{i}-{child.name}"
                 if child.is_dir():
                     shutil.copytree(child, copy, dirs_exist_ok=True)
-                elif child.suffix in ARCHIVES:
+                else:
                     shutil.copyfile(child, copy)
         files = {**self.setup.files, WORKER_FILE: self.setup.worker_file().encode(),
                  "/tmp/hosts": self.network.hosts_file.read_bytes(), "/tmp/.kube/config": self.kubeconfig.encode()}

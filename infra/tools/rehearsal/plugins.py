@@ -136,16 +136,20 @@ def classpath_entries(classpath: str) -> list[Path]:
     return out
 
 
+def plugin_locations(folder: Path) -> list[Path]:
+    """The plugins of a plugin.path folder: each jar and each folder in it
+    (PluginUtils.pluginLocations)."""
+    return [c for c in sorted(folder.iterdir()) if c.is_dir() or c.suffix in ARCHIVES]
+
+
 def plugin_entries(folder: Path) -> list[Path]:
     """What Connect loads from a plugin.path folder: each jar in it, and each folder in it with
-    its jars and class files (PluginUtils.pluginLocations, pluginUrls)."""
+    its jars and class files (pluginUrls)."""
     out: list[Path] = []
-    for child in sorted(folder.iterdir()):
+    for child in plugin_locations(folder):
+        out.append(child)
         if child.is_dir():
-            out.append(child)
             out += sorted(p for p in child.rglob("*") if p.suffix in ARCHIVES and p.is_file())
-        elif child.suffix in ARCHIVES:
-            out.append(child)
     return out
 
 

@@ -20,10 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.stacks import ROOT
+from tests.support.stacks import GIT, ROOT
 
-GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.com"}
 MAIN = "from components.program import main\n\nmain()\n"
 
 

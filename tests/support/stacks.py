@@ -24,6 +24,9 @@ from infra.topology.resolution import Model
 from tests.support.material import material
 
 ROOT = Path(__file__).resolve().parents[2]
+# A committer for the git repositories tests make (a fresh machine has no git identity).
+GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+       "GIT_COMMITTER_EMAIL": "t@example.com"}
 # Distinctive values: a test greps every rendered byte for them. Trust and key material is real
 # (tests/support/material.py), because the plan builds stores from it at deploy time.
 SECRETS = {

@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 
 from infra.__main__ import main
-from tests.support.stacks import ROOT
 from infra.filters import topics
 from infra.tools import diff, render
-from tests.support.stacks import SECRETS
+from tests.support.stacks import GIT, ROOT, SECRETS
 
 NS = "repl-us-west-us-east"
 DEV = (ROOT / "stacks/dev.yaml").read_text()
@@ -447,8 +446,6 @@ def test_an_invalid_topology_on_either_side_is_exit_2(capsys, tmp_path):
                    "  - line 9: operator: connect.replicas: got -1; expected an integer from 1 to 2147483647\n")
 
 
-GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.com"}
 
 
 def test_against_a_git_revision(tmp_path):

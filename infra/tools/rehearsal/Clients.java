@@ -1,6 +1,9 @@
-// Kafka clients for a rehearsal (infra/tools/rehearsal/clients.py): one request as JSON on standard
-// input, one answer as JSON on standard output. Kafka's own Java clients, so that every client
-// property is read as Kafka reads it. Keys, values and headers are UTF-8 strings.
+// Kafka clients for a rehearsal (infra/tools/rehearsal/clients.py): requests as JSON, one per line
+// on standard input, answered in turn by one line on standard output, {"answer": {...}} or
+// {"error": "<the exception's stack trace>"}. Kafka's own Java clients, so that every client
+// property is read as Kafka reads it; each request builds its own clients from its own config,
+// so one JVM serves a rehearsal's requests without one leaking into the next. Keys, values and
+// headers are UTF-8 strings.
 //
 //   {"op": "produce", "config": {...}, "topic": "t", "records": [{"key", "value", "headers": {}, "timestamp"}]}
 //   {"op": "consume", "config": {...}, "topics": ["t"], "count": 3, "timeoutMs": 30000,
@@ -70,7 +73,28 @@ public final class Clients {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public static void main(String[] args) throws Exception {
-        JsonNode request = JSON.readTree(System.in);
+        // Standard output carries the answers alone: what else writes to System.out (a logging
+        // backend's console appender) goes to standard error.
+        java.io.PrintStream replies = new java.io.PrintStream(
+                new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            ObjectNode reply = JSON.createObjectNode();
+            try {
+                reply.set("answer", handle(JSON.readTree(line)));
+            } catch (Exception e) {
+                java.io.StringWriter trace = new java.io.StringWriter();
+                e.printStackTrace(new java.io.PrintWriter(trace));
+                reply.put("error", trace.toString());
+            }
+            replies.println(JSON.writeValueAsString(reply));
+            replies.flush();
+        }
+    }
+
+    private static ObjectNode handle(JsonNode request) throws Exception {
         Properties config = new Properties();
         request.get("config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
         ObjectNode answer = JSON.createObjectNode();
@@ -90,7 +114,7 @@ public final class Clients {
             case "latency": latency(config, request, answer); break;
             default: throw new IllegalArgumentException("unknown op " + request.get("op"));
         }
-        System.out.println(JSON.writeValueAsString(answer));
+        return answer;
     }
 
     private static List<String> strings(JsonNode array) {
@@ -141,12 +165,7 @@ public final class Clients {
                 // Topics that do not exist yet are waited for, until the deadline.
                 List<TopicPartition> partitions = new ArrayList<>();
                 for (String t : topics) {
-                    List<org.apache.kafka.common.PartitionInfo> found = consumer.partitionsFor(t, Duration.ofSeconds(5));
-                    while (found.isEmpty() && System.currentTimeMillis() < deadline) {
-                        Thread.sleep(500);
-                        found = consumer.partitionsFor(t, Duration.ofSeconds(5));
-                    }
-                    found.forEach(p -> partitions.add(new TopicPartition(t, p.partition())));
+                    partitions.addAll(partitionsOf(consumer, t, deadline));
                 }
                 if (partitions.isEmpty()) {
                     return;
@@ -180,6 +199,28 @@ public final class Clients {
                     consumer.commitSync(read);
                 }
             }
+        }
+    }
+
+    // A topic's partitions, waited for until the deadline: the topic may not exist yet (the
+    // connector creates it), and a metadata request that times out on a loaded machine (a TLS or
+    // SASL handshake under load) is one more "not yet", not a failure, while time is left.
+    private static List<TopicPartition> partitionsOf(KafkaConsumer<?, ?> consumer, String topic, long deadline)
+            throws InterruptedException {
+        List<TopicPartition> partitions = new ArrayList<>();
+        while (true) {
+            try {
+                consumer.partitionsFor(topic, Duration.ofSeconds(5))
+                        .forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+            } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                if (System.currentTimeMillis() >= deadline) {
+                    throw e;
+                }
+            }
+            if (!partitions.isEmpty() || System.currentTimeMillis() >= deadline) {
+                return partitions;
+            }
+            Thread.sleep(250);
         }
     }
 
@@ -317,11 +358,7 @@ public final class Clients {
         int seen = 0;
         long bytes = 0, first = 0, last = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
-            List<TopicPartition> partitions = new ArrayList<>();
-            while (partitions.isEmpty() && System.currentTimeMillis() < deadline) {
-                consumer.partitionsFor(topic, Duration.ofSeconds(5)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
-                if (partitions.isEmpty()) Thread.sleep(100);
-            }
+            List<TopicPartition> partitions = partitionsOf(consumer, topic, deadline);
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             while (seen < count && System.currentTimeMillis() < deadline) {

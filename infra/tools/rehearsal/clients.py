@@ -5,8 +5,12 @@ committed offsets and topics' end offsets. Keys, values and headers are strings.
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +36,101 @@ def _compiled(release: Release) -> Path:
     return folder
 
 
+class _Server:
+    """One Clients JVM, answering requests in turn (Clients.java), and the hosts file it started on."""
+
+    def __init__(self, argv: list[str], hosts: bytes, log: Path) -> None:
+        self.hosts, self.log = hosts, log
+        with open(log, "ab") as err:
+            self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                          start_new_session=True)
+        self._buffer = b""
+
+    def ask(self, request: bytes, timeout: float) -> dict[str, Any] | None:
+        """The answer line to `request`; None when the JVM is gone or the time ran out."""
+        assert self.popen.stdin is not None and self.popen.stdout is not None
+        try:
+            self.popen.stdin.write(request + b"\n")
+            self.popen.stdin.flush()
+        except OSError:
+            return None
+        deadline = time.monotonic() + timeout
+        fd = self.popen.stdout.fileno()
+        while True:
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    return None
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+            line, _, self._buffer = self._buffer.partition(b"\n")
+            if line.startswith((b'{"answer"', b'{"error"')):  # Clients.java's replies, nothing else
+                reply: dict[str, Any] = json.loads(line)
+                return reply
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+        self.popen.wait(10)
+        for pipe in (self.popen.stdin, self.popen.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
 @dataclass
 class Clients:
+    """Kafka's clients for a rehearsal, served by JVMs kept for it: a JVM's start costs more than most
+    requests. Concurrent calls (a benchmark reads while it writes) each get a JVM of their own; a JVM
+    is started again when the hosts file has changed since it started, so that every call resolves
+    names as a JVM started for it would."""
+
     release: Release
     network: Network
+    _idle: list[_Server] = field(default_factory=list, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _started: int = field(default=0, repr=False)
 
-    def call(self, op: str, config: dict[str, str], timeout: float = 120, **fields: Any) -> dict[str, Any]:
+    def _argv(self) -> list[str]:
         classes = _compiled(self.release)
-        argv = [java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *self.network.java_options(),
+        return [java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *self.network.java_options(),
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j.configuration=none",
                 "-cp", f"{classes}:{jars.classpath(self.release)}", "Clients"]
-        request = json.dumps({"op": op, "config": config, **fields})
-        done = subprocess.run(argv, input=request, capture_output=True, text=True, timeout=timeout)
-        if done.returncode != 0:
-            raise RuntimeError(f"Kafka client `{op}` failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-        answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+
+    def _take(self) -> _Server:
+        hosts = self.network.hosts_file.read_bytes()
+        with self._lock:
+            while self._idle:
+                server = self._idle.pop()
+                if server.hosts == hosts and server.popen.poll() is None:
+                    return server
+                server.stop()
+            self._started += 1
+            log = self.network.hosts_file.with_name(f"clients-{self._started}.log")
+        return _Server(self._argv(), hosts, log)
+
+    def call(self, op: str, config: dict[str, str], timeout: float = 120, **fields: Any) -> dict[str, Any]:
+        server = self._take()
+        reply = server.ask(json.dumps({"op": op, "config": config, **fields}).encode(), timeout)
+        if reply is None:
+            server.stop()
+            raise RuntimeError(f"Kafka client `{op}` gave no answer in {timeout:.0f} s (exit {server.popen.returncode}):\n"
+                               f"{server.log.read_text(errors='replace')[-3000:]}")
+        with self._lock:
+            self._idle.append(server)
+        if "error" in reply:
+            trace = reply["error"]  # the exception first, its causes last
+            raise RuntimeError(f"Kafka client `{op}` failed:\n"
+                               + (trace if len(trace) <= 3000 else f"{trace[:1500]}\n...\n{trace[-1500:]}"))
+        answer: dict[str, Any] = reply["answer"]
         return answer
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for server in idle:
+            server.stop()
 
     def produce(self, config: dict[str, str], topic: str, records: list[dict[str, Any]]) -> list[int]:
         offsets: list[int] = self.call("produce", config, topic=topic, records=records)["offsets"]

@@ -124,16 +124,30 @@ class Process:
                                 f"{self.tail()}")
 
     def stop(self, grace: float = 20) -> None:
-        if self.popen.poll() is not None:
-            return
+        stop_all([self], grace)
+
+    def _signal(self, sig: signal.Signals) -> None:
         try:
-            os.killpg(self.popen.pid, signal.SIGTERM)
-            self.popen.wait(grace)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(5)
+            os.killpg(self.popen.pid, sig)
         except ProcessLookupError:
             pass
+
+
+def stop_all(processes: Sequence[Process | None], grace: float = 20) -> None:
+    """SIGTERM to every process at once, then SIGKILL to those still running after `grace` seconds.
+
+    At once: a JVM's shutdown (a worker leaving its group and closing its tasks' clients, a broker's
+    controlled shutdown) takes seconds, and a rehearsal stops a dozen of them."""
+    running = [p for p in processes if p is not None and p.popen.poll() is None]
+    for p in running:
+        p._signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in running:
+        try:
+            p.popen.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p._signal(signal.SIGKILL)
+            p.popen.wait(5)
 
 
 def logging_options(directory: Path, level: str = "INFO") -> list[str]:

@@ -35,7 +35,7 @@ from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
 from infra.tools.rehearsal.clients import Clients
 from infra.tools.rehearsal.connect import Worker
 from infra.tools.rehearsal.kafka import KafkaCluster
-from infra.tools.rehearsal.process import Network, RuntimeStartError
+from infra.tools.rehearsal.process import Network, RuntimeStartError, stop_all
 from infra.topology.resolution import Model
 
 # Single-broker clusters cannot hold MirrorMaker 2's own topics at its default replication
@@ -447,10 +447,10 @@ class Rehearsal:
         return out
 
     def stop(self) -> None:
-        for worker in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]:
-            worker.stop()
-        for kafka in self.clusters.values():
-            kafka.stop()
+        # The workers first, all at once, so that none spends its shutdown retrying a broker gone.
+        stop_all([w.process for w in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]])
+        stop_all([kafka.process for kafka in self.clusters.values()])
+        self.clients.close()
 
 
 def min_tasks(spec: dict[str, Any]) -> int:

@@ -67,6 +67,11 @@ class Worker:
             return text
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """The worker's JVM started; `wait_ready` waits for its REST API."""
         if shutil.which("unshare") is None:
             raise RuntimeStartError("util-linux `unshare` is needed to give each Connect worker its own /tmp")
         for root in POD_ROOTS:
@@ -101,6 +106,9 @@ class Worker:
         self.process = Process(f"Connect worker {self.name}",
                                ["unshare", "-m", "--propagation", "private", "sh", "-c", f"{binds} && exec {quoted}"],
                                self.pod / "worker.log", env)
+
+    def wait_ready(self) -> None:
+        assert self.process is not None, "launch() first"
         self.process.wait_for("its REST API", self._ready, 180)
 
     def _ready(self) -> bool:

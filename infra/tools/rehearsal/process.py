@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -72,18 +73,24 @@ class Network:
         # A /16 of the loopback range per rehearsal, so that two runs on one machine do not meet.
         self._prefix = f"127.{random.randint(20, 250)}.{random.randint(1, 250)}"
         self._next = 1
+        self._lock = threading.Lock()  # brokers start side by side (Rehearsal.start_clusters)
         self.hosts_file.write_text("")
 
     def address(self) -> str:
-        ip = f"{self._prefix}.{self._next}"
-        self._next += 1
-        return ip
+        with self._lock:
+            ip = f"{self._prefix}.{self._next}"
+            self._next += 1
+            return ip
 
     def map(self, host: str, ip: str) -> None:
-        if self.names.get(host, ip) != ip:
-            raise RuntimeStartError(f"host {host} is mapped to two clusters")
-        self.names[host] = ip
-        self.hosts_file.write_text("".join(f"{a} {h}\n" for h, a in sorted(self.names.items())))
+        with self._lock:
+            if self.names.get(host, ip) != ip:
+                raise RuntimeStartError(f"host {host} is mapped to two clusters")
+            self.names[host] = ip
+            # Replaced in one step: a running JVM may read it at any moment.
+            staged = self.hosts_file.with_name(self.hosts_file.name + ".new")
+            staged.write_text("".join(f"{a} {h}\n" for h, a in sorted(self.names.items())))
+            staged.replace(self.hosts_file)
 
     def java_options(self) -> list[str]:
         return [f"-Djdk.net.hosts.file={self.hosts_file}"]

@@ -19,6 +19,7 @@ import itertools
 import secrets as random_secrets
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -184,14 +185,16 @@ class Rehearsal:
     # -------------------------------------------------------------- Kafka
 
     def start_clusters(self) -> None:
+        """Every cluster's broker, started side by side: a broker's start is mostly its JVM's own."""
         classpath = jars.classpath(self.release)
         for alias, spec in sorted(self.model.clusters.items()):
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
-            kafka = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
-                                 authorizer=alias in self.authorizers,
-                                 reauthenticate_seconds=self.reauthenticate.get(alias))
-            self.clusters[alias] = kafka
-            kafka.start(classpath)
+            self.clusters[alias] = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
+                                                authorizer=alias in self.authorizers,
+                                                reauthenticate_seconds=self.reauthenticate.get(alias))
+        with ThreadPoolExecutor(max_workers=max(len(self.clusters), 1)) as pool:
+            for started in [pool.submit(k.start, classpath) for k in self.clusters.values()]:
+                started.result()
 
     def start_cluster(self, alias: str) -> None:
         """A stopped cluster started again on the rehearsal's release: its storage, address and
@@ -233,9 +236,14 @@ class Rehearsal:
             if not is_patch(obj):
                 self.kube.apply(obj)
         secrets, configmaps = self._stores()
-        for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
+        # The Connect clusters' first pods start side by side, as the operator creates them.
+        connects = [o for o in self.objects if o["kind"] == "KafkaConnect"]
+        started = [self.start_worker(c, secrets.get(c["metadata"]["namespace"], {}),
+                                     configmaps.get(c["metadata"]["namespace"], {}), wait=False) for c in connects]
+        for worker in started:
+            worker.wait_ready()
+        for connect in connects:
             namespace = connect["metadata"]["namespace"]
-            self.start_worker(connect, secrets.get(namespace, {}), configmaps.get(namespace, {}))
             self._scale(connect, secrets.get(namespace, {}), configmaps.get(namespace, {}))
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
@@ -349,8 +357,10 @@ class Rehearsal:
             pods.append(self.start_worker(connect, secrets, configmaps, first=False))
 
     def start_worker(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
-                     configmaps: dict[str, dict[str, str]] | None = None, first: bool = True) -> Worker:
-        """A pod of the Connect cluster: its first (`workers`), or another (`pods`, `_scale`)."""
+                     configmaps: dict[str, dict[str, str]] | None = None, first: bool = True,
+                     wait: bool = True) -> Worker:
+        """A pod of the Connect cluster: its first (`workers`), or another (`pods`, `_scale`);
+        without `wait`, launched only (the caller waits for its REST API: Worker.wait_ready)."""
         meta = connect["metadata"]
         key = (meta["namespace"], meta["name"])
         host = self.network.address()
@@ -374,7 +384,9 @@ class Rehearsal:
                         self.kube.kubeconfig(token, meta["namespace"]), plugins=self.plugin_paths)
         if first:
             self.workers[key] = worker
-        worker.start()
+        worker.launch()
+        if wait:
+            worker.wait_ready()
         return worker
 
     def send(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:

@@ -12,14 +12,29 @@ For each size N (record pairs; default 1M and 10M) on local[2]:
              timestamp, headers) per side
   - checks that the audit found exactly the injected faults;
   - prints records audited per second, audit/raw and audit/naive rate ratios, peak memory.
+
+`python benchmarks/audit.py --kafka [N ...]` (default 5M) measures the production path instead:
+two single-broker Kafka clusters started here (the rehearsal's brokers, PLAINTEXT on loopback;
+the release's jars, pom.xml), the same topic, records and faults written to them (`record`
+below is the generator's formula, the one the Spark expressions of `generate` compute), and the
+audit reading them as the CronJob does: librdkafka for metadata and offsets-for-times, Spark's
+Kafka source (spark/pom.xml's jars) for records. Against it, a raw Spark Kafka scan of the same
+topics and offsets with the same aggregate as `raw`:
+  - warm: both in this process's JVM, each after one untimed run;
+  - cold: each in a fresh process (a fresh JVM, as a CronJob's pod starts), timed from the
+    session's creation to the answer; the session's start is printed apart.
+The connector's committed offsets come from a recorded payload (every source record replicated),
+as in the Parquet mode: no Connect worker runs here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +48,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from infra.checks import validation  # noqa: E402
 from infra.plan.audit import audit_config  # noqa: E402
 from infra.plan.stack import plan  # noqa: E402
+from infra.tools.rehearsal.process import stop_all  # noqa: E402
 from spark import audit  # noqa: E402
 from spark.clusters import KAFKA_ROW  # noqa: E402
 
@@ -197,5 +213,187 @@ def main(sizes: list[int]) -> None:
     spark.stop()
 
 
+# ----------------------------------------------------------------- Kafka mode
+
+
+def record(i: int, base_ms: int) -> tuple[bytes, bytes, int, int, int, bytes]:
+    """Record `i` of the source topic: key, value, partition, offset, timestamp, trace header,
+    as `generate`'s Spark expressions make it."""
+    digest = (hashlib.sha256(str(i).encode()).hexdigest() + hashlib.sha224(str(i).encode()).hexdigest())[:120]
+    offset = i // PARTITIONS
+    return (f"key-{i}".encode(), digest.encode(), i % PARTITIONS, offset, base_ms + offset * 1000 // RATE,
+            str(i).encode())
+
+
+def fill(bootstrap: str, n: int, base_ms: int) -> dict:
+    """The source topic `bench` and its replica `src.bench` with the faults of `generate`."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    per = n // PARTITIONS
+    a, b = per // 3, 2 * per // 3
+    for alias, topic in (("src", "bench"), ("dst", "src.bench")):
+        admin = AdminClient({"bootstrap.servers": bootstrap[alias]})
+        for future in admin.create_topics([NewTopic(topic, PARTITIONS, 1)]).values():
+            future.result()
+        # Idempotent: each partition's records keep the order they are produced in.
+        producer = Producer({"bootstrap.servers": bootstrap[alias], "enable.idempotence": True, "linger.ms": 20,
+                             "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
+                             "log_level": 3})
+
+        def send(key, value, partition, ts, trace):
+            while True:
+                try:
+                    producer.produce(topic, value, key, partition, timestamp=ts, headers=[("trace", trace)])
+                    return
+                except BufferError:
+                    producer.poll(0.05)
+
+        for i in range(per * PARTITIONS):
+            key, value, partition, offset, ts, trace = record(i, base_ms)
+            if alias == "dst":
+                if partition == 3 and a <= offset < a + LOST:
+                    continue
+                if partition == 6 and a <= offset < a + CORRUPTED:
+                    value = b"corrupted"
+            send(key, value, partition, ts, trace)
+            if alias == "dst" and partition == 5 and b <= offset < b + REPLAYED:
+                send(key, value, partition, ts, trace)
+            if i % 10_000 == 0:
+                producer.poll(0)
+        if producer.flush(600) != 0:
+            raise SystemExit(f"{topic}: records left unsent")
+    return {"span_ms": per * 1000 // RATE, "missing": LOST + CORRUPTED, "duplicate": REPLAYED, "unexpected": CORRUPTED}
+
+
+def kafka_config(bootstrap: dict, root: Path, per: int) -> dict:
+    topo = validation.parse({**TOPOLOGY, "clusters": {a: {"bootstrapServers": s} for a, s in bootstrap.items()}})
+    config = audit_config(topo, plan(topo))
+    (root / "connect").mkdir(parents=True, exist_ok=True)
+    payload = {"offsets": [{"partition": {"cluster": "src", "partition": p, "topic": "bench"},
+                            "offset": {"offset": per - 1}} for p in range(PARTITIONS)]}
+    (root / "connect" / f"{config['flows'][0]['connectors'][0]['name']}.json").write_text(json.dumps(payload))
+    return config
+
+
+def kafka_raw_scan(spark, bootstrap: dict) -> int:
+    total = 0
+    for alias, topic in (("src", "bench"), ("dst", "src.bench")):
+        df = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap[alias])
+              .option("assign", json.dumps({topic: list(range(PARTITIONS))}))
+              .option("startingOffsets", "earliest").option("endingOffsets", "latest")
+              .option("includeHeaders", "true").load())
+        row = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.length("key")), F.sum(F.length("value")),
+                     F.max("timestamp"), F.max("offset"), F.sum(F.size("headers")), F.sum(F.length("topic")),
+                     F.sum("partition")).collect()[0]
+        total += row["n"]
+    return total
+
+
+def kafka_audit(spark, config: dict, root: Path, window: tuple[int, int, int]) -> dict:
+    from spark.clusters import KafkaCluster, librdkafka_config, spark_kafka_options
+    from spark.job import Clusters
+
+    def make(alias):
+        cluster = config["clusters"][alias]
+        return KafkaCluster(spark, librdkafka_config(cluster, root), spark_kafka_options(cluster, root))
+    start, until, now = window
+    return audit.run(config, Clusters(make), audit.local_fetch(root), audit.Window(start, until, 60_000), now,
+                     audit.java_filters(spark))
+
+
+def session():
+    from infra.tools.rehearsal import jars
+    os.environ["PYSPARK_SUBMIT_ARGS"] = f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"
+    spark = audit.spark_session("local[2]")
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def child(spec_path: str) -> None:
+    """One cold measure in this fresh process: prints its JSON."""
+    spec = json.loads(Path(spec_path).read_text())
+    t0 = time.perf_counter()
+    spark = session()
+    started = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if spec["what"] == "raw":
+        answer = {"records": kafka_raw_scan(spark, spec["bootstrap"])}
+    else:
+        answer = {"totals": kafka_audit(spark, spec["config"], Path(spec["root"]), tuple(spec["window"]))["totals"]}
+    print(json.dumps({**answer, "seconds": time.perf_counter() - t0, "session": started}))
+    spark.stop()
+
+
+def cold(spec: dict, root: Path) -> dict:
+    path = root / f"cold-{spec['what']}.json"
+    path.write_text(json.dumps(spec))
+    done = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True, text=True,
+                          timeout=3600)
+    if done.returncode != 0:
+        raise SystemExit(f"the cold {spec['what']} run failed:\n{done.stderr[-3000:]}")
+    answer: dict = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def kafka_main(sizes: list[int]) -> None:
+    from infra.tools.rehearsal import jars
+    from infra.tools.rehearsal.kafka import KafkaCluster
+    from infra.tools.rehearsal.process import Network, free_port
+    release = validation.parse(TOPOLOGY).operator.release  # the default release's brokers
+    spark = session()
+    print(f"Spark {spark.version}, local[2], {os.cpu_count()} cores, Kafka's source; brokers of {release.name} "
+          f"(Kafka {release.kafka})")
+    print(f"{'pairs':>10} {'raw rec/s':>12} {'audit rec/s':>12} {'audit/raw':>10} {'cold raw s':>11} "
+          f"{'cold audit s':>13} {'cold a/r':>9}  found")
+    for n in sizes:
+        root = Path(tempfile.mkdtemp(prefix="audit-bench-kafka-"))
+        network = Network(root)
+        bootstrap = {a: f"127.0.0.1:{free_port('127.0.0.1')}" for a in ("src", "dst")}
+        model = validation.parse({**TOPOLOGY, "clusters": {a: {"bootstrapServers": s} for a, s in bootstrap.items()}})
+        brokers = []
+        try:
+            for alias in ("src", "dst"):
+                k = KafkaCluster(alias, model.clusters[alias], None, root / "kafka" / alias, network)
+                k.ip = "127.0.0.1"  # the address the bootstrap names: librdkafka and Spark reach it as it is
+                brokers.append(k)
+                k.start(jars.classpath(release))
+            per = n // PARTITIONS
+            # Recent timestamps: the brokers' time retention (7 days) would delete old ones.
+            base_ms = (int(time.time()) - 3600) * 1000
+            t0 = time.perf_counter()
+            faults = fill(bootstrap, n, base_ms)
+            gen = time.perf_counter() - t0
+            config = kafka_config(bootstrap, root, per)
+            window = (base_ms, base_ms + faults["span_ms"] + 1000, base_ms + faults["span_ms"])
+            kafka_raw_scan(spark, bootstrap)
+            t0 = time.perf_counter()
+            records = kafka_raw_scan(spark, bootstrap)
+            raw = time.perf_counter() - t0
+            kafka_audit(spark, config, root, window)
+            t0 = time.perf_counter()
+            result = kafka_audit(spark, config, root, window)
+            aud = time.perf_counter() - t0
+            c_raw = cold({"what": "raw", "bootstrap": bootstrap}, root)
+            c_aud = cold({"what": "audit", "config": config, "root": str(root), "window": window}, root)
+            expected = (faults["missing"], faults["duplicate"], faults["unexpected"])
+            found = [(t["missing"], t["duplicate"], t["unexpected"]) for t in (result["totals"], c_aud["totals"])]
+            verdict = "exact" if all(f == expected for f in found) else f"{found} != {expected}"
+            print(f"{n:>10} {records / raw:>12,.0f} {records / aud:>12,.0f} {raw / aud:>10.2f} "
+                  f"{c_raw['seconds']:>11.1f} {c_aud['seconds']:>13.1f} {c_raw['seconds'] / c_aud['seconds']:>9.2f}"
+                  f"  {verdict}")
+            print(f"{'':>10} times: fill {gen:.1f} s, raw {raw:.1f} s, audit {aud:.1f} s; cold sessions start in "
+                  f"{c_raw['session']:.1f} s and {c_aud['session']:.1f} s; {records:,} records read "
+                  f"({c_raw['records']:,} cold)")
+        finally:
+            stop_all([k.process for k in brokers])
+            shutil.rmtree(root, ignore_errors=True)
+    spark.stop()
+
+
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1_000_000, 10_000_000])
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2])
+    elif sys.argv[1:2] == ["--kafka"]:
+        kafka_main([int(a) for a in sys.argv[2:]] or [5_000_000])
+    else:
+        main([int(a) for a in sys.argv[1:]] or [1_000_000, 10_000_000])

@@ -1,19 +1,33 @@
-"""Benchmark of replication as we configure it, against MirrorMaker 2's defaults (prints figures;
-not a test).
+"""Benchmark of the source connector as we configure it, against MirrorMaker 2's defaults (prints
+figures; not a test).
 
-    .venv/bin/python benchmarks/replication.py [--records 100000] [--size 512] [--rounds 2]
-                                               [--flavour csm --version 1.2]
+    .venv/bin/python benchmarks/replication.py [--records 2000000] [--size 512] [--partitions 12]
+        [--rounds 2] [--rates 0.25,0.5,0.75] [--seconds 20] [--workers 1] [--flavour csm --version 1.2]
 
-Both run for real, in the same run, on the same brokers and the same Connect worker: the dev
-stack's flow (us-west SASL_SSL -> us-east SASL_SSL, infra/rehearsal) as the program renders it,
-and beside it a MirrorSourceConnector with MirrorMaker 2's defaults (tasks.max 1, no overrides:
-only the cluster connections, the topic, the byte converters MirrorMaker 2 itself uses and
-replication factor 1 for these single-broker clusters). For each, a producer writes `--records`
-records of `--size` bytes into a 6-partition source topic as fast as it can while a consumer
-on the target reads them: throughput (records/s and MB/s from the first write to the last
-arrival) and end-to-end latency (arrival minus the record's timestamp, p50 and p99). Rounds
-alternate; the medians are printed with the ratios ours/defaults. docs/performance.md records
-them. Needs the API-server tier's kube-apiserver (tools/engine/build.sh, `make engine`) and the jars (pom.xml).
+Everything runs for real on this machine: the dev stack's clusters (us-west SASL_SSL -> us-east
+SASL_SSL, infra/rehearsal), its Connect cluster as the program renders it, and on that worker, one
+at a time, MirrorSourceConnectors that copy one topic each:
+
+- `defaults`: MirrorMaker 2's defaults at our task count (no client setting: only the cluster
+  connections, the topic, the byte converters MirrorMaker 2 itself uses and replication factor 1
+  for these single-broker clusters);
+- `ours`: the dev stack's source connector as rendered (every key, references resolved by the
+  worker's config providers as in the cluster), the topic alone changed;
+- `ours, tasks N`: the same with `--tasks` (the sizing docs/performance.md recommends for the
+  worker's cores, when it differs from the render's).
+
+Two measures, the contenders alternating within each round:
+
+- catch-up: the source topic filled first (`--records` records of `--size` random bytes over
+  `--partitions` partitions), then the connector created; the time from its creation to the
+  target topic holding every record (its end offsets), in records/s and MB/s. Random bytes do not
+  compress: a compression setting shows its cost here, not its gain on the wire.
+- latency: records written at fixed rates for `--seconds` each (the rates are fractions of the
+  defaults' catch-up throughput measured in the same run: what they sustain), read on the target
+  as they arrive; p50, p99 and max of arrival minus the record's timestamp.
+
+Medians over the rounds, and the ratios against `defaults`. docs/performance.md records them.
+Needs the API-server tier's kube-apiserver (tools/engine/build.sh, `make engine`) and the jars.
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -36,83 +51,164 @@ from tests.runtime.test_replication import DEV, for_runtime  # noqa: E402
 from tests.support.stacks import on_release  # noqa: E402
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
-PARTITIONS = 6
+SOURCE_CONNECTOR = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 
 
-def defaults_connector(r: Rehearsal, topic: str, tasks: int | None = None) -> dict[str, str]:
+def defaults_config(r: Rehearsal, topic: str, tasks: int) -> dict[str, str]:
     source, target = r.clusters["us-west"].client_properties(), r.clusters["us-east"].client_properties()
-    config = {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+    config = {"connector.class": SOURCE_CONNECTOR, "tasks.max": str(tasks),
               "source.cluster.alias": "us-west", "target.cluster.alias": "us-east", "topics": topic,
               "key.converter": BYTES, "value.converter": BYTES, "header.converter": BYTES,
               "replication.factor": "1", "offset-syncs.topic.replication.factor": "1"}
     config.update({f"source.cluster.{k}": v for k, v in source.items()})
     config.update({f"target.cluster.{k}": v for k, v in target.items()})
-    if tasks is not None:
-        config["tasks.max"] = str(tasks)
     return config
 
 
-def measure(r: Rehearsal, source_topic: str, target_topic: str, records: int, size: int) -> dict[str, float]:
-    arrivals: dict = {}
-    reader = threading.Thread(target=lambda: arrivals.update(r.clients.call(
-        "latency", r.client("us-east"), timeout=900, topic=target_topic, count=records, timeoutMs=600_000)))
-    reader.start()
-    time.sleep(2)  # the reader is subscribed before the first record is written
-    started = time.time() * 1000
-    r.clients.call("load", r.client("us-west"), timeout=900, topic=source_topic, count=records, size=size)
-    reader.join()
-    if arrivals.get("records", 0) < records:
-        raise SystemExit(f"{target_topic}: {arrivals.get('records')} of {records} records arrived")
-    seconds = (arrivals["lastArrival"] - started) / 1000
-    return {"records/s": records / seconds, "MB/s": arrivals["bytes"] / seconds / 1e6,
-            "p50 ms": arrivals["p50"], "p99 ms": arrivals["p99"]}
+def ours_config(rendered: dict[str, Any], topic: str, tasks: int) -> dict[str, str]:
+    """The rendered source connector's config, as Strimzi sends it (class and tasks from the spec)."""
+    config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in rendered["spec"]["config"].items()}
+    return {**config, "connector.class": rendered["spec"]["class"], "tasks.max": str(tasks), "topics": topic}
+
+
+class Bench:
+    def __init__(self, r: Rehearsal, args: argparse.Namespace) -> None:
+        self.r, self.args = r, args
+        self.worker = r.workers[("repl-us-west-us-east", "repl-us-west-us-east")]
+        (self.ours,) = [o for o in r.objects if o["kind"] == "KafkaConnector"
+                        and o["spec"]["class"] == SOURCE_CONNECTOR]
+        self.tasks = int(self.ours["spec"]["tasksMax"])
+        self.contenders = {"defaults": lambda t: defaults_config(r, t, self.tasks),
+                           "ours": lambda t: ours_config(self.ours, t, self.tasks)}
+        if args.tasks and args.tasks != self.tasks:
+            self.contenders[f"ours, tasks {args.tasks}"] = lambda t: ours_config(self.ours, t, args.tasks)
+        self.serial = 0
+
+    def topic(self, what: str) -> str:
+        # Outside the dev flow's filter (`test.*`): only the contender's connector copies it.
+        self.serial += 1
+        return f"bench.{what}.{self.serial}"
+
+    def connector(self, name: str, config: dict[str, str]) -> str:
+        connector = f"bench-{self.serial}-{name.replace(' ', '').replace(',', '-')}"
+        self.worker.put_connector(connector, config)
+        return connector
+
+    def remove(self, connector: str) -> None:
+        self.worker.request("DELETE", f"/connectors/{connector}")
+
+    def target_records(self, topic: str) -> int:
+        try:
+            return sum(self.r.clients.end_offsets(self.r.client("us-east"), [f"us-west.{topic}"]).values())
+        except RuntimeError:
+            return 0  # not created yet
+
+    def catch_up(self, name: str) -> dict[str, float]:
+        a, src = self.args, self.r.client("us-west")
+        topic = self.topic("catchup")
+        self.r.clients.create_topics(src, {topic: a.partitions})
+        self.r.clients.call("load", src, timeout=1800, topic=topic, count=a.records, size=a.size)
+        started = time.monotonic()
+        connector = self.connector(name, self.contenders[name](topic))
+        first = None
+        while (copied := self.target_records(topic)) < a.records:
+            if first is None and copied:
+                first = time.monotonic()
+            if time.monotonic() - started > 1800:
+                raise SystemExit(f"{name}: {copied} of {a.records} records after 1800 s")
+            time.sleep(0.2)
+        seconds = time.monotonic() - started
+        self.remove(connector)
+        return {"records/s": a.records / seconds, "MB/s": a.records * a.size / seconds / 1e6, "seconds": seconds,
+                "first s": (first or time.monotonic()) - started}
+
+    def latency(self, name: str, rate: int) -> dict[str, float]:
+        a = self.args
+        topic = self.topic(f"latency{rate}")
+        count = rate * a.seconds
+        self.r.clients.create_topics(self.r.client("us-west"), {topic: a.partitions})
+        connector = self.connector(name, self.contenders[name](topic))
+        self.worker.wait_running(connector, min_tasks=1)
+        arrivals: dict[str, Any] = {}
+        reader = threading.Thread(target=lambda: arrivals.update(self.r.clients.call(
+            "latency", self.r.client("us-east"), timeout=a.seconds + 600, topic=f"us-west.{topic}", count=count,
+            timeoutMs=(a.seconds + 300) * 1000)))
+        reader.start()
+        time.sleep(2)  # the reader is assigned before the first record is written
+        self.r.clients.call("load", self.r.client("us-west"), timeout=a.seconds + 600, topic=topic, count=count,
+                            size=a.size, rate=rate)
+        reader.join()
+        self.remove(connector)
+        if arrivals.get("records", 0) < count:
+            raise SystemExit(f"{name} at {rate}/s: {arrivals.get('records')} of {count} records arrived")
+        return {"p50 ms": arrivals["p50"], "p99 ms": arrivals["p99"], "max ms": arrivals["max"]}
+
+
+def medians(rounds: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(f[k] for f in rounds) for k in rounds[0]}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--records", type=int, default=2_000_000)
     ap.add_argument("--size", type=int, default=512)
+    ap.add_argument("--partitions", type=int, default=12)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rates", default="0.25,0.5,0.75", help="fractions of the defaults' catch-up records/s")
+    ap.add_argument("--seconds", type=int, default=20, help="how long each rate is held")
+    ap.add_argument("--tasks", type=int, default=0, help="a third contender: ours with this tasks.max")
+    ap.add_argument("--workers", type=int, default=1, help="Connect workers (pods) of the Connect cluster")
     ap.add_argument("--flavour", default="csm")
     ap.add_argument("--version", default="1.2")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="replication-bench-"))
     state = start(work / "apiserver")
-    r = Rehearsal(for_runtime(on_release(DEV, args.flavour, args.version)), work / "rehearsal", ApiServerKube(Client(state)))
+    r = Rehearsal(for_runtime(on_release(DEV, args.flavour, args.version)), work / "rehearsal",
+                  ApiServerKube(Client(state)), scale=args.workers > 1)
     try:
         r.start_clusters()
-        src = r.client("us-west")
-        names = ("ours", "defaults", "defaults+tasks")
-        results: dict[str, list[dict[str, float]]] = {n: [] for n in names}
-        topics = {name: [(f"{t}.bench{i}", f"us-west.{t}.bench{i}") for i in range(args.rounds)]
-                  for name, t in zip(names, ("test", "base", "tasks"))}
-        r.clients.create_topics(src, {s: PARTITIONS for pairs in topics.values() for s, _ in pairs})
-        r.deploy()
+        objects = r.render()
+        for o in objects:
+            if o["kind"] == "KafkaConnect":
+                o["spec"]["replicas"] = args.workers
+        r.deploy(objects)
         r.wait_running()
-        worker = r.workers[("repl-us-west-us-east", "repl-us-west-us-east")]
-        (ours,) = [o for o in r.objects if o["kind"] == "KafkaConnector" and o["metadata"]["name"].endswith("-source")]
-        tasks = int(ours["spec"]["tasksMax"])
+        b = Bench(r, args)
+        names = list(b.contenders)
+        catch: dict[str, list[dict[str, float]]] = {n: [] for n in names}
         for i in range(args.rounds):
-            for name, n in (("defaults", None), ("defaults+tasks", tasks)):
-                worker.put_connector(f"{name}-{i}", defaults_connector(r, topics[name][i][0], n))
-                worker.wait_running(f"{name}-{i}", min_tasks=1)
+            for name in (names if i % 2 == 0 else names[::-1]):
+                figures = b.catch_up(name)
+                catch[name].append(figures)
+                print(f"catch-up round {i + 1} {name:>16}: " + ", ".join(f"{k} {v:,.1f}" for k, v in figures.items()),
+                      flush=True)
+        caught = {n: medians(fs) for n, fs in catch.items()}
+        base = caught["defaults"]["records/s"]
+        rates = sorted({max(1, int(base * float(f))) for f in args.rates.split(",") if f.strip()})
+        lat: dict[tuple[str, int], list[dict[str, float]]] = {(n, q): [] for n in names for q in rates}
         for i in range(args.rounds):
+            for rate in rates:
+                for name in (names if i % 2 == 0 else names[::-1]):
+                    figures = b.latency(name, rate)
+                    lat[(name, rate)].append(figures)
+                    print(f"latency round {i + 1} {name:>16} at {rate:,}/s: "
+                          + ", ".join(f"{k} {v:,.0f}" for k, v in figures.items()), flush=True)
+
+        where = (f"{args.flavour} {args.version}, {args.workers} worker(s), {args.partitions} partitions, "
+                 f"tasks.max {b.tasks} (render), medians of {args.rounds} round(s)")
+        print(f"\ncatch-up: {args.records:,} records of {args.size} B; {where}")
+        print(f"{'contender':>16} {'records/s':>12} {'MB/s':>8} {'seconds':>8} {'first s':>8} {'x defaults':>10}")
+        for name, m in caught.items():
+            print(f"{name:>16} {m['records/s']:>12,.0f} {m['MB/s']:>8.1f} {m['seconds']:>8.1f} {m['first s']:>8.1f} "
+                  f"{m['records/s'] / base:>10.2f}")
+        print(f"\nlatency: records of {args.size} B written at fixed rates for {args.seconds} s; {where}")
+        print(f"{'contender':>16} {'rate/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p99 x defaults':>14}")
+        for rate in rates:
             for name in names:
-                figures = measure(r, *topics[name][i], args.records, args.size)
-                results[name].append(figures)
-                print(f"round {i + 1} {name:>14}: " + ", ".join(f"{k} {v:,.1f}" for k, v in figures.items()), flush=True)
-        print(f"\n{args.records} records of {args.size} B, {PARTITIONS} partitions, "
-              f"{args.flavour} {args.version}, medians of {args.rounds} round(s):")
-        print(f"{'':>22} {'records/s':>12} {'MB/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
-        med = {n: {k: statistics.median(f[k] for f in fs) for k in fs[0]} for n, fs in results.items()}
-        for name, m in med.items():
-            print(f"{name:>22} {m['records/s']:>12,.0f} {m['MB/s']:>8.2f} {m['p50 ms']:>8.0f} {m['p99 ms']:>8.0f}")
-        for base in ("defaults", "defaults+tasks"):
-            print(f"{'ours / ' + base:>22} " + " ".join(
-                f"{med['ours'][k] / med[base][k]:>{w}.2f}"
-                for k, w in (("records/s", 12), ("MB/s", 8), ("p50 ms", 8), ("p99 ms", 8))))
-        print("(ratios above 1: faster for throughput, slower for latency; defaults+tasks is MirrorMaker 2's "
-              f"defaults with our tasks.max, {tasks})")
+                m = medians(lat[(name, rate)])
+                d = medians(lat[("defaults", rate)])
+                print(f"{name:>16} {rate:>9,} {m['p50 ms']:>8.0f} {m['p99 ms']:>8.0f} {m['max ms']:>8.0f} "
+                      f"{m['p99 ms'] / max(d['p99 ms'], 1):>14.2f}")
     finally:
         r.stop()
         stop(work / "apiserver")

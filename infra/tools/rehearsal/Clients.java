@@ -20,8 +20,9 @@
 //       (the user's credential for that mechanism replaced)
 //   {"op": "acls", "config": {...}}
 //       (every ACL binding: resource type, name, pattern type, principal, host, operation, permission)
-//   {"op": "load", "config": {...}, "topic": "t", "count": 100000, "size": 512}
-//       (as fast as the producer goes; answers the elapsed milliseconds)
+//   {"op": "load", "config": {...}, "topic": "t", "count": 100000, "size": 512, "rate": 0}
+//       (as fast as the producer goes, or `rate` records a second when it is above 0; answers the
+//        elapsed milliseconds)
 //   {"op": "latency", "config": {...}, "topic": "t", "count": 100000, "timeoutMs": 300000}
 //       (reads from the start until `count` records; answers, per record, the delay from its
 //        timestamp to its arrival here: p50, p99, max, and the first and last arrival times)
@@ -335,9 +336,19 @@ public final class Clients {
         byte[] value = new byte[request.get("size").asInt()];
         new java.util.Random(42).nextBytes(value);
         String topic = request.get("topic").asText();
+        double rate = request.path("rate").asDouble(0);
         long start = System.nanoTime();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
             for (int i = 0; i < count; i++) {
+                if (rate > 0) {
+                    // Paced from the start, not from the last send: a late send is not made up
+                    // for by sleeping less later, it is sent at once.
+                    long due = start + (long) (i * 1e9 / rate);
+                    long early = due - System.nanoTime();
+                    if (early > 0) {
+                        Thread.sleep(early / 1_000_000, (int) (early % 1_000_000));
+                    }
+                }
                 producer.send(new ProducerRecord<>(topic, Integer.toString(i), value));
             }
             producer.flush();

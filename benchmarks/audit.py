@@ -14,7 +14,8 @@ For each size N (record pairs; default 1M and 10M) on local[2]:
   - prints records audited per second, audit/raw and audit/naive rate ratios, peak memory.
 
 `python benchmarks/audit.py --kafka [N ...]` (default 5M) measures the production path instead:
-two single-broker Kafka clusters started here (the rehearsal's brokers, PLAINTEXT on loopback;
+two single-broker Kafka clusters started here (the rehearsal's brokers in Kafka's own JVM settings,
+PLAINTEXT on loopback;
 the release's jars, pom.xml), the same topic, records and faults written to them (`record`
 below is the generator's formula, the one the Spark expressions of `generate` compute), and the
 audit reading them as the CronJob does: librdkafka for metadata and offsets-for-times, Spark's
@@ -353,7 +354,7 @@ def kafka_main(sizes: list[int]) -> None:
         brokers = []
         try:
             for alias in ("src", "dst"):
-                k = KafkaCluster(alias, model.clusters[alias], None, root / "kafka" / alias, network)
+                k = KafkaCluster(alias, model.clusters[alias], None, root / "kafka" / alias, network, jvm="steady")
                 k.ip = "127.0.0.1"  # the address the bootstrap names: librdkafka and Spark reach it as it is
                 brokers.append(k)
                 k.start(jars.classpath(release))

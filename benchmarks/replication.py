@@ -2,11 +2,13 @@
 figures; not a test).
 
     .venv/bin/python benchmarks/replication.py [--records 2000000] [--size 512] [--partitions 12]
-        [--rounds 2] [--rates 0.25,0.5,0.75] [--seconds 20] [--workers 1] [--flavour csm --version 1.2]
+        [--rounds 2] [--rates 0.25,0.5,0.75] [--seconds 20] [--tasks N] [--set KEY=VALUE]
+        [--workers 1] [--flavour csm --version 1.2]
 
 Everything runs for real on this machine: the dev stack's clusters (us-west SASL_SSL -> us-east
-SASL_SSL, infra/rehearsal), its Connect cluster as the program renders it, and on that worker, one
-at a time, MirrorSourceConnectors that copy one topic each:
+SASL_SSL, infra/rehearsal), its Connect cluster as the program renders it, brokers and workers in
+JVMs set as Kafka's start scripts set them (process.jvm_options `steady`, not the tests' quick
+start), and on that worker, one at a time, MirrorSourceConnectors that copy one topic each:
 
 - `defaults`: MirrorMaker 2's defaults at our task count (no client setting: only the cluster
   connections, the topic, the byte converters MirrorMaker 2 itself uses and replication factor 1
@@ -14,7 +16,9 @@ at a time, MirrorSourceConnectors that copy one topic each:
 - `ours`: the dev stack's source connector as rendered (every key, references resolved by the
   worker's config providers as in the cluster), the topic alone changed;
 - `ours, tasks N`: the same with `--tasks` (the sizing docs/performance.md recommends for the
-  worker's cores, when it differs from the render's).
+  worker's cores, when it differs from the render's);
+- `ours, --set N`: the same with the Nth `--set KEY=VALUE,...` settings (a setting tried before
+  it becomes a default, or a flow's `config.source` override).
 
 Two measures, the contenders alternating within each round:
 
@@ -82,6 +86,10 @@ class Bench:
                            "ours": lambda t: ours_config(self.ours, t, self.tasks)}
         if args.tasks and args.tasks != self.tasks:
             self.contenders[f"ours, tasks {args.tasks}"] = lambda t: ours_config(self.ours, t, args.tasks)
+        for i, group in enumerate(args.set, 1):
+            tried = dict(kv.split("=", 1) for kv in group.split(","))
+            self.contenders[f"ours, --set {i}"] = (
+                lambda t, tried=tried: {**ours_config(self.ours, t, self.tasks), **tried})
         self.serial = 0
 
     def topic(self, what: str) -> str:
@@ -100,26 +108,35 @@ class Bench:
     def target_records(self, topic: str) -> int:
         try:
             return sum(self.r.clients.end_offsets(self.r.client("us-east"), [f"us-west.{topic}"]).values())
-        except RuntimeError:
-            return 0  # not created yet
+        except RuntimeError as exc:
+            if "UnknownTopicOrPartition" in str(exc):
+                return 0  # not created yet
+            raise
 
-    def catch_up(self, name: str) -> dict[str, float]:
+    def catch_up(self, name: str, records: int = 0) -> dict[str, float]:
         a, src = self.args, self.r.client("us-west")
+        records = records or a.records
         topic = self.topic("catchup")
         self.r.clients.create_topics(src, {topic: a.partitions})
-        self.r.clients.call("load", src, timeout=1800, topic=topic, count=a.records, size=a.size)
+        self.r.clients.call("load", src, timeout=1800, topic=topic, count=records, size=a.size)
         started = time.monotonic()
         connector = self.connector(name, self.contenders[name](topic))
         first = None
-        while (copied := self.target_records(topic)) < a.records:
+        last, moved = -1, time.monotonic()
+        while (copied := self.target_records(topic)) < records:
             if first is None and copied:
                 first = time.monotonic()
-            if time.monotonic() - started > 1800:
-                raise SystemExit(f"{name}: {copied} of {a.records} records after 1800 s")
+            if copied != last:
+                last, moved = copied, time.monotonic()
+            elif time.monotonic() - moved > 120:
+                source = self.r.clients.end_offsets(src, [topic])
+                target = self.r.clients.end_offsets(self.r.client("us-east"), [f"us-west.{topic}"])
+                raise SystemExit(f"{name}: {copied} of {records} records on the target, none more for 120 s; "
+                                 f"source {source}, target {target}; the connector: {self.worker.status(connector)}")
             time.sleep(0.2)
         seconds = time.monotonic() - started
         self.remove(connector)
-        return {"records/s": a.records / seconds, "MB/s": a.records * a.size / seconds / 1e6, "seconds": seconds,
+        return {"records/s": records / seconds, "MB/s": records * a.size / seconds / 1e6, "seconds": seconds,
                 "first s": (first or time.monotonic()) - started}
 
     def latency(self, name: str, rate: int) -> dict[str, float]:
@@ -157,6 +174,8 @@ def main() -> int:
     ap.add_argument("--rates", default="0.25,0.5,0.75", help="fractions of the defaults' catch-up records/s")
     ap.add_argument("--seconds", type=int, default=20, help="how long each rate is held")
     ap.add_argument("--tasks", type=int, default=0, help="a third contender: ours with this tasks.max")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE...]",
+                    help="a contender: ours with these connector settings (repeatable: a contender each)")
     ap.add_argument("--workers", type=int, default=1, help="Connect workers (pods) of the Connect cluster")
     ap.add_argument("--flavour", default="csm")
     ap.add_argument("--version", default="1.2")
@@ -164,7 +183,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="replication-bench-"))
     state = start(work / "apiserver")
     r = Rehearsal(for_runtime(on_release(DEV, args.flavour, args.version)), work / "rehearsal",
-                  ApiServerKube(Client(state)), scale=args.workers > 1)
+                  ApiServerKube(Client(state)), scale=args.workers > 1, jvm="steady")
     try:
         r.start_clusters()
         objects = r.render()
@@ -175,6 +194,10 @@ def main() -> int:
         r.wait_running()
         b = Bench(r, args)
         names = list(b.contenders)
+        # Untimed, a catch-up of a tenth of the records by each: the worker's JIT compiles the
+        # copy's code before the first timed contender, which would otherwise pay for it alone.
+        for name in names:
+            b.catch_up(name, max(args.records // 10, 1))
         catch: dict[str, list[dict[str, float]]] = {n: [] for n in names}
         for i in range(args.rounds):
             for name in (names if i % 2 == 0 else names[::-1]):

@@ -126,8 +126,22 @@ TOPIC_SYNC_KEYS = {"sync.topic.configs.enabled": "syncTopicConfigs", "config.pro
 # `config` may replace (docs/topology.md#config-overrides). MirrorMaker 2 refreshes the topic and
 # group lists every 10 s; remote topics take the target brokers' default replication factor (-1),
 # not MirrorMaker 2's default of 2 (MirrorSourceConfig.REPLICATION_FACTOR_DEFAULT).
+#
+# The source connector's clients are tuned for a replication stream (docs/performance.md has the
+# measures): the Connect framework's producer, which writes to the target, keeps Connect's
+# ordering without its one request in flight (Worker.baseProducerConfigs: max.in.flight 1,
+# idempotence off): idempotence keeps each partition's order with up to 5 requests in flight
+# (KIP-679: brokers from 2.8 need no cluster permission for it), and batches of 256 KiB, which
+# 10 ms of linger lets fill, carry many records per request; MirrorMaker 2's consumer returns up
+# to 2000 records a poll, so that a task's loop (poll, convert, send) turns over less often.
+# Exactly-once flows keep theirs: their transactional producer is idempotent anyway.
+SOURCE_CLIENT_TUNING: dict[str, ConfigValue] = {
+    "producer.override.enable.idempotence": True, "producer.override.max.in.flight.requests.per.connection": 5,
+    "producer.override.linger.ms": 10, "producer.override.batch.size": 262144,
+    "source.consumer.max.poll.records": 2000,
+}
 DEFAULTS: dict[str, dict[str, ConfigValue]] = {
-    "source": {"refresh.topics.interval.seconds": 10, "replication.factor": -1},
+    "source": {"refresh.topics.interval.seconds": 10, "replication.factor": -1, **SOURCE_CLIENT_TUNING},
     "checkpoint": {"refresh.groups.interval.seconds": 10},
     "heartbeat": {},
 }

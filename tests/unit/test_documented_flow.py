@@ -197,6 +197,13 @@ def test_step9_mirror_source_connector(doc_objects):
         "header.converter": BYTES,  # headers arrive unchanged (seen on the real worker)
         "refresh.topics.interval.seconds": 10,
         "replication.factor": -1,  # the target brokers' default, not MirrorMaker 2's 2
+        # Tuned for a replication stream (docs/performance.md#replication): up to 5 requests in
+        # flight with order kept by idempotence, 256 KiB batches, 2000 records a poll.
+        "producer.override.enable.idempotence": True,
+        "producer.override.max.in.flight.requests.per.connection": 5,
+        "producer.override.linger.ms": 10,
+        "producer.override.batch.size": 262144,
+        "source.consumer.max.poll.records": 2000,
         "topics": cfmap("replication", "topics"),
         "replication.policy.class": cfmap("replication", "replication.policy.class"),
         "source.cluster.alias": cfmap("source-us-west", "alias"),

@@ -338,6 +338,10 @@ public final class Clients {
         String topic = request.get("topic").asText();
         double rate = request.path("rate").asDouble(0);
         long start = System.nanoTime();
+        // Every send accounted for: a record the producer gave up on fails the request, rather
+        // than leaving a benchmark waiting for a record that was never written.
+        java.util.concurrent.atomic.AtomicLong failed = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<Exception> firstError = new java.util.concurrent.atomic.AtomicReference<>();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(config)) {
             for (int i = 0; i < count; i++) {
                 if (rate > 0) {
@@ -349,9 +353,18 @@ public final class Clients {
                         Thread.sleep(early / 1_000_000, (int) (early % 1_000_000));
                     }
                 }
-                producer.send(new ProducerRecord<>(topic, Integer.toString(i), value));
+                producer.send(new ProducerRecord<>(topic, Integer.toString(i), value), (metadata, error) -> {
+                    if (error != null) {
+                        failed.incrementAndGet();
+                        firstError.compareAndSet(null, error);
+                    }
+                });
             }
             producer.flush();
+        }
+        if (failed.get() > 0) {
+            throw new IllegalStateException(failed.get() + " of " + count + " records not written to " + topic,
+                                            firstError.get());
         }
         answer.put("elapsedMs", (System.nanoTime() - start) / 1_000_000);
     }

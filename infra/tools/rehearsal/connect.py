@@ -22,7 +22,7 @@ from typing import Any
 from infra.plan import metrics
 from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
 from infra.tools.rehearsal.plugins import plugin_locations
-from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, java, logging_options
+from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, java, jvm_options, logging_options
 
 # The refusal of an exactly-once source task whose task config generation is no longer the latest.
 STALE_GENERATION = "as the connector has already generated a new set of task configs"
@@ -50,6 +50,7 @@ class Worker:
     process: Process | None = None
     log_level: str = "INFO"
     plugins: tuple[Path, ...] = ()  # plugin.path folders of this machine, copied into the pod's
+    jvm: str = "quick"  # process.jvm_options
 
     @property
     def url(self) -> str:
@@ -97,7 +98,7 @@ class Worker:
             target.write_bytes(content)
         logs = logging_options(_inside(self.pod, "/tmp"), self.log_level)
         logs = [o.replace(str(_inside(self.pod, "/tmp")), "/tmp") for o in logs]
-        argv = [java(), "-Xms256m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        argv = [java(), *jvm_options(self.jvm, (256, 768)),
                 "-Djdk.net.hosts.file=/tmp/hosts", "-Djava.io.tmpdir=/tmp", *logs, *self.setup.jvm_options,
                 "-cp", self.classpath, "org.apache.kafka.connect.cli.ConnectDistributed", WORKER_FILE]
         binds = " && ".join(f"mount --bind '{_inside(self.pod, r)}' '{r}'" for r in POD_ROOTS)

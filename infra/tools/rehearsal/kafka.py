@@ -15,7 +15,7 @@ from pathlib import Path
 
 from contract.clientprops import LOGIN_MODULES, jaas_config
 from infra.tools.rehearsal import material as materials
-from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, free_port, java, listening,
+from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, free_port, java, jvm_options, listening,
                                            logging_options)
 from infra.topology.schema import Cluster, Protocol
 
@@ -42,6 +42,7 @@ class KafkaCluster:
     client_cas: str = ""
     material: materials.ClusterMaterial = field(init=False)
     process: Process | None = None
+    jvm: str = "quick"  # process.jvm_options
 
     def __post_init__(self) -> None:
         self.material = materials.for_cluster(self.alias, tuple(h for h, _ in self.hosts))
@@ -124,7 +125,7 @@ class KafkaCluster:
         props = self._server_properties(port, free_port(self.ip), free_port(self.ip))
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         logs = logging_options(self.directory, "WARN")
-        base = [java(), "-Xms128m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        base = [java(), *jvm_options(self.jvm, (128, 384)),
                 *self.network.java_options(), *logs, "-cp", release_classpath]
         fmt = [*base, "kafka.tools.StorageTool", "format", "-t", str(uuid.uuid4()), "-c", str(config),
                "--ignore-formatted"]

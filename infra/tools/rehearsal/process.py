@@ -64,6 +64,25 @@ def _java_major(java_path: str) -> int:
     return 0
 
 
+# How a rehearsal's brokers and workers run their JVMs. `quick` (the tests, the rehearse command):
+# a small heap, the JIT's first tier only and the serial collector, so that a JVM starts in about
+# half the time and a dozen fit on two cores. `steady` (the benchmarks): both JIT tiers and G1, as
+# Kafka's start scripts run a broker (kafka-run-class.sh KAFKA_JVM_PERFORMANCE_OPTS, a 1 GiB heap
+# from kafka-server-start.sh) and Connect's a worker, so that a measure is of Kafka's code running
+# hot, not of a start-up profile.
+JVM_PROFILES = ("quick", "steady")
+
+
+def jvm_options(profile: str, quick_heap: tuple[int, int]) -> list[str]:
+    """`quick_heap`: the initial and largest heap in MiB of the quick profile."""
+    if profile == "quick":
+        return [f"-Xms{quick_heap[0]}m", f"-Xmx{quick_heap[1]}m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+    if profile == "steady":
+        return ["-Xms1g", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent"]
+    raise ValueError(f"JVM profile {profile!r}: one of {', '.join(JVM_PROFILES)}")
+
+
 class Network:
     """Loopback addresses for the clusters, and the hosts file every JVM reads."""
 

@@ -174,6 +174,7 @@ class Rehearsal:
     # reason, and the others go on; without it (the tests that prove a refusal) it raises.
     keep_going: bool = False
     refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    jvm: str = "quick"  # the brokers' and workers' JVM settings (process.jvm_options)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -191,7 +192,7 @@ class Rehearsal:
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
             self.clusters[alias] = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
                                                 authorizer=alias in self.authorizers,
-                                                reauthenticate_seconds=self.reauthenticate.get(alias))
+                                                reauthenticate_seconds=self.reauthenticate.get(alias), jvm=self.jvm)
         with ThreadPoolExecutor(max_workers=max(len(self.clusters), 1)) as pool:
             for started in [pool.submit(k.start, classpath) for k in self.clusters.values()]:
                 started.result()
@@ -381,7 +382,7 @@ class Rehearsal:
         kafka = Release.apache_kafka(operator.connect_version(self.release, connect))
         worker = Worker(f"{meta['namespace']}/{meta['name']}", setup, pod, host,
                         jars.classpath(self.release, kafka), self.network,
-                        self.kube.kubeconfig(token, meta["namespace"]), plugins=self.plugin_paths)
+                        self.kube.kubeconfig(token, meta["namespace"]), plugins=self.plugin_paths, jvm=self.jvm)
         if first:
             self.workers[key] = worker
         worker.launch()

@@ -18,7 +18,8 @@ import time
 import pytest
 
 from infra.core.releases import Flavour, find
-from tests.support.replication import RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, rehearsal, running
+from tests.support.replication import (RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, halted, rehearsal,
+                                       running)
 from tests.support.stacks import ROOT, RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
@@ -45,7 +46,7 @@ def test_pause_resume_and_scaling_account_for_every_record(flavour, version, run
             return worker.status(SOURCE)["connector"]["state"]
 
         def stays_paused(before: int) -> None:
-            eventually("the source connector PAUSED", lambda: state() == "PAUSED", 60, 1)
+            halted(worker, SOURCE, "PAUSED")
             produce(f"paused-{len(sent)}")
             time.sleep(QUIET)
             assert state() == "PAUSED" and copied() == before

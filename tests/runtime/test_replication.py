@@ -27,7 +27,7 @@ from infra.checks import validation
 from infra.tools.rehearsal.process import RuntimeStartError
 from tests.support.material import material
 from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, arrived, audit_run, dev_for_runtime, eventually,
-                                       expected, for_runtime, records, rehearsal, running, user_topics)
+                                       expected, for_runtime, halted, records, rehearsal, running, user_topics)
 from tests.support.stacks import RELEASES, ROOT, RUNTIME_RELEASES, on_release, unavailable
 
 pytestmark = pytest.mark.runtime
@@ -364,7 +364,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         # 2. A value that differs: the connector stopped, the record's offset marked as replicated
         # (Connect's offsets API), and another value written in its place on the target.
         worker.request("PUT", f"/connectors/{connector}/stop")
-        eventually("the connector stopped", lambda: worker.status(connector)["connector"]["state"] == "STOPPED", 60)
+        halted(worker, connector, "STOPPED")
         now = int(time.time() * 1000)
         (offset,) = r.clients.produce(source, "test.orders", [{"key": "k-diff", "value": "original", "partition": 1,
                                                                "timestamp": now}])
@@ -382,7 +382,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
 
         # 3. The connector stopped while the source keeps growing.
         worker.request("PUT", f"/connectors/{connector}/stop")
-        eventually("the connector stopped", lambda: worker.status(connector)["connector"]["state"] == "STOPPED", 60)
+        halted(worker, connector, "STOPPED")
         r.clients.produce(source, "test.orders", [{"key": f"late{i}", "value": "v", "partition": 0} for i in range(5)])
         code, result, _ = audit_run(r, tmp_path, start_ms, "connector-stopped")
         assert (code, result["status"]) == (1, "findings")

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.support import runbooks
-from tests.support.replication import BASE_MS, dev_for_runtime, eventually, kubectl_line, rehearsal, running
+from tests.support.replication import BASE_MS, dev_for_runtime, eventually, halted, kubectl_line, rehearsal, running
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
@@ -126,7 +126,7 @@ def test_list_alter_and_reset_on_the_real_worker(flavour, version, runtime_api, 
 
         # reset: no offsets left; running again, the whole topic arrives again.
         r.update(r.render(with_request(topo, "stopped")))
-        eventually("the connector stopped", lambda: worker.status(SOURCE)["connector"]["state"] == "STOPPED", 60)
+        halted(worker, SOURCE, "STOPPED")
         r.update(r.render(with_request(topo, "stopped", {"connector": SOURCE, "action": "reset",
                                                           "request": "reset-1"})))
         assert worker.get(f"/connectors/{SOURCE}/offsets") == {"offsets": []}

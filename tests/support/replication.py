@@ -64,6 +64,19 @@ def eventually(what: str, probe, timeout: float = 120, every: float = 2):
     pytest.fail(f"{what}: not after {timeout:.0f} s (last: {last!r})")
 
 
+def halted(worker, connector: str, state: str, timeout: float = 60) -> None:
+    """Until `connector` and its tasks are `state` (PAUSED or STOPPED) on the worker. The connector's
+    status changes first: its tasks pause or stop after it (a paused connector's tasks report
+    PAUSED each; a stopped one has no task left), and a record written between the two may still
+    be copied. A test that writes after halting a connector waits for both."""
+    def done() -> bool:
+        status = worker.status(connector)
+        tasks = [t["state"] for t in status.get("tasks", [])]
+        return status["connector"]["state"] == state and (
+            tasks == [] if state == "STOPPED" else bool(tasks) and all(t == state for t in tasks))
+    eventually(f"{connector} and its tasks {state}", done, timeout, 1)
+
+
 def for_runtime(topology: dict) -> dict:
     """The topology as a rehearsal runs it (infra/tools/rehearsal/run.py local_topology)."""
     return local_topology(topology)

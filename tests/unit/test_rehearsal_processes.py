@@ -1,0 +1,40 @@
+"""How a rehearsal stops its JVMs, and the JVM settings it starts them with (process.py), on plain
+processes: no Java here."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from infra.tools.rehearsal.process import Process, jvm_options, stop_all
+
+
+def test_stop_all_signals_every_process_at_once(tmp_path):
+    # Each takes 1 s to stop after SIGTERM (as a worker's shutdown takes seconds): stopped one
+    # after the other, three would take 3 s.
+    slow = "trap 'sleep 1; exit 0' TERM; while :; do sleep 0.05; done"
+    procs = [Process(f"p{i}", ["sh", "-c", slow], tmp_path / f"p{i}.log") for i in range(3)]
+    time.sleep(0.3)  # the traps are set
+    started = time.monotonic()
+    stop_all(procs)
+    took = time.monotonic() - started
+    assert [p.popen.returncode for p in procs] == [0, 0, 0]
+    assert took < 2.5, took
+
+
+def test_stop_all_kills_what_outlives_its_grace(tmp_path):
+    stubborn = Process("stubborn", ["sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"], tmp_path / "s.log")
+    time.sleep(0.3)
+    stop_all([stubborn, None], grace=0.5)
+    assert stubborn.popen.returncode == -9  # SIGKILL, after the grace
+
+
+def test_jvm_profiles():
+    assert jvm_options("quick", (128, 384)) == ["-Xms128m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+    assert jvm_options("steady", (128, 384)) == ["-Xms1g", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+                                                 "-XX:InitiatingHeapOccupancyPercent=35",
+                                                 "-XX:+ExplicitGCInvokesConcurrent"]
+    with pytest.raises(ValueError) as exc:
+        jvm_options("fast", (1, 2))
+    assert str(exc.value) == "JVM profile 'fast': one of quick, steady"

@@ -124,16 +124,18 @@ def generate(spark, root: Path, n: int) -> dict:
     return {"span_ms": span_s * 1000, "missing": LOST + CORRUPTED, "duplicate": REPLAYED, "unexpected": CORRUPTED}
 
 
+def scanned(df) -> int:
+    """The raw contender's work on one side: every column the audit reads (the Kafka row minus
+    timestampType), a trivial aggregate; the records counted."""
+    row = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.length("key")), F.sum(F.length("value")),
+                 F.max("timestamp"), F.max("offset"), F.sum(F.size("headers")), F.sum(F.length("topic")),
+                 F.sum("partition")).collect()[0]
+    return int(row["n"])
+
+
 def raw_scan(spark, root: Path) -> int:
-    total = 0
-    for alias in ("src", "dst"):
-        df = spark.read.schema(KAFKA_ROW).parquet(str(next((root / "kafka" / alias).glob("*bench"))))
-        # Every column the audit reads (the Kafka row minus timestampType), a trivial aggregate.
-        row = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.length("key")), F.sum(F.length("value")),
-                     F.max("timestamp"), F.max("offset"), F.sum(F.size("headers")), F.sum(F.length("topic")),
-                     F.sum("partition")).collect()[0]
-        total += row["n"]
-    return total
+    return sum(scanned(spark.read.schema(KAFKA_ROW).parquet(str(next((root / "kafka" / alias).glob("*bench")))))
+               for alias in ("src", "dst"))
 
 
 def run_audit(spark, root: Path, span_ms: int) -> dict:
@@ -167,8 +169,7 @@ def vm_hwm_mib(pid: int) -> float:
 
 
 def main(sizes: list[int]) -> None:
-    spark = audit.spark_session("local[2]")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = session(kafka=False)
     jvm_pid = spark.sparkContext._jvm.ProcessHandle.current().pid()
     print(f"Spark {spark.version}, local[2], {os.cpu_count()} cores; shuffle partitions "
           f"{spark.conf.get('spark.sql.shuffle.partitions')}")
@@ -277,17 +278,11 @@ def kafka_config(bootstrap: dict, root: Path, per: int) -> dict:
 
 
 def kafka_raw_scan(spark, bootstrap: dict) -> int:
-    total = 0
-    for alias, topic in (("src", "bench"), ("dst", "src.bench")):
-        df = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap[alias])
-              .option("assign", json.dumps({topic: list(range(PARTITIONS))}))
-              .option("startingOffsets", "earliest").option("endingOffsets", "latest")
-              .option("includeHeaders", "true").load())
-        row = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.length("key")), F.sum(F.length("value")),
-                     F.max("timestamp"), F.max("offset"), F.sum(F.size("headers")), F.sum(F.length("topic")),
-                     F.sum("partition")).collect()[0]
-        total += row["n"]
-    return total
+    return sum(scanned(spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap[alias])
+                       .option("assign", json.dumps({topic: list(range(PARTITIONS))}))
+                       .option("startingOffsets", "earliest").option("endingOffsets", "latest")
+                       .option("includeHeaders", "true").load())
+               for alias, topic in (("src", "bench"), ("dst", "src.bench")))
 
 
 def kafka_audit(spark, config: dict, root: Path, window: tuple[int, int, int]) -> dict:
@@ -302,9 +297,11 @@ def kafka_audit(spark, config: dict, root: Path, window: tuple[int, int, int]) -
                      audit.java_filters(spark))
 
 
-def session():
-    from infra.tools.rehearsal import jars
-    os.environ["PYSPARK_SUBMIT_ARGS"] = f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"
+def session(kafka: bool = True):
+    """local[2] as the benchmark runs it; with Spark's Kafka source (spark/pom.xml's jars) for `kafka`."""
+    if kafka:
+        from infra.tools.rehearsal import jars
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"
     spark = audit.spark_session("local[2]")
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -16,7 +16,7 @@ from typing import Any
 
 from infra.core.releases import Release
 from infra.tools.rehearsal import jars
-from infra.tools.rehearsal.process import Network, RuntimeStartError, java
+from infra.tools.rehearsal.process import Network, RuntimeStartError, java, jvm_options
 
 SOURCE = Path(__file__).resolve().parent / "Clients.java"
 
@@ -94,7 +94,7 @@ class Clients:
 
     def _argv(self) -> list[str]:
         classes = _compiled(self.release)
-        return [java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *self.network.java_options(),
+        return [java(), *jvm_options("quick", (64, 256)), *self.network.java_options(),
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j.configuration=none",
                 "-cp", f"{classes}:{jars.classpath(self.release)}", "Clients"]
 

@@ -67,10 +67,6 @@ class Worker:
             text: str = resp.read().decode()
             return text
 
-    def start(self) -> None:
-        self.launch()
-        self.wait_ready()
-
     def launch(self) -> None:
         """The worker's JVM started; `wait_ready` waits for its REST API."""
         if shutil.which("unshare") is None:

@@ -37,6 +37,9 @@ Needs the API-server tier's kube-apiserver (tools/engine/build.sh, `make engine`
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -113,13 +116,51 @@ class Bench:
                 return 0  # not created yet
             raise
 
+    def fill(self, records: int) -> str:
+        """A new source topic holding `records` records. A load that fails (the loader sends each
+        record once, without retries: Clients.java `load`) leaves its topic aside and is done again
+        on a new one: the connector has not seen it yet and no figure depends on it."""
+        src = self.r.client("us-west")
+        for attempt in range(3):
+            topic = self.topic("catchup")
+            self.r.clients.create_topics(src, {topic: self.args.partitions})
+            try:
+                self.r.clients.call("load", src, timeout=1800, topic=topic, count=records, size=self.args.size)
+                return topic
+            except RuntimeError as exc:
+                if "records not written" not in str(exc) or attempt == 2:
+                    raise
+                why = [x for x in str(exc).splitlines() if x.startswith(("java.", "Caused by"))]
+                print(f"(loading {topic} failed, loaded again on a new topic: {' / '.join(why)})",
+                      file=sys.stderr, flush=True)
+        raise AssertionError("unreachable")
+
+    def processes(self) -> dict[str, list[int]]:
+        """The pids whose CPU the copy spends: the Connect cluster's pods, each cluster's broker."""
+        key = ("repl-us-west-us-east", "repl-us-west-us-east")
+        pods = [self.worker, *self.r.pods.get(key, [])]
+        return {"worker": [w.process.popen.pid for w in pods if w.process is not None],
+                **{alias: [c.process.popen.pid] for alias, c in sorted(self.r.clusters.items())
+                   if c.process is not None}}
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far: the machine's busy time (every core, /proc/stat: all but idle and
+        iowait) and each of `processes` (user + system, /proc/PID/stat)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        out = {"machine": (sum(fields) - fields[3] - fields[4]) / tick}
+        for name, pids in self.processes().items():
+            out[name] = 0.0
+            for pid in pids:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                out[name] += sum(int(x) for x in stat.rsplit(")", 1)[1].split()[11:13]) / tick
+        return out
+
     def catch_up(self, name: str, records: int = 0) -> dict[str, float]:
         a, src = self.args, self.r.client("us-west")
         records = records or a.records
-        topic = self.topic("catchup")
-        self.r.clients.create_topics(src, {topic: a.partitions})
-        self.r.clients.call("load", src, timeout=1800, topic=topic, count=records, size=a.size)
-        started = time.monotonic()
+        topic = self.fill(records)
+        started, cpu = time.monotonic(), self.cpu()
         connector = self.connector(name, self.contenders[name](topic))
         first = None
         last, moved = -1, time.monotonic()
@@ -135,9 +176,16 @@ class Bench:
                                  f"source {source}, target {target}; the connector: {self.worker.status(connector)}")
             time.sleep(0.2)
         seconds = time.monotonic() - started
+        spent = {k: v - cpu[k] for k, v in self.cpu().items()}
         self.remove(connector)
+        # Where the copy's CPU went: the machine's share busy (1.0: every core, all the time), and
+        # CPU seconds per million records copied for the worker and each broker.
+        per_m = 1e6 / records
         return {"records/s": records / seconds, "MB/s": records * a.size / seconds / 1e6, "seconds": seconds,
-                "first s": (first or time.monotonic()) - started}
+                "first s": (first or time.monotonic()) - started,
+                "busy": spent["machine"] / seconds / (os.cpu_count() or 1),
+                "worker cpu s/M": spent["worker"] * per_m, "source cpu s/M": spent["us-west"] * per_m,
+                "target cpu s/M": spent["us-east"] * per_m}
 
     def latency(self, name: str, rate: int) -> dict[str, float]:
         a = self.args
@@ -180,6 +228,8 @@ def main() -> int:
     ap.add_argument("--flavour", default="csm")
     ap.add_argument("--version", default="1.2")
     args = ap.parse_args()
+    # A stopped run stops its brokers, worker and API server too (they run in sessions of their own).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="replication-bench-"))
     state = start(work / "apiserver")
     r = Rehearsal(for_runtime(on_release(DEV, args.flavour, args.version)), work / "rehearsal",
@@ -220,10 +270,14 @@ def main() -> int:
         where = (f"{args.flavour} {args.version}, {args.workers} worker(s), {args.partitions} partitions, "
                  f"tasks.max {b.tasks} (render), medians of {args.rounds} round(s)")
         print(f"\ncatch-up: {args.records:,} records of {args.size} B; {where}")
-        print(f"{'contender':>16} {'records/s':>12} {'MB/s':>8} {'seconds':>8} {'first s':>8} {'x defaults':>10}")
+        print(f"{'contender':>16} {'records/s':>12} {'MB/s':>8} {'seconds':>8} {'first s':>8} {'x defaults':>10} "
+              f"{'busy':>5} {'worker':>7} {'source':>7} {'target':>7}")
         for name, m in caught.items():
             print(f"{name:>16} {m['records/s']:>12,.0f} {m['MB/s']:>8.1f} {m['seconds']:>8.1f} {m['first s']:>8.1f} "
-                  f"{m['records/s'] / base:>10.2f}")
+                  f"{m['records/s'] / base:>10.2f} {m['busy']:>5.2f} {m['worker cpu s/M']:>7.1f} "
+                  f"{m['source cpu s/M']:>7.1f} {m['target cpu s/M']:>7.1f}")
+        print("busy: the machine's cores' busy share during the copy (1.00: all of them, all the time); worker, "
+              "source, target: CPU seconds per million records copied")
         print(f"\nlatency: records of {args.size} B written at fixed rates for {args.seconds} s; {where}")
         print(f"{'contender':>16} {'rate/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p99 x defaults':>14}")
         for rate in rates:
@@ -232,9 +286,13 @@ def main() -> int:
                 d = medians(lat[("defaults", rate)])
                 print(f"{name:>16} {rate:>9,} {m['p50 ms']:>8.0f} {m['p99 ms']:>8.0f} {m['max ms']:>8.0f} "
                       f"{m['p99 ms'] / max(d['p99 ms'], 1):>14.2f}")
+    except BaseException:
+        print(f"the run's brokers, worker and API server logs are kept in {work}", file=sys.stderr)
+        raise
     finally:
         r.stop()
         stop(work / "apiserver")
+    shutil.rmtree(work, ignore_errors=True)  # gigabytes of topics
     return 0
 
 

@@ -21,7 +21,7 @@ def test_replication_benchmark_runs_at_a_tiny_size():
     # Every contender copied every record (the script exits 1 otherwise), each row with its ratio.
     rows = {x[:16].strip(): x[16:].split() for x in lines[catch_up + 2:latency] if x.strip()}
     assert sorted(rows) == ["defaults", "ours", "ours, --set 1", "ours, tasks 2"], out
-    assert rows["defaults"][-1] == "1.00" and all(len(r) == 5 for r in rows.values()), out
+    assert rows["defaults"][4] == "1.00" and all(len(r) == 9 for r in rows.values()), out
     # Three rates (fractions of the defaults' catch-up rate), each for every contender.
     lat = [x[:16].strip() for x in lines[latency + 2:] if x.strip()]
     assert lat == ["defaults", "ours", "ours, tasks 2", "ours, --set 1"] * 3, out

@@ -32,8 +32,7 @@ The MBeans, from Kafka's sources:
 
 from __future__ import annotations
 
-import yaml
-
+from infra.core import yamltext
 from infra.core.errors import Problem
 from infra.core.manifests import JSON, ConfigValue
 from infra.core.names import METRICS_CONFIG_KEY, FlowNames
@@ -180,7 +179,7 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
 
 
 def exporter_yaml(release: Release, n: FlowNames, source_alias: str) -> str:
-    return yaml.safe_dump(exporter_config(release, n, source_alias), sort_keys=False, width=1000)
+    return yamltext.dump(exporter_config(release, n, source_alias), sort_keys=False, width=1000)
 
 
 def enabled(monitoring: Monitoring) -> bool:

@@ -8,9 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, TypedDict, Union
 
-import yaml
-
-from infra.core import names
+from infra.core import names, yamltext
 from infra.core.errors import Problem
 from infra.core.manifests import JSON, ConfigMap, Manifest, Namespace, ObjectMeta, meta
 from infra.plan import metrics
@@ -168,7 +166,7 @@ def dashboard_configmap(namespace: str) -> ConfigMap:
 
 def rules_yaml(groups: list[JSON]) -> str:
     """The groups as a Prometheus rule file (what the operator writes and promtool reads)."""
-    return yaml.safe_dump({"groups": groups}, sort_keys=True, width=4096)
+    return yamltext.dump({"groups": groups}, sort_keys=True, width=4096)
 
 
 def _set(alerts: Any) -> str:

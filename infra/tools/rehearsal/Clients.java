@@ -333,11 +333,11 @@ public final class Clients {
         config.putIfAbsent("acks", "all");
         config.putIfAbsent("linger.ms", "5");
         // No idempotence, no retries: a record is written once or its send fails (and the load
-        // with it). The idempotent producer of the 3.8 clients, at full speed on a fresh topic,
-        // had its batches refused as out of order now and then (OutOfOrderSequenceException,
-        // incoming sequence 0 with the same producer epoch) and the load failed after the
-        // delivery timeout; without sequences there is nothing to desynchronise, and with no
-        // retry nothing to reorder or duplicate.
+        // with it, at once). At full speed on a topic just created, the first sends may meet
+        // NotLeaderOrFollowerException; the idempotent producer of the 3.8 clients retried them
+        // into batches refused as out of order (OutOfOrderSequenceException, incoming sequence 0)
+        // and the load failed only after the delivery timeout. A caller that loads a new topic
+        // loads again on failure (benchmarks/replication.py).
         config.putIfAbsent("enable.idempotence", "false");
         config.putIfAbsent("retries", "0");
         int count = request.get("count").asInt();

@@ -81,7 +81,8 @@ def ours_config(rendered: dict[str, Any], topic: str, tasks: int) -> dict[str, s
 class Bench:
     def __init__(self, r: Rehearsal, args: argparse.Namespace) -> None:
         self.r, self.args = r, args
-        self.worker = r.workers[("repl-us-west-us-east", "repl-us-west-us-east")]
+        self.connect = ("repl-us-west-us-east", "repl-us-west-us-east")  # the dev flow's Connect cluster
+        self.worker = r.workers[self.connect]
         (self.ours,) = [o for o in r.objects if o["kind"] == "KafkaConnector"
                         and o["spec"]["class"] == SOURCE_CONNECTOR]
         self.tasks = int(self.ours["spec"]["tasksMax"])
@@ -137,8 +138,7 @@ class Bench:
 
     def processes(self) -> dict[str, list[int]]:
         """The pids whose CPU the copy spends: the Connect cluster's pods, each cluster's broker."""
-        key = ("repl-us-west-us-east", "repl-us-west-us-east")
-        pods = [self.worker, *self.r.pods.get(key, [])]
+        pods = [self.worker, *self.r.pods.get(self.connect, [])]
         return {"worker": [w.process.popen.pid for w in pods if w.process is not None],
                 **{alias: [c.process.popen.pid] for alias, c in sorted(self.r.clusters.items())
                    if c.process is not None}}

@@ -6,8 +6,14 @@ import pytest
 
 from infra.deploy import deployment
 from infra.tools.render import Render
+from tests.support import skips
 from tests.support.stacks import (APISERVER_COUNTS, DOC_TOPOLOGY, RUNTIME_COUNTS, by_kind_name, render_topology,
                                   started_apiserver)
+
+
+def pytest_configure(config):
+    # No silent skip (tests/skips.toml lists the only tests allowed to skip, with their reasons).
+    config.pluginmanager.register(skips.SkipGuard(), "skip-guard")
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,9 +20,10 @@ from tests.support.refusals import problems as problems_of, refusals
 from tests.support.stacks import ROOT, SECRETS, doc_topology
 
 
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def cli(*args: str, timeout: float = 60, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`prefix`: a command that runs the CLI (setpriv, to run it as another user)."""
     env = {k: v for k, v in os.environ.items() if k != "INFRA_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "infra", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([*prefix, sys.executable, "-m", "infra", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, env=env)
 
 
@@ -131,12 +133,20 @@ def test_an_unwritable_or_foreign_out_folder_is_refused_before_rendering(tmp_pat
     proc = cli("render", "--stack", "dev", "--out", str(foreign), "--placeholder-secrets")
     assert proc.returncode == 2 and "a folder with other files" in proc.stderr
     assert (foreign / "notes.txt").read_text() == "mine"
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    if os.access(locked, os.W_OK):
-        pytest.skip("running as root: permissions do not stop writes")
-    proc = cli("render", "--stack", "dev", "--out", str(locked / "sub"), "--placeholder-secrets")
-    assert proc.returncode == 2 and "Permission denied)" in proc.stderr
+    # Root writes through any mode bits (as CI runs): the command then runs as an unprivileged
+    # user (util-linux setpriv), in a folder outside pytest's own (which only root may enter).
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chmod(scratch, 0o755)
+        locked = Path(scratch) / "locked"
+        locked.mkdir(mode=0o555)
+        as_user: tuple[str, ...] = ()
+        if os.access(locked, os.W_OK):
+            as_user = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+        proc = cli("render", "--stack", "dev", "--out", str(locked / "sub"), "--placeholder-secrets",
+                   prefix=as_user)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"error: the command line has 1 problem(s):\n  - --out: {locked / 'sub'}: missing; "
+                           f"expected a folder this user can write ({locked}: Permission denied)\n")
 
 
 def test_previous_outputs_that_cannot_be_read_are_refused(tmp_path):

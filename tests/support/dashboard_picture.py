@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.plan.monitoring.dashboard import ALL_VALUES, PANELS, VARIABLES, Panel, dashboard
+from infra.tools.rehearsal import keeper
 from tests.support import recordings
 from tests.support.stacks import ROOT
 
@@ -89,6 +90,7 @@ class Prometheus:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        keeper.release(self.process.pid)
 
 
 def serve(recording: dict[str, Any], work: Path, binaries: Path = PROMETHEUS_CACHE) -> Prometheus:
@@ -111,7 +113,9 @@ def serve(recording: dict[str, Any], work: Path, binaries: Path = PROMETHEUS_CAC
                                 # scrape. Two scrape intervals stand in for them.
                                 f"--query.lookback-delta={2 * float(recording['every_seconds']):.0f}s",
                                 f"--web.listen-address=127.0.0.1:{port}"],
-                               stdout=subprocess.DEVNULL, stderr=(work / "prometheus.log").open("wb"))
+                               stdout=subprocess.DEVNULL, stderr=(work / "prometheus.log").open("wb"),
+                               start_new_session=True)
+    keeper.guard(process.pid)  # ends with the run, however it ends
     server = Prometheus(f"http://127.0.0.1:{port}", process)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.tools import shipped
+from infra.tools.rehearsal import keeper
 
 BUILD = shipped.path("tools/engine/build.sh")
 DEFAULT_DIR = Path("build") / "apiserver"  # of the working directory
@@ -112,10 +113,12 @@ def free_ports(n: int) -> list[int]:
 
 def _spawn(argv: Sequence[object], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
-        # A session of its own: stopping the tests never leaves it orphaned in our process group,
-        # and stop() signals it by PID.
-        return subprocess.Popen([str(a) for a in argv], stdout=out, stderr=subprocess.STDOUT,
+        # A session of its own, signalled by PID by stop(); the keeper ends it with this process
+        # when nothing else does (a run stopped from outside), unless the CLI's `start` disabled it.
+        proc = subprocess.Popen([str(a) for a in argv], stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
+    keeper.guard(proc.pid)
+    return proc
 
 
 def _wait(what: str, probe: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
@@ -320,6 +323,7 @@ def stop(directory: Path = DEFAULT_DIR) -> list[str]:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass  # it ended between the last look and the kill (a teardown met it)
+        keeper.release(pid)
         stopped.append(name)
     path.unlink()
     return stopped
@@ -335,6 +339,7 @@ def main(argv: list[str]) -> int:
         if args.command == "build":
             print(build())
         elif args.command == "start":
+            keeper.disable()  # the servers outlive this command: `stop` ends them
             print(json.dumps(asdict(start(args.dir.resolve())), indent=2))
         else:
             print("stopped: " + (", ".join(stop(args.dir.resolve())) or "nothing was running"))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.core.releases import Release
-from infra.tools.rehearsal import jars
+from infra.tools.rehearsal import jars, keeper
 from infra.tools.rehearsal.process import Network, RuntimeStartError, java, jvm_options
 
 SOURCE = Path(__file__).resolve().parent / "Clients.java"
@@ -44,6 +44,7 @@ class _Server:
         with open(log, "ab") as err:
             self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                           start_new_session=True)
+        keeper.guard(self.popen.pid)  # ends with this process, however it ends (keeper.py)
         self._buffer = b""
 
     def ask(self, request: bytes, timeout: float) -> dict[str, Any] | None:
@@ -74,6 +75,7 @@ class _Server:
         if self.popen.poll() is None:
             self.popen.kill()
         self.popen.wait(10)
+        keeper.release(self.popen.pid)
         for pipe in (self.popen.stdin, self.popen.stdout):
             if pipe is not None:
                 pipe.close()

@@ -135,7 +135,7 @@ class KafkaCluster:
         # A broker started again (a drill brings a lost cluster back) keeps its storage and cluster id.
         if not (self.directory / "data" / "meta.properties").exists():
             formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log")
-            if formatter.popen.wait(120) != 0:
+            if formatter.wait(120) != 0:
                 raise RuntimeStartError(f"formatting {self.alias}'s storage failed:\n{formatter.tail()}")
         self.process = Process(f"Kafka broker {self.alias}", [*base, "kafka.Kafka", str(config)],
                                self.directory / "broker.log")

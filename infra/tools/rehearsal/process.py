@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from infra.tools.rehearsal import keeper
+
 
 class RuntimeStartError(RuntimeError):
     """A broker, worker or connector that did not start: says which, and the end of its log."""
@@ -133,6 +135,13 @@ class Process:
         with open(log, "wb") as out:
             self.popen = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True, env={**os.environ, **(env or {})})
+        keeper.guard(self.popen.pid)  # ends with this process, however it ends (keeper.py)
+
+    def wait(self, timeout: float) -> int:
+        """The exit code of a process that ends by itself (a tool run to completion)."""
+        code = self.popen.wait(timeout)
+        keeper.release(self.popen.pid)
+        return code
 
     def tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -174,6 +183,7 @@ def stop_all(processes: Sequence[Process | None], grace: float = 20) -> None:
         except subprocess.TimeoutExpired:
             p._signal(signal.SIGKILL)
             p.popen.wait(5)
+        keeper.release(p.popen.pid)
 
 
 def logging_options(directory: Path, level: str = "INFO") -> list[str]:

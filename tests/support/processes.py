@@ -1,0 +1,82 @@
+"""What a process leaves behind: the processes it started, found from /proc, and whether any is
+still alive after it was stopped (infra/tools/rehearsal/keeper.py)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def started(pid: int) -> str | None:
+    """The process's start time (/proc/PID/stat field 22), None when there is no such process: a
+    pid and its start time name one process, whatever the kernel reuses the number for later."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    return fields[19] if len(fields) > 19 and fields[0] != "Z" else None  # a zombie has ended
+
+
+def descendants(root: int) -> dict[int, tuple[str, str]]:
+    """Every process below `root` (by parent pid, through any session): pid -> (start time, argv)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(errors="replace")
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat[stat.rfind(")") + 2:].split()[1])
+    found: dict[int, tuple[str, str]] = {}
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                when = started(pid)
+                if when is None:
+                    continue
+                try:
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    argv = "?"
+                found[pid] = (when, argv.strip())
+                frontier.append(pid)
+    return found
+
+
+def program(argv: str) -> str:
+    """What a process runs: a Java main class (the word after the classpath), else the
+    executable's name, else the script's for an interpreter."""
+    words = argv.split()
+    if not words:
+        return "?"
+    if Path(words[0]).name == "java":
+        for flag in ("-cp", "-classpath", "--class-path"):
+            if flag in words[:-1]:
+                return words[words.index(flag) + 2] if words.index(flag) + 2 < len(words) else "?"
+    if Path(words[0]).name.startswith("python") and len(words) > 1:
+        return Path(next((w for w in words[1:] if not w.startswith("-")), words[0])).name
+    return Path(words[0]).name
+
+
+def left_alive(processes: dict[int, tuple[str, str]], within: float) -> dict[int, str]:
+    """Those of `processes` still running after `within` seconds (each the same process: the same
+    pid and start time), pid -> argv."""
+    deadline = time.monotonic() + within
+    while True:
+        alive = {pid: argv for pid, (when, argv) in processes.items() if started(pid) == when}
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def reap(pid: int) -> None:
+    """Collect a child's exit status, if it is ours, so that it does not stay a zombie."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass

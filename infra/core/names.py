@@ -82,6 +82,7 @@ def connect_identity(spec: Mapping[str, Any], config: Mapping[str, Any]) -> dict
 # the incremental cooperative assignor holds the tasks of a worker that left (a pod removed or
 # restarting) for it; `connect.rebalanceDelaySeconds` sets it.
 REBALANCE_DELAY = "scheduled.rebalance.max.delay.ms"
+PLUGIN_DISCOVERY = "plugin.discovery"  # the worker's (KIP-898): how it finds its plugins
 DEFAULT_REBALANCE_DELAY_MS = 300_000
 
 # Pulumi type tokens of our components: the package is named after the project.

@@ -66,6 +66,12 @@ class Release:
         return int(major), int(minor)
 
     @property
+    def plugin_discovery_key(self) -> bool:
+        """`plugin.discovery` of the Connect worker exists from Kafka 3.6.0 (KIP-898), with every
+        plugin Kafka ships carrying a ServiceLoader manifest."""
+        return self.kafka_line >= (3, 6)
+
+    @property
     def emit_offset_syncs_key(self) -> bool:
         """`emit.offset-syncs.enabled` exists from Kafka 3.9.0 (KIP-1031); 3.8 ignores it."""
         return self.kafka_line >= (3, 9)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Union
 
 from contract.outputs import OUTPUTS_VERSION
-from infra.core import names, references
+from infra.core import classes, names, references
 from infra.core.errors import Problem
 from infra.core.manifests import (JSON, Authentication, ConfigMap, ConfigValue, KafkaConnect, KafkaConnectSpec,
                                   Manifest, Namespace, ObjectMeta, PolicyRule, ResourceQuota, Role, RoleBinding, Secret,
@@ -268,7 +268,7 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
                            lambda password: docker_config_json(server, username, password))}})
     connect: tuple[ConnectObject, ...] = (
         *([resource_quota(flow, n, part)] if part.quota else []),
-        kafka_connect(model, flow, n, part, entries),
+        kafka_connect(model, flow, n, part, entries, planned),
         role(flow, n, planned),
         role_binding(flow, n),
     )
@@ -364,7 +364,42 @@ def metrics_configmap(model: Model, flow: Flow, n: FlowNames) -> ConfigMap | Non
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(n.metrics_configmap, n, flow), "data": data}
 
 
-def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry]) -> KafkaConnect:
+def finds_plugins_by_manifest(model: Model, part: PartSpec, entries: list[Entry],
+                              planned: Sequence[ConnectorPlan]) -> bool:
+    """Whether the Connect cluster's worker may find its plugins by their ServiceLoader manifests
+    alone (`plugin.discovery: service_load`) instead of scanning its classpath and plugin path
+    reflectively, five of the worker's seven seconds of start-up here (Kafka's default,
+    `hybrid_warn`, logs "All plugins have ServiceLoader manifests, consider reconfiguring
+    plugin.discovery=service_load"). Strimzi's own MirrorMaker 2 example sets it
+    (examples/mirror-maker/kafka-mirror-maker-2.yaml, 1.1.0).
+
+    Only where nothing can be missed: the release's Kafka has the setting, the pods run the
+    operator's image (a custom one may hold plugins without manifests, which `service_load`
+    would not find), and every class the connectors name is Kafka's own, the replication policy
+    read through its ConfigMap reference. Strimzi's config providers carry manifests in every
+    release's jar (tests/runtime/test_replication.py starts a worker with it on each)."""
+    if not model.operator.release.plugin_discovery_key or part.connect.image is not None:
+        return False
+    configmaps = {(e.obj, e.key): e.value for e in entries if e.store is Store.CONFIGMAP}
+
+    def resolved(value: object) -> str:
+        found = references.parse(value)
+        whole = len(found) == 1 and str(value).startswith("${") and str(value).endswith("}")
+        where = found[0].kubernetes_object if whole and found[0].provider == references.Provider.CONFIGMAP.value else None
+        held = configmaps.get((where[1], found[0].key)) if where else None
+        return held if isinstance(held, str) else str(value)
+
+    named: list[str] = []
+    for c in planned:
+        spec = c.manifest["spec"]
+        config = {"connector.class": spec["class"], **{k: resolved(v) for k, v in spec.get("config", {}).items()}}
+        named += [v for _, v in classes.class_settings(config)]
+    # A class still behind a reference is one this plan cannot read: not Kafka's by construction.
+    return classes.kafka_own(named)
+
+
+def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry],
+                  planned: Sequence[ConnectorPlan] = ()) -> KafkaConnect:
     """Step 7: a Connect cluster dedicated to the flow, depending on the TARGET Kafka."""
     release = model.operator.release
     settings = part.connect
@@ -412,6 +447,8 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         config[names.REBALANCE_DELAY] = settings.rebalanceDelaySeconds * 1000
     config.update({"config.storage.replication.factor": -1, "offset.storage.replication.factor": -1,
                    "status.storage.replication.factor": -1, **references.WORKER_CONFIG})
+    if finds_plugins_by_manifest(model, part, entries, planned):
+        config[names.PLUGIN_DISCOVERY] = "service_load"
     spec["config"] = config
     return {"apiVersion": release.api_version, "kind": "KafkaConnect",
             "metadata": _meta(n.connect, n, flow, {names.USE_CONNECTOR_RESOURCES: "true", names.PATCH_FORCE: "true",

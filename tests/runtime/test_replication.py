@@ -55,6 +55,11 @@ def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tm
         assert sorted(states) == ["repl-us-west-us-east-checkpoint", "repl-us-west-us-east-heartbeat",
                                    "repl-us-west-us-east-source"]
         assert [t["state"] for t in states["repl-us-west-us-east-heartbeat"]["tasks"]] == ["RUNNING"]
+        # The worker found every plugin (the connectors, Strimzi's config providers) by its
+        # ServiceLoader manifest, as the rendered `plugin.discovery` asks, with no reflective scan.
+        (worker,) = r.workers.values()
+        log = worker.process.log.read_text(errors="replace")
+        assert "plugin.discovery = service_load" in log and "ReflectionScanner" not in log
 
         # Default policy: `<source>.<topic>`, every record intact, in its partition and offset.
         assert arrived(r, "us-east", "us-west.test.orders", 6) == expected(sent, "us-west.test.orders")

@@ -161,6 +161,9 @@ def test_step7_kafka_connect(doc_objects):
             "config.providers.cfmap.class": "io.strimzi.kafka.KubernetesConfigMapConfigProvider",
             "config.providers.secret.class": "io.strimzi.kafka.KubernetesSecretConfigProvider",
             "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+            # Every class the connectors name is Kafka's and the image the operator's: the worker
+            # finds its plugins by their manifests (stack.finds_plugins_by_manifest).
+            "plugin.discovery": "service_load",
         },
     }
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.core import names
+from infra.core.classes import class_settings
 
 # `${cfmap:<namespace>/<name>:<key>}`: Strimzi's ConfigMap provider, as the program's configs use it
 # (a replication policy's class lives in the flow's replication ConfigMap).
@@ -39,20 +40,6 @@ class Need:
     def where(self) -> str:
         owner = f"connector {self.connector}" if self.connector else f"Connect cluster {self.connect}"
         return f"flow {self.flow}, {owner}"
-
-
-def class_settings(config: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(key, class name) of each setting that names a class, placeholders resolved elsewhere."""
-    out = []
-    for key, value in sorted(config.items()):
-        if not isinstance(value, str) or not value.strip():
-            continue
-        if key.endswith(".classes") or key == "metric.reporters":
-            out += [(key, part.strip()) for part in value.split(",") if part.strip()]
-        elif (re.fullmatch(r"(transforms|predicates)\.[^.]+\.type", key) or key.endswith(".converter")
-              or key.endswith(".class")):
-            out.append((key, value.strip()))
-    return out
 
 
 def needs(objects: Iterable[dict[str, Any]]) -> list[Need]:

@@ -17,10 +17,9 @@ import time
 
 import pytest
 
-from infra.core.releases import Flavour, find
-from tests.support.replication import (RUNTIME_IDS, Ledger, arrived, dev_for_runtime, eventually, halted, rehearsal,
+from tests.support.replication import (Ledger, arrived, dev_for_runtime, eventually, halted, rehearsal,
                                        running)
-from tests.support.stacks import ROOT, RUNTIME_RELEASES
+from tests.support.stacks import OFFSETS_RELEASES, RELEASE_ENDS, RELEASES_BY_WORKER_CONNECTION, ROOT, ids
 
 pytestmark = pytest.mark.runtime
 
@@ -30,7 +29,7 @@ TOPIC, REMOTE = "test.orders", "us-west.test.orders"
 QUIET = 10.0  # seconds in which a paused connector must copy nothing
 
 
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASE_ENDS, ids=ids(RELEASE_ENDS))
 def test_pause_resume_and_scaling_account_for_every_record(flavour, version, runtime_api, tmp_path):
     topo = dev_for_runtime(flavour, version)
     topo["flows"][0]["heartbeats"] = False
@@ -153,7 +152,7 @@ ROTATION = {
 REAUTH = 10  # seconds: every SASL connection to the target authenticates again this often
 
 
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASES_BY_WORKER_CONNECTION, ids=ids(RELEASES_BY_WORKER_CONNECTION))
 def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, version, runtime_api, tmp_path):
     """A real SCRAM user of the target whose password changes on the broker, then in the stack's
     secret config, applied as `pulumi up` applies it: the operator rolls the Connect cluster,
@@ -204,7 +203,7 @@ SOURCE_ROTATION = {
     "flows": [{"source": "scram", "target": "plain", "topics": ["rot\\..*"], "replicationPolicy": "identity",
                "topicsExclude": [".*heartbeats"]}],
 }
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASES_BY_WORKER_CONNECTION, ids=ids(RELEASES_BY_WORKER_CONNECTION))
 def test_a_source_password_rotated_on_the_broker_and_in_the_stack(flavour, version, runtime_api, tmp_path):
     """A real SCRAM user of the source whose password changes on the broker, then in the stack,
     applied as `pulumi up` applies it: the source Secret is replaced (a new uid), so exactly the
@@ -280,7 +279,7 @@ CERTIFICATES = {
 }
 
 
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASES_BY_WORKER_CONNECTION, ids=ids(RELEASES_BY_WORKER_CONNECTION))
 def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(flavour, version, runtime_api,
                                                                                tmp_path):
     """A CA rotation of both clusters of a mutual-TLS flow, in the runbook's order, its secret
@@ -365,7 +364,7 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
 
 # ------------------------------------------------------------------ Connect replicas
 
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASE_ENDS, ids=ids(RELEASE_ENDS))
 def test_connect_replicas_scaled_on_a_replicating_flow(flavour, version, runtime_api, tmp_path):
     """`connect.replicas` 1 → 2 → 1 on a flow that replicates, applied as `pulumi up` applies it
     and as the operator scales (Rehearsal `scale`: the pods added or removed, none rolled): the
@@ -410,12 +409,11 @@ def test_connect_replicas_scaled_on_a_replicating_flow(flavour, version, runtime
 # ------------------------------------------------------------------ a split over Connect clusters
 
 
-# Offsets requests need Strimzi 0.44 or later: every runtime release but CSM 1.2 (whose refusal
-# test_runtime_offsets.py holds).
-OFFSETS_RELEASES = [(f, v) for f, v in RUNTIME_RELEASES if find(Flavour(f), v).offset_management]
+# Offsets requests need Strimzi 0.44 or later: not CSM 1.2 (whose refusal test_runtime_offsets.py
+# holds); one release per worker-file generator (tests/support/stacks.py OFFSETS_RELEASES).
 
 
-@pytest.mark.parametrize("flavour,version", OFFSETS_RELEASES, ids=[f"{f}-{v}" for f, v in OFFSETS_RELEASES])
+@pytest.mark.parametrize("flavour,version", OFFSETS_RELEASES, ids=ids(OFFSETS_RELEASES))
 def test_a_replicating_flow_split_over_two_connect_clusters_copies_nothing_again(flavour, version, runtime_api,
                                                                                   tmp_path):
     """docs/operations.md "Scaling a running flow", the split without copying again: the flow's

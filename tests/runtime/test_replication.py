@@ -28,7 +28,8 @@ from infra.tools.rehearsal.process import RuntimeStartError
 from tests.support.material import material
 from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, arrived, audit_run, dev_for_runtime, eventually,
                                        expected, for_runtime, halted, records, rehearsal, running, user_topics)
-from tests.support.stacks import RELEASES, ROOT, RUNTIME_RELEASES, on_release, unavailable
+from tests.support.stacks import (RELEASE_ENDS, RELEASES, RELEASES_BY_WORKER_CONNECTION, ROOT, RUNTIME_RELEASES, ids,
+                                  on_release, unavailable)
 
 pytestmark = pytest.mark.runtime
 
@@ -230,7 +231,7 @@ SECURITY = {
 }
 
 
-@pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASES_BY_WORKER_CONNECTION, ids=ids(RELEASES_BY_WORKER_CONNECTION))
 def test_security_modes_and_trust_formats(flavour, version, runtime_api, tmp_path):
     """What dev and prod do not cover: PLAINTEXT as source and target, SASL_SSL SCRAM-SHA-256
     with a PKCS12 truststore as a source, SSL with client certificates and a JKS truststore as a
@@ -286,7 +287,7 @@ def test_connectors_read_only_what_the_role_grants(runtime_api, tmp_path):
 # ------------------------------------------------------------------ exactly-once
 
 
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASE_ENDS, ids=ids(RELEASE_ENDS))
 def test_exactly_once_rollout(flavour, version, runtime_api, tmp_path):
     """The documents' two-step rollout on a running flow: preparing, then enabled (a rolling update
     of the workers); a read_committed consumer on the target sees every record exactly once."""

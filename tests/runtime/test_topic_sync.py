@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from tests.support.replication import RUNTIME_IDS, dev_for_runtime, eventually, records, rehearsal, running
-from tests.support.stacks import RUNTIME_RELEASES
+from tests.support.replication import dev_for_runtime, eventually, records, rehearsal, running
+from tests.support.stacks import RELEASE_ENDS, ids
 
 pytestmark = pytest.mark.runtime
 
@@ -26,7 +26,7 @@ def acl(principal: str, topic: str) -> str:
     return f"TOPIC {topic} LITERAL {principal} * READ ALLOW"
 
 
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
+@pytest.mark.parametrize("flavour,version", RELEASE_ENDS, ids=ids(RELEASE_ENDS))
 def test_topic_configs_and_acls_follow_the_flow_s_settings(flavour, version, runtime_api, tmp_path):
     topo = dev_for_runtime(flavour, version)
     flow = topo["flows"][0]

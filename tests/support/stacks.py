@@ -87,10 +87,49 @@ def on_release(topology: dict, flavour: str, version: str | None = None) -> dict
 
 RELEASES = [(r.flavour.value, r.version) for r in releases.SUPPORTED]
 # The runtime tier's full matrix: the releases a stack stays on. The bridge release (0.51.0), a
-# step on the way to 1.x, runs there in the tests that hold what it does apart from 0.48.0 and
-# 1.2.0 (the dev flow, the trust formats with one `ca.crt` key, the upgrade through it): each
-# release costs the tier some ten minutes (docs/performance.md).
+# step on the way to 1.x, runs the dev flow and the upgrade through it; its one `ca.crt` key is
+# 1.2.0's too, whose trust formats run below.
 RUNTIME_RELEASES = [(r.flavour.value, r.version) for r in releases.SUPPORTED if not r.bridge]
+
+# The runtime matrix, designed rather than multiplied (docs/architecture.md#the-runtime-release-matrix):
+# every release runs the dev flow (and the prod stack, the metrics, the upgrades through it); a
+# test that proves a mechanism runs on one release per way the releases differ in that
+# mechanism, each subset derived from the release rows (infra/core/releases.py), so that a
+# release added with a new behaviour joins the tests it changes without anyone listing it.
+_RUNTIME = tuple(r for r in releases.SUPPORTED if not r.bridge)
+
+
+def one_per(key, among: tuple[releases.Release, ...] = _RUNTIME, newest: bool = False) -> list[tuple[str, str]]:
+    """One release per value of `key(release)`: the oldest of each (or the newest), in SUPPORTED's order."""
+    chosen: dict[object, releases.Release] = {}
+    for r in among:
+        if newest or key(r) not in chosen:
+            chosen[key(r)] = r
+    return [(r.flavour.value, r.version) for r in among if r in chosen.values()]
+
+
+# The oldest and the newest Kafka line: both worker-file generators, Kafka 3 and 4, v1beta2 and
+# v1, offsets requests refused and run, a FAILED connector left and stopped by `state` (csm 1.2
+# and strimzi 1.2.0 today). For mechanisms no release row gates (exactly-once, pause and scaling,
+# Connect replicas, topic sync, the Default policy's disaster drill): MirrorMaker 2's and Connect's
+# code on each Kafka major line and each generator.
+RELEASE_ENDS = [(r.flavour.value, r.version) for r in (min(_RUNTIME, key=lambda r: r.kafka_line),
+                                                       max(_RUNTIME, key=lambda r: r.kafka_line))]
+# One release per way the worker reaches the clusters: the worker file's generator, the trusted
+# certificates in one key or one per certificate, the SASL password through a provider or a
+# file, the Role the operator adds without a Secret to read (csm 1.2, strimzi 0.48.0, 1.2.0
+# today). The trust formats and the credential rotations run on these.
+RELEASES_BY_WORKER_CONNECTION = one_per(lambda r: (r.worker_file, r.certificates_in_one_key,
+                                                   r.password_through_provider, r.connect_role_always))
+# One release per path of a connector's offsets: the REST API by hand (no offsets requests) or the
+# operator's requests, on each worker-file generator (csm 1.2, csm 1.4, strimzi 1.2.0 today).
+RELEASES_BY_OFFSETS_PATH = one_per(lambda r: (r.offset_management, r.worker_file), newest=True)
+OFFSETS_RELEASES = [(f, v) for f, v in RELEASES_BY_OFFSETS_PATH
+                    if releases.find(releases.Flavour(f), v).offset_management]
+
+
+def ids(pairs: list[tuple[str, str]]) -> list[str]:
+    return [f"{f}-{v}" for f, v in pairs]
 
 
 # Every topology document the suite hands the validation pipeline (outside property tests, whose

@@ -7,33 +7,44 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import subprocess
 import threading
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from infra.core.releases import Release
 from infra.tools.rehearsal import jars, keeper
-from infra.tools.rehearsal.process import Network, RuntimeStartError, java, jvm_options
+from infra.tools.rehearsal.process import Network, RuntimeStartError, class_archive, java, jvm_options
 
 SOURCE = Path(__file__).resolve().parent / "Clients.java"
 
 
 def _compiled(release: Release) -> Path:
+    """Clients.java compiled against the release's jars, as a jar: class-data sharing archives
+    only classes from jars (a classpath folder with files in it refuses the archive)."""
     folder = jars.release_jars(release).parent / f"{jars.profile(release)}-clients"
-    stamp = folder / ".source"
-    if stamp.is_file() and stamp.read_text() == SOURCE.read_text():
-        return folder
-    folder.mkdir(parents=True, exist_ok=True)
+    jar, stamp = folder / "Clients.jar", folder / ".source"
+    if jar.is_file() and stamp.is_file() and stamp.read_text() == SOURCE.read_text():
+        return jar
+    classes = folder / f"classes-{os.getpid()}"
+    classes.mkdir(parents=True, exist_ok=True)
     javac = str(Path(java()).with_name("javac"))
-    done = subprocess.run([javac, "-nowarn", "-d", str(folder), "-cp", jars.classpath(release), str(SOURCE)],
+    done = subprocess.run([javac, "-nowarn", "-d", str(classes), "-cp", jars.classpath(release), str(SOURCE)],
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeStartError(f"Clients.java does not compile against {jars.profile(release)}:\n{done.stderr}")
+    staged = folder / f"Clients.jar.{os.getpid()}"
+    with zipfile.ZipFile(staged, "w") as out:
+        for path in sorted(classes.rglob("*.class")):
+            out.write(path, path.relative_to(classes).as_posix())
+    staged.replace(jar)  # in one step: another process may be starting a JVM on it
+    shutil.rmtree(classes)
     stamp.write_text(SOURCE.read_text())
-    return folder
+    return jar
 
 
 class _Server:
@@ -41,6 +52,7 @@ class _Server:
 
     def __init__(self, argv: list[str], hosts: bytes, log: Path) -> None:
         self.hosts, self.log = hosts, log
+        argv, self.archive = class_archive(argv)
         with open(log, "ab") as err:
             self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                           start_new_session=True)
@@ -72,13 +84,23 @@ class _Server:
                 return reply
 
     def stop(self) -> None:
-        if self.popen.poll() is None:
+        # The end of its input ends Clients.java's loop and the JVM with it, which then writes
+        # its class-data archive (the first of its kind); one that does not end is killed.
+        if self.popen.stdin is not None:
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass
+        try:
+            self.popen.wait(30 if self.archive is not None and self.archive.staged else 5)  # a dump takes seconds
+        except subprocess.TimeoutExpired:
             self.popen.kill()
-        self.popen.wait(10)
+            self.popen.wait(10)
         keeper.release(self.popen.pid)
-        for pipe in (self.popen.stdin, self.popen.stdout):
-            if pipe is not None:
-                pipe.close()
+        if self.archive is not None:
+            self.archive.settle(self.popen.returncode)
+        if self.popen.stdout is not None:
+            self.popen.stdout.close()
 
 
 @dataclass

@@ -22,7 +22,8 @@ from typing import Any
 from infra.plan import metrics
 from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
 from infra.tools.rehearsal.plugins import plugin_locations
-from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, java, jvm_options, logging_options
+from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, class_archive, java, jvm_options,
+                                           logging_options)
 
 # The refusal of an exactly-once source task whose task config generation is no longer the latest.
 STALE_GENERATION = "as the connector has already generated a new set of task configs"
@@ -97,12 +98,13 @@ class Worker:
         argv = [java(), *jvm_options(self.jvm, (256, 768)),
                 "-Djdk.net.hosts.file=/tmp/hosts", "-Djava.io.tmpdir=/tmp", *logs, *self.setup.jvm_options,
                 "-cp", self.classpath, "org.apache.kafka.connect.cli.ConnectDistributed", WORKER_FILE]
+        argv, archive = class_archive(argv)
         binds = " && ".join(f"mount --bind '{_inside(self.pod, r)}' '{r}'" for r in POD_ROOTS)
         quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in argv)
         env = {**self.setup.env, "KUBECONFIG": "/tmp/.kube/config", "HOME": "/tmp"}
         self.process = Process(f"Connect worker {self.name}",
                                ["unshare", "-m", "--propagation", "private", "sh", "-c", f"{binds} && exec {quoted}"],
-                               self.pod / "worker.log", env)
+                               self.pod / "worker.log", env, archive)
 
     def wait_ready(self) -> None:
         assert self.process is not None, "launch() first"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import subprocess
 import zipfile
@@ -20,7 +19,7 @@ from typing import Callable
 
 from infra.core.releases import Release
 from infra.tools import shipped
-from infra.tools.rehearsal.process import java
+from infra.tools.rehearsal.process import cache_root, java
 
 POM = shipped.path("pom.xml")
 AUDIT_POM = shipped.path("spark/pom.xml")
@@ -35,9 +34,7 @@ class JarsError(RuntimeError):
 
 
 def cache() -> Path:
-    base = os.environ.get("KAFKA_REPLICATION_CACHE") or Path(
-        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kafka-replication"
-    return Path(base) / "jars"
+    return cache_root() / "jars"
 
 
 def profile(release: Release) -> str:

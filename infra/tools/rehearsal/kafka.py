@@ -15,8 +15,8 @@ from pathlib import Path
 
 from contract.clientprops import LOGIN_MODULES, jaas_config
 from infra.tools.rehearsal import material as materials
-from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, free_port, java, jvm_options, listening,
-                                           logging_options)
+from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, class_archive, free_port, java,
+                                           jvm_options, listening, logging_options)
 from infra.topology.schema import Cluster, Protocol
 
 
@@ -134,11 +134,13 @@ class KafkaCluster:
             fmt += ["--add-scram", f"{sasl.mechanism.value}=[name={sasl.username},password={self.password}]"]
         # A broker started again (a drill brings a lost cluster back) keeps its storage and cluster id.
         if not (self.directory / "data" / "meta.properties").exists():
-            formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log")
+            fmt, archive = class_archive(fmt)
+            formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log",
+                                archive=archive)
             if formatter.wait(120) != 0:
                 raise RuntimeStartError(f"formatting {self.alias}'s storage failed:\n{formatter.tail()}")
-        self.process = Process(f"Kafka broker {self.alias}", [*base, "kafka.Kafka", str(config)],
-                               self.directory / "broker.log")
+        argv, archive = class_archive([*base, "kafka.Kafka", str(config)])
+        self.process = Process(f"Kafka broker {self.alias}", argv, self.directory / "broker.log", archive=archive)
         self.process.wait_for(f"listener {self.ip}:{port}", lambda: listening(self.ip, port), 120)
 
     def stop(self) -> None:

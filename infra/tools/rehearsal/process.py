@@ -9,6 +9,7 @@ the rendered configuration reaches the broker unchanged, as it would reach it in
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
@@ -17,7 +18,9 @@ import socket
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from infra.tools.rehearsal import keeper
@@ -85,6 +88,71 @@ def jvm_options(profile: str, quick_heap: tuple[int, int]) -> list[str]:
     raise ValueError(f"JVM profile {profile!r}: one of {', '.join(JVM_PROFILES)}")
 
 
+def cache_root() -> Path:
+    """The rehearsal's cache: `$KAFKA_REPLICATION_CACHE`, default `~/.cache/kafka-replication`
+    (the jars in `jars/`, the class-data archives in `cds/`)."""
+    base = os.environ.get("KAFKA_REPLICATION_CACHE") or Path(
+        os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kafka-replication"
+    return Path(base)
+
+
+# Class-data sharing (JDK 13+ dynamic archives): the classes a JVM loaded, dumped once at its exit
+# (-XX:ArchiveClassesAtExit) and mapped by every later JVM of the same java, classpath, main class
+# and VM options (-XX:SharedArchiveFile), which then skips parsing and verifying them: a broker's
+# start costs about a second less CPU (1.7 s against 2.7 s to its listener, measured here), and a
+# rehearsal starts dozens of JVMs on two cores. The JVM checks the archive against its own build
+# and classpath and runs without it on any mismatch (-Xshare:auto, the default), so a stale or
+# foreign archive costs the saving, never a start. Off with KAFKA_REPLICATION_CDS=0.
+CDS_QUIET = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]  # "Pre JDK 6 class not supported" and the like
+
+
+@dataclass
+class ClassArchive:
+    final: Path
+    staged: Path | None = None  # where this JVM dumps at its exit, when no archive exists yet
+
+    agent: bool = False  # the JVM runs a Java agent (the metrics exporter's)
+
+    def options(self) -> list[str]:
+        if self.staged is None:
+            return [f"-XX:SharedArchiveFile={self.final}", *CDS_QUIET]
+        # A JVM with an agent dumps only when allowed to: the exporter's agent transforms no class,
+        # so what it loads is what the classpath holds.
+        agent = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+AllowArchivingWithJavaAgent"] if self.agent else []
+        return [*agent, f"-XX:ArchiveClassesAtExit={self.staged}", *CDS_QUIET]
+
+    def settle(self, returncode: int | None) -> None:
+        """After the JVM ended: its dump becomes the archive, when it ended by itself or by
+        SIGTERM (143), not killed half-way through writing."""
+        if self.staged is None or not self.staged.exists():
+            return
+        if returncode in (0, 143, -signal.SIGTERM) and not self.final.exists():
+            self.staged.replace(self.final)
+        else:
+            self.staged.unlink(missing_ok=True)
+
+
+def class_archive(argv: Sequence[str]) -> tuple[list[str], ClassArchive | None]:
+    """`argv` (a `java ... -cp CLASSPATH Main ...` line) with the class-data archive's options
+    after the java, and the archive to settle once the JVM ends."""
+    argv = list(argv)
+    if os.environ.get("KAFKA_REPLICATION_CDS") == "0" or "-cp" not in argv[:-2]:
+        return argv, None
+    at = argv.index("-cp")
+    binary = Path(argv[0]).resolve()
+    # The VM's own options, and an agent's jar without its arguments (the exporter's names the
+    # pod's address, new in every rehearsal).
+    vm = [a.split("=", 1)[0] if a.startswith("-javaagent") else a for a in argv[1:at] if a.startswith(("-X", "-javaagent"))]
+    key = hashlib.sha256("\0".join([str(binary), str(binary.stat().st_mtime_ns), argv[at + 1], argv[at + 2], *vm])
+                         .encode()).hexdigest()[:20]
+    folder = cache_root() / "cds"
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / f"{argv[at + 2].rsplit('.', 1)[-1]}-{key}.jsa"
+    agent = any(a.startswith("-javaagent") for a in vm)
+    archive = ClassArchive(final, None if final.exists() else folder / f"{final.name}.{uuid.uuid4().hex}", agent)
+    return [argv[0], *archive.options(), *argv[1:]], archive
+
+
 class Network:
     """Loopback addresses for the clusters, and the hosts file every JVM reads."""
 
@@ -130,8 +198,9 @@ def listening(ip: str, port: int) -> bool:
 
 
 class Process:
-    def __init__(self, name: str, argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> None:
-        self.name, self.log = name, log
+    def __init__(self, name: str, argv: Sequence[str], log: Path, env: dict[str, str] | None = None,
+                 archive: ClassArchive | None = None) -> None:
+        self.name, self.log, self.archive = name, log, archive
         with open(log, "wb") as out:
             self.popen = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True, env={**os.environ, **(env or {})})
@@ -140,8 +209,14 @@ class Process:
     def wait(self, timeout: float) -> int:
         """The exit code of a process that ends by itself (a tool run to completion)."""
         code = self.popen.wait(timeout)
-        keeper.release(self.popen.pid)
+        self.ended()
         return code
+
+    def ended(self) -> None:
+        """After the process was reaped: forget it, and keep its class-data archive."""
+        keeper.release(self.popen.pid)
+        if self.archive is not None:
+            self.archive.settle(self.popen.returncode)
 
     def tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -183,7 +258,7 @@ def stop_all(processes: Sequence[Process | None], grace: float = 20) -> None:
         except subprocess.TimeoutExpired:
             p._signal(signal.SIGKILL)
             p.popen.wait(5)
-        keeper.release(p.popen.pid)
+        p.ended()
 
 
 def logging_options(directory: Path, level: str = "INFO") -> list[str]:

@@ -7,7 +7,8 @@ The runtime test tier and `python -m infra rehearse` share this package:
 - material.py: a CA per Kafka cluster, its broker and client certificates, stores in every format;
 - kafka.py: one single-node KRaft cluster per alias, with the security its topology declares;
 - operator.py: the stand-in for the operator: the worker file a release writes from a
-  KafkaConnect, and the connector requests it sends (nothing else stands in for Strimzi);
+  KafkaConnect, and the connector requests it sends (offsets.py stands in for its offsets
+  requests; the tests' watch.py for its reconciliation as a controller);
 - connect.py: distributed Connect workers, each in a mount namespace of its own (a "pod"), and
   their REST API;
 - watch.py: the stand-in as a controller: it watches an API server for the custom resources

@@ -3,6 +3,8 @@ brokers, the audit through Spark's Kafka source warm and in fresh processes, and
 
 from __future__ import annotations
 
+import re
+
 from tests.support.benchmarks import bench, table
 
 
@@ -16,3 +18,7 @@ def test_audit_benchmark_on_kafka_runs_at_a_tiny_size():
     # The raw scans read every record of both topics, warm and cold: 16,000 source records and the
     # replica's 16,000 - 100 lost + 50 replayed.
     assert "31,950 records read (31,950 cold)" in out, out
+    # Warm figures are medians of three alternating rounds of each contender.
+    (rounds,) = [line for line in out.splitlines() if "alternating rounds, medians" in line]
+    assert re.fullmatch(r" +3 alternating rounds, medians: raw [0-9.]+ s \([0-9.]+, [0-9.]+, [0-9.]+\), "
+                        r"audit [0-9.]+ s \([0-9.]+, [0-9.]+, [0-9.]+\)", rounds), rounds

@@ -74,7 +74,7 @@ test-engine: venv engine shellcheck prometheus-crds
 # output is kept in build/tier-*.log and printed after the first run's. The target fails if a
 # build or a run failed.
 BUILD := bash tools/engine/build.sh
-SHARED_RUNTIME := KAFKA_REPLICATION_TEST_QUEUE=$(CURDIR)/build/runtime-queue $(PYTEST) --durations=12 tests/runtime
+SHARED_RUNTIME := KAFKA_REPLICATION_TEST_QUEUE=$(CURDIR)/build/runtime-queue $(PYTEST) --durations=0 --durations-min=1 tests/runtime
 test: venv promtool shellcheck prometheus-crds
 	@mkdir -p build; rm -rf build/*.status build/*.log build/runtime-queue; \
 	{ $(BUILD) kube-apiserver kubectl > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \

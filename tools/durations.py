@@ -5,7 +5,8 @@ together).
     PYTEST_ADDOPTS=--durations=0 bash .ci/run > build/ci.log 2>&1
     python3 tools/durations.py build/ci.log build/tier-runtime.log build/tier-runtime-2.log build/tier-engine.log
 
-Each test's time is its own process's: the tiers run side by side (Makefile `test`), so the sums
+`make test` prints the runtime tier's phases of a second or more (`--durations-min=1`), so its
+sums leave out the shorter phases. Each test's time is its own process's: the tiers run side by side (Makefile `test`), so the sums
 are test-process minutes, more than the wall time they take together. Standard library only.
 """
 
@@ -16,7 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-LINE = re.compile(r"^\s*([0-9.]+)s (setup|call|teardown)\s+(tests/(\w+)/(\w+)\.py::\S+)")
+LINE = re.compile(r"^\s*([0-9.]+)s (setup|call|teardown)\s+(tests/(\w+)/(\w+)\.py::.+?)\s*$")  # ids may hold spaces
 
 
 def durations(paths: list[Path]) -> dict[str, float]:

@@ -74,7 +74,9 @@ def test_an_archive_that_does_not_fit_costs_the_saving_not_the_start(tmp_path, c
     moved = hello_jar(other, "moved.jar")  # another classpath: the archive's check fails
     strict = run([java(), "-Xshare:on", f"-XX:SharedArchiveFile={first.final}", "-Xmx64m", "-cp", str(moved),
                   "Hello"], None)
-    assert strict.returncode != 0  # the JDK would not map it...
+    assert (strict.returncode, strict.stdout, "shared class paths mismatch" in strict.stderr) == (
+        1, "Error occurred during initialization of VM\nUnable to use shared archive.\n", True), strict.stderr
+    # ...the JDK would not map it...
     relaxed = run([java(), f"-XX:SharedArchiveFile={first.final}", *process.CDS_QUIET, "-Xmx64m", "-cp", str(moved),
                    "Hello"], None)
     assert (relaxed.returncode, relaxed.stdout) == (0, "hello 0\n")  # ...and runs without it, silently
@@ -103,3 +105,26 @@ def test_switched_off(tmp_path, cache, monkeypatch):
     argv = [java(), "-cp", "x.jar", "Hello"]
     assert class_archive(argv) == (argv, None)
     assert class_archive([java(), "-version"]) == ([java(), "-version"], None)
+
+
+def test_a_jvm_with_an_agent_dumps_and_maps_its_archive(tmp_path, cache):
+    # The Connect workers run the metrics exporter as a Java agent: their archive is written with
+    # AllowArchivingWithJavaAgent, which the JDK then requires of every JVM that maps it.
+    jar = hello_jar(tmp_path)
+    (tmp_path / "Agent.java").write_text("public class Agent { public static void premain(String a) {} }\n")
+    subprocess.run([str(Path(java()).with_name("javac")), "-d", str(tmp_path / "agent"), str(tmp_path / "Agent.java")],
+                   check=True, timeout=120)
+    agent = tmp_path / "agent.jar"
+    with zipfile.ZipFile(agent, "w") as out:
+        out.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nPremain-Class: Agent\n")
+        out.write(tmp_path / "agent" / "Agent.class", "Agent.class")
+    line = [java(), f"-javaagent:{agent}=127.0.0.9:9404", "-Xmx64m", "-cp", str(jar), "Hello"]
+    argv, first = class_archive(line)
+    assert first is not None and first.agent and first.staged is not None
+    assert (run(argv, first).returncode, first.final.is_file()) == (0, True)
+    argv, second = class_archive([*line[:1], f"-javaagent:{agent}=127.0.0.10:9404", *line[2:]])
+    assert second is not None and second.staged is None
+    assert argv[1:4] == ["-XX:+UnlockDiagnosticVMOptions", "-XX:+AllowArchivingWithJavaAgent",
+                         f"-XX:SharedArchiveFile={first.final}"]
+    strict = run([argv[0], "-Xshare:on", *argv[1:]], None)  # the JDK maps it, or refuses to start
+    assert (strict.returncode, strict.stdout) == (0, "hello 0\n"), strict.stdout + strict.stderr

@@ -21,6 +21,7 @@ from infra.core.errors import TopologyError
 from infra.tools import render
 from infra.tools.render import Render
 from infra.topology.resolution import Model
+from tests.support import skips
 from tests.support.material import material
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,10 +211,12 @@ APISERVER_REQUIRED = os.environ.get("APISERVER_REQUIRED") == "1"
 
 
 def unavailable(reason: str):
-    """Skip a test of the API-server tier, or fail it where the tier is required (.ci/run)."""
+    """Skip a test whose tool this machine lacks (a Go binary, promtool, shellcheck, the jars), or
+    fail it where every tier is required (.ci/run). The skip says so in its reason
+    (skips.UNAVAILABLE), which the skip guard lets through outside CI only."""
     if APISERVER_REQUIRED:
         pytest.fail(f"the API server tier is required (APISERVER_REQUIRED=1) but {reason}", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(skips.UNAVAILABLE + reason)
 
 
 def started_apiserver(tmp_path_factory, name: str):

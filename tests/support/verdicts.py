@@ -43,7 +43,8 @@ def verdicts_of(tmp_path: Path, documents: list[dict]) -> list[tuple[list[str] |
     folders = [tmp_path / f"worker-{i}" for i in range(len(documents))]
     for folder in folders:
         folder.mkdir()
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
         futures = {i: pool.submit(verdicts, folders[i], documents[i]) for i in order}
         # The backstop is for a hang, not for a busy machine: it fails when no document at all
         # finished in STALL seconds (the largest, 500 flows, takes about a minute alone), however
@@ -54,3 +55,9 @@ def verdicts_of(tmp_path: Path, documents: list[dict]) -> list[tuple[list[str] |
             if not done:
                 raise TimeoutError(f"no verdict in {STALL} s with {len(pending)} documents left: a worker hangs")
         return [futures[i].result() for i in range(len(documents))]
+    finally:
+        # Not `with`: its exit would wait for a hung worker forever. The workers are ended instead.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()

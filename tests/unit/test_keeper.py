@@ -101,3 +101,23 @@ def test_the_keeper_imports_the_standard_library_only():
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert imported == {"__future__", "os", "signal", "subprocess", "sys", "threading", "time"}
+
+
+def test_the_keeper_spares_a_released_group_and_ends_a_guarded_one():
+    # The keeper's own protocol, driven by hand: `+N` guards, `-N` releases, the end of input ends.
+    released = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    guarded = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    kept = subprocess.Popen([sys.executable, "-I", "-S", keeper.__file__], stdin=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert kept.stdin is not None
+        kept.stdin.write(f"+{released.pid}\n+{guarded.pid}\n-{released.pid}\n".encode())
+        kept.stdin.close()
+        assert kept.wait(keeper.GRACE + 10) == 0
+        assert guarded.wait(10) == -signal.SIGTERM
+        assert released.poll() is None
+    finally:
+        for p in (released, guarded, kept):
+            if p.poll() is None:
+                p.kill()
+            p.wait()

@@ -20,6 +20,9 @@ PLANTED = {
     "test_fixture.py": "import pytest\n\n@pytest.fixture\ndef gone():\n    pytest.skip('planted in a fixture')\n\n"
                        "def test_needs(gone):\n    pass\n",
     "test_xfail.py": "import pytest\n\n@pytest.mark.xfail(reason='planted xfail')\ndef test_expected():\n    assert False\n",
+    "test_xpass.py": "import pytest\n\n@pytest.mark.xfail(reason='planted xpass')\ndef test_passes():\n    pass\n",
+    "test_module.py": "import pytest\n\npytest.skip('planted for the module', allow_module_level=True)\n\n"
+                      "def test_never_collected():\n    pass\n",
     "test_fine.py": "def test_runs():\n    assert True\n",
 }
 
@@ -47,14 +50,16 @@ def test_every_kind_of_planted_skip_fails_the_run_and_is_named(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     start = lines.index(next(line for line in lines if "unlisted skips" in line))
-    listed = lines[start + 1:start + 6]
-    assert listed[0] == (f"4 test(s) skipped that {tmp_path / 'skips.toml'} does not allow: make them run here, "
+    listed = lines[start + 1:start + 8]
+    assert listed[0] == (f"6 test(s) skipped that {tmp_path / 'skips.toml'} does not allow: make them run here, "
                          "or list them there with the reason (reviewed like code)")
     assert sorted(listed[1:]) == ["  test_call.py::test_planted: planted in the call",
                                   "  test_fixture.py::test_needs: planted in a fixture",
                                   "  test_mark.py::test_marked: planted as a mark",
-                                  "  test_xfail.py::test_expected: xfail: planted xfail"]
-    assert "1 passed, 3 skipped, 1 xfailed" in lines[-1]
+                                  "  test_module.py: planted for the module",
+                                  "  test_xfail.py::test_expected: xfail: planted xfail",
+                                  "  test_xpass.py::test_passes: xpass: planted xpass"]
+    assert "1 passed, 4 skipped, 1 xfailed, 1 xpassed" in lines[-1]
 
 
 def test_a_listed_skip_passes_and_an_unlisted_one_still_fails(tmp_path):
@@ -66,6 +71,17 @@ def test_a_listed_skip_passes_and_an_unlisted_one_still_fails(tmp_path):
     proc = run_planted(tmp_path, allow, {"test_mark.py": PLANTED["test_mark.py"]})
     assert proc.returncode == 1
     assert "  test_mark.py::test_marked: planted as a mark" in proc.stdout.splitlines()
+
+
+def test_a_missing_tool_may_skip_outside_ci_only(tmp_path, monkeypatch):
+    planted = {"test_tool.py": "import pytest\n\ndef test_needs_a_tool():\n"
+                               f"    pytest.skip({skips.UNAVAILABLE!r} + 'no kube-apiserver binary')\n"}
+    monkeypatch.setenv("APISERVER_REQUIRED", "0")
+    assert run_planted(tmp_path, "", planted).returncode == 0
+    monkeypatch.setenv("APISERVER_REQUIRED", "1")
+    proc = run_planted(tmp_path, "", planted)
+    assert proc.returncode == 1
+    assert "  test_tool.py::test_needs_a_tool: unavailable here: no kube-apiserver binary" in proc.stdout.splitlines()
 
 
 def test_a_run_that_failed_keeps_its_own_status(tmp_path):

@@ -8,11 +8,14 @@ The runtime test tier and `python -m infra rehearse` share this package:
 - kafka.py: one single-node KRaft cluster per alias, with the security its topology declares;
 - operator.py: the stand-in for the operator: the worker file a release writes from a
   KafkaConnect, and the connector requests it sends (offsets.py stands in for its offsets
-  requests; the tests' watch.py for its reconciliation as a controller);
+  requests; tests/support/watch.py for its reconciliation as a controller);
 - connect.py: distributed Connect workers, each in a mount namespace of its own (a "pod"), and
   their REST API;
-- watch.py: the stand-in as a controller: it watches an API server for the custom resources
-  Pulumi created, runs them on the rehearsal's workers and writes their status from the Connect
-  REST API (the engine tier, docs/engine.md);
-- clients.py: a Java client (the JDK parses every property) that produces, reads and inspects.
+- clients.py: a Java client (the JDK parses every property) that produces, reads and inspects;
+- process.py: the JVMs (their hosts file, profiles and class-data archives); keeper.py: a process
+  that ends them when the process that started them ends, however it ends.
+
+The stand-in as a controller (it watches an API server for the custom resources Pulumi created,
+runs them on the rehearsal's workers and writes their status from the Connect REST API) is the
+engine tier's, tests/support/watch.py (docs/engine.md).
 """

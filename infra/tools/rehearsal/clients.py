@@ -4,6 +4,7 @@ committed offsets and topics' end offsets. Keys, values and headers are strings.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import select
@@ -27,8 +28,9 @@ def _compiled(release: Release) -> Path:
     """Clients.java compiled against the release's jars, as a jar: class-data sharing archives
     only classes from jars (a classpath folder with files in it refuses the archive)."""
     folder = jars.release_jars(release).parent / f"{jars.profile(release)}-clients"
-    jar, stamp = folder / "Clients.jar", folder / ".source"
-    if jar.is_file() and stamp.is_file() and stamp.read_text() == SOURCE.read_text():
+    # Named by its source: a JVM running on an older jar keeps it while a new one is written beside.
+    jar = folder / f"Clients-{hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]}.jar"
+    if jar.is_file():
         return jar
     classes = folder / f"classes-{os.getpid()}"
     classes.mkdir(parents=True, exist_ok=True)
@@ -43,7 +45,6 @@ def _compiled(release: Release) -> Path:
             out.write(path, path.relative_to(classes).as_posix())
     staged.replace(jar)  # in one step: another process may be starting a JVM on it
     shutil.rmtree(classes)
-    stamp.write_text(SOURCE.read_text())
     return jar
 
 
@@ -124,15 +125,20 @@ class Clients:
 
     def _take(self) -> _Server:
         hosts = self.network.hosts_file.read_bytes()
-        with self._lock:
-            while self._idle:
-                server = self._idle.pop()
-                if server.hosts == hosts and server.popen.poll() is None:
-                    return server
+        stale: list[_Server] = []
+        try:
+            with self._lock:
+                while self._idle:
+                    server = self._idle.pop()
+                    if server.hosts == hosts and server.popen.poll() is None:
+                        return server
+                    stale.append(server)
+                self._started += 1
+                log = self.network.hosts_file.with_name(f"clients-{self._started}.log")
+            return _Server(self._argv(), hosts, log)
+        finally:
+            for server in stale:  # outside the lock: a stop waits seconds for the JVM to end
                 server.stop()
-            self._started += 1
-            log = self.network.hosts_file.with_name(f"clients-{self._started}.log")
-        return _Server(self._argv(), hosts, log)
 
     def call(self, op: str, config: dict[str, str], timeout: float = 120, **fields: Any) -> dict[str, Any]:
         server = self._take()

@@ -134,10 +134,16 @@ class KafkaCluster:
             fmt += ["--add-scram", f"{sasl.mechanism.value}=[name={sasl.username},password={self.password}]"]
         # A broker started again (a drill brings a lost cluster back) keeps its storage and cluster id.
         if not (self.directory / "data" / "meta.properties").exists():
-            fmt, archive = class_archive(fmt)
-            formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log",
+            archived, archive = class_archive(fmt)
+            formatter = Process(f"kafka-storage format ({self.alias})", archived, self.directory / "format.log",
                                 archive=archive)
-            if formatter.wait(120) != 0:
+            code = formatter.wait(120)
+            if code != 0 and archive is not None and archive.staged is not None:
+                # The JVM exits 1 when its archive cannot be written (a full or read-only cache):
+                # the formatting is done again without one, so that the archive never decides.
+                formatter = Process(f"kafka-storage format ({self.alias})", fmt, self.directory / "format.log")
+                code = formatter.wait(120)
+            if code != 0:
                 raise RuntimeStartError(f"formatting {self.alias}'s storage failed:\n{formatter.tail()}")
         argv, archive = class_archive([*base, "kafka.Kafka", str(config)])
         self.process = Process(f"Kafka broker {self.alias}", argv, self.directory / "broker.log", archive=archive)

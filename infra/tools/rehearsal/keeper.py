@@ -101,16 +101,17 @@ def _alive(pgid: int) -> bool:
         return False
 
 
-def _end_all(groups: set[int]) -> None:
-    for pgid in groups:
+def _end_all(groups: dict[int, str | None]) -> None:
+    for pgid in _ours(groups):
         try:
             os.killpg(pgid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
             pass
     deadline = time.monotonic() + GRACE
-    while time.monotonic() < deadline and any(_alive(g) for g in groups):
+    while time.monotonic() < deadline and any(_alive(g) for g in _ours(groups)):
         time.sleep(0.1)
-    for pgid in groups:
+    # Looked at again: a group that ended during the grace may have lent its number since.
+    for pgid in _ours(groups):
         try:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -121,7 +122,7 @@ def _serve() -> None:
     groups: dict[int, str | None] = {}
 
     def stop(*_: object) -> None:
-        _end_all(_ours(groups))
+        _end_all(groups)
         os._exit(0)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -130,6 +131,10 @@ def _serve() -> None:
         line = raw.strip().decode()
         if line[:1] == "+" and line[1:].isdigit():
             groups[int(line[1:])] = _started(int(line[1:]))
+            # Forget the groups that are empty now (ended without a `-`, a crash): their numbers
+            # may be lent again, and "the leader gone" must only ever mean "members of ours left".
+            for gone in [g for g in groups if not _alive(g)]:
+                del groups[gone]
         elif line[:1] == "-" and line[1:].isdigit():
             groups.pop(int(line[1:]), None)
     stop()  # end of input: the process that started us has ended

@@ -114,11 +114,12 @@ class ClassArchive:
     agent: bool = False  # the JVM runs a Java agent (the metrics exporter's)
 
     def options(self) -> list[str]:
-        if self.staged is None:
-            return [f"-XX:SharedArchiveFile={self.final}", *CDS_QUIET]
-        # A JVM with an agent dumps only when allowed to: the exporter's agent transforms no class,
-        # so what it loads is what the classpath holds.
+        # A JVM with an agent dumps only when allowed to, and maps such an archive only with the
+        # same setting (FileMapHeader::validate): the exporter's agent transforms no class, so
+        # what it loads is what the classpath holds.
         agent = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+AllowArchivingWithJavaAgent"] if self.agent else []
+        if self.staged is None:
+            return [*agent, f"-XX:SharedArchiveFile={self.final}", *CDS_QUIET]
         return [*agent, f"-XX:ArchiveClassesAtExit={self.staged}", *CDS_QUIET]
 
     def settle(self, returncode: int | None) -> None:
@@ -143,10 +144,20 @@ def class_archive(argv: Sequence[str]) -> tuple[list[str], ClassArchive | None]:
     # The VM's own options, and an agent's jar without its arguments (the exporter's names the
     # pod's address, new in every rehearsal).
     vm = [a.split("=", 1)[0] if a.startswith("-javaagent") else a for a in argv[1:at] if a.startswith(("-X", "-javaagent"))]
-    key = hashlib.sha256("\0".join([str(binary), str(binary.stat().st_mtime_ns), argv[at + 1], argv[at + 2], *vm])
-                         .encode()).hexdigest()[:20]
+    # Every jar behind the classpath, by name, size and time: a jar changed (a new pin, Clients.java
+    # compiled again) makes a new archive, where the old one would only be refused.
+    jars = [f"{j}:{j.stat().st_size}:{j.stat().st_mtime_ns}" for entry in argv[at + 1].split(":")
+            for j in (sorted(Path(entry[:-2]).glob("*.jar")) if entry.endswith("/*") else [Path(entry)]) if j.exists()]
+    key = hashlib.sha256("\0".join([str(binary), str(binary.stat().st_mtime_ns), argv[at + 1], argv[at + 2], *vm,
+                                     *jars]).encode()).hexdigest()[:20]
     folder = cache_root() / "cds"
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.jsa.*"):  # the dumps of JVMs killed or crashed before they settled
+        try:
+            if time.time() - stale.stat().st_mtime > 6 * 3600:
+                stale.unlink()
+        except FileNotFoundError:
+            pass
     final = folder / f"{argv[at + 2].rsplit('.', 1)[-1]}-{key}.jsa"
     agent = any(a.startswith("-javaagent") for a in vm)
     archive = ClassArchive(final, None if final.exists() else folder / f"{final.name}.{uuid.uuid4().hex}", agent)
@@ -248,7 +259,8 @@ def stop_all(processes: Sequence[Process | None], grace: float = 20) -> None:
 
     At once: a JVM's shutdown (a worker leaving its group and closing its tasks' clients, a broker's
     controlled shutdown) takes seconds, and a rehearsal stops a dozen of them."""
-    running = [p for p in processes if p is not None and p.popen.poll() is None]
+    given = [p for p in processes if p is not None]
+    running = [p for p in given if p.popen.poll() is None]
     for p in running:
         p._signal(signal.SIGTERM)
     deadline = time.monotonic() + grace
@@ -258,6 +270,7 @@ def stop_all(processes: Sequence[Process | None], grace: float = 20) -> None:
         except subprocess.TimeoutExpired:
             p._signal(signal.SIGKILL)
             p.popen.wait(5)
+    for p in given:  # those that had ended by themselves too
         p.ended()
 
 

@@ -133,15 +133,15 @@ def test_an_unwritable_or_foreign_out_folder_is_refused_before_rendering(tmp_pat
     proc = cli("render", "--stack", "dev", "--out", str(foreign), "--placeholder-secrets")
     assert proc.returncode == 2 and "a folder with other files" in proc.stderr
     assert (foreign / "notes.txt").read_text() == "mine"
-    # Root writes through any mode bits (as CI runs): the command then runs as an unprivileged
-    # user (util-linux setpriv), in a folder outside pytest's own (which only root may enter).
+    # Root writes through any mode bits (as CI runs): the command then runs without the
+    # capabilities that let it (util-linux setpriv drops them from its bounding set), still root,
+    # so it reads the checkout and the virtualenv wherever they are.
     with tempfile.TemporaryDirectory() as scratch:
-        os.chmod(scratch, 0o755)
         locked = Path(scratch) / "locked"
         locked.mkdir(mode=0o555)
         as_user: tuple[str, ...] = ()
         if os.access(locked, os.W_OK):
-            as_user = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+            as_user = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
         proc = cli("render", "--stack", "dev", "--out", str(locked / "sub"), "--placeholder-secrets",
                    prefix=as_user)
     assert proc.returncode == 2, proc.stderr

@@ -79,6 +79,17 @@ def file(path: str, key: str) -> str:
     return f"${{{Provider.FILE.value}:{path}:{key}}}"
 
 
+def configmap_key(value: object) -> tuple[str, str, str] | None:
+    """(namespace, name, key) when the whole value is one `${cfmap:<namespace>/<name>:<key>}`
+    reference (a replication policy's class, read from the flow's replication ConfigMap)."""
+    text = str(value).strip()
+    found = parse(text)
+    if len(found) != 1 or not (text.startswith("${") and text.endswith("}")):
+        return None
+    where = found[0].kubernetes_object if found[0].provider == Provider.CONFIGMAP.value else None
+    return (where[0], where[1], found[0].key) if where else None
+
+
 def parse(value: object) -> list[Reference]:
     """Every reference in a config value, as the worker finds them."""
     return [Reference(m.group(1), m.group(3) or "", m.group(4)) for m in PATTERN.finditer(str(value))]

@@ -383,10 +383,8 @@ def finds_plugins_by_manifest(model: Model, part: PartSpec, entries: list[Entry]
     configmaps = {(e.obj, e.key): e.value for e in entries if e.store is Store.CONFIGMAP}
 
     def resolved(value: object) -> str:
-        found = references.parse(value)
-        whole = len(found) == 1 and str(value).startswith("${") and str(value).endswith("}")
-        where = found[0].kubernetes_object if whole and found[0].provider == references.Provider.CONFIGMAP.value else None
-        held = configmaps.get((where[1], found[0].key)) if where else None
+        key = references.configmap_key(value)
+        held = configmaps.get(key[1:]) if key else None  # the flow's own ConfigMaps, in its namespace
         return held if isinstance(held, str) else str(value)
 
     named: list[str] = []
@@ -399,7 +397,7 @@ def finds_plugins_by_manifest(model: Model, part: PartSpec, entries: list[Entry]
 
 
 def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entries: list[Entry],
-                  planned: Sequence[ConnectorPlan] = ()) -> KafkaConnect:
+                  planned: Sequence[ConnectorPlan]) -> KafkaConnect:
     """Step 7: a Connect cluster dedicated to the flow, depending on the TARGET Kafka."""
     release = model.operator.release
     settings = part.connect

@@ -7,16 +7,17 @@ import os
 import time
 from pathlib import Path
 
+from infra.tools.rehearsal import keeper
+
 
 def started(pid: int) -> str | None:
-    """The process's start time (/proc/PID/stat field 22), None when there is no such process: a
-    pid and its start time name one process, whatever the kernel reuses the number for later."""
+    """The process's start time (keeper.started), None when there is none or it is a zombie (it
+    has ended): a pid and its start time name one process, whatever the number is lent to later."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
     except OSError:
         return None
-    fields = stat[stat.rfind(")") + 2:].split()
-    return fields[19] if len(fields) > 19 and fields[0] != "Z" else None  # a zombie has ended
+    return None if stat[stat.rfind(")") + 2:].startswith("Z") else keeper.started(pid)
 
 
 def descendants(root: int) -> dict[int, tuple[str, str]]:

@@ -85,3 +85,15 @@ def test_the_role_follows_the_references():
         "x": references.kubernetes(references.Provider.SECRET, "another-namespace", "s", "k")}}})
     with pytest.raises(AssertionError, match="only their own namespace"):
         role(topo.flows[0].flow, n, (other,))
+
+
+def test_a_value_that_is_one_configmap_reference_names_its_key():
+    from infra.core.references import configmap_key
+    assert configmap_key("${cfmap:repl-a-b/replication:replication.policy.class}") == (
+        "repl-a-b", "replication", "replication.policy.class")
+    assert configmap_key(" ${cfmap:ns/cm:k} ") == ("ns", "cm", "k")
+    assert configmap_key("x-${cfmap:ns/cm:k}") is None           # not the whole value
+    assert configmap_key("${secret:ns/s:k}") is None             # a Secret, not a ConfigMap
+    assert configmap_key("${cfmap:cm:k}") is None                # no namespace
+    assert configmap_key("${cfmap:ns/a:k}${cfmap:ns/b:k}") is None
+    assert configmap_key("org.apache.kafka.connect.mirror.IdentityReplicationPolicy") is None

@@ -19,7 +19,7 @@ from typing import Any
 
 from infra.core.releases import Release
 from infra.tools.rehearsal import jars, keeper
-from infra.tools.rehearsal.process import Network, RuntimeStartError, class_archive, java, jvm_options
+from infra.tools.rehearsal.process import Network, RuntimeStartError, class_archive, java, jvm_options, reaped
 
 SOURCE = Path(__file__).resolve().parent / "Clients.java"
 
@@ -97,9 +97,7 @@ class _Server:
         except subprocess.TimeoutExpired:
             self.popen.kill()
             self.popen.wait(10)
-        keeper.release(self.popen.pid)
-        if self.archive is not None:
-            self.archive.settle(self.popen.returncode)
+        reaped(self.popen, self.archive)
         if self.popen.stdout is not None:
             self.popen.stdout.close()
 

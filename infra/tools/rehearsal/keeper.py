@@ -76,7 +76,7 @@ def release(pgid: int) -> None:
         _tell(f"-{pgid}")
 
 
-def _started(pid: int) -> str | None:
+def started(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (/proc/PID/stat, field 22); None when
     there is no such process."""
     try:
@@ -90,7 +90,7 @@ def _started(pid: int) -> str | None:
 
 def _ours(groups: dict[int, str | None]) -> set[int]:
     """The groups still ours: the leader alive and the same process, or gone with members left."""
-    return {pgid for pgid, started in groups.items() if (now := _started(pgid)) is None or now == started}
+    return {pgid for pgid, when in groups.items() if (now := started(pgid)) is None or now == when}
 
 
 def _alive(pgid: int) -> bool:
@@ -130,7 +130,7 @@ def _serve() -> None:
     for raw in sys.stdin.buffer:
         line = raw.strip().decode()
         if line[:1] == "+" and line[1:].isdigit():
-            groups[int(line[1:])] = _started(int(line[1:]))
+            groups[int(line[1:])] = started(int(line[1:]))
             # Forget the groups that are empty now (ended without a `-`, a crash): their numbers
             # may be lent again, and "the leader gone" must only ever mean "members of ours left".
             for gone in [g for g in groups if not _alive(g)]:

@@ -12,19 +12,15 @@ once it runs; here it is found in the jars' listings, before any JVM starts.
 
 from __future__ import annotations
 
-import re
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.core import names
+from infra.core import names, references
 from infra.core.classes import class_settings
 
-# `${cfmap:<namespace>/<name>:<key>}`: Strimzi's ConfigMap provider, as the program's configs use it
-# (a replication policy's class lives in the flow's replication ConfigMap).
-CONFIGMAP_REFERENCE = re.compile(r"\$\{cfmap:([^/:}]+)/([^/:}]+):([^}]+)\}")
 ARCHIVES = (".jar", ".zip")  # what PluginUtils.isArchive reads
 
 
@@ -49,11 +45,11 @@ def needs(objects: Iterable[dict[str, Any]]) -> list[Need]:
                   for o in objects if o["kind"] == "ConfigMap"}
 
     def resolved(value: str) -> str | None:
-        whole = CONFIGMAP_REFERENCE.fullmatch(value.strip())
+        whole = references.configmap_key(value)
         if whole:
-            found = configmaps.get((whole[1], whole[2]), {}).get(whole[3])
+            found = configmaps.get(whole[:2], {}).get(whole[2])
             return found if isinstance(found, str) else None
-        return None if "${" in value else value
+        return None if references.MARKER in value else value
 
     out = []
     for obj in objects:

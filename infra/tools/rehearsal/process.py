@@ -133,6 +133,14 @@ class ClassArchive:
             self.staged.unlink(missing_ok=True)
 
 
+def reaped(popen: subprocess.Popen[bytes], archive: ClassArchive | None) -> None:
+    """After a server's process was reaped: the keeper forgets it, and its class-data dump, if it
+    made one, becomes the archive."""
+    keeper.release(popen.pid)
+    if archive is not None:
+        archive.settle(popen.returncode)
+
+
 def class_archive(argv: Sequence[str]) -> tuple[list[str], ClassArchive | None]:
     """`argv` (a `java ... -cp CLASSPATH Main ...` line) with the class-data archive's options
     after the java, and the archive to settle once the JVM ends."""
@@ -224,10 +232,7 @@ class Process:
         return code
 
     def ended(self) -> None:
-        """After the process was reaped: forget it, and keep its class-data archive."""
-        keeper.release(self.popen.pid)
-        if self.archive is not None:
-            self.archive.settle(self.popen.returncode)
+        reaped(self.popen, self.archive)
 
     def tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]

@@ -55,6 +55,20 @@ class TopicInfo:
 # ----------------------------------------------------------------- client configuration
 
 
+_WORK: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def _private_file(name: str) -> Path:
+    """A file in a folder of this process's own, mode 0700, removed when the process exits:
+    what is made here from the mounted credentials (a private key among them) does not outlive
+    the audit."""
+    if not _WORK:
+        _WORK.append(tempfile.TemporaryDirectory(prefix="audit-credentials-"))
+    out = Path(_WORK[0].name) / f"{len(list(Path(_WORK[0].name).iterdir()))}-{name}"
+    out.touch(mode=0o600)
+    return out
+
+
 def _read(directory: Path, item: str) -> str:
     path = directory / CREDENTIAL_FILES[item]
     try:
@@ -67,7 +81,7 @@ def _pem_from_store(directory: Path, store_type: str) -> Path:
     """librdkafka trusts PEM only: export a JKS/PKCS#12 truststore's certificates with keytool
     (the Spark image has a JDK)."""
     store = directory / CREDENTIAL_FILES["truststore"]
-    out = Path(tempfile.mkdtemp(prefix="audit-trust-")) / "ca.pem"
+    out = _private_file("ca.pem")
     result = subprocess.run(["keytool", "-list", "-rfc", "-keystore", str(store), "-storetype", store_type,
                              "-storepass:file", str(directory / CREDENTIAL_FILES["truststorePassword"])],
                             capture_output=True, text=True)
@@ -119,8 +133,7 @@ def spark_kafka_options(cluster: dict, credentials: Path) -> dict:
 def _pem_keystore(directory: Path) -> Path:
     """The PEM key store file the connectors mount (key, then certificate chain), made from the
     mounted key and certificate; private to this process."""
-    out = Path(tempfile.mkdtemp(prefix="audit-keystore-")) / KEYSTORE_FILE
-    out.touch(mode=0o600)
+    out = _private_file(KEYSTORE_FILE)
     out.write_text(pem_keystore(_read(directory, "clientKey"), _read(directory, "clientCert")))
     return out
 

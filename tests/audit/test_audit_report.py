@@ -138,6 +138,29 @@ def test_spark_options_for_mtls_and_a_jks_truststore(tmp_path: Path):
     assert keystore.stat().st_mode & 0o077 == 0
 
 
+def test_the_key_store_made_from_the_mounted_key_goes_with_the_process(tmp_path: Path):
+    """The PEM key store (a private key) is made in a folder of the process's own, owner-only,
+    and removed when the process exits: the audit leaves no key behind in the machine's /tmp."""
+    import subprocess
+    import sys
+    for name, text in (("client.crt", "-----BEGIN CERTIFICATE-----\nC\n-----END CERTIFICATE-----\n"),
+                       ("client.key", "-----BEGIN PRIVATE KEY-----\nK\n-----END PRIVATE KEY-----\n"),
+                       ("ca.crt", "-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n")):
+        (tmp_path / name).write_text(text)
+    program = ("import os, sys; from pathlib import Path; from spark.clusters import spark_kafka_options; "
+               "o = spark_kafka_options({'bootstrapServers': 'b:9093', 'securityProtocol': 'SSL', "
+               "'saslMechanism': None, 'trust': 'pem', 'clientCertificate': True}, Path(sys.argv[1])); "
+               "k = Path(o['kafka.ssl.keystore.location']); "
+               "print(k, oct(k.parent.stat().st_mode & 0o777), oct(k.stat().st_mode & 0o777), k.read_text().count('KEY'))")
+    done = subprocess.run([sys.executable, "-c", program, str(tmp_path)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert done.returncode == 0, done.stderr
+    keystore, folder_mode, file_mode, keys = done.stdout.split()
+    assert (folder_mode, file_mode, keys) == ("0o700", "0o600", "2")
+    assert Path(keystore).parent.name.startswith("audit-credentials-")
+    assert not Path(keystore).parent.exists()
+
+
 @pytest.mark.parametrize("security", [
     {"protocol": "SASL_SSL", "sasl": {"mechanism": "PLAIN", "username": "u"}, "tls": {"trust": "jks"}},
     {"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "u"}, "tls": {"trust": "pem"}},

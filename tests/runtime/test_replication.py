@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import copy
 import re
+import tempfile
 import time
 from pathlib import Path
 
@@ -532,6 +533,9 @@ def test_make_rehearse_of_the_prod_stack_runs_what_can_run_here_and_names_the_re
            "com.cloudera.dim.kafka.connect.transforms.ConvertToBytes$Value (transforms.ConvertToBytes.type), which no "
            "jar here provides (--plugin-path adds a folder of plugins)")
     assert f"not run here: telemetry-high-source-metrics: {why}" in lines
+    # Without --keep, the run's folder (brokers' logs and stores) goes with the run.
+    (work,) = [m.group(1) for line in lines if (m := re.match(r"rehearsing stacks/prod\.yaml in (\S+); ", line))]
+    assert work.startswith(tempfile.gettempdir()) and not Path(work).exists()
     assert re.fullmatch(r"4 Kafka cluster\(s\) up in \d+ s", lines[-10])
     assert re.fullmatch(r"7 Connect worker\(s\), 17 connector\(s\) running \d+ s after the start", lines[-9])
     assert lines[-8] == ("NOT RUN  telemetry: us-west/high.metrics.rehearsal -> archive/us-west.high.metrics.rehearsal: "

@@ -11,6 +11,7 @@ the program refuses.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -149,6 +150,8 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None, plugin_pat
     finally:
         r.stop()
         apiserver.stop(work / "apiserver")
+        if keep is None:  # brokers' logs and stores, some tens of MB a run: kept only when asked
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _why(needs: list[plugins.Need]) -> str:

@@ -14,11 +14,12 @@ import copy
 import re
 import shlex
 import time
+from datetime import datetime
 
 import pytest
 
-from tests.support.replication import (Ledger, arrived, dev_for_runtime, eventually, halted, rehearsal,
-                                       running)
+from tests.support.replication import (Ledger, arrived, dev_for_runtime, eventually, halted, records,
+                                       rehearsal, running)
 from tests.support.stacks import OFFSETS_RELEASES, RELEASE_ENDS, RELEASES_BY_WORKER_CONNECTION, ROOT, ids
 
 pytestmark = pytest.mark.runtime
@@ -27,13 +28,16 @@ NS = "repl-us-west-us-east"
 SOURCE = f"{NS}-source"
 TOPIC, REMOTE = "test.orders", "us-west.test.orders"
 QUIET = 10.0  # seconds in which a paused connector must copy nothing
+# The operator's periodic reconciliation here (Rehearsal.reconcile_every): Strimzi's
+# STRIMZI_FULL_RECONCILIATION_INTERVAL_MS, 120 s by default, lowered as an operator's user may.
+RECONCILE = 10.0
 
 
 @pytest.mark.parametrize("flavour,version", RELEASE_ENDS, ids=ids(RELEASE_ENDS))
 def test_pause_resume_and_scaling_account_for_every_record(flavour, version, runtime_api, tmp_path):
     topo = dev_for_runtime(flavour, version)
     topo["flows"][0]["heartbeats"] = False
-    with rehearsal(topo, tmp_path, runtime_api) as r:
+    with rehearsal(topo, tmp_path, runtime_api, reconcile_every=RECONCILE) as r:
         r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
         ledger = Ledger(r, TOPIC, REMOTE)
         produce, holds_exactly, sent = ledger.produce, ledger.holds_exactly, ledger.sent
@@ -92,6 +96,34 @@ def test_pause_resume_and_scaling_account_for_every_record(flavour, version, run
             assert SOURCE in states
             produce(f"tasks-{tasks}")
             holds_exactly()
+
+        # A task fails and nobody restarts it: a record larger than the target topic takes (a
+        # producer error Connect does not retry) fails the task copying partition 0. Once the
+        # limit is back, the operator's periodic reconciliation restarts it (the KafkaConnector's
+        # autoRestart, which the render enables) and it copies on. The stand-in restarts as
+        # Strimzi does (operator.auto_restart): at once the first time, then after its back-off.
+        assert spec_of(r.objects, SOURCE)["autoRestart"] == {"enabled": True}
+        r.clients.alter_topic_configs(r.client("us-east"), REMOTE, {"max.message.bytes": "1024"})
+        big = {**records(1, "big")[0], "value": "x" * 4000, "partition": 0}
+        r.clients.produce(r.client("us-west"), TOPIC, [big])
+        sent.append(big)
+        eventually("a FAILED source task", lambda: any(t["state"] == "FAILED" for t in worker.status(SOURCE)["tasks"]),
+                   60, 0.5)
+        r.clients.alter_topic_configs(r.client("us-east"), REMOTE, {"max.message.bytes": "1048588"})
+        produce("after-failure")
+        eventually("the source tasks RUNNING again, restarted by the operator",
+                   lambda: [t["state"] for t in worker.status(SOURCE)["tasks"]] == ["RUNNING", "RUNNING"], 240, 2)
+        restarts = [at for ns, name, at in r.auto_restarted if (ns, name) == (NS, SOURCE)]
+        # One restart after the limit was back; or, when a reconciliation fell before it, a first
+        # restart that failed again and a second only once two minutes had passed (the back-off).
+        assert len(restarts) in (1, 2), restarts
+        if len(restarts) == 2:
+            first, second = (datetime.fromisoformat(at) for at in restarts)
+            assert (second - first).total_seconds() >= 120, restarts
+        assert r.auto_restarts[(NS, SOURCE)]["count"] == len(restarts)
+        # The failed task's records are all copied, in order; those it had sent but not yet
+        # committed are copied again (at least once, as the default policy allows).
+        copied_at_least_once(r, "us-east", REMOTE, sent)
 
 
 def spec_of(objects: list[dict], name: str) -> dict:

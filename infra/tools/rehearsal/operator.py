@@ -45,6 +45,7 @@ import json
 import secrets as random_secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 import yaml
@@ -469,3 +470,56 @@ def state_change(release: Release, current: str | None, wanted: str) -> str | No
         # A FAILED connector is stopped when asked; asked to pause, the reconciliation fails.
         return "stop" if target == "STOPPED" else None
     return None
+
+
+# The operator's periodic reconciliation: STRIMZI_FULL_RECONCILIATION_INTERVAL_MS, 120000 by
+# default (ClusterOperatorConfig.FULL_RECONCILIATION_INTERVAL_MS, 1.2.0). A KafkaConnector is
+# reconciled on a change of its own and at every such pass; autoRestart acts only there.
+RECONCILIATION_SECONDS = 120.0
+
+
+def auto_restart_backoff_minutes(count: int) -> int:
+    """Minutes after the `count`-th restart before the next: n² + n, at most 60 (0, 2, 6, 12, 20,
+    30, 42, 56, then hourly). AbstractConnectOperator.nextAutoRestartBackOffIntervalInMinutes,
+    the same at 0.43.0, 0.45.0, 0.48.0, 0.51.0 and 1.2.0."""
+    return min(count * count + count, 60)
+
+
+def _minutes_since(timestamp: str, now: datetime) -> int:
+    """ChronoUnit.MINUTES.between(then, now) (StatusUtils.minutesDifferenceUntilNow): whole
+    minutes, truncated."""
+    then = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    return int((now - then).total_seconds() // 60)
+
+
+def auto_restart(spec: Mapping[str, Any], status: Mapping[str, Any], previous: Mapping[str, Any] | None,
+                 now: datetime) -> tuple[bool, dict[str, Any] | None]:
+    """What one reconciliation does with a KafkaConnector's `spec.autoRestart`, given the worker's
+    `GET /connectors/<name>/status` and the KafkaConnector's last `status.autoRestart`: whether
+    it restarts the connector (`POST .../restart?includeTasks=true&onlyFailed=true`) and the
+    `status.autoRestart` it writes.
+
+    AbstractConnectOperator.autoRestartFailedConnectorAndTasks (1.2.0, lines 589-633; the same
+    rule at 0.43.0, 0.45.0, 0.48.0, 0.51.0): a FAILED connector or any FAILED task is restarted
+    when there was no restart yet, or when fewer than `maxRestarts` were made (none: unlimited)
+    and the back-off since the last one has passed (shouldAutoRestart, `>=`); the count goes up
+    by one and the timestamp is now (StatusUtils.incrementAutoRestartStatus), whether the restart
+    request succeeded or not. Nothing failed: the status is dropped once longer than the back-off
+    has passed since the last restart (shouldResetAutoRestartStatus, `>`), kept before."""
+    settings = spec.get("autoRestart") or {}
+    if not settings.get("enabled"):
+        return False, None
+    failed = (status.get("connector") or {}).get("state") == "FAILED" or any(
+        t.get("state") == "FAILED" for t in status.get("tasks") or [])
+    last = (previous or {}).get("lastRestartTimestamp")
+    count = int((previous or {}).get("count", 0))
+    if failed:
+        limit = settings.get("maxRestarts")
+        if last is None or ((limit is None or count < limit)
+                            and _minutes_since(last, now) >= auto_restart_backoff_minutes(count)):
+            stamp = now.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+            return True, {**(previous or {}), "count": count + 1, "lastRestartTimestamp": stamp}
+        return False, dict(previous or {}) or None
+    if previous and last is not None and count > 0 and _minutes_since(last, now) > auto_restart_backoff_minutes(count):
+        return False, None
+    return False, dict(previous) if previous else None

@@ -17,10 +17,12 @@ import base64
 import copy
 import itertools
 import secrets as random_secrets
+import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -175,6 +177,15 @@ class Rehearsal:
     keep_going: bool = False
     refused: dict[tuple[str, str], str] = field(default_factory=dict)
     jvm: str = "quick"  # the brokers' and workers' JVM settings (process.jvm_options)
+    # The operator's periodic reconciliation, every `reconcile_every` seconds once deployed
+    # (operator.RECONCILIATION_SECONDS, Strimzi's default; None: none): each connector's
+    # `spec.autoRestart` acted on there, as the operator does, and the `status.autoRestart` it
+    # would write kept here, by (namespace, connector), with each restart it made.
+    reconcile_every: float | None = operator.RECONCILIATION_SECONDS
+    auto_restarts: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    auto_restarted: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, connector, at)
+    _reconciler: threading.Thread | None = field(default=None, init=False, repr=False)
+    _stop_reconciling: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -251,6 +262,43 @@ class Rehearsal:
             key = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL])
             self.send(key, connector)
         self.manage_offsets()
+        if self.reconcile_every and self._reconciler is None:
+            self._reconciler = threading.Thread(target=self._reconciling, name="operator-reconciliation", daemon=True)
+            self._reconciler.start()
+
+    def _reconciling(self) -> None:
+        assert self.reconcile_every
+        while not self._stop_reconciling.wait(self.reconcile_every):
+            self.periodic_reconciliation()
+
+    def periodic_reconciliation(self, now: datetime | None = None) -> list[tuple[str, str]]:
+        """One periodic reconciliation's autoRestart (operator.auto_restart) of every connector
+        sent: the connectors it restarted, by (namespace, name). A worker that does not answer
+        fails that connector's reconciliation, and the next pass asks again, as the operator's
+        does; a restart request that fails is counted all the same (autoRestartConnector)."""
+        restarted = []
+        for key, (connect, connector) in sorted(list(self.connectors.items())):
+            worker = self.workers.get(connect)
+            if worker is None:
+                continue
+            try:
+                status = worker.status(key[1])
+            except (RuntimeStartError, OSError):
+                continue
+            when = now or datetime.now(timezone.utc)
+            restart, written = operator.auto_restart(connector["spec"], status, self.auto_restarts.get(key), when)
+            if restart:
+                try:
+                    worker.request("POST", f"/connectors/{key[1]}/restart?includeTasks=true&onlyFailed=true")
+                except (RuntimeStartError, OSError):
+                    pass
+                restarted.append(key)
+                self.auto_restarted.append((*key, when.isoformat(timespec="seconds")))
+            if written is None:
+                self.auto_restarts.pop(key, None)
+            else:
+                self.auto_restarts[key] = written
+        return restarted
 
     def _stores(self) -> tuple[dict[str, dict[str, dict[str, bytes]]], dict[str, dict[str, dict[str, str]]]]:
         """The render's Secrets (their data as bytes) and ConfigMaps, by namespace and name."""
@@ -460,6 +508,9 @@ class Rehearsal:
         return out
 
     def stop(self) -> None:
+        self._stop_reconciling.set()
+        if self._reconciler is not None:
+            self._reconciler.join(90)
         # The workers first, all at once, so that none spends its shutdown retrying a broker gone.
         stop_all([w.process for w in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]])
         stop_all([kafka.process for kafka in self.clusters.values()])

@@ -6,6 +6,8 @@ differs) fire at some point of it, naming the right connector, and no other aler
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import yaml
 
@@ -54,6 +56,29 @@ def test_every_release_has_every_scenario():
 def test_the_alerts_fire_on_their_faults_and_nowhere_else(recording, tmp_path):
     code, out = replay(recording, recordings.verdict(recording["release"], recording["scenario"]), tmp_path)
     assert code == 0, out[-4000:]
+
+
+@pytest.mark.parametrize("recording", RECORDED, ids=[f"{r['release']}-{r['scenario']}" for r in RECORDED])
+def test_each_recording_stands_for_todays_workers(recording):
+    """Made on today's worker and connector configuration (the render's digest), on its release's
+    Kafka, holding every series the rules and the dashboard read or saying why not."""
+    assert recordings.problems(recording) == []
+
+
+def test_a_stale_or_gapped_recording_is_refused():
+    (recording,) = [r for r in RECORDED if (r["release"], r["scenario"]) == ("strimzi-1.2.0", "healthy")]
+    assert recordings.problems(recording) == []
+    stale = copy.deepcopy(recording)
+    stale["topology"]["flows"][0]["config"]["source"]["offset.lag.max"] = 100  # a changed connector default
+    gapped = copy.deepcopy(recording)
+    gapped["input_series"] = [s for s in gapped["input_series"] if not s["series"].startswith("jvm_threads_current")]
+    gapped["kafka_version"] = "3.9.0"
+    (changed,) = recordings.problems(stale)
+    assert changed.startswith("strimzi-1.2.0/healthy: recorded on another configuration (sha256:") \
+        and changed.endswith(": record it again")
+    assert recordings.problems(gapped) == [
+        "strimzi-1.2.0/healthy: recorded on Kafka 3.9.0, the release runs 4.2.0",
+        "strimzi-1.2.0/healthy: jvm_threads_current is read by the rules or the dashboard and was not recorded"]
 
 
 def test_the_matrix_refuses_a_wrong_verdict(tmp_path):

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from infra.plan import monitoring
 from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
-from tests.support.monitoring import groups_of, target_labels
+from tests.support.monitoring import target_labels
 from tests.support.replication import dev_for_runtime, rehearsal, running
 from tests.support.stacks import RUNTIME_RELEASES
 
@@ -280,8 +279,7 @@ def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeyp
     with rehearsal(topo, tmp_path, runtime_api, **scenario.fields) as r:
         start(r, monkeypatch)
         # What the alert rules and the dashboard read (docs/operations.md#dashboard pictures these).
-        names = recordings.series_read([rule["expr"] for group in groups_of(r.topology) for rule in group["rules"]]
-                                       + monitoring.dashboard_queries())
+        names = recordings.read_by(r.topology)
         # Every Connect cluster's worker (one a flow here), labelled as its PodMonitor target.
         recorder = recordings.Recorder([(w.scrape, target_labels(flow)) for (flow, _), w in sorted(r.workers.items())],
                                        names, EVERY)
@@ -291,7 +289,7 @@ def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeyp
                 scenario.run(r, recorder)
             finally:
                 recorder.stop()
-        return recorder.recording(f"{flavour}-{version}", name, r.topology, scenario.what)
+        return recorder.recording(f"{flavour}-{version}", name, r.topology, scenario.what, r.release.kafka)
 
 
 @pytest.mark.skipif(not RECORD, reason="records every scenario again: RECORD_ALERTS=1 (the module's docstring)")

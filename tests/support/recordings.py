@@ -15,9 +15,12 @@ promtool replays a recording one scrape per minute: the rules' windows and `for`
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -25,8 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.monitoring import exposition
-from tests.support.stacks import ROOT, RUNTIME_RELEASES
+from infra.plan import monitoring
+from tests.support.monitoring import exposition, groups_of
+from infra.checks import validation
+from tests.support import stacks
+from tests.support.stacks import ROOT, RUNTIME_RELEASES, render_topology
 
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 
@@ -34,6 +40,64 @@ def series_read(exprs: Iterable[str]) -> set[str]:
     """The metric names the expressions read: Kafka's and Connect's (`kafka_...`), and the JVM's
     and the process's the exporter agent adds (`jvm_...`, `process_...`)."""
     return {name for expr in exprs for name in re.findall(r"\b((?:kafka|jvm|process)_[a-z0-9_]+)\b", expr)}
+
+
+def read_by(topology: dict[str, Any]) -> set[str]:
+    """What the topology's alert rules and the dashboard read."""
+    return series_read([rule["expr"] for group in groups_of(topology) for rule in group["rules"]]
+                       + monitoring.dashboard_queries())
+
+
+def configuration(topology: dict[str, Any]) -> dict[str, Any]:
+    """What a recording's worker ran, as today's render gives it for the recording's topology:
+    each KafkaConnect's Kafka version and worker configuration, each KafkaConnector's class, tasks
+    and configuration (secrets are references there, never values)."""
+    with tempfile.TemporaryDirectory(prefix="recording-render-") as tmp:
+        objects = render_topology(Path(tmp), topology).objects()
+    out: dict[str, Any] = {}
+    for obj in objects:
+        spec, key = obj.get("spec", {}), f"{obj['kind']}/{obj['metadata']['name']}"
+        if obj["kind"] == "KafkaConnect":
+            out[key] = {"version": spec.get("version"), "config": spec.get("config")}
+        elif obj["kind"] == "KafkaConnector":
+            out[key] = {k: spec.get(k) for k in ("class", "tasksMax", "state", "config")}
+    return dict(sorted(out.items()))
+
+
+@functools.lru_cache(maxsize=None)
+def _digest(topology_json: str) -> str:
+    body = json.dumps(configuration(json.loads(topology_json)), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+
+
+def digest(topology: dict[str, Any]) -> str:
+    """The digest of `configuration(topology)`: a recording stores the one it was made with, and a
+    render default that changes it makes the recording stale (tests/conformance/test_alert_matrix.py)."""
+    return _digest(json.dumps(topology, sort_keys=True))
+
+
+def problems(recording: dict[str, Any]) -> list[str]:
+    """Why a stored recording no longer stands for today's workers: made on another worker or
+    connector configuration than today's render of its topology, on another Kafka than its
+    release's, or missing a series the rules or the dashboard read without a stated reason."""
+    where = f"{recording['release']}/{recording['scenario']}"
+    out = []
+    if recording.get("configuration_digest") != digest(recording["topology"]):
+        out.append(f"{where}: recorded on another configuration ({recording.get('configuration_digest')}) than "
+                   f"today's render of its topology ({digest(recording['topology'])}): record it again")
+    flavour, version = recording["release"].split("-", 1)
+    kafka = validation.parse(stacks.on_release(recording["topology"], flavour, version)).operator.release.kafka
+    if recording.get("kafka_version") != kafka:
+        out.append(f"{where}: recorded on Kafka {recording.get('kafka_version')}, the release runs {kafka}")
+    recorded = {s["series"].split("{", 1)[0] for s in recording["input_series"]}
+    stated = ABSENT.get(recording["scenario"], {})
+    missing = read_by(recording["topology"]) - recorded
+    for name in sorted(missing - set(stated)):
+        out.append(f"{where}: {name} is read by the rules or the dashboard and was not recorded")
+    if recording.get("absent") != {name: stated[name] for name in sorted(missing & set(stated))}:
+        out.append(f"{where}: its stated absences {recording.get('absent')} are not what it lacks "
+                   f"({sorted(missing)}) with ABSENT's reasons")
+    return out
 
 
 def _key(name: str, labels: dict[str, str]) -> str:
@@ -116,9 +180,17 @@ class Recorder:
         if self._thread is not None:
             self._thread.join(30)
 
-    def recording(self, release: str, scenario: str, topology: dict[str, Any], what: str) -> dict[str, Any]:
+    def recording(self, release: str, scenario: str, topology: dict[str, Any], what: str,
+                  kafka_version: str) -> dict[str, Any]:
         keys = sorted({k for s in self.samples if s for k in s})
-        return {"release": release, "scenario": scenario, "what": what, "every_seconds": self.every,
+        recorded = {k.split("{", 1)[0] for k in keys}
+        return {"release": release, "kafka_version": kafka_version, "scenario": scenario, "what": what,
+                "configuration_digest": digest(topology),
+                # Read by the rules or the dashboard, never exported in this scenario: the stated
+                # reasons are ABSENT's, and a recording holding other gaps is refused.
+                "absent": {name: ABSENT.get(scenario, {}).get(name, "not exported in this scenario")
+                           for name in sorted(self.names - recorded)},
+                "every_seconds": self.every,
                 "scrapes": len(self.samples), "phases": [list(p) for p in self.phases], "topology": topology,
                 "input_series": [{"series": k, "values": encode([s.get(k) if s else None for s in self.samples])}
                                  for k in keys]}
@@ -133,6 +205,17 @@ def write(recording: dict[str, Any]) -> Path:
 
 def load_all() -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(RECORDINGS.glob("*/*.json"))]
+
+
+# What a scenario's worker does not export of what the rules and the dashboard read, and why; every
+# other series read is in its recording (tests/conformance/test_alert_matrix.py).
+_NO_CHECKPOINT = "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms"
+ABSENT: dict[str, dict[str, str]] = {
+    # MirrorCheckpointConnector's checkpoint-latency-ms exists per partition once a checkpoint is
+    # emitted, and a checkpoint needs an offset sync of a record written to the target.
+    "transform-drops": {_NO_CHECKPOINT: "the transform drops every record: no offset sync, so no checkpoint"},
+    "active-passive": {_NO_CHECKPOINT: "a bidirectional prefixless pair runs no checkpoint connector"},
+}
 
 
 # The false-page matrix: per recorded scenario, the alerts that must fire at some point of it,

@@ -77,7 +77,7 @@ BUILD := bash tools/engine/build.sh
 SHARED_RUNTIME := KAFKA_REPLICATION_TEST_QUEUE=$(CURDIR)/build/runtime-queue $(PYTEST) --durations=0 --durations-min=1 tests/runtime
 test: venv promtool shellcheck prometheus-crds
 	@mkdir -p build; rm -rf build/*.status build/*.log build/runtime-queue; \
-	{ $(BUILD) kube-apiserver kubectl > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \
+	{ $(BUILD) kube-apiserver kubectl toxiproxy-server > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \
 	  { $(SHARED_RUNTIME) >> build/tier-runtime.log 2>&1; echo $$? > build/tier-runtime.status; } & \
 	  $(BUILD) > build/tier-engine.log 2>&1; echo $$? > build/binaries.status; \
 	  $(PYTEST) tests/apiserver tests/engine >> build/tier-engine.log 2>&1; echo $$? > build/tier-engine.status; \
@@ -128,9 +128,10 @@ apiserver engine:
 	  echo "the engine binaries could not be built: the API-server and engine tiers will skip (docs/engine.md)"; }
 
 # kube-apiserver and kubectl: the binaries the runtime tier needs (its operator stand-in's API
-# server, and kubectl for the runbook lines it runs as written).
+# server, and kubectl for the runbook lines it runs as written), and toxiproxy-server (the fault
+# proxy of the rehearsal's links).
 kube-apiserver:
-	@bash tools/engine/build.sh kube-apiserver kubectl >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
+	@bash tools/engine/build.sh kube-apiserver kubectl toxiproxy-server >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
 	  echo "kube-apiserver could not be built: the runtime tier will skip (docs/engine.md)"; }
 
 # promtool, from Debian's prometheus package unpacked into ~/.cache (the service is not installed):

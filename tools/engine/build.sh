@@ -10,6 +10,7 @@
 #   kubectl            kubectl of the same release          (kube-apiserver/go.mod)
 #   actionlint         the GitHub Actions workflow checker  (actionlint/go.mod; tests/engine/test_workflows.py)
 #   pulumi-sdkgen      Pulumi's SDK generators at the CLI's version (pulumi-sdkgen/; tests/engine/test_sdk.py)
+#   toxiproxy-server   the fault proxy of the rehearsal's links (toxiproxy/go.mod; infra/tools/rehearsal/links.py)
 #
 #   tools/engine/build.sh [NAME...]       # builds what is missing; prints "<name> <path>" lines
 #   tools/engine/build.sh --path NAME     # prints NAME's path if it is built (exit 1 if not)
@@ -21,7 +22,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${KAFKA_REPLICATION_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication}/engine"
-names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl actionlint pulumi-sdkgen)
+names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl actionlint pulumi-sdkgen toxiproxy-server)
 
 log() { echo "engine build: $*" >&2; }
 
@@ -32,6 +33,7 @@ module_dir() {
     kube-apiserver | kube-controller-manager | kubectl) echo "$here/kube-apiserver" ;;
     actionlint) echo "$here/actionlint" ;;
     pulumi-sdkgen) echo "$here/pulumi-sdkgen" ;;
+    toxiproxy-server) echo "$here/toxiproxy" ;;
     *) log "unknown binary: $1 (one of: ${names[*]})"; exit 2 ;;
   esac
 }
@@ -47,6 +49,7 @@ version() {
     pulumi-kubernetes) sed -n 's|^// release: \(v[0-9.]*\) .*|\1|p' "$mod" ;;
     kube-apiserver | kube-controller-manager | kubectl) awk '($1 == "require" && $2 == "k8s.io/kubernetes") {print $3}' "$mod" ;;
     actionlint) awk '$1 == "github.com/rhysd/actionlint" {print $2}' "$mod" ;;
+    toxiproxy-server) awk '$1 == "github.com/Shopify/toxiproxy/v2" {print $2}' "$mod" ;;
   esac
 }
 
@@ -102,6 +105,9 @@ EOF
       # Built as a dependency, its build info names our module's version, not its own.
       package=github.com/rhysd/actionlint/cmd/actionlint
       ldflags="-X github.com/rhysd/actionlint.version=$ver" ;;
+    toxiproxy-server)
+      package=github.com/Shopify/toxiproxy/v2/cmd/server
+      ldflags="-X github.com/Shopify/toxiproxy/v2.Version=$ver" ;;
   esac
   log "building $name $ver (Go, from the module proxy)"
   mkdir -p "$(dirname "$out")"
@@ -117,7 +123,7 @@ case "${1:-}" in
     echo "$out" ;;
   --version)
     version "$2" ;;
-  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl | actionlint | pulumi-sdkgen)
+  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl | actionlint | pulumi-sdkgen | toxiproxy-server)
     command -v go >/dev/null || { log "Go is not installed"; exit 1; }
     for name in "${@:-${names[@]}}"; do
       build "$name"

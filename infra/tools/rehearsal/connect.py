@@ -88,7 +88,7 @@ class Worker:
                 else:
                     shutil.copyfile(child, copy)
         files = {**self.setup.files, WORKER_FILE: self.setup.worker_file().encode(),
-                 "/tmp/hosts": self.network.hosts_file.read_bytes(), "/tmp/.kube/config": self.kubeconfig.encode()}
+                 "/tmp/hosts": self.network.pod_hosts(), "/tmp/.kube/config": self.kubeconfig.encode()}
         for path, content in files.items():
             target = _inside(self.pod, path)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -183,6 +183,8 @@ class Network:
         self._next = 1
         self._lock = threading.Lock()  # brokers start side by side (Rehearsal.start_clusters)
         self.hosts_file.write_text("")
+        # Host names the pods resolve to a link's proxy instead (links.py): host -> the proxy's address.
+        self.linked: dict[str, str] = {}
 
     def address(self) -> str:
         with self._lock:
@@ -199,6 +201,15 @@ class Network:
             staged = self.hosts_file.with_name(self.hosts_file.name + ".new")
             staged.write_text("".join(f"{a} {h}\n" for h, a in sorted(self.names.items())))
             staged.replace(self.hosts_file)
+
+    def link(self, host: str, ip: str) -> None:
+        with self._lock:
+            self.linked[host] = ip
+
+    def pod_hosts(self) -> bytes:
+        """The hosts file a pod holds: a linked cluster's names resolved to its link's proxy."""
+        with self._lock:
+            return "".join(f"{self.linked.get(h, a)} {h}\n" for h, a in sorted(self.names.items())).encode()
 
     def java_options(self) -> list[str]:
         return [f"-Djdk.net.hosts.file={self.hosts_file}"]

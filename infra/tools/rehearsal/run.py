@@ -38,6 +38,7 @@ from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
 from infra.tools.rehearsal.clients import Clients
 from infra.tools.rehearsal.connect import Worker
 from infra.tools.rehearsal.kafka import KafkaCluster
+from infra.tools.rehearsal.links import Links
 from infra.tools.rehearsal.process import Network, RuntimeStartError, stop_all
 from infra.topology.resolution import Model
 
@@ -186,6 +187,10 @@ class Rehearsal:
     auto_restarted: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, connector, at)
     _reconciler: threading.Thread | None = field(default=None, init=False, repr=False)
     _stop_reconciling: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    # With `linked`, every worker reaches every cluster through a link of its own that the caller
+    # can slow, cut or black-hole (links.py), after the clusters start; the tests' clients do not.
+    linked: bool = False
+    links: Links | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -207,6 +212,13 @@ class Rehearsal:
         with ThreadPoolExecutor(max_workers=max(len(self.clusters), 1)) as pool:
             for started in [pool.submit(k.start, classpath) for k in self.clusters.values()]:
                 started.result()
+        if self.linked:
+            self.links = Links(self.network, self.directory / "links")
+            self.links.start()
+            for alias, cluster in sorted(self.clusters.items()):
+                (port,) = {p for _, p in cluster.hosts}
+                assert cluster.ip, alias
+                self.links.add(alias, [h for h, _ in cluster.hosts], port, cluster.ip)
 
     def start_cluster(self, alias: str) -> None:
         """A stopped cluster started again on the rehearsal's release: its storage, address and
@@ -514,6 +526,8 @@ class Rehearsal:
         # The workers first, all at once, so that none spends its shutdown retrying a broker gone.
         stop_all([w.process for w in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]])
         stop_all([kafka.process for kafka in self.clusters.values()])
+        if self.links is not None:
+            self.links.stop()
         self.clients.close()
 
 

@@ -1,0 +1,77 @@
+"""The links between the Connect workers and the Kafka clusters (infra/tools/rehearsal/links.py):
+a flow replicating while its link to the source is cut, black-holed and slowed, on real Kafka and
+a real Connect worker, the ledger holding every record exactly once afterwards.
+
+What the proxy changes is the workers' path alone: the test's producers write to the source
+throughout, so what the target holds during a fault is what crossed the link."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+
+import pytest
+
+from tests.support.replication import Ledger, dev_for_runtime, eventually, rehearsal, running
+
+pytestmark = pytest.mark.runtime
+
+TOPIC, REMOTE = "test.orders", "us-west.test.orders"
+FAULT = 20.0  # seconds a fault lasts: many times the clients' reconnect back-off (1 s at most)
+
+
+def handshake_seconds(address: str) -> float:
+    """The time a TLS handshake with the source's listener takes from here: a round trip at least."""
+    host, port = address.rsplit(":", 1)
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # the time, not the peer, is measured
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=30) as raw, context.wrap_socket(raw):
+        return time.monotonic() - started
+
+
+def test_a_flow_rides_out_its_source_link_cut_black_holed_and_slowed(runtime_api, tmp_path):
+    topo = dev_for_runtime("strimzi", "1.2.0")
+    topo["flows"][0]["heartbeats"] = False
+    with rehearsal(topo, tmp_path, runtime_api, linked=True) as r:
+        assert r.links is not None
+        r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
+        ledger = Ledger(r, TOPIC, REMOTE)
+        ledger.produce("before")
+        r.deploy()
+        running(r)
+        ledger.holds_exactly()
+        (worker,) = r.workers.values()
+        # The worker's pod resolves the source's host name to the link's proxy, the tests' clients
+        # to the broker itself.
+        host = "us-west-kafka-bootstrap.kafka-us-west"
+        pod_hosts = dict(reversed(line.split()) for line in (worker.pod / "tmp" / "hosts").read_text().splitlines())
+        assert pod_hosts[host] == r.links["us-west"].listen.split(":")[0] != r.clusters["us-west"].ip
+        link = r.links["us-west"]
+
+        def copied() -> int:
+            return sum(r.clients.end_offsets(r.client("us-east"), [REMOTE]).values())
+
+        for fault in ("cut", "black_hole"):
+            getattr(link, fault)()
+            before = copied()
+            ledger.produce(f"during-{fault}")  # the test's producer is not behind the link
+            time.sleep(FAULT)
+            assert copied() == before, fault  # nothing crossed
+            assert [t["state"] for t in worker.status("repl-us-west-us-east-source")["tasks"]] == ["RUNNING"] * 2
+            link.restore()
+            assert link.state()["enabled"] is True and link.state()["toxics"] == []
+            ledger.holds_exactly()  # everything, once
+
+        # 150 ms each way: a 300 ms round trip, the distance between continents.
+        link.slow(latency_ms=150)
+        assert sorted(t["type"] for t in link.state()["toxics"]) == ["latency", "latency"]
+        direct, linked = handshake_seconds(link.upstream), handshake_seconds(link.listen)
+        assert linked >= 0.3 and linked - direct >= 0.25, (direct, linked)
+        ledger.produce("slow")
+        eventually("the records written over the slow link", lambda: copied() == len(ledger.sent), 120, 0.2)
+        link.restore()
+        assert handshake_seconds(link.listen) < 0.3
+        ledger.produce("after")
+        ledger.holds_exactly()

@@ -213,6 +213,7 @@ class KafkaConnect(TypedDict):
 # `class` is a Python keyword: the functional form.
 class AutoRestart(TypedDict):
     enabled: bool
+    maxRestarts: NotRequired[int]
 
 
 KafkaConnectorSpec = TypedDict("KafkaConnectorSpec", {

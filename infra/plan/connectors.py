@@ -271,6 +271,8 @@ class Wiring:
         if self.operator.autoRestart and self.release.auto_restart:
             # Failed connectors and tasks are restarted by the operator (unlimited from 0.37).
             spec["autoRestart"] = {"enabled": True}
+            if self.flow.maxRestarts is not None:
+                spec["autoRestart"]["maxRestarts"] = self.flow.maxRestarts
         # Written even when running (Strimzi's default): a state changed by hand is then a
         # difference `pulumi preview --refresh` shows and `pulumi up --refresh` puts back; absent,
         # the refreshed inputs would drop it and the drift stay unseen (docs/operations.md).

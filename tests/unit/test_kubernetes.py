@@ -224,6 +224,32 @@ def test_waiting_and_restarts_can_be_switched_off():
                for o in objects.values() if o["kind"] == "KafkaConnector")
 
 
+def test_a_flow_limits_the_operators_restarts():
+    data = copy.deepcopy(REGIONS)
+    data["flows"][0]["maxRestarts"] = 10
+    objects = _planned(data)
+    restarts = {n: o["spec"]["autoRestart"] for n, o in objects.items() if o["kind"] == "KafkaConnector"}
+    limited = {n: r for n, r in restarts.items() if n.startswith("orders-us-west-to-eu-")}
+    assert limited == {name: {"enabled": True, "maxRestarts": 10} for name in (
+        "orders-us-west-to-eu-source", "orders-us-west-to-eu-checkpoint", "orders-us-west-to-eu-heartbeat")}
+    # The other flows keep the operator's default: no limit.
+    assert len(restarts) > 3 and all(r == {"enabled": True} for n, r in restarts.items() if n not in limited)
+
+
+def test_a_restart_limit_where_nothing_restarts_is_refused():
+    data = copy.deepcopy(REGIONS)
+    data["operator"]["autoRestart"] = False
+    data["flows"][0]["maxRestarts"] = 10
+    assert problems(data) == [
+        "flows[0] (orders-us-west-to-eu): maxRestarts: got 10; expected no value while operator.autoRestart is false "
+        "(the operator restarts nothing, so there is nothing to limit): drop maxRestarts, or set "
+        "operator.autoRestart: true"]
+    data["operator"]["autoRestart"] = True
+    data["flows"][0]["maxRestarts"] = 0
+    assert problems(data) == ["flows[0] (orders-us-west-to-eu): maxRestarts: got 0; expected an integer from 1 to "
+                              "2147483647"]
+
+
 def test_a_readiness_timeout_out_of_range_is_refused():
     data = copy.deepcopy(REGIONS)
     data["operator"]["readiness"] = {"timeoutSeconds": 5}

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from infra.checks.rules.flows import (MAX_ALIAS, MAX_FLOW_NAME, _check_audit, _check_bidirectional,
-                                      _check_heartbeat_identity, _check_operator, _check_part, _check_shape)
+                                      _check_heartbeat_identity, _check_operator, _check_part, _check_restarts,
+                                      _check_shape)
 from infra.checks.rules.kubernetes import _check_kubernetes
 from infra.checks.rules.overrides import _check_overrides
 from infra.checks.rules.smts import _check_smts
@@ -47,6 +48,7 @@ def check(model: Model) -> list[Problem]:
                                         "KafkaConnect trusts PEM certificates only (spec.tls.trustedCertificates)"))
         problems.extend(overrides.get(index, []))
         problems += _check_heartbeat_identity(topo, where, flow)
+        problems += _check_restarts(topo, where, flow)
     seen: dict[str, str] = {}
     for d in model.flows:
         where, name = d.where, d.name

@@ -92,6 +92,15 @@ def _check_audit(model: Model, audit: Audit) -> list[Problem]:
     return problems
 
 
+def _check_restarts(topo: Topology, where: str, flow: Flow) -> list[Problem]:
+    """A limit on the operator's restarts where nothing restarts: a setting nothing reads."""
+    if flow.maxRestarts is not None and not topo.operator.autoRestart:
+        return [Problem(where, "maxRestarts", flow.maxRestarts,
+                        "no value while operator.autoRestart is false (the operator restarts nothing, so there is "
+                        "nothing to limit): drop maxRestarts, or set operator.autoRestart: true")]
+    return []
+
+
 def _check_shape(where: str, flow: Flow) -> list[Problem]:
     problems = []
     given = [f for f in ("topics", "sources", "connectClusters") if getattr(flow, f) is not None]

@@ -259,6 +259,10 @@ class Flow(_Strict):
     # copying the old target's retained history back (docs/operations.md#controlled-failback).
     acknowledgeReplayedHistory: bool = False
     heartbeats: bool = True
+    # How many times the operator restarts a failed connector or task of the flow before it stops
+    # trying (KafkaConnector spec.autoRestart.maxRestarts, every supported release); unset:
+    # without limit, on its back-off (docs/operations.md#a-failed-task).
+    maxRestarts: Annotated[int, _integer(1, INT32)] | None = None
     checkpoints: bool | None = None  # true, or false for bidirectional pairs
     syncGroupOffsets: SyncGroupOffsets = SyncGroupOffsets()
     syncTopicConfigs: SyncTopicConfigs = SyncTopicConfigs()

@@ -3,7 +3,7 @@ figures; not a test).
 
     .venv/bin/python benchmarks/replication.py [--records 2000000] [--size 512] [--partitions 12]
         [--rounds 2] [--rates 0.25,0.5,0.75] [--seconds 20] [--tasks N] [--set KEY=VALUE]
-        [--workers 1] [--flavour csm --version 1.2]
+        [--workers 1] [--flavour csm --version 1.2] [--rtt MS] [--bandwidth MBIT]
 
 Everything runs for real on this machine: the dev stack's clusters (us-west SASL_SSL -> us-east
 SASL_SSL, infra/rehearsal), its Connect cluster as the program renders it, brokers and workers in
@@ -29,6 +29,11 @@ Two measures, the contenders alternating within each round:
 - latency: records written at fixed rates for `--seconds` each (the rates are fractions of the
   defaults' catch-up throughput measured in the same run: what they sustain), read on the target
   as they arrive; p50, p99 and max of arrival minus the record's timestamp.
+
+With `--rtt` or `--bandwidth`, the worker reaches the source through a link of the rehearsal's
+fault proxy (infra/tools/rehearsal/links.py): each direction delayed by half the round trip and
+capped at the bandwidth, as a Connect cluster beside its target reads a source in another region.
+The test clients that fill and read the topics are not behind it.
 
 Medians over the rounds, and the ratios against `defaults`. docs/performance.md records them.
 Needs the API-server tier's kube-apiserver (tools/engine/build.sh, `make engine`) and the jars.
@@ -227,15 +232,23 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1, help="Connect workers (pods) of the Connect cluster")
     ap.add_argument("--flavour", default="csm")
     ap.add_argument("--version", default="1.2")
+    ap.add_argument("--rtt", type=int, default=0, metavar="MS", help="the round trip between the worker and the source")
+    ap.add_argument("--bandwidth", type=int, default=0, metavar="MBIT", help="the link's cap each way (0: none)")
     args = ap.parse_args()
+    if args.rtt < 0 or args.bandwidth < 0:
+        ap.error("--rtt and --bandwidth take a number of milliseconds and megabits per second, 0 or more")
     # A stopped run stops its brokers, worker and API server too (they run in sessions of their own).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="replication-bench-"))
     state = start(work / "apiserver")
     r = Rehearsal(for_runtime(on_release(DEV, args.flavour, args.version)), work / "rehearsal",
-                  ApiServerKube(Client(state)), scale=args.workers > 1, jvm="steady")
+                  ApiServerKube(Client(state)), scale=args.workers > 1, jvm="steady",
+                  linked=bool(args.rtt or args.bandwidth))
     try:
         r.start_clusters()
+        if r.links is not None:
+            r.links["us-west"].slow(latency_ms=args.rtt // 2,
+                                    rate_kb_per_s=args.bandwidth * 1000 // 8 if args.bandwidth else None)
         objects = r.render()
         for o in objects:
             if o["kind"] == "KafkaConnect":
@@ -267,8 +280,10 @@ def main() -> int:
                     print(f"latency round {i + 1} {name:>16} at {rate:,}/s: "
                           + ", ".join(f"{k} {v:,.0f}" for k, v in figures.items()), flush=True)
 
+        link = (f"{args.rtt} ms round trip" + (f", {args.bandwidth} Mbit/s" if args.bandwidth else "")
+                if r.links is not None else "loopback")
         where = (f"{args.flavour} {args.version}, {args.workers} worker(s), {args.partitions} partitions, "
-                 f"tasks.max {b.tasks} (render), medians of {args.rounds} round(s)")
+                 f"tasks.max {b.tasks} (render), source link: {link}, medians of {args.rounds} round(s)")
         print(f"\ncatch-up: {args.records:,} records of {args.size} B; {where}")
         print(f"{'contender':>16} {'records/s':>12} {'MB/s':>8} {'seconds':>8} {'first s':>8} {'x defaults':>10} "
               f"{'busy':>5} {'worker':>7} {'source':>7} {'target':>7}")

@@ -14,7 +14,7 @@ def test_replication_benchmark_runs_at_a_tiny_size():
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
     out = bench("replication.py", "--records", "3000", "--partitions", "3", "--rounds", "1", "--seconds", "2",
-                "--tasks", "2", "--set", "producer.override.linger.ms=0", timeout=1200)
+                "--tasks", "2", "--set", "producer.override.linger.ms=0", "--rtt", "40", timeout=1200)
     lines = out.splitlines()
     catch_up = lines.index(next(x for x in lines if x.startswith("catch-up: 3,000 records of 512 B")))
     latency = lines.index(next(x for x in lines if x.startswith("latency: records of 512 B")))
@@ -27,5 +27,9 @@ def test_replication_benchmark_runs_at_a_tiny_size():
     assert sorted(rows) == ["defaults", "ours", "ours, --set 1", "ours, tasks 2"], out
     assert rows["defaults"][4] == "1.00" and all(len(r) == 9 for r in rows.values()), out
     # Three rates (fractions of the defaults' catch-up rate), each for every contender.
-    lat = [x[:16].strip() for x in lines[latency + 2:] if x.strip()]
-    assert lat == ["defaults", "ours", "ours, tasks 2", "ours, --set 1"] * 3, out
+    lat = [(x[:16].strip(), x[16:].split()) for x in lines[latency + 2:] if x.strip()]
+    assert [name for name, _ in lat] == ["defaults", "ours", "ours, tasks 2", "ours, --set 1"] * 3, out
+    # The worker read the source over a 40 ms round trip (--rtt: the fault proxy's link): no record
+    # arrived sooner than the 20 ms the fetch's answer spends on the way back.
+    assert "source link: 40 ms round trip" in lines[catch_up] and "source link: 40 ms round trip" in lines[latency]
+    assert all(float(row[1]) >= 20 for _, row in lat), out

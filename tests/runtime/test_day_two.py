@@ -18,8 +18,8 @@ from datetime import datetime
 
 import pytest
 
-from tests.support.replication import (Ledger, arrived, dev_for_runtime, eventually, halted, records,
-                                       rehearsal, running)
+from tests.support.replication import (Ledger, copied_at_least_once, dev_for_runtime, eventually, halted,
+                                       records, rehearsal, running)
 from tests.support.stacks import OFFSETS_RELEASES, RELEASE_ENDS, RELEASES_BY_WORKER_CONNECTION, ROOT, ids
 
 pytestmark = pytest.mark.runtime
@@ -143,19 +143,6 @@ def rotate_scram(r, alias: str, user: str) -> None:
     cluster.password = new
     r.secret_config[f"{alias}.password"] = new
 
-
-def copied_at_least_once(r, alias: str, topic: str, sent: list[dict]) -> set[str]:
-    """Every record sent is on `alias`, in order per partition, none lost and none more than
-    twice (a rotation's at-least-once); the keys copied twice."""
-    def copied() -> list[list[str]] | None:
-        ends = r.clients.end_offsets(r.client(alias), [topic])
-        got = arrived(r, alias, topic, sum(ends.values()))
-        keys = [[g["key"] for g in got if g["partition"] == p] for p in (0, 1)]
-        done = all(list(dict.fromkeys(keys[p])) == [s["key"] for s in sent if s["partition"] == p] for p in (0, 1))
-        return keys if done else None
-    keys = eventually("every record sent, in order, on the target", copied, 120, 3)
-    assert all(part.count(k) <= 2 for part in keys for k in part), keys
-    return {k for part in keys for k in part if part.count(k) > 1}
 
 def replicating(r, source: str, target: str) -> tuple[Ledger, tuple[str, str]]:
     """The rotation tests' start: `rot.orders` on the source, four records, the stack deployed

@@ -1,6 +1,8 @@
-"""The links between the Connect workers and the Kafka clusters (infra/tools/rehearsal/links.py):
-a flow replicating while its link to the source is cut, black-holed and slowed, on real Kafka and
-a real Connect worker, the ledger holding every record exactly once afterwards.
+"""Faults during the copy (docs/faults.md), on real Kafka and a real Connect worker: a flow
+replicating while its link to the source is cut, black-holed and slowed (the links of
+infra/tools/rehearsal/links.py), the ledger holding every record exactly once after each; then
+its worker killed under steady writes and restarted as the kubelet restarts a container, every
+record arriving at least once, in order.
 
 What the proxy changes is the workers' path alone: the test's producers write to the source
 throughout, so what the target holds during a fault is what crossed the link."""
@@ -9,11 +11,12 @@ from __future__ import annotations
 
 import socket
 import ssl
+import threading
 import time
 
 import pytest
 
-from tests.support.replication import Ledger, dev_for_runtime, eventually, rehearsal, running
+from tests.support.replication import Ledger, copied_at_least_once, dev_for_runtime, eventually, rehearsal, running
 
 pytestmark = pytest.mark.runtime
 
@@ -31,7 +34,29 @@ def handshake_seconds(address: str) -> float:
         return time.monotonic() - started
 
 
-def test_a_flow_rides_out_its_source_link_cut_black_holed_and_slowed(runtime_api, tmp_path):
+class Steady:
+    """Two records every half second into the ledger's topic while the block runs."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger, self.stop = ledger, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        i = 0
+        while not self.stop.wait(0.5):
+            self.ledger.produce(f"steady-{i}", 2)
+            i += 1
+
+    def __enter__(self) -> Steady:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(60)
+
+
+def test_a_flow_rides_out_link_faults_and_a_killed_worker(runtime_api, tmp_path):
     topo = dev_for_runtime("strimzi", "1.2.0")
     topo["flows"][0]["heartbeats"] = False
     with rehearsal(topo, tmp_path, runtime_api, linked=True) as r:
@@ -75,3 +100,23 @@ def test_a_flow_rides_out_its_source_link_cut_black_holed_and_slowed(runtime_api
         assert handshake_seconds(link.listen) < 0.3
         ledger.produce("after")
         ledger.holds_exactly()
+
+        # The worker's JVM killed (SIGKILL) while producers write, its container restarted as the
+        # kubelet restarts it (same pod, address and files). Nothing is lost and each partition
+        # keeps its order; what the worker had copied but not yet committed (its offsets are
+        # flushed every offset.flush.interval.ms) is copied again: the default policy's at-least-once.
+        (connect,) = r.workers
+        before = len(ledger.sent)
+        with Steady(ledger):
+            time.sleep(3)
+            r.kill_worker(connect)
+            running(r)
+            time.sleep(2)
+        assert len(ledger.sent) > before + 8  # writes went on through the kill
+        # At most twice each: those copied since the worker's last offset flush (every 60 s,
+        # Connect's offset.flush.interval.ms default) before the kill.
+        twice = copied_at_least_once(r, "us-east", REMOTE, ledger.sent)
+        ends = r.clients.end_offsets(r.client("us-east"), [REMOTE])
+        print(f"ledger {REMOTE}: " + "; ".join(
+            f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{REMOTE}:{p}']} on "
+            f"the target" for p in (0, 1)) + f"; {len(twice)} copied twice (since the last offset flush before the kill)")

@@ -239,6 +239,20 @@ def user_topics(r: Rehearsal, alias: str) -> list[str]:
     return [t for t in r.clients.topics(r.client(alias)) if not t.startswith("__")]
 
 
+def copied_at_least_once(r, alias: str, topic: str, sent: list[dict]) -> set[str]:
+    """Every record sent is on `alias`, in order per partition, none lost and none more than
+    twice (a rotation's at-least-once); the keys copied twice."""
+    def copied() -> list[list[str]] | None:
+        ends = r.clients.end_offsets(r.client(alias), [topic])
+        got = arrived(r, alias, topic, sum(ends.values()))
+        keys = [[g["key"] for g in got if g["partition"] == p] for p in (0, 1)]
+        done = all(list(dict.fromkeys(keys[p])) == [s["key"] for s in sent if s["partition"] == p] for p in (0, 1))
+        return keys if done else None
+    keys = eventually("every record sent, in order, on the target", copied, 120, 3)
+    assert all(part.count(k) <= 2 for part in keys for k in part), keys
+    return {k for part in keys for k in part if part.count(k) > 1}
+
+
 class Ledger:
     """What a test sent to one source topic, and the check that the target holds it exactly: every
     record in its partition and offset (the remote topic replicated from its start), nothing twice."""

@@ -263,6 +263,12 @@ class Process:
     def stop(self, grace: float = 20) -> None:
         stop_all([self], grace)
 
+    def kill(self) -> None:
+        """SIGKILL, no shutdown: what the kernel's OOM killer or a node's failure does to a pod's JVM."""
+        self._signal(signal.SIGKILL)
+        self.popen.wait(60)
+        self.ended()
+
     def _signal(self, sig: signal.Signals) -> None:
         try:
             os.killpg(self.popen.pid, sig)

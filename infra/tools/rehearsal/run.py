@@ -450,6 +450,17 @@ class Rehearsal:
             worker.wait_ready()
         return worker
 
+    def kill_worker(self, connect: tuple[str, str]) -> None:
+        """The Connect cluster's (first) pod's JVM killed (SIGKILL) and its container restarted by
+        the kubelet, as after an OOM kill: the same pod, address and files; its log before the kill
+        kept as `worker-previous.log` (`kubectl logs --previous`). The worker rejoins its group."""
+        worker = self.workers[connect]
+        assert worker.process is not None, "a started worker"
+        worker.process.kill()
+        (worker.pod / "worker.log").replace(worker.pod / "worker-previous.log")
+        worker.launch()
+        worker.wait_ready()
+
     def send(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:
         """`reconcile`, with a refusal recorded rather than raised where the rehearsal keeps going."""
         key = (connect[0], connector["metadata"]["name"])

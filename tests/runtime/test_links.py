@@ -1,8 +1,9 @@
 """Faults during the copy (docs/faults.md), on real Kafka and a real Connect worker: a flow
 replicating while its link to the source is cut, black-holed and slowed (the links of
 infra/tools/rehearsal/links.py), the ledger holding every record exactly once after each; then
-its worker killed under steady writes and restarted as the kubelet restarts a container, every
-record arriving at least once, in order.
+its worker killed under steady writes and restarted as the kubelet restarts a container, and
+the source's and the target's broker restarted mid-copy, every record arriving at least once, in
+order.
 
 What the proxy changes is the workers' path alone: the test's producers write to the source
 throughout, so what the target holds during a fault is what crossed the link."""
@@ -35,16 +36,20 @@ def handshake_seconds(address: str) -> float:
 
 
 class Steady:
-    """Two records every half second into the ledger's topic while the block runs."""
+    """Two records every half second into the ledger's topic while the block runs, keyed
+    `<name>-<n>-k<i>`."""
 
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger, self.stop = ledger, threading.Event()
+    def __init__(self, ledger: Ledger, name: str) -> None:
+        self.ledger, self.name, self.stop = ledger, name, threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         i = 0
         while not self.stop.wait(0.5):
-            self.ledger.produce(f"steady-{i}", 2)
+            try:
+                self.ledger.produce(f"{self.name}-{i}", 2)
+            except RuntimeError:
+                continue  # the source's broker is down: this batch was not written, nor recorded
             i += 1
 
     def __enter__(self) -> Steady:
@@ -56,7 +61,7 @@ class Steady:
         self.thread.join(60)
 
 
-def test_a_flow_rides_out_link_faults_and_a_killed_worker(runtime_api, tmp_path):
+def test_a_flow_rides_out_link_faults_a_killed_worker_and_restarted_brokers(runtime_api, tmp_path):
     topo = dev_for_runtime("strimzi", "1.2.0")
     topo["flows"][0]["heartbeats"] = False
     with rehearsal(topo, tmp_path, runtime_api, linked=True) as r:
@@ -107,7 +112,7 @@ def test_a_flow_rides_out_link_faults_and_a_killed_worker(runtime_api, tmp_path)
         # flushed every offset.flush.interval.ms) is copied again: the default policy's at-least-once.
         (connect,) = r.workers
         before = len(ledger.sent)
-        with Steady(ledger):
+        with Steady(ledger, "kill"):
             time.sleep(3)
             r.kill_worker(connect)
             running(r)
@@ -116,7 +121,25 @@ def test_a_flow_rides_out_link_faults_and_a_killed_worker(runtime_api, tmp_path)
         # At most twice each: those copied since the worker's last offset flush (every 60 s,
         # Connect's offset.flush.interval.ms default) before the kill.
         twice = copied_at_least_once(r, "us-east", REMOTE, ledger.sent)
-        ends = r.clients.end_offsets(r.client("us-east"), [REMOTE])
-        print(f"ledger {REMOTE}: " + "; ".join(
-            f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{REMOTE}:{p}']} on "
-            f"the target" for p in (0, 1)) + f"; {len(twice)} copied twice (since the last offset flush before the kill)")
+        ledger_line(r, ledger, twice, "since the last offset flush before the kill")
+
+        # Each cluster's broker restarted (a controlled shutdown, then the same storage and address)
+        # while producers write: the worker's clients reconnect; nothing is lost, order is kept.
+        for alias in ("us-east", "us-west"):
+            before = len(ledger.sent)
+            with Steady(ledger, f"restart-{alias}"):
+                time.sleep(2)
+                r.clusters[alias].stop()
+                r.start_cluster(alias)
+                time.sleep(3)
+            running(r)
+            assert len(ledger.sent) > before + 4, alias
+            ledger_line(r, ledger, copied_at_least_once(r, "us-east", REMOTE, ledger.sent),
+                        f"in all, after the {alias} broker's restart")
+
+
+def ledger_line(r, ledger: Ledger, twice: set[str], when: str) -> None:
+    ends = r.clients.end_offsets(r.client("us-east"), [REMOTE])
+    print(f"ledger {REMOTE}: " + "; ".join(
+        f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{REMOTE}:{p}']} on "
+        f"the target" for p in (0, 1)) + f"; {len(twice)} copied twice ({when})")

@@ -242,13 +242,26 @@ def user_topics(r: Rehearsal, alias: str) -> list[str]:
 def copied_at_least_once(r, alias: str, topic: str, sent: list[dict]) -> set[str]:
     """Every record sent is on `alias`, in order per partition, none lost and none more than
     twice (a rotation's at-least-once); the keys copied twice."""
+    seen: dict[int, str] = {}
+
     def copied() -> list[list[str]] | None:
         ends = r.clients.end_offsets(r.client(alias), [topic])
         got = arrived(r, alias, topic, sum(ends.values()))
         keys = [[g["key"] for g in got if g["partition"] == p] for p in (0, 1)]
+        for p in (0, 1):
+            firsts, wanted = list(dict.fromkeys(keys[p])), [s["key"] for s in sent if s["partition"] == p]
+            missing = [k for k in wanted if k not in set(firsts)]
+            unknown = [k for k in firsts if k not in set(wanted)]
+            order = next((i for i, (a, b) in enumerate(zip([k for k in firsts if k in set(wanted)], wanted)) if a != b), None)
+            seen[p] = (f"partition {p}: {len(keys[p])} on the target, {len(wanted)} sent, missing {missing[:6]}"
+                       f"{'...' if len(missing) > 6 else ''}, not sent {unknown[:6]}, first out of order at "
+                       f"{order}")
         done = all(list(dict.fromkeys(keys[p])) == [s["key"] for s in sent if s["partition"] == p] for p in (0, 1))
         return keys if done else None
-    keys = eventually("every record sent, in order, on the target", copied, 120, 3)
+    try:
+        keys = eventually("every record sent, in order, on the target", copied, 120, 3)
+    except pytest.fail.Exception as exc:
+        pytest.fail(f"{exc}: " + "; ".join(seen.values()))
     assert all(part.count(k) <= 2 for part in keys for k in part), keys
     return {k for part in keys for k in part if part.count(k) > 1}
 

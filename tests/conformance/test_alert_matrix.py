@@ -77,7 +77,7 @@ def test_a_stale_or_gapped_recording_is_refused():
     assert changed.startswith("strimzi-1.2.0/healthy: recorded on another configuration (sha256:") \
         and changed.endswith(": record it again")
     assert recordings.problems(gapped) == [
-        "strimzi-1.2.0/healthy: recorded on Kafka 3.9.0, the release runs 4.2.0",
+        "strimzi-1.2.0/healthy: recorded on Kafka 3.9.0, the release runs 4.3.1",
         "strimzi-1.2.0/healthy: jvm_threads_current is read by the rules or the dashboard and was not recorded"]
 
 

@@ -67,8 +67,13 @@ def test_what_the_rehearsal_cannot_honour_is_said_before_it_starts(tmp_path, cap
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(t))
     monkeypatch.setenv("INFRA_DEBUG", "1")  # the stand-in starter's refusal raised, not reported
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     with pytest.raises(AssertionError, match="rehearse started something"):
         main(["rehearse", str(path)])
+    # The run's temporary folder went with the run that failed to start (no --keep).
+    assert list((tmp_path / "tmp").iterdir()) == []
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if line.startswith("not honoured here: ")] == [
         f"not honoured here: {line}" for line in unhonoured(t, release)]

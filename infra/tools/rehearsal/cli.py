@@ -104,9 +104,14 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None, plugin_pat
     if apiserver.apiserver_binary() is None:
         print("building the kube-apiserver once (Go, tools/engine/build.sh, several minutes)...", flush=True)
         apiserver.build()
-    state = apiserver.start(work / "apiserver")
-    r = Rehearsal(local, work / "rehearsal", ApiServerKube(Client(state)), plugin_paths=plugin_paths,
-                  not_sent=frozenset(cannot_run), keep_going=True)
+    try:
+        state = apiserver.start(work / "apiserver")
+        r = Rehearsal(local, work / "rehearsal", ApiServerKube(Client(state)), plugin_paths=plugin_paths,
+                      not_sent=frozenset(cannot_run), keep_going=True)
+    except BaseException:
+        if keep is None:  # nothing of the run to keep: the folder goes too
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     failed: list[str] = []
     try:
         started = time.monotonic()

@@ -22,8 +22,12 @@ from tests.support.stacks import ROOT
 # A starter: two "servers" through the rehearsal's Process (one of them a group of two, as a
 # worker is unshare -> sh -> java), one tool run to completion and released, then a line on
 # stdout and a wait for its end.
+# The starter takes SIGINT as a terminal's Ctrl-C does, even when the suite runs where SIGINT is
+# ignored (a shell's background job inherits SIG_IGN, and Python then keeps it): a process that
+# ignores SIGINT does not end on it, which is not what the SIGINT case is about.
 STARTER = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 from infra.tools.rehearsal.process import Process
 d = Path(sys.argv[1])

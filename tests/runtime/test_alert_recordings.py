@@ -15,7 +15,6 @@ stored recordings (the conformance tier). They are recorded again with
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
 from tests.support.monitoring import target_labels
-from tests.support.replication import dev_for_runtime, rehearsal, running
+from tests.support.replication import Repeating, dev_for_runtime, rehearsal, running
 from tests.support.stacks import RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
@@ -42,32 +41,21 @@ GROUP = "test.readers"
 BASELINE, FAULT, AFTER = 8, 25, 12  # scrapes per phase: about six minutes a scenario
 
 
-class Traffic:
+class Traffic(Repeating):
     """Producers writing to the source while a scenario runs: four records every few seconds,
     stamped now, or `age_seconds` in the past (producers writing event time)."""
 
     def __init__(self, r: Rehearsal, age_seconds: int = 0, period: float = 4.0) -> None:
-        self.r, self.age, self.period = r, age_seconds, period
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__(period)
+        self.r, self.age = r, age_seconds
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            now = int(time.time() * 1000) - self.age * 1000
-            batch = [{"key": f"k{now}-{i}", "value": f"v{i}", "partition": i % 2, "timestamp": now} for i in range(4)]
-            try:
-                self.r.clients.produce(self.r.client("us-west"), TOPIC, batch)
-            except RuntimeError:
-                pass  # the source is down in this scenario: producers fail too
-            self._stop.wait(self.period)
-
-    def __enter__(self) -> Traffic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(120)
+    def step(self) -> None:
+        now = int(time.time() * 1000) - self.age * 1000
+        batch = [{"key": f"k{now}-{i}", "value": f"v{i}", "partition": i % 2, "timestamp": now} for i in range(4)]
+        try:
+            self.r.clients.produce(self.r.client("us-west"), TOPIC, batch)
+        except RuntimeError:
+            pass  # the source is down in this scenario: producers fail too
 
 
 def _worker(r: Rehearsal):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import socket
 import ssl
-import threading
 import time
 
 import pytest
 
-from tests.support.replication import Ledger, copied_at_least_once, dev_for_runtime, eventually, rehearsal, running
+from tests.support.replication import (Ledger, Repeating, copied_at_least_once, dev_for_runtime, eventually,
+                                       rehearsal, running)
 
 pytestmark = pytest.mark.runtime
 
@@ -35,30 +35,20 @@ def handshake_seconds(address: str) -> float:
         return time.monotonic() - started
 
 
-class Steady:
+class Steady(Repeating):
     """Two records every half second into the ledger's topic while the block runs, keyed
     `<name>-<n>-k<i>`."""
 
     def __init__(self, ledger: Ledger, name: str) -> None:
-        self.ledger, self.name, self.stop = ledger, name, threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__(0.5)
+        self.ledger, self.name, self.written = ledger, name, 0
 
-    def _run(self) -> None:
-        i = 0
-        while not self.stop.wait(0.5):
-            try:
-                self.ledger.produce(f"{self.name}-{i}", 2)
-            except RuntimeError:
-                continue  # the source's broker is down: this batch was not written, nor recorded
-            i += 1
-
-    def __enter__(self) -> Steady:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(60)
+    def step(self) -> None:
+        try:
+            self.ledger.produce(f"{self.name}-{self.written}", 2)
+        except RuntimeError:
+            return  # the source's broker is down: this batch was not written, nor recorded
+        self.written += 1
 
 
 def test_a_flow_rides_out_link_faults_a_killed_worker_and_restarted_brokers(runtime_api, tmp_path):

@@ -7,6 +7,7 @@ import base64
 import os
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -264,6 +265,33 @@ def copied_at_least_once(r, alias: str, topic: str, sent: list[dict]) -> set[str
         pytest.fail(f"{exc}: " + "; ".join(seen.values()))
     assert all(part.count(k) <= 2 for part in keys for k in part), keys
     return {k for part in keys for k in part if part.count(k) > 1}
+
+
+
+class Repeating:
+    """`step` every `period` seconds in a thread of its own while the block runs (the writers a
+    drill or a recording keeps going during a fault)."""
+
+    def __init__(self, period: float) -> None:
+        self.period = period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.step()
+            self._stop.wait(self.period)
+
+    def __enter__(self) -> Repeating:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(120)
 
 
 class Ledger:

@@ -56,6 +56,16 @@ class KafkaCluster:
         return out
 
     @property
+    def port(self) -> int:
+        """The one port of the cluster's bootstrap servers, where its one broker listens."""
+        ports = {p for _, p in self.hosts}
+        if len(ports) != 1:
+            raise RuntimeStartError(f"cluster {self.alias}: its bootstrap servers use several ports {sorted(ports)}; "
+                                    "a rehearsal runs one broker per cluster, on one port")
+        (port,) = ports
+        return port
+
+    @property
     def protocol(self) -> Protocol:
         return self.spec.security.protocol
 
@@ -116,11 +126,7 @@ class KafkaCluster:
         self.ip = self.ip or self.network.address()
         for host, _ in self.hosts:
             self.network.map(host, self.ip)
-        ports = {p for _, p in self.hosts}
-        if len(ports) != 1:
-            raise RuntimeStartError(f"cluster {self.alias}: its bootstrap servers use several ports {sorted(ports)}; "
-                                    "a rehearsal runs one broker per cluster, on one port")
-        (port,) = ports
+        port = self.port
         config = self.directory / "server.properties"
         props = self._server_properties(port, free_port(self.ip), free_port(self.ip))
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))

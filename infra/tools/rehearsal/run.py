@@ -216,9 +216,8 @@ class Rehearsal:
             self.links = Links(self.network, self.directory / "links")
             self.links.start()
             for alias, cluster in sorted(self.clusters.items()):
-                (port,) = {p for _, p in cluster.hosts}
                 assert cluster.ip, alias
-                self.links.add(alias, [h for h, _ in cluster.hosts], port, cluster.ip)
+                self.links.add(alias, [h for h, _ in cluster.hosts], cluster.port, cluster.ip)
 
     def start_cluster(self, alias: str) -> None:
         """A stopped cluster started again on the rehearsal's release: its storage, address and

@@ -21,6 +21,9 @@ from pathlib import Path
 
 import yaml
 
+from infra.core.errors import TopologyError
+from infra.tools import folders
+
 ROOT = Path(__file__).resolve().parents[2]
 PACK = ROOT / "policy"
 VENDORED = ("infra", "contract")  # the packages the rules import (infra.checks.policies and below)
@@ -35,10 +38,9 @@ def requirements() -> list[str]:
 
 
 def build(out: Path) -> Path:
-    """The self-contained pack in `out` (emptied first); returns it."""
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    """The self-contained pack in `out` (replaced whole when this wrote it before; refused when it
+    holds other files or lies in, or holds, the sources it copies: infra/tools/folders.py); returns it."""
+    folders.POLICY_PACK.replace(out, sources=(PACK, *(ROOT / package for package in VENDORED)))
     for name in ("__main__.py", "rules.py"):
         shutil.copy(PACK / name, out / name)
     for package in VENDORED:
@@ -61,7 +63,14 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m infra.tools.policy_pack OUT", file=sys.stderr)
         return 2
-    print(build(Path(argv[0])))
+    try:
+        print(build(Path(argv[0])))
+    except TopologyError as exc:
+        print(f"error: {exc.report()}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the folder changed under the copy: say which file, no traceback
+        print(f"error: writing the pack to {argv[0]}: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -12,8 +12,6 @@ import atexit
 import base64
 import copy
 import difflib
-import os
-import shutil
 import uuid
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -33,9 +31,9 @@ from infra.core.names import PROJECT
 from infra.deploy import config as stack_config, deployment
 from infra.plan.monitoring import owner
 from infra.plan.offsets import shown_kind
+from infra.tools import folders
 
 MASK = "[secret]"
-MARKER = ".kafka-replication-render"
 COMPONENT_PREFIX = f"{PROJECT}:"
 PROVIDER_TYPE = "pulumi:providers:kubernetes"
 
@@ -337,54 +335,29 @@ def object_path(obj: dict[str, Any], kubernetes: str | None = None) -> str:
     return f"{kubernetes}/{local}" if kubernetes else local
 
 
-def _out_problem(out: Path, value: object, allowed: str) -> TopologyError:
-    return TopologyError([Problem("--out", str(out), value, allowed)], "the command line")
-
-
 def check_out(out: Path) -> None:
     """Before rendering: `out` is a folder we may replace (empty, absent or a previous render)
-    and can write to."""
-    out = Path(out)
-    try:
-        if out.exists() and not out.is_dir():
-            raise _out_problem(out, "a file", "a folder (absent, empty or a previous render)")
-        if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
-            raise _out_problem(out, "a folder with other files", "an empty folder or a previous render (choose another --out)")
-        # Nothing is created before the render succeeds: the nearest existing folder must let
-        # this user create what is missing (or write into `out`).
-        existing = out
-        while not existing.exists():
-            existing = existing.parent
-        if not existing.is_dir():
-            raise _out_problem(out, f"{existing} is a file", "a folder path")
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise _out_problem(out, None, f"a folder this user can write ({existing}: Permission denied)")
-    except OSError as exc:
-        raise _out_problem(out, None, f"a folder this user can write ({exc.strerror})") from None
+    and can write to (infra/tools/folders.py)."""
+    folders.RENDER.check(out)
 
 
 def write(render: Render, out: Path) -> list[str]:
-    out = Path(out)
-    check_out(out)
+    out = folders.RENDER.replace(out)  # a previous render goes whole, so no stale object survives
     try:
-        if (out / MARKER).exists():
-            shutil.rmtree(out)  # a previous render: replace it whole, so no stale object survives
-        out.mkdir(parents=True, exist_ok=True)
-        (out / MARKER).write_text("written by `python -m infra render`; the folder is replaced on each render\n")
         written = []
         root = out.resolve()
         for kubernetes, obj in sorted(render.placed_objects(), key=lambda p: object_path(p[1], p[0])):
             rel = object_path(obj, kubernetes)
             path = (out / rel).resolve()
             if root not in path.parents:  # names are checked DNS labels; this guards the folder anyway
-                raise _out_problem(out, rel, "object paths inside the folder")
+                raise folders.RENDER.problem(out, rel, "object paths inside the folder")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(_dump(obj), encoding="utf-8")
             written.append(rel)
         (out / "outputs.json").write_text(jsontext.dumps(render.outputs, indent=2, sort_keys=True) + "\n",
                                           encoding="utf-8")
     except OSError as exc:
-        raise _out_problem(out, None, f"a folder this user can write ({exc.strerror})") from None
+        raise folders.RENDER.problem(out, None, f"a folder this user can write ({exc.strerror})") from None
     return written
 
 

@@ -21,11 +21,13 @@ partition whose window start aged out, and clean at-least-once duplicates that m
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from infra.core.errors import TopologyError
+from infra.tools import folders
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z, on a bucket boundary
 RECORDS = 400                # per partition, one per second
@@ -299,8 +301,7 @@ def write(root: Path) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
     config, clusters, committed, truth = simulate()
-    if root.exists():
-        shutil.rmtree(root)
+    folders.SAMPLE.replace(root)  # never a folder of the user's own files (infra/tools/folders.py)
     header = pa.struct([("key", pa.string()), ("value", pa.binary())])
     schema = pa.schema([("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()),
                         ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp", pa.timestamp("ms", "UTC")),
@@ -336,7 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m infra.tools.sample DIR", file=sys.stderr)
         return 2
-    truth = write(Path(argv[0]))
+    try:
+        truth = write(Path(argv[0]))
+    except TopologyError as exc:
+        print(f"error: {exc.report()}", file=sys.stderr)
+        return 2
     print(f"sample written to {argv[0]}: {len(truth['flows'])} flows; expected status {truth['status']}")
     return 0
 

@@ -26,7 +26,7 @@ from infra.core.errors import Problem, TopologyError
 from infra.core.releases import Release
 from infra.deploy import deployment
 from infra.filters import jregex, topics
-from infra.tools import render
+from infra.tools import folders, render
 from infra.tools.rehearsal import apiserver, jars, operator, plugins
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.kubeapi import Client
@@ -95,7 +95,8 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None, plugin_pat
     release = validation.parse(local).operator.release
     # So do the classes no jar here provides, unless the user asks for the connectors that can run.
     cannot_run = unloadable(local, release, plugin_paths, allow_missing)
-    work = keep or Path(tempfile.mkdtemp(prefix="kafka-replication-rehearsal-"))
+    # A kept folder is replaced whole at each run, and only when it is ours (infra/tools/folders.py).
+    work = folders.REHEARSAL.replace(keep) if keep else Path(tempfile.mkdtemp(prefix="kafka-replication-rehearsal-"))
     print(f"rehearsing {path} in {work}; changed for this machine: " + "; ".join(LOCAL_CHANGES), flush=True)
     for line in unhonoured(topology, release):
         print(f"not honoured here: {line}", flush=True)
@@ -241,3 +242,4 @@ def check_keep(keep: Path | None) -> None:
     if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise TopologyError([Problem("--keep", "(argument)", str(keep),
                                      "a writable folder, or a new one in a writable folder")], "the command line")
+    folders.REHEARSAL.check(keep)  # not a folder of the user's own files: it is replaced at each run

@@ -17,7 +17,9 @@ without its key, or a key that does not match it; a token together with username
 exec plugin without command or apiVersion, with an apiVersion other than
 client.authentication.k8s.io/v1 or v1beta1, or (v1) without interactiveMode; an interactive one
 (interactiveMode: Always) when standard input is not a terminal, as the provider's is not; exec
-together with auth-provider; the removed gcp and azure auth-providers; impersonation details
+together with auth-provider; the removed gcp and azure auth-providers; a user or password in
+the server's URL (Go's http.Client sends it as basic authentication in place of the user's
+credential: every request anonymous); impersonation details
 without `as`; an oidc auth-provider without idp-issuer-url or client-id
 (plugin/pkg/client/auth/oidc/oidc.go, `newOIDCAuthProvider`: "Must provide idp-issuer-url").
 Before any of that, client-go must decode the whole file into the Go structs of
@@ -350,6 +352,12 @@ def _cluster(body: dict[str, Any], dropped: set[str]) -> list[str]:
         elif parts.scheme != "https" or not parts.hostname:
             found.append("a kubeconfig whose cluster's server is not an https:// URL (the credential would "
                          "cross the network in clear)")
+        if parts is not None and (parts.username is not None or parts.password is not None):
+            # Go's http.Client sets the URL's user as basic auth before client-go's bearer
+            # round-tripper, which then leaves the Authorization header as it is.
+            found.append("a kubeconfig whose cluster's server carries a user or password (user:password@host): "
+                         "client-go sends it as basic authentication in place of the user's credential (every "
+                         "request anonymous), and a URL is shown wherever the server is")
     if body.get("insecure-skip-tls-verify") is True:
         found.append("a kubeconfig with insecure-skip-tls-verify: true (the credential would go to a server "
                      "nobody verified)")

@@ -56,6 +56,9 @@ RUNTIME = {
         # client-go cannot decode the file, or sends a header Go refuses, or its oidc plugin refuses.
         "insecure as a string", "exec args as a string", "exec env as a mapping", "preferences colors as a string",
         "a user no context names", "as-user-extra of strings", "token with a line break",
+        # Go's http.Client sends the URL's user as basic auth, which the server does not take:
+        # kubectl is anonymous and refused.
+        "a password in the server's URL",
         "impersonated user with a line break", "oidc without idp-issuer-url", "oidc without client-id",
         # client-go refuses the removed exec v1alpha1 and gcp auth-provider, and an exec v1 without
         # interactiveMode; an interactiveMode it cannot decode fails the load.

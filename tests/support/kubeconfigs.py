@@ -79,6 +79,11 @@ RULES = {
     "no server": (lambda c: cluster(c).pop("server"), [K + "cluster has no server"]),
     "http": (lambda c: cluster(c).update(server="http://api.example.com"), [
         K + "cluster's server is not an https:// URL (the credential would cross the network in clear)"]),
+    "a password in the server's URL": (lambda c: cluster(c).update(
+        server=cluster(c)["server"].replace("https://", "https://admin:pw@")), [
+        K + "cluster's server carries a user or password (user:password@host): client-go sends it as basic "
+        "authentication in place of the user's credential (every request anonymous), and a URL is shown wherever the "
+        "server is"]),
     "insecure": (lambda c: cluster(c).update({"insecure-skip-tls-verify": True}), [
         "a kubeconfig with insecure-skip-tls-verify: true (the credential would go to a server nobody verified)"]),
     "CA file": (lambda c: cluster(c).update({"certificate-authority": "/etc/ca.crt"}), [

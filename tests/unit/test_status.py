@@ -290,7 +290,7 @@ def scheduled_minutes_ago(minutes: int) -> dict:
 
 def run_cli(monkeypatch, capsys, objects: dict, *args: str) -> tuple[int, str, str]:
     cron = scheduled_minutes_ago(5)
-    monkeypatch.setattr(status, "Reader", lambda kubeconfig, context, api_version: Scripted(objects, cron=cron))
+    monkeypatch.setattr(status, "Reader", lambda kubeconfig, context, api_version, deadline=None: Scripted(objects, cron=cron))
     code = cli.main(["status", *args])
     out, err = capsys.readouterr()
     return code, out, err

@@ -19,7 +19,7 @@ from infra.core import reading
 from infra.core.errors import Problem, TopologyError
 from infra.core.releases import Flavour, find
 from infra.tools.status import assess, show
-from infra.tools.status.kube import KubeconfigError, Reader
+from infra.tools.status.kube import Deadline, KubeconfigError, Reader
 
 MAX_STDIN_BYTES = 64 * 1024 * 1024  # a stack's outputs are kilobytes; anything near this is not them
 
@@ -109,10 +109,11 @@ def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[s
     if problems or release is None:
         raise TopologyError(problems, "the command line")
     readers = {}
+    deadline = Deadline()  # one for the command: every request of every cluster within it
     for cluster in sorted(clusters, key=lambda c: c or ""):
         path = Path(configs[cluster]).expanduser() if configs[cluster] else None
         try:
-            readers[cluster] = Reader(path, names[cluster] or None, release.api_version)
+            readers[cluster] = Reader(path, names[cluster] or None, release.api_version, deadline)
         except KubeconfigError as exc:
             about_context = bool(names[cluster]) and names[cluster] in str(exc).split(": ", 2)[-1]
             problems.append(Problem("--context" if about_context else "--kubeconfig", "(argument)",

@@ -30,6 +30,7 @@ as in the Parquet mode: no Connect worker runs here.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -401,10 +402,23 @@ def kafka_main(sizes: list[int]) -> None:
     spark.stop()
 
 
+def arguments(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kafka", action="store_true", help="on two Kafka clusters started here, as the CronJob reads "
+                    "(default size 5,000,000 pairs); without it, on Parquet (default sizes 1,000,000 and 10,000,000)")
+    ap.add_argument("--child", metavar="SPEC", help=argparse.SUPPRESS)  # one cold run, in its own process
+    ap.add_argument("sizes", nargs="*", type=int, metavar="PAIRS", help="sizes, in record pairs")
+    args = ap.parse_args(argv)
+    if any(n < 1 for n in args.sizes):
+        ap.error("sizes are positive numbers of record pairs")
+    return args
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        child(sys.argv[2])
-    elif sys.argv[1:2] == ["--kafka"]:
-        kafka_main([int(a) for a in sys.argv[2:]] or [5_000_000])
+    args = arguments(sys.argv[1:])
+    if args.child is not None:
+        child(args.child)
+    elif args.kafka:
+        kafka_main(args.sizes or [5_000_000])
     else:
-        main([int(a) for a in sys.argv[1:]] or [1_000_000, 10_000_000])
+        main(args.sizes or [1_000_000, 10_000_000])

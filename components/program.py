@@ -15,12 +15,20 @@ from infra.deploy import config as stack_config, deployment
 PREVIOUS_OUTPUTS = "previous-outputs"
 
 
-def previous_flows() -> dict[str, Any] | None:
-    """The `flows` output of this stack's last deployment (None before the first)."""
-    name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
-    ref = pulumi.StackReference(PREVIOUS_OUTPUTS, stack_name=name)
-    # Validation must finish before resources are declared, so the output is awaited here.
-    return _sync_await(ref.get_output_details("flows")).value
+class Previous:
+    """This stack's last deployment, through one StackReference to the stack itself (its name is
+    its URN, so one per run), registered only when a rule reads it."""
+
+    def __init__(self) -> None:
+        self.reference: pulumi.StackReference | None = None
+
+    def output(self, key: str) -> Any:
+        """The output `key` (None before the first deployment). Validation must finish before
+        resources are declared, so the output is awaited here."""
+        if self.reference is None:
+            name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+            self.reference = pulumi.StackReference(PREVIOUS_OUTPUTS, stack_name=name)
+        return _sync_await(self.reference.get_output_details(key)).value
 
 
 def main() -> dict[str, Any]:
@@ -28,12 +36,15 @@ def main() -> dict[str, Any]:
     try:
         path = stack_config.topology_path(config, pulumi.get_stack())
         document, model, stack_plan, audits = deployment.prepare_file(path)
+        previous = Previous()
 
         def full(key: str) -> str:
             return f"{pulumi.get_project()}:{key}"
         deployment.check(model, stack_plan, audits, lambda key: config.get_secret(key) is not None,
-                         previous_flows, lambda key: pulumi.runtime.get_config(full(key)),
-                         lambda key: not pulumi.runtime.is_config_secret(full(key)), path=path)
+                         previous_flows=lambda: previous.output("flows"),
+                         previous_operator=lambda: previous.output("operator"),
+                         secret_text=lambda key: pulumi.runtime.get_config(full(key)),
+                         is_plain=lambda key: not pulumi.runtime.is_config_secret(full(key)), path=path)
     except TopologyError as exc:
         # RunError: Pulumi shows the message without a Python traceback.
         raise pulumi.RunError(exc.report()) from None

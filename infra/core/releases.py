@@ -286,6 +286,33 @@ REFUSED = {
 }
 
 
+# The operator moves a deployed stack may make in one `pulumi up` (docs/operations.md#operator-
+# upgrades, each proven by tests/engine/test_upgrades.py): the next release of the line. Any other
+# move is refused against the stack's previous outputs (infra/checks/rules/transitions.py): 0.48.0
+# serves v1beta2 only and 1.x v1 only, so a jump over the bridge, a move back from v1, or CSM
+# (Strimzi 0.43/0.45, v1beta2) to Strimzi 1.x leaves objects stored in a version the next operator
+# cannot read; the other moves (back, or across flavours) are not what the runbook covers.
+UPGRADES: dict[tuple[Flavour, str], tuple[Flavour, str]] = {
+    (Flavour.csm, "1.2"): (Flavour.csm, "1.4"),
+    (Flavour.strimzi, "0.48.0"): (Flavour.strimzi, "0.51.0"),
+    (Flavour.strimzi, "0.51.0"): (Flavour.strimzi, "1.2.0"),
+}
+
+
+def upgrade_path(start: Release, end: Release) -> list[Release] | None:
+    """The releases from `start` to `end` by supported steps (`end` last), None when there is none."""
+    path, here = [], (start.flavour, start.version)
+    while here in UPGRADES:
+        here = UPGRADES[here]
+        step = find(*here)
+        if step is None:
+            return None
+        path.append(step)
+        if step == end:
+            return path
+    return None
+
+
 def find(flavour: Flavour, version: str | None) -> Release | None:
     wanted = version or DEFAULT_VERSION[flavour]
     return next((r for r in SUPPORTED if r.flavour is flavour and r.version == wanted), None)

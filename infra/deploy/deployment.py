@@ -146,6 +146,7 @@ def writes_target_literally(model: Model) -> bool:
 
 def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], has_secret: Callable[[str], bool],
           previous_flows: Callable[[], Mapping[str, Any] | None] = lambda: None,
+          previous_operator: Callable[[], Any] = lambda: None,
           secret_text: Callable[[str], str | None] = lambda key: None,
           is_plain: Callable[[str], bool] = lambda key: False, subject: str = "the topology",
           path: str | Path | None = None) -> None:
@@ -166,7 +167,9 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
         own = at_lines(own, lambda steps: reading.line_of(text, steps))
     problems += own
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
-    # The previous deployment is read only where a rule needs it (a StackReference to the stack).
+    # The release the stack runs on: every deployment, since every release move is judged.
+    problems += rules.check_operator_move(model, previous_operator())
+    # The previous flows are read only where a rule needs them.
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows) or rules.failback_candidates(model):
         previous = previous_flows()
         problems += rules.check_transitions(model, previous)

@@ -106,6 +106,10 @@ FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups
              "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
              "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST,
              names.SOURCE_ACCESS_UID)
+# The classes that would decide a flow's topics and groups in place of its typed lists
+# (MirrorSourceConfig/MirrorCheckpointConfig TOPIC_FILTER_CLASS, GROUP_FILTER_CLASS; the defaults,
+# DefaultTopicFilter and DefaultGroupFilter, read `topics`/`groups` and their exclude lists).
+FILTER_CLASSES = {"topic.filter.class": "topics", "group.filter.class": "groups"}
 # MirrorMaker 2's own exclusions from the topic configuration sync
 # (DefaultConfigPropertyFilter.CONFIG_PROPERTIES_EXCLUDE_DEFAULT: Kafka 3.8.0 to 4.1.0 the six
 # without `log.`, 4.3.1 adds the two `log.message.timestamp.*.max.ms`). Writing
@@ -121,6 +125,9 @@ TOPIC_SYNC_KEYS = {"sync.topic.configs.enabled": "syncTopicConfigs", "config.pro
                    "config.property.filter.class": "syncTopicConfigs",
                    "sync.topic.configs.interval.seconds": "syncTopicConfigs",
                    "sync.topic.acls.enabled": "syncTopicAcls", "sync.topic.acls.interval.seconds": "syncTopicAcls"}
+# The checkpoint connector's: the group offsets sync, decided by `syncGroupOffsets`.
+GROUP_SYNC_KEYS = {"sync.group.offsets.enabled": "syncGroupOffsets",
+                   "sync.group.offsets.interval.seconds": "syncGroupOffsets"}
 
 # Documented defaults of each kind, with their values: the only keys the program writes that
 # `config` may replace (docs/topology.md#config-overrides). MirrorMaker 2 refreshes the topic and

@@ -231,9 +231,10 @@ def run(stack: str, config: dict[str, str] | None = None, secrets: dict[str, str
                 secrets[key] = placeholder(key, contexts)
                 filled.append(key)
     deployment.check(model, stack_plan, audits, lambda k: k in secrets or k in config,
-                     lambda: (previous_outputs or {}).get("flows"),
-                     lambda k: None if k in filled else secrets.get(k),  # placeholders are ours, not material
-                     lambda k: k in config and k not in secrets, path=path)
+                     previous_flows=lambda: (previous_outputs or {}).get("flows"),
+                     previous_operator=lambda: (previous_outputs or {}).get("operator"),
+                     secret_text=lambda k: None if k in filled else secrets.get(k),  # placeholders: ours, not material
+                     is_plain=lambda k: k in config and k not in secrets, path=path)
 
     mocks = RecordingMocks(previous_outputs, uids)
     all_config = {f"{PROJECT}:{k}": v for k, v in {**config, **secrets}.items()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from infra.checks import validation
@@ -57,6 +58,8 @@ def expected_message(key: str, kind: str) -> str:
         return TYPED_CONVERTERS
     if kind == "source" and key in TYPED_SYNC:
         return f"the typed `{TYPED_SYNC[key]}` field (docs/topology.md#topic-configuration-and-acl-sync)"
+    if kind == "checkpoint" and key.startswith("sync.group.offsets."):
+        return "the typed `syncGroupOffsets` field (`enabled`, `intervalSeconds`: docs/topology.md#flows)"
     return OWNED
 
 
@@ -166,8 +169,24 @@ def test_sync_settings_have_their_typed_field_and_refresh_intervals_are_defaults
                                               "refresh.groups.interval.seconds": 30}}
     assert problems(t) == [
         "flows[0] (repl-us-west-us-east): config.checkpoint.sync.group.offsets.interval.seconds: got "
-        f"'sync.group.offsets.interval.seconds'; expected {OWNED}"]
+        "'sync.group.offsets.interval.seconds'; expected the typed `syncGroupOffsets` field (`enabled`, "
+        "`intervalSeconds`: docs/topology.md#flows)"]
     del t["flows"][0]["config"]["checkpoint"]["sync.group.offsets.interval.seconds"]
     checkpoint = [c for f in plan(validation.parse(t)).flows for p in f.parts for c in p.connectors
                   if c.kind is ConnectorKind.checkpoint]
     assert [c.config["refresh.groups.interval.seconds"] for c in checkpoint] == [30]
+
+
+@pytest.mark.parametrize(("kind", "key", "lists"), [
+    ("source", "topic.filter.class", "topics"), ("checkpoint", "topic.filter.class", "topics"),
+    ("checkpoint", "group.filter.class", "groups"), ("heartbeat", "group.filter.class", "groups"),
+])
+def test_a_custom_topic_or_group_filter_class_is_refused(kind, key, lists):
+    """A filter class decides the flow's topics or groups in place of its typed lists, so every
+    guardrail on them would decide nothing."""
+    t = doc_topology()
+    t["flows"][0]["config"] = {kind: {key: "com.example.EverythingFilter"}}
+    assert problems(t) == [
+        f"flows[0] (repl-us-west-us-east): config.{kind}.{key}: got '{key}'; expected the flow's typed `{lists}` and "
+        f"its exclude list: MirrorMaker 2's default filter reads them, and another class would choose the flow's "
+        f"{lists} itself, past every guardrail on them (docs/guardrails.md)"]

@@ -493,3 +493,15 @@ def test_a_run_without_a_summary_and_pods_not_read():
     r = report(healthy(), jobs=[ok], pods=Unreadable("pods in replication-audit: HTTP 403: forbidden"))
     assert (r.health, r.audits[0].problems) == (Health.unknown,
                                                 ("not read: pods in replication-audit: HTTP 403: forbidden",))
+
+
+@pytest.mark.parametrize("flavour", ["Strimzi", "CSM", "amq"])
+def test_outputs_naming_an_unknown_flavour_are_refused_not_a_traceback(capsys, tmp_path, flavour):
+    outputs = json.loads(json.dumps(OUTPUTS))
+    outputs["operator"]["flavour"] = flavour
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert cli.main(["status", "--outputs", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        "error: the command line has 1 problem(s):\n  - --outputs: operator: got "
+        f"'{flavour} {OUTPUTS['operator']['version']}'; expected a release this version of kafka-replication supports\n")

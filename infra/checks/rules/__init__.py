@@ -11,10 +11,10 @@ from infra.checks.rules.overrides import CONVERTER_PREFIXES, OFFSET_SYNCS_PREFIX
 from infra.checks.rules.secrets import SECRET_LIKE, secret_named
 from infra.checks.rules.smts import (PREDICATE_REQUIRED, ROUTER_NAME, SMT_FIELDS, SMT_PREFIXES, TOPIC_KEEPING,
                                      TOPIC_KEEPING_SMTS, TOPIC_RENAMING_SMTS, keeps_topic, renames_topic)
-from infra.checks.rules.transitions import check_failback, check_transitions, failback_candidates
+from infra.checks.rules.transitions import check_failback, check_operator_move, check_transitions, failback_candidates
 
 __all__ = ["CONVERTER_PREFIXES", "MAX_ALIAS", "MAX_FLOW_NAME", "OFFSET_SYNCS_PREFIXES", "OWNED",
            "PREDICATE_REQUIRED", "ROUTER_NAME", "SECRET_LIKE", "SMT_FIELDS", "SMT_PREFIXES", "TOPIC_KEEPING",
            "TOPIC_KEEPING_SMTS", "TOPIC_RENAMING_SMTS", "TOP_LEVEL_DOMAINS", "check", "check_failback",
-           "check_transitions", "failback_candidates", "keeps_topic", "renames_topic", "secret_named",
+           "check_operator_move", "check_transitions", "failback_candidates", "keeps_topic", "renames_topic", "secret_named",
            "service_address", "warnings"]

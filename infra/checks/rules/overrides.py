@@ -9,7 +9,8 @@ from infra.checks.rules.secrets import secret_named
 from infra.checks.rules.smts import SMT_PREFIXES
 from infra.core.errors import Problem
 from infra.core.releases import Release, find
-from infra.plan.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FLOW_KEYS, TOPIC_SYNC_KEYS, ProgramConfig,
+from infra.plan.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FILTER_CLASSES, FLOW_KEYS, GROUP_SYNC_KEYS,
+                                   TOPIC_SYNC_KEYS, ProgramConfig,
                                    checkpoint_config, connection_client, heartbeat_config, source_config)
 from infra.plan.stack import heartbeat_replicators, part_wiring
 from infra.topology.resolution import Model
@@ -90,8 +91,15 @@ def _override_reason(flow: Flow, release: Release, prefix: str, key: str, progra
                 f"{CLIENT_PREFIXES[client_prefix]}, whose connection (bootstrap.servers, security.protocol, sasl.*, "
                 "ssl.*) the program derives from the topology's clusters; a value here would connect it to "
                 "another cluster or as another principal")
+    if key in FILTER_CLASSES:
+        lists = FILTER_CLASSES[key]
+        return (f"the flow's typed `{lists}` and its exclude list: MirrorMaker 2's default filter reads them, and "
+                f"another class would choose the flow's {lists} itself, past every guardrail on them "
+                "(docs/guardrails.md)")
     if key in TOPIC_SYNC_KEYS and kind == "source":
         return f"the typed `{TOPIC_SYNC_KEYS[key]}` field (docs/topology.md#topic-configuration-and-acl-sync)"
+    if key in GROUP_SYNC_KEYS and kind == "checkpoint":
+        return f"the typed `{GROUP_SYNC_KEYS[key]}` field (`enabled`, `intervalSeconds`: docs/topology.md#flows)"
     typed = key.startswith(SMT_PREFIXES) or key in ("transforms", "predicates")
     converter = key.startswith(CONVERTER_PREFIXES)
     if program is not None and program.owns(key) and not (typed or converter):

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.core.errors import Problem
-from infra.core.releases import find
+from infra.core.releases import UPGRADES, Flavour, Release, find, upgrade_path
 from infra.topology.resolution import Direction, Model
 from infra.topology.schema import ExactlyOnce, OffsetsAction, Policy, StartFrom
 
@@ -117,3 +117,58 @@ def check_failback(model: Model, previous_flows: Mapping[str, Any] | None) -> li
             f"{flow.target} included. {start} (docs/operations.md#controlled-failback); or startFrom: latest if "
             f"nothing was produced on {flow.source} since; or acknowledgeReplayedHistory: true to copy it all"))
     return problems
+
+
+def _steps() -> str:
+    return ", ".join(f"{a.value} {va} -> {b.value} {vb}" for (a, va), (b, vb) in UPGRADES.items())
+
+
+def check_operator_move(model: Model, previous_operator: Any) -> list[Problem]:
+    """The operator release the stack moves to, against the one its previous outputs say it runs
+    on (`operator`: flavour and version): the same release, or the next step of its line
+    (releases.UPGRADES). A jump over the bridge, a move back or across flavours fails in a real
+    cluster (objects stored in an API version the next operator does not serve) or is a move no
+    runbook covers: refused, with the way there when there is one."""
+    if previous_operator is None:
+        return []  # a new stack, or outputs from before the operator was an output
+    operator = model.topology.operator
+    new = operator.release
+    field = "version"
+    flavour = previous_operator.get("flavour") if isinstance(previous_operator, Mapping) else None
+    version = previous_operator.get("version") if isinstance(previous_operator, Mapping) else None
+    previous = find(Flavour(flavour), version) if flavour in {f.value for f in Flavour} and \
+        isinstance(version, str) else None
+    if previous is None:
+        what = (f"{flavour} {version}" if isinstance(flavour, str) and isinstance(version, str) else
+                f"{_json_kind(previous_operator)}" if not isinstance(previous_operator, Mapping) else
+                f"flavour {_json_kind(flavour) if not isinstance(flavour, str) else repr(flavour)}, version "
+                f"{_json_kind(version) if not isinstance(version, str) else repr(version)}")
+        return [Problem("operator", field, new.version, (
+            f"previous stack outputs the program can read: their `operator` is {what}, not a release this version "
+            "of kafka-replication supports, so whether this move is safe for the objects deployed is unknown. Pass "
+            "the stack's real outputs (`pulumi stack output --json` to --previous-outputs), or move the stack with "
+            "the version of kafka-replication that deployed it"))]
+    if previous == new:
+        return []
+    if previous.flavour is not new.flavour:
+        field = "flavour"
+    path = upgrade_path(previous, new)
+    if path is not None and len(path) == 1:
+        return []
+    said = f"the stack runs {previous.name} (its previous outputs)"
+    if path is not None:
+        first = path[0]
+        return [Problem("operator", field, f"{new.flavour.value} {new.version}", (
+            f"{first.name} first: {said}, and {previous.name} -> {new.name} skips "
+            + ", ".join(r.name for r in path[:-1]) + ". Move one release at a time, each with its operator and CRDs "
+            f"and a pulumi up: {' -> '.join(r.name for r in (previous, *path))} (docs/operations.md#operator-upgrades)"))]
+    if previous.storage_version not in new.api_versions:
+        why = (f"its objects are stored as {previous.storage_version}, which {new.name} does not serve: it could "
+               "not read them back")
+    elif new.strimzi_line < previous.strimzi_line:
+        why = f"{new.name} is older than {previous.name}: no runbook moves a stack back"
+    else:
+        why = f"{previous.name} -> {new.name} is not a move the runbook covers"
+    return [Problem("operator", field, f"{new.flavour.value} {new.version}", (
+        f"{previous.name} or a supported next release: {said}, and {why}. The supported moves, one per pulumi up: "
+        f"{_steps()} (docs/operations.md#operator-upgrades); for another release, deploy a new stack"))]

@@ -99,7 +99,9 @@ def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[s
     problems = [Problem("--flow", "(argument)", f, "a flow of the stack's outputs: "
                         + (", ".join(stack.flows) or "(the outputs have none)")) for f in flows if f not in stack.flows]
     chosen = [f for f in flows if f in stack.flows] or list(stack.flows)
-    release = find(Flavour(stack.operator_flavour), stack.operator_version)
+    flavours = {f.value: f for f in Flavour}
+    release = find(flavours[stack.operator_flavour], stack.operator_version) \
+        if stack.operator_flavour in flavours else None
     if release is None:
         problems.append(Problem("--outputs", "operator", f"{stack.operator_flavour} {stack.operator_version}",
                                 "a release this version of kafka-replication supports"))

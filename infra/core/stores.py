@@ -94,6 +94,18 @@ def certificates(text: str) -> list[bytes]:
     return found
 
 
+def certificates_only(text: str) -> list[bytes]:
+    """`parse_certificates` for a field that holds certificates and nothing else (a CA bundle, a
+    client certificate chain): a private key pasted with them (a "combined PEM") would be written
+    wherever the certificates go. Text outside the blocks (openssl's `Bag Attributes`) is left, as
+    Kafka's PEM reader leaves it."""
+    others = sorted({kind for kind, _ in PEM_BLOCK.findall(text) if kind != "CERTIFICATE"})
+    if others:
+        raise StoreError(f"{' and '.join(others)} block(s) beside the certificates: this holds certificates only "
+                         "(a private key goes in clientKey; here it would be written wherever the certificates go)")
+    return parse_certificates(text)
+
+
 def split_certificates(text: str) -> list[str]:
     """Each PEM certificate of a bundle as a PEM of its own, in the bundle's order."""
     return [pem("CERTIFICATE", der) for der in certificates(text)]

@@ -132,7 +132,7 @@ def _material_problem(item: str, value: str, sibling: Callable[[str], str | None
         return None
     if item in ("caCert", "clientCert"):
         try:
-            stores.parse_certificates(value)
+            stores.certificates_only(value)
         except stores.StoreError as exc:
             return f"unusable: {exc}"
         return None

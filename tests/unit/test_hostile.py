@@ -245,6 +245,7 @@ SECRET_MESSAGES = {
      "the PEM CA certificate (TLS trust: pem); this is unusable: PEM block 1 is not an X.509 certificate"),
 ])
 def test_secret_material_is_checked_before_anything_deploys(tmp_path, key, value, expected):
+    """Each refusal names the item and the rule, never the value."""
     secrets = {**SECRETS, key: value}
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(doc_topology()))
@@ -252,6 +253,32 @@ def test_secret_material_is_checked_before_anything_deploys(tmp_path, key, value
         render.run("test", {"topology": str(path)}, secrets)
     assert [str(p) for p in exc.value.problems] == [expected]
     assert value not in exc.value.report() or not value
+
+
+@pytest.mark.parametrize("item", ["us-east.caCert", "us-west.clientCert"])
+def test_a_certificate_field_with_a_private_key_in_it_is_refused_unshown(tmp_path, item):
+    """A "combined PEM" (certificate and key in one file) given as the CA or the client
+    certificate: the key would be written where the certificates go (the CA's Secret, which
+    every connector of the flow reads)."""
+    from tests.support.material import material
+    t = doc_topology()
+    t["clusters"]["us-west"]["security"] = {"protocol": "SSL", "tls": {"trust": "pem", "clientCertificate": True}}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t))
+    kube = material("kube")
+    secrets = {**SECRETS, "us-west.caCert": kube.ca_pem, "us-west.clientCert": kube.client_cert_pem,
+               "us-west.clientKey": kube.client_key_pem}
+    secrets[item] = (secrets.get(item) or kube.ca_pem) + kube.client_key_pem
+    with pytest.raises(TopologyError) as exc:
+        render.run("test", {"topology": str(path)}, secrets)
+    alias, name = item.split(".")
+    (problem,) = [str(p) for p in exc.value.problems]
+    assert problem.startswith(f"clusters.{alias}: secret config kafka-replication:{item}: got the secret value (not "
+                              "shown); expected ")
+    assert problem.endswith("this is unusable: PRIVATE KEY block(s) beside the certificates: this holds certificates "
+                            "only (a private key goes in clientKey; here it would be written wherever the certificates "
+                            "go)")
+    assert kube.client_key_pem.splitlines()[1] not in exc.value.report()
 
 
 def test_a_secret_given_as_plain_config_is_refused(tmp_path):

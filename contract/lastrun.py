@@ -21,6 +21,9 @@ from typing import Any, TypeGuard
 
 VERSION = 1
 MAX_BYTES = 4096  # the kubelet's limit of one container's termination message
+# finishedAt, epoch milliseconds: a date a reader can print (up to 9999-12-31T23:59:59.999Z, as
+# Python's datetime and Java's Instant formatting both can); anything else is not our summary.
+MAX_FINISHED_MS = 253_402_300_799_999
 KIND = "kafka-replication-audit"
 # Kubernetes' default terminationMessagePath, which the CronJob's container names (infra/plan/
 # audit.py) and the job writes (spark/audit.py): the kubelet mounts it into the container and
@@ -122,7 +125,8 @@ def decode(text: Any) -> LastRun | None:
     if not isinstance(body, dict) or body.get("kind") != KIND or body.get("v") != VERSION:
         return None
     status, finished = body.get("status"), body.get("finishedAt")
-    if status not in ("ok", "findings", "error") or not isinstance(finished, int) or isinstance(finished, bool):
+    if status not in ("ok", "findings", "error") or not isinstance(finished, int) or isinstance(finished, bool) \
+            or not 0 <= finished <= MAX_FINISHED_MS:
         return None
     flows: dict[str, FlowRun] | None = None
     if isinstance(body.get("flows"), dict):

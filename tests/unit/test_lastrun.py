@@ -87,6 +87,10 @@ def test_an_error_run_keeps_its_reason():
     json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1,
                 "flows": {"f": {"status": "ok", "findings": 0, "lagTotal": 0, "staleGroups": True}}}),
     "x" * (lastrun.MAX_BYTES + 1),
+    # A date no reader can print: status turned it into a traceback.
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 10**20}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": -1}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": lastrun.MAX_FINISHED_MS + 1}),
 ])
 def test_decode_refuses_what_encode_did_not_write(text):
     assert lastrun.decode(text) is None

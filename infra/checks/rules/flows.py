@@ -7,6 +7,7 @@ from infra.core.errors import Problem
 from infra.core.releases import REFUSED, Flavour, find, supported_versions
 from infra.topology.resolution import Model, PartSpec
 from infra.topology.schema import Audit, Flow, Policy, Protocol, ResourceQuota, TargetConnection, Topology, quantity
+from infra.topology.schema.values import MAX_ALIAS
 
 # A flow's name becomes its namespace, its Connect cluster name and a prefix of the Connect
 # group id and internal topics; Strimzi derives longer names from it (`<name>-connect-api`,
@@ -14,8 +15,6 @@ from infra.topology.schema import Audit, Flow, Policy, Protocol, ResourceQuota, 
 MAX_FLOW_NAME = 40
 
 
-# Aliases end up in topic names (`<alias>.<topic>`) and in Kubernetes object names.
-MAX_ALIAS = 30
 
 
 def _check_operator(topo: Topology) -> list[Problem]:

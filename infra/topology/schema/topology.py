@@ -10,9 +10,10 @@ from pydantic import Field, field_validator, model_validator
 from infra.core.cron import shortest_period_seconds
 from infra.core.releases import Flavour, Release, find
 from infra.topology.schema.flow import Alerts, Cluster, ConnectSettings, Flow, Resources
-from infra.topology.schema.values import (INT32, Amount, Count, DnsLabel, DnsSubdomain, Exporter, ImageRef, LabelKey,
-                                          LabelValue, MemorySize, NamespaceName, PullPolicy, Quantity, RegistryUsername,
-                                          TargetConnection, _integer, _shaped, _Strict)
+from infra.topology.schema.values import (DNS1123_LABEL, INT32, MAX_ALIAS, Amount, Count, DnsLabel, DnsSubdomain,
+                                          Exporter, ImageRef, LabelKey, LabelValue, MemorySize, NamespaceName,
+                                          PullPolicy, Quantity, RegistryUsername, TargetConnection, _integer, _shaped,
+                                          _Strict)
 
 
 class ImagePullSecret(_Strict):
@@ -172,4 +173,7 @@ def json_schema() -> dict[str, Any]:
     schema = Topology.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "kafka-replication topology"
+    # A cluster's alias, as infra/checks/rules/document.py refuses it (a rule there, for its message).
+    schema["properties"]["clusters"]["propertyNames"] = {"pattern": f"^(?:{DNS1123_LABEL.pattern})$",
+                                                         "maxLength": MAX_ALIAS}
     return schema

@@ -14,6 +14,8 @@ from infra.filters import jregex
 
 # Matched whole (fullmatch): `$` would let a final line break through.
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# Aliases end up in topic names (`<alias>.<topic>`) and in Kubernetes object names.
+MAX_ALIAS = 30
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
@@ -42,7 +44,9 @@ def _integer(low: int, high: int) -> BeforeValidator:
         if number is None or not low <= number <= high:
             raise ValueError(f"an integer from {low} to {high}")
         return number
-    return BeforeValidator(check)
+    # The JSON Schema says the same bounds (an editor's checks agree with `validate`); it asks for
+    # the integer itself, where `validate` also takes "3" or 3.0 (tests/unit/test_topology_schema.py).
+    return BeforeValidator(check, json_schema_input_type=Annotated[int, Field(ge=low, le=high)])
 
 
 def _shaped(pattern: str, description: str, longest: int, empty: bool = False) -> BeforeValidator:
@@ -55,7 +59,9 @@ def _shaped(pattern: str, description: str, longest: int, empty: bool = False) -
                 or not compiled.fullmatch(value):
             raise ValueError(f"{description} (at most {longest} characters)")
         return value
-    return BeforeValidator(check)
+    # JSON Schema patterns are not anchored: the whole string, as fullmatch.
+    return BeforeValidator(check, json_schema_input_type=Annotated[
+        str, Field(pattern=f"^(?:{pattern})$", min_length=0 if empty else 1, max_length=longest)])
 
 
 Count = Annotated[int, _integer(1, INT32)]
@@ -275,7 +281,9 @@ def _check_regexes(value: list[str]) -> list[str]:
 
 
 # Topic and group filters: a single regex may be written as a string; each item must compile.
-RegexList = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list),
+RegexList = Annotated[list[Annotated[str, Field(min_length=1)]],
+                      BeforeValidator(_as_list, json_schema_input_type=Annotated[str, Field(min_length=1)] | list[
+                          Annotated[str, Field(min_length=1)]]),
                       AfterValidator(_check_regexes)]
 
 

@@ -41,6 +41,12 @@ def property_type(spec: dict[str, Any]) -> dict[str, Any]:
         kinds = [k for k in spec["anyOf"] if k.get("type") != "null"]
         if len(kinds) == 1:
             return property_type(kinds[0])
+        arrays = [k for k in kinds if k.get("type") == "array"]
+        if len(kinds) == 2 and len(arrays) == 1 and arrays[0].get("items", {}).get("type") in \
+                [k.get("type") for k in kinds if k is not arrays[0]]:
+            # A list the YAML file may write as its one item (`topics: orders.*`): an SDK's users
+            # write the list, typed.
+            return property_type(arrays[0])
         return {"oneOf": [property_type(k) for k in kinds]}
     kind = spec.get("type")
     if kind in PRIMITIVES:
@@ -49,6 +55,9 @@ def property_type(spec: dict[str, Any]) -> dict[str, Any]:
         return {"type": "array", "items": {**property_type(spec.get("items", {})), "plain": True}}
     if kind == "object":
         extra = spec.get("additionalProperties", True)
+        patterns = list(spec.get("patternProperties", {}).values())
+        if not (isinstance(extra, dict) and extra) and len(patterns) == 1:
+            extra = patterns[0]  # keys of a shape (a label key, a DNS label): the values' type stands
         values = property_type(extra) if isinstance(extra, dict) and extra else dict(ANY)
         return {"type": "object", "additionalProperties": {**values, "plain": True}}
     return dict(ANY)  # the model takes any value here

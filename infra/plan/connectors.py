@@ -106,6 +106,18 @@ FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups
              "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
              "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST,
              names.SOURCE_ACCESS_UID)
+# Connect worker settings (WorkerConfig, DistributedConfig) that a connector's config does not read:
+# a key here would be accepted and do nothing. The worker's are set through the topology's typed
+# fields (the rebalance delay: `connect.rebalanceDelaySeconds`) or by the program and the operator.
+# Those a connector or its clients also read (session and heartbeat timeouts, metrics) are not
+# listed. tests/conformance/test_mirror_defaults.py reads each release's jars for them.
+WORKER_KEYS = (names.REBALANCE_DELAY, "group.id", "config.storage.topic", "config.storage.replication.factor",
+               "offset.storage.topic", "offset.storage.partitions", "offset.storage.replication.factor",
+               "status.storage.topic", "status.storage.partitions", "status.storage.replication.factor",
+               "offset.flush.interval.ms", "offset.flush.timeout.ms", "exactly.once.source.support",
+               "connect.protocol", "plugin.discovery", "plugin.path", "task.shutdown.graceful.timeout.ms",
+               "worker.sync.timeout.ms", "worker.unsync.backoff.ms", "connector.client.config.override.policy",
+               "topic.creation.enable", "config.providers")
 # The classes that would decide a flow's topics and groups in place of its typed lists
 # (MirrorSourceConfig/MirrorCheckpointConfig TOPIC_FILTER_CLASS, GROUP_FILTER_CLASS; the defaults,
 # DefaultTopicFilter and DefaultGroupFilter, read `topics`/`groups` and their exclude lists).

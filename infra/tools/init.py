@@ -68,10 +68,13 @@ def topology(values: dict[str, str]) -> dict[str, Any]:
 
 
 def write(stack: str, given: dict[str, str | None]) -> Path:
-    """stacks/<stack>.yaml of the project, from the answers (and stacks/topology.schema.json for
-    editors, unless there is one); refused (exit 2) when it exists or does not pass `validate`."""
+    """The stack's topology file, from the answers (and topology.schema.json beside it for editors,
+    unless there is one): where the program will read it, the stack's `topology` config when
+    Pulumi.<stack>.yaml sets one, else stacks/<stack>.yaml (config.topology_path); refused (exit 2)
+    when it exists or does not pass `validate`."""
     root = stack_config.project_dir()
-    path = root / "stacks" / f"{stack}.yaml"
+    named = stack_config.plain(stack).get(stack_config.TOPOLOGY_KEY)
+    path = root / (named or f"stacks/{stack}.yaml")
     if path.exists():
         raise TopologyError([Problem(str(path), "(file)", str(path), "a stack without a topology file yet: "
                                      "init writes the first one and never replaces one")], "the command line")

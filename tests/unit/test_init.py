@@ -105,3 +105,15 @@ def test_a_project_init_cannot_write_in_exits_2(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (2, "", (
         f"error: the command line has 1 problem(s):\n  - {written}: (file): got '{written}'; expected a file init "
         "can write (File exists)\n"))
+
+
+def test_init_writes_where_the_stacks_config_says_the_topology_is(tmp_path):
+    """`kafka-replication:topology: topologies/dev.yaml` in Pulumi.dev.yaml: the program reads that
+    file, so init writes it there (it wrote stacks/dev.yaml, which nothing would read)."""
+    project = _project(tmp_path, {**defaults(), "topology": "topologies/dev.yaml"})
+    done = run(project)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    written = project / "topologies" / "dev.yaml"
+    assert done.stdout.startswith(f"wrote {written}; ")
+    assert written.read_text().startswith("# yaml-language-server: $schema=topology.schema.json\n")
+    assert (project / "topologies" / "topology.schema.json").exists() and not (project / "stacks").exists()

@@ -330,9 +330,9 @@ def test_bad_input_is_every_problem_at_once(monkeypatch, capsys, outputs_file, t
     assert err == (
         "error: the command line has 3 problem(s):\n"
         "  - --flow: (argument): got 'nope'; expected a flow of the stack's outputs: repl-us-west-us-east\n"
-        "  - --kubeconfig: (argument): got 'eu=/x'; expected a Kubernetes cluster of the chosen flows: none (the "
+        "  - --kubeconfig: (argument): got 'eu=/x'; expected a Kubernetes cluster of the stack: none (the "
         "stack has no `kubernetes` section: give the value alone)\n"
-        "  - --context: (argument): got 'eu=ctx'; expected a Kubernetes cluster of the chosen flows: none (the stack "
+        "  - --context: (argument): got 'eu=ctx'; expected a Kubernetes cluster of the stack: none (the stack "
         "has no `kubernetes` section: give the value alone)\n")
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({**OUTPUTS, "outputsVersion": 7}))
@@ -505,3 +505,29 @@ def test_outputs_naming_an_unknown_flavour_are_refused_not_a_traceback(capsys, t
     assert capsys.readouterr().err == (
         "error: the command line has 1 problem(s):\n  - --outputs: operator: got "
         f"'{flavour} {OUTPUTS['operator']['version']}'; expected a release this version of kafka-replication supports\n")
+
+
+def test_the_teams_usual_context_for_every_cluster_with_one_flow_chosen(monkeypatch, capsys, tmp_path):
+    """`--context` named for each Kubernetes cluster of the stack, as a team's alias gives it, with
+    `--flow` choosing a flow of one cluster: the others' values are left unused, not refused; a
+    cluster the stack does not have still is."""
+    topo = validation.parse(yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text()))
+    stack_plan = plan(topo)
+    outputs = json.loads(json.dumps(stack_plan.outputs()))
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    by_cluster = {f["kubernetesCluster"]: name for name, f in sorted(outputs["flows"].items())}
+    assert len(by_cluster) >= 2
+    (cluster, flow), *others = sorted(by_cluster.items())
+    asked = []
+    monkeypatch.setattr(status, "Reader", lambda kubeconfig, context, api_version, deadline=None: (
+        asked.append(context), Scripted({}))[1])
+    contexts = [f"--context={c}=ctx-{c}" for c in sorted(by_cluster)]
+    code = cli.main(["status", "--outputs", str(path), "--flow", flow, *contexts])
+    err = capsys.readouterr().err
+    assert code != 2, err
+    assert asked == [f"ctx-{cluster}"]
+    code = cli.main(["status", "--outputs", str(path), "--flow", flow, *contexts, "--context", "mars=ctx"])
+    assert code == 2
+    assert ("--context: (argument): got 'mars=ctx'; expected a Kubernetes cluster of the stack: "
+            + ", ".join(sorted(by_cluster))) in capsys.readouterr().err

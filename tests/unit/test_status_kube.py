@@ -198,3 +198,16 @@ def test_the_gcp_auth_provider_is_refused_in_words(capsys, outputs_file, tmp_pat
 ])
 def test_a_servers_url_is_shown_without_its_user_part(server, shown):
     assert kube.shown(server) == shown
+
+
+def test_a_client_key_of_another_certificate_is_said_so(capsys, outputs_file, tmp_path, quoting):
+    """Before, every request failed in the TLS handshake: "the server did not answer" (exit 5)."""
+    from tests.support.material import material
+    config = kubeconfig(tmp_path, quoting.replace("http://", "https://"), {
+        "client-certificate-data": base64.b64encode(material("kube").client_cert_pem.encode()).decode(),
+        "client-key-data": base64.b64encode(material("other").client_key_pem.encode()).decode()})
+    code, printed = status(capsys, outputs_file, config)
+    assert (code, printed) == (2, (
+        f"error: the command line has 1 problem(s):\n  - --kubeconfig: (argument): got '{config}'; expected a "
+        "kubeconfig the client can use: its user's client key does not match its client certificate (or one of them "
+        "is not PEM)\n"))

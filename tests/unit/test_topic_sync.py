@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.refusals import problems
+from tests.support.refusals import accepted, problems
 from tests.support.stacks import doc_topology, render_topology
 
 EXCLUDES = ("follower\\.replication\\.throttled\\.replicas,leader\\.replication\\.throttled\\.replicas,"
@@ -60,3 +60,43 @@ def test_an_exclusion_kafka_could_not_compile_is_refused():
         "flows[0] (repl-us-west-us-east): syncTopicConfigs.enabled: got 'yes please'; expected true or false",
         "flows[0] (repl-us-west-us-east): syncTopicConfigs.exclude: got ['retention(\\\\.ms']; expected "
         "'retention(\\\\.ms' is not a valid Java regex (Unclosed group)"]
+
+
+@pytest.mark.parametrize(("field", "settings", "name", "value"), [
+    ("syncTopicConfigs", {"enabled": False, "exclude": ["retention\\.ms"]}, "exclude", ["retention\\.ms"]),
+    ("syncTopicConfigs", {"enabled": False, "intervalSeconds": 60}, "intervalSeconds", 60),
+    ("syncTopicAcls", {"enabled": False, "intervalSeconds": 60}, "intervalSeconds", 60),
+    ("syncGroupOffsets", {"enabled": False, "intervalSeconds": 30}, "intervalSeconds", 30),
+])
+def test_a_sync_setting_that_nothing_reads_is_refused(field, settings, name, value):
+    """A sync switched off with its interval or exclusions still set: MirrorMaker 2 reads neither,
+    so the file would say something the flow does not do."""
+    t = doc_topology()
+    t["flows"][0][field] = settings
+    assert problems(t) == [
+        f"flows[0] (repl-us-west-us-east): {field}.{name}: got {value!r}; expected no {name} while {field}.enabled "
+        f"is false: MirrorMaker 2 reads it only with the sync on (remove it, or set {field}.enabled: true)"]
+    t["flows"][0][field] = {**settings, "enabled": True}
+    accepted(t)
+
+
+def test_acknowledging_replayed_history_on_a_default_policy_flow_is_refused():
+    t = doc_topology()
+    t["flows"][0]["acknowledgeReplayedHistory"] = True
+    assert problems(t) == [
+        "flows[0] (repl-us-west-us-east): acknowledgeReplayedHistory: got True; expected false (or absent) on a "
+        "default-policy flow: it acknowledges an identity failback's copy of history into same-named topics, which "
+        "this flow's prefixed remote topics never make"]
+
+
+@pytest.mark.parametrize(("kind", "key", "typed"), [
+    ("source", "scheduled.rebalance.max.delay.ms", " (the rebalance delay is `connect.rebalanceDelaySeconds`)"),
+    ("checkpoint", "offset.flush.interval.ms", ""),
+    ("heartbeat", "group.id", ""),
+])
+def test_a_worker_setting_in_a_connector_config_is_refused(kind, key, typed):
+    t = doc_topology()
+    t["flows"][0]["config"] = {kind: {key: "1000"}}
+    assert problems(t) == [
+        f"flows[0] (repl-us-west-us-east): config.{kind}.{key}: got '{key}'; expected a connector setting: `{key}` is "
+        f"the Connect worker's, which a connector's config does not read: here it would do nothing{typed}"]

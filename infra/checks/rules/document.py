@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from infra.checks.rules.flows import (MAX_ALIAS, MAX_FLOW_NAME, _check_audit, _check_bidirectional,
+from infra.checks.rules.flows import (MAX_ALIAS, MAX_FLOW_NAME, _check_audit, _check_bidirectional, _check_unread,
                                       _check_heartbeat_identity, _check_operator, _check_part, _check_restarts,
                                       _check_shape)
 from infra.checks.rules.kubernetes import _check_kubernetes
@@ -38,6 +38,7 @@ def check(model: Model) -> list[Problem]:
         if flow.source == flow.target:
             problems.append(Problem(where, "target", flow.target, "a cluster other than the source"))
         problems += _check_shape(where, flow)
+        problems += _check_unread(where, flow)
         problems += _check_bidirectional(where, flow)
         for alias in sorted({flow.source, flow.target}) if flow.bidirectional else [flow.target]:
             target = topo.clusters.get(alias) if flow.source != flow.target else None

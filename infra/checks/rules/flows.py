@@ -123,6 +123,27 @@ def _check_shape(where: str, flow: Flow) -> list[Problem]:
     return problems
 
 
+def _check_unread(where: str, flow: Flow) -> list[Problem]:
+    """Settings nothing would read: accepted, they would say something the flow does not do."""
+    problems = []
+    for field, settings in (("syncTopicConfigs", flow.syncTopicConfigs), ("syncTopicAcls", flow.syncTopicAcls),
+                            ("syncGroupOffsets", flow.syncGroupOffsets)):
+        if settings.enabled:
+            continue
+        for name in ("exclude", "intervalSeconds"):
+            value = getattr(settings, name, None)
+            if value:
+                problems.append(Problem(where, f"{field}.{name}", value,
+                                        f"no {name} while {field}.enabled is false: MirrorMaker 2 reads it only with "
+                                        f"the sync on (remove it, or set {field}.enabled: true)"))
+    if flow.acknowledgeReplayedHistory and flow.policy is not Policy.identity:
+        problems.append(Problem(where, "acknowledgeReplayedHistory", True,
+                                "false (or absent) on a default-policy flow: it acknowledges an identity failback's "
+                                "copy of history into same-named topics, which this flow's prefixed remote topics "
+                                "never make"))
+    return problems
+
+
 def _unique(where: str, named: list[tuple[str, str]]) -> list[Problem]:
     """(field, name) pairs: every repeated name is a problem at its field."""
     seen, problems = set(), []

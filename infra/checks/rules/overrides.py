@@ -7,10 +7,11 @@ from collections.abc import Mapping
 
 from infra.checks.rules.secrets import secret_named
 from infra.checks.rules.smts import SMT_PREFIXES
+from infra.core import names
 from infra.core.errors import Problem
 from infra.core.releases import Release, find
 from infra.plan.connectors import (CLIENT_PREFIXES, CONNECTION_FAMILY, FILTER_CLASSES, FLOW_KEYS, GROUP_SYNC_KEYS,
-                                   TOPIC_SYNC_KEYS, ProgramConfig,
+                                   TOPIC_SYNC_KEYS, WORKER_KEYS, ProgramConfig,
                                    checkpoint_config, connection_client, heartbeat_config, source_config)
 from infra.plan.stack import heartbeat_replicators, part_wiring
 from infra.topology.resolution import Model
@@ -96,6 +97,10 @@ def _override_reason(flow: Flow, release: Release, prefix: str, key: str, progra
         return (f"the flow's typed `{lists}` and its exclude list: MirrorMaker 2's default filter reads them, and "
                 f"another class would choose the flow's {lists} itself, past every guardrail on them "
                 "(docs/guardrails.md)")
+    if key in WORKER_KEYS:
+        typed = " (the rebalance delay is `connect.rebalanceDelaySeconds`)" if key == names.REBALANCE_DELAY else ""
+        return (f"a connector setting: `{key}` is the Connect worker's, which a connector's config does not read: "
+                f"here it would do nothing{typed}")
     if key in TOPIC_SYNC_KEYS and kind == "source":
         return f"the typed `{TOPIC_SYNC_KEYS[key]}` field (docs/topology.md#topic-configuration-and-acl-sync)"
     if key in GROUP_SYNC_KEYS and kind == "checkpoint":

@@ -47,12 +47,14 @@ def load_outputs(path: str) -> contract.StackOutputs:
                             "the command line") from None
 
 
-def _per_cluster(values: dict[str, str], clusters: set[str | None], flag: str,
+def _per_cluster(values: dict[str, str], clusters: set[str | None], stack_clusters: set[str | None], flag: str,
                  problems: list[Problem]) -> dict[str | None, str]:
-    """`[CLUSTER=]VALUE` arguments: the unnamed one for every cluster not named."""
+    """`[CLUSTER=]VALUE` arguments: the unnamed one for every cluster not named. A value named for
+    another cluster of the stack is left unused (a team's usual `--context` for every cluster, with
+    `--flow` choosing one); a name the stack does not have is refused."""
     named = {k: v for k, v in values.items() if k}
-    known = sorted(c for c in clusters if c)
-    problems += [Problem(flag, "(argument)", f"{u}={named[u]}", "a Kubernetes cluster of the chosen flows: "
+    known = sorted(c for c in stack_clusters if c)
+    problems += [Problem(flag, "(argument)", f"{u}={named[u]}", "a Kubernetes cluster of the stack: "
                          + (", ".join(known) or "none (the stack has no `kubernetes` section: give the value alone)"))
                  for u in sorted(set(named) - set(known))]
     return {c: named.get(c or "", values.get("", "")) for c in clusters}
@@ -106,8 +108,9 @@ def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[s
         problems.append(Problem("--outputs", "operator", f"{stack.operator_flavour} {stack.operator_version}",
                                 "a release this version of kafka-replication supports"))
     clusters = {stack.flows[f].kubernetes_cluster for f in chosen}
-    configs = _per_cluster(split_pairs(kubeconfigs), clusters, "--kubeconfig", problems)
-    names = _per_cluster(split_pairs(contexts), clusters, "--context", problems)
+    everywhere = {f.kubernetes_cluster for f in stack.flows.values()}
+    configs = _per_cluster(split_pairs(kubeconfigs), clusters, everywhere, "--kubeconfig", problems)
+    names = _per_cluster(split_pairs(contexts), clusters, everywhere, "--context", problems)
     if problems or release is None:
         raise TopologyError(problems, "the command line")
     readers = {}

@@ -168,6 +168,13 @@ class Reader:
                                   "gave) holds a line break, another control character or a character outside ASCII: "
                                   "no request can carry it (a YAML `token: |` block keeps its last line break: write "
                                   "`token: VALUE` or `token: |-`)")
+        if configuration.cert_file and configuration.key_file:
+            import ssl
+            try:  # else every request fails in the TLS handshake, which reads as a server that did not answer
+                ssl.create_default_context().load_cert_chain(configuration.cert_file, configuration.key_file)
+            except (ssl.SSLError, OSError, ValueError):
+                raise KubeconfigError(where + "its user's client key does not match its client certificate (or "
+                                      "one of them is not PEM)") from None
         # Nothing the kubeconfig authenticates with is ever printed: error texts are cleaned of it.
         url = urlsplit(configuration.host)
         self.secrets = sorted({s for s in (token, token.partition(" ")[2], configuration.password, url.password,

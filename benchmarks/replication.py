@@ -59,8 +59,8 @@ from infra.tools.rehearsal.apiserver import start, stop  # noqa: E402
 from infra.tools.rehearsal.kube import ApiServerKube  # noqa: E402
 from infra.tools.rehearsal.kubeapi import Client  # noqa: E402
 from infra.tools.rehearsal.run import Rehearsal  # noqa: E402
-from tests.runtime.test_replication import DEV, for_runtime  # noqa: E402
-from tests.support.stacks import on_release  # noqa: E402
+from benchmarks.common import DEV  # noqa: E402
+from infra.tools.rehearsal.run import local_topology, on_release  # noqa: E402
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 SOURCE_CONNECTOR = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
@@ -241,7 +241,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="replication-bench-"))
     state = start(work / "apiserver")
-    r = Rehearsal(for_runtime(on_release(DEV, args.flavour, args.version)), work / "rehearsal",
+    r = Rehearsal(local_topology(on_release(DEV, args.flavour, args.version)), work / "rehearsal",
                   ApiServerKube(Client(state)), scale=args.workers > 1, jvm="steady",
                   linked=bool(args.rtt or args.bandwidth))
     try:

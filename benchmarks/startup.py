@@ -39,7 +39,7 @@ from infra.tools.rehearsal.apiserver import start, stop  # noqa: E402
 from infra.tools.rehearsal.kube import ApiServerKube  # noqa: E402
 from infra.tools.rehearsal.kubeapi import Client  # noqa: E402
 from infra.tools.rehearsal.run import Rehearsal  # noqa: E402
-from tests.support.replication import dev_for_runtime  # noqa: E402
+from benchmarks.common import dev_for_runtime  # noqa: E402
 
 CONTENDERS = {"neither": (False, False), "cds": (True, False), "service_load": (False, True), "ours": (True, True)}
 TICK = os.sysconf("SC_CLK_TCK")

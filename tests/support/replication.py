@@ -19,6 +19,7 @@ import yaml
 from infra.core import names
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.kube import ApiServerKube
+from benchmarks.common import DEV, dev_for_runtime  # noqa: F401 - one home, shared with the benchmarks
 from infra.tools.rehearsal.run import Rehearsal, local_topology
 from tests.support.schemas import release_of, strimzi_crds
 from tests.support.stacks import RELEASES, ROOT, RUNTIME_COUNTS, RUNTIME_RELEASES, on_release, unavailable
@@ -93,18 +94,6 @@ def records(n: int, tag: str) -> list[dict]:
             for i in range(n)]
 
 
-DEV = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())
-
-
-def dev_for_runtime(flavour: str, version: str) -> dict:
-    topo = for_runtime(on_release(DEV, flavour, version))
-    flow = topo["flows"][0]
-    # Checkpoints and group offsets every few seconds instead of every minute; an offset sync for
-    # every record, so that translated offsets are exact (MirrorMaker 2's offset.lag.max).
-    flow["syncGroupOffsets"] = {"enabled": True, "intervalSeconds": 5}
-    flow["config"]["checkpoint"]["emit.checkpoints.interval.seconds"] = 5
-    flow["config"]["source"]["offset.lag.max"] = 0
-    return topo
 
 
 def audit_pod(r: Rehearsal, run_dir: Path, objects: list[dict] | None = None) -> tuple[Path, Path, Path]:

@@ -20,6 +20,7 @@ from infra.core import releases
 from infra.core.errors import TopologyError
 from infra.tools import render
 from infra.tools.render import Render
+from infra.tools.rehearsal.run import on_release  # noqa: F401 - the tests' name for it
 from infra.topology.resolution import Model
 from tests.support import skips
 from tests.support.material import material
@@ -68,21 +69,6 @@ def doc_topology(**changes) -> dict:
     topo = copy.deepcopy(DOC_TOPOLOGY)
     for key, value in changes.items():
         topo[key] = value
-    return topo
-
-
-def on_release(topology: dict, flavour: str, version: str | None = None) -> dict:
-    """`topology` for an operator release (default: the flavour's default release). Connect
-    versions another release would refuse are dropped, so the release's default applies."""
-    topo = copy.deepcopy(topology)
-    release = releases.find(releases.Flavour(flavour), version)
-    topo["operator"] = {**topo.get("operator", {}), "flavour": flavour}
-    if version:
-        topo["operator"]["version"] = version
-    for settings in [topo["operator"], *topo["flows"],
-                     *(p for f in topo["flows"] for p in f.get("connectClusters", []))]:
-        if settings.get("connect", {}).get("version") not in (None, *release.connect_versions):
-            settings["connect"] = {k: v for k, v in settings["connect"].items() if k != "version"}
     return topo
 
 

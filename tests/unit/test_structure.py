@@ -15,13 +15,15 @@ from infra.topology import schema
 from tests.support.stacks import ROOT
 
 # Bottom to top; a module may import its own layer and the layers below it. The audit job and the
-# policy pack sit beside the deployer, each with its own ceiling.
+# policy pack sit beside the deployer, each with its own ceiling; the benchmarks on top, beside
+# the tools (never importing a test).
 LAYERS = ["contract", "infra.core", "infra.filters", "infra.topology", "infra.plan", "infra.checks", "infra.deploy",
           "components", "infra.tools"]
-CEILING = {"spark": "contract", "policy": "infra.checks"}
+CEILING = {"spark": "contract", "policy": "infra.checks", "benchmarks": "infra.tools"}
+BESIDE = {"benchmarks": {"spark", "policy"}}  # the side packages a package may import too (the audit job's)
 # infra/outputs.py keeps `infra.outputs` importable (docs/outputs.md): it is the contract's module.
 PLACED = {"infra.outputs": "contract", "infra.__main__": "infra.tools", "infra": "contract"}
-PACKAGES = ["contract", "infra", "components", "spark", "policy"]
+PACKAGES = ["contract", "infra", "components", "spark", "policy", "benchmarks"]
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -61,7 +63,7 @@ def violations(edges: dict[str, set[str]]) -> list[str]:
         ceiling = LAYERS.index(CEILING.get(mine, mine)) if CEILING.get(mine, mine) in LAYERS else -1
         for target in sorted(targets):
             theirs = layer(target)
-            if theirs == mine:
+            if theirs == mine or theirs in BESIDE.get(mine, ()):
                 continue
             if theirs not in LAYERS or LAYERS.index(theirs) > ceiling or (mine == "contract"):
                 found.append(f"{module} ({mine}) imports {target} ({theirs})")
@@ -111,7 +113,10 @@ def test_an_upward_import_planted_in_a_copy_is_found(tmp_path):
     job.write_text("from infra.core import names  # planted\n" + job.read_text())
     contract = tmp_path / "contract" / "audit.py"
     contract.write_text("import spark.data  # planted\n" + contract.read_text())
+    bench = tmp_path / "benchmarks" / "diff.py"
+    bench.write_text("from tests.support import stacks  # planted\n" + bench.read_text())
     assert violations(imports(tmp_path)) == [
+        "benchmarks.diff (benchmarks) imports tests.support (tests.support)",
         "contract.audit (contract) imports spark.data (spark)",
         "infra.core.names (infra.core) imports infra.plan.stack (infra.plan)",
         "spark.report (spark) imports infra.core.names (infra.core)",

@@ -30,7 +30,7 @@ import yaml
 
 from infra.checks import validation
 from infra.core import names
-from infra.core.releases import Release
+from infra.core.releases import Flavour, Release, find
 from infra.plan.connectors import ConnectorKind
 from infra.plan.offsets import is_patch
 from infra.tools import render
@@ -51,6 +51,24 @@ SINGLE_BROKER = {"source": {"offset-syncs.topic.replication.factor": 1},
 LOCAL_CHANGES = ("one Connect replica per Connect cluster (a worker each here)",
                  "no audit CronJob (the audit runs on its own: docs/audit.md)",
                  "MirrorMaker 2's own topics at replication factor 1 (single-broker clusters)")
+
+
+def on_release(topology: dict[str, Any], flavour: str, version: str | None = None) -> dict[str, Any]:
+    """`topology` on an operator release (default: the flavour's default release), as a rehearsal
+    of an upgrade runs it: Connect versions that release would refuse are dropped, so its
+    default applies."""
+    topo = copy.deepcopy(topology)
+    release = find(Flavour(flavour), version)
+    if release is None:
+        raise ValueError(f"no supported release {flavour} {version}")
+    topo["operator"] = {**topo.get("operator", {}), "flavour": flavour}
+    if version:
+        topo["operator"]["version"] = version
+    for settings in [topo["operator"], *topo["flows"],
+                     *(p for f in topo["flows"] for p in f.get("connectClusters", []))]:
+        if settings.get("connect", {}).get("version") not in (None, *release.connect_versions):
+            settings["connect"] = {k: v for k, v in settings["connect"].items() if k != "version"}
+    return topo
 
 
 def local_topology(topology: dict[str, Any]) -> dict[str, Any]:

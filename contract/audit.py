@@ -23,6 +23,15 @@ INT32 = 2**31 - 1
 # offset.lag.max writes an offset sync at most every 100 records of a partition. The plan renders
 # each connector's own (`offsetLagMax`); the job falls back to this for a configuration without it.
 OFFSET_LAG_MAX_DEFAULT = 100
+# The job's name on both sides of the boundary: its Kubernetes objects and pods' label, the Spark
+# application, its consumer group, the Pushgateway job its metrics are pushed under (which the
+# program's alert rules select) and the kind of its termination message.
+JOB = "kafka-replication-audit"
+# Where the program mounts what the job reads (infra/plan/audit.py), and the job's defaults.
+CONFIG_DIR = "/etc/replication-audit/config"
+CONFIG_FILE = "audit.json"
+CREDENTIALS_DIR = "/etc/replication-audit/kafka"
+REPORTS_DIR = "/reports"
 # The files of a cluster's credentials directory (`<credentials>/<alias>/<file>`), by secret
 # config item: one home for the Secret keys the audit component writes and the job reads.
 CREDENTIAL_FILES = {"password": "password", "caCert": "ca.crt", "truststore": "truststore",

@@ -19,12 +19,14 @@ import json
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from contract.audit import JOB
+
 VERSION = 1
 MAX_BYTES = 4096  # the kubelet's limit of one container's termination message
 # finishedAt, epoch milliseconds: a date a reader can print (up to 9999-12-31T23:59:59.999Z, as
 # Python's datetime and Java's Instant formatting both can); anything else is not our summary.
 MAX_FINISHED_MS = 253_402_300_799_999
-KIND = "kafka-replication-audit"
+KIND = JOB
 # Kubernetes' default terminationMessagePath, which the CronJob's container names (infra/plan/
 # audit.py) and the job writes (spark/audit.py): the kubelet mounts it into the container and
 # keeps what it holds on the pod's status.

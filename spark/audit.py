@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from contract import lastrun
+from contract import audit as audit_contract, lastrun
 from contract.audit import OFFSET_LAG_MAX_DEFAULT
 from spark import data, report
 from spark.job import Clusters, CouldNotAudit, check_out, read_config, spark_session
@@ -292,7 +292,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, required=True, help="directory for report.json and detail.parquet")
     ap.add_argument("--local", type=Path, help="read Parquet dumps instead of Kafka (a sample from infra.tools.sample): "
                                                "<local>/kafka/<alias>/, Connect offsets from <local>/connect/")
-    ap.add_argument("--credentials", type=Path, default=Path("/etc/replication-audit/kafka"),
+    ap.add_argument("--credentials", type=Path, default=Path(audit_contract.CREDENTIALS_DIR),
                     help="directory of <alias>/<file> credentials (mounted Secrets)")
     ap.add_argument("--until-ms", type=int, help="window end (epoch ms); default: now - graceMinutes")
     ap.add_argument("--from-ms", type=int, help="window start (epoch ms); default: until - lookbackMinutes")

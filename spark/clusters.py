@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession, functions as F, types as T
 
+from contract import audit as audit_contract
 from contract.audit import CREDENTIAL_FILES
 from contract.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
 from spark.offsets import Unverifiable
@@ -151,7 +152,7 @@ class KafkaCluster:
         self.spark, self.options, self.timeout = spark, spark_options or {}, timeout_seconds
         self.client_config = client_config  # the readiness reads (spark/failover.py LiveCluster) make their own clients
         # Metadata only: no group membership, nothing committed.
-        self.consumer = Consumer({**client_config, "group.id": "kafka-replication-audit",
+        self.consumer = Consumer({**client_config, "group.id": audit_contract.JOB,
                                   "enable.auto.commit": False, "log_level": 3})
         self.admin = AdminClient({**client_config, "log_level": 3})
 

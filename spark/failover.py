@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from contract import audit as audit_contract
 from spark.job import Clusters, CouldNotAudit, check_out, read_config
 from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
 
@@ -427,7 +428,7 @@ class ClusterUnverifiable(Unverifiable):
 # the checkpoint connector writes in transactions, whose records are not checkpoints until committed),
 # and an end-of-partition event, since the last offset of a partition may be a transaction marker
 # that no consumer delivers (librdkafka CONFIGURATION.md: enable.partition.eof, isolation.level).
-READER_CONFIG = {"group.id": "kafka-replication-audit", "enable.auto.commit": False, "enable.partition.eof": True,
+READER_CONFIG = {"group.id": audit_contract.JOB, "enable.auto.commit": False, "enable.partition.eof": True,
                  "isolation.level": "read_committed", "log_level": 3}
 
 
@@ -659,7 +660,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="a consumer group to check (repeatable); default: every group with checkpoints")
     ap.add_argument("--procedure", choices=PROCEDURES,
                     help="the procedure to check for; default: the flow's failover.procedure, else cutoff")
-    ap.add_argument("--credentials", type=Path, default=Path("/etc/replication-audit/kafka"),
+    ap.add_argument("--credentials", type=Path, default=Path(audit_contract.CREDENTIALS_DIR),
                     help="directory of <alias>/<file> credentials (mounted Secrets)")
     ap.add_argument("--out", type=Path, help=f"also write the report to <out>/{REPORT_FILE}")
     ap.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")

@@ -66,7 +66,7 @@ def read_config(path: Path) -> dict:
 
 def spark_session(master: str | None):
     from pyspark.sql import SparkSession
-    builder = SparkSession.builder.appName("kafka-replication-audit")
+    builder = SparkSession.builder.appName(contract.JOB)
     if master:
         builder = builder.master(master)
     if (master or "").startswith("local"):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from contract import audit as audit_contract
+
 EXIT = {"ok": 0, "findings": 1, "error": 2}
 COUNTS = ("sourceRecords", "targetRecords", "missing", "duplicate", "unexpected", "lag")
 
@@ -98,7 +100,7 @@ def write(report: dict, out: Path, spark=None) -> Path:
     return path
 
 
-def push_metrics(report: dict, gateway: str, job: str = "kafka-replication-audit") -> None:
+def push_metrics(report: dict, gateway: str, job: str = audit_contract.JOB) -> None:
     """Per flow and topic gauges (partition-level detail stays in the report: label cardinality)."""
     from prometheus_client import CollectorRegistry, Gauge, push_to_gateway
     registry = CollectorRegistry()

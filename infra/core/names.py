@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contract import audit as audit_contract
+
 # The project: the Pulumi project name and the prefix of its config keys.
 PROJECT = "kafka-replication"
 
@@ -375,16 +377,16 @@ def offsets_patch(connector: str, action: str, request: str) -> str:
     new request is a new resource and an old one is never applied again."""
     return f"{connector}/offsets-{action}-{request}"
 
-AUDIT = "kafka-replication-audit"
+AUDIT = audit_contract.JOB  # the job's one name, shared with spark/ (contract/audit.py)
 AUDIT_SELECTOR = {"app.kubernetes.io/name": AUDIT}  # the audit's pods, admitted to Connect REST APIs
 # The audit image's interpreter: Spark's python3 images (apache/spark-docker, 4.0.1/scala2.13-
 # java17-python3-ubuntu) install Ubuntu's python3 and python3-pip on eclipse-temurin:17-jammy, and
 # nothing installs a `python`.
 AUDIT_PYTHON = "python3"
-AUDIT_CONFIG_DIR = "/etc/replication-audit/config"
-AUDIT_CONFIG_FILE = "audit.json"
-AUDIT_CREDENTIALS_DIR = "/etc/replication-audit/kafka"
-AUDIT_REPORTS_DIR = "/reports"
+AUDIT_CONFIG_DIR = audit_contract.CONFIG_DIR
+AUDIT_CONFIG_FILE = audit_contract.CONFIG_FILE
+AUDIT_CREDENTIALS_DIR = audit_contract.CREDENTIALS_DIR
+AUDIT_REPORTS_DIR = audit_contract.REPORTS_DIR
 AUDIT_DRIVER_PORT = 7078
 AUDIT_BLOCK_MANAGER_PORT = 7079
 

@@ -37,7 +37,7 @@ TERMINATION_LOG = "/dev/termination-log"
 class GroupCheckpoints:
     age_seconds: int                # the age of the group's newest checkpoint
     behind: int                     # records the group committed on the source past its checkpoints
-    stale: bool                     # the audit's finding (spark/failover.py checkpoint_staleness)
+    stale: bool                     # the audit's finding (spark/checkpoints.py checkpoint_staleness)
 
 
 @dataclass(frozen=True)

@@ -220,21 +220,21 @@ def _freshness(flow, target, target_topics, now_ms, thresholds) -> dict | None:
 def _checkpoints(flow, source, target, filters, now_ms, thresholds) -> list[dict] | None:
     """The failover readiness check's view of checkpoints, on the audit's schedule: per group of
     the flow's checkpoints, their age and how far its commits on the source are past them
-    (spark/failover.py checkpoint_staleness). None where nothing is read: the flow runs no
+    (spark/checkpoints.py checkpoint_staleness). None where nothing is read: the flow runs no
     checkpoints, or the clusters are a sample's Parquet dumps (no groups there)."""
-    from spark import failover
-    if not failover.checkpoints_topic(flow) or getattr(target, "client_config", None) is None \
+    from spark import checkpoints as ckpt, live
+    if not ckpt.checkpoints_topic(flow) or getattr(target, "client_config", None) is None \
             or getattr(source, "client_config", None) is None:
         return None
-    on_target = failover.LiveCluster(target, target.client_config, flow["targetAlias"], "target")
-    on_source = failover.LiveCluster(source, source.client_config, flow["sourceAlias"], "source")
-    checkpoints = failover.flow_checkpoints(flow, on_target, filters)
+    on_target = live.LiveCluster(target, target.client_config, flow["targetAlias"], "target")
+    on_source = live.LiveCluster(source, source.client_config, flow["sourceAlias"], "source")
+    checkpoints = live.flow_checkpoints(flow, on_target, filters)
     committed = {g: on_source.group_offsets(g) for g in sorted({g for g, _, _ in checkpoints})}
 
     def offset_lag_max(topic: str) -> int:
         connector = selecting(flow, topic, filters) or {}
         return int(connector.get("offsetLagMax", OFFSET_LAG_MAX_DEFAULT))
-    return failover.checkpoint_staleness(flow, checkpoints, committed, now_ms,
+    return ckpt.checkpoint_staleness(flow, checkpoints, committed, now_ms,
                                          thresholds.get("maxCheckpointAgeSeconds"), offset_lag_max)
 
 

@@ -150,7 +150,7 @@ class KafkaCluster:
         from confluent_kafka import Consumer
         from confluent_kafka.admin import AdminClient
         self.spark, self.options, self.timeout = spark, spark_options or {}, timeout_seconds
-        self.client_config = client_config  # the readiness reads (spark/failover.py LiveCluster) make their own clients
+        self.client_config = client_config  # the readiness reads (spark/live.py LiveCluster) make their own clients
         # Metadata only: no group membership, nothing committed.
         self.consumer = Consumer({**client_config, "group.id": audit_contract.JOB,
                                   "enable.auto.commit": False, "log_level": 3})

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -40,120 +39,21 @@ from pathlib import Path
 from typing import Any, Callable
 
 from contract import audit as audit_contract
+from spark.checkpoints import Stamped, checkpoints_topic
 from spark.job import Clusters, CouldNotAudit, check_out, read_config
+from spark.live import ClusterUnverifiable, GroupState, LiveCluster, flow_checkpoints
 from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
 
 PROCEDURES = ("continuous", "cutoff", "disaster")
 EXIT = {"ready": 0, "not-ready": 1, "error": 2}
 REPORT_FILE = "failover.json"
 CHECKPOINT_CLASS = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
-# MirrorCheckpointTask syncs translated offsets only into groups in these states on the target
-# (refreshIdleConsumerGroupOffset: EMPTY; a group unknown there is DEAD), apache/kafka 3.8.0.
-INACTIVE = ("EMPTY", "DEAD")
 # MirrorCheckpointConfig defaults (3.8.0 through 4.x): emit on, every 60 s; sync off, every 60 s.
 EMIT_DEFAULT = (True, 60)
 SYNC_DEFAULT = (False, 60)
 
 
-# ----------------------------------------------------------------- checkpoints as Kafka writes them
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """One checkpoint record (apache/kafka connect/mirror-client Checkpoint.java, 3.8.0 to 4.x):
-    key = group (STRING), topic (STRING, the target's name), partition (INT32); value = version
-    (INT16, 0), upstreamOffset (INT64, the group's offset on the source), offset (INT64, its
-    translation on the target), metadata (STRING). Kafka's protocol types: big-endian, a STRING is
-    an INT16 length then that many UTF-8 bytes (Type.STRING); the key has no version."""
-    group: str
-    topic: str
-    partition: int
-    upstream: int
-    downstream: int
-    metadata: str
-
-
-class _Reader:
-    def __init__(self, data: bytes, what: str):
-        self.data, self.pos, self.what = data, 0, what
-
-    def take(self, size: int, field_name: str) -> bytes:
-        if self.pos + size > len(self.data):
-            raise ValueError(f"checkpoint {self.what}: {len(self.data)} byte(s) end inside {field_name} "
-                             f"(at byte {self.pos}, {size} needed)")
-        chunk = self.data[self.pos:self.pos + size]
-        self.pos += size
-        return chunk
-
-    def int16(self, name: str) -> int:
-        return int(struct.unpack(">h", self.take(2, name))[0])
-
-    def int32(self, name: str) -> int:
-        return int(struct.unpack(">i", self.take(4, name))[0])
-
-    def int64(self, name: str) -> int:
-        return int(struct.unpack(">q", self.take(8, name))[0])
-
-    def string(self, name: str) -> str:
-        length = self.int16(f"the length of {name}")
-        if length < 0:  # Type.STRING refuses a negative length (a nullable string would be -1)
-            raise ValueError(f"checkpoint {self.what}: {name} has a negative length ({length})")
-        # Utils.utf8 decodes with the JDK's replacement of malformed input.
-        return self.take(length, name).decode("utf-8", "replace")
-
-
-CHECKPOINT_VERSION = 0
-
-
-def decode_checkpoint(key: bytes, value: bytes) -> Checkpoint:
-    """A checkpoint record's key and value, as Checkpoint.deserializeRecord reads them (trailing
-    bytes are ignored there too: Schema.read reads the fields and stops)."""
-    k = _Reader(key, "key")
-    group, topic, partition = k.string("group"), k.string("topic"), k.int32("partition")
-    v = _Reader(value, "value")
-    version = v.int16("version")
-    if version != CHECKPOINT_VERSION:
-        raise ValueError(f"checkpoint value: version {version}; this reader knows version {CHECKPOINT_VERSION} "
-                         "(Kafka 3.8 to 4.x)")
-    upstream, downstream = v.int64("upstreamOffset"), v.int64("offset")
-    return Checkpoint(group, topic, partition, upstream, downstream, v.string("metadata"))
-
-
-@dataclass(frozen=True)
-class Stamped:
-    """The newest checkpoint of one (group, target topic, partition), with its record's timestamp
-    (MirrorCheckpointTask stamps each record with the time it was emitted)."""
-    checkpoint: Checkpoint
-    timestamp_ms: int
-
-
-def newest_checkpoints(records: list[tuple[int, int, int, bytes | None, bytes | None]], topic: str
-                       ) -> dict[tuple[str, str, int], Stamped]:
-    """(partition, offset, timestamp ms, key, value) records of the checkpoints topic -> the newest
-    checkpoint per key, in offset order (the topic is compacted by that key)."""
-    newest: dict[tuple[str, str, int], Stamped] = {}
-    for partition, offset, stamp, key, value in sorted(records, key=lambda r: (r[0], r[1])):
-        if key is None or value is None:
-            continue  # not a checkpoint Kafka writes; a tombstone would only drop a key it never had
-        try:
-            c = decode_checkpoint(key, value)
-        except ValueError as exc:
-            raise Unverifiable(f"{topic}[{partition}] offset {offset}: {exc}") from None
-        newest[(c.group, c.topic, c.partition)] = Stamped(c, stamp)
-    return newest
-
-
 # ----------------------------------------------------------------- what was observed
-
-
-@dataclass(frozen=True)
-class GroupState:
-    state: str     # ConsumerGroupState's name: EMPTY, DEAD, STABLE, PREPARING_REBALANCING...
-    members: int
-
-    @property
-    def active(self) -> bool:
-        return self.state not in INACTIVE or self.members > 0
 
 
 @dataclass(frozen=True)
@@ -223,18 +123,6 @@ def find_checkpoint_connectors(flow: dict, get: Callable[[str, str], Any]) -> li
         found += [checkpoint_connector(name, body) for name, body in sorted(listing.items())
                   if body["info"]["config"].get("connector.class") == CHECKPOINT_CLASS]
     return sorted(found, key=lambda c: c.name)
-
-
-def checkpoints_topic(flow: dict) -> str | None:
-    """The flow's checkpoints topic on the target: Kafka names it `<source alias>.checkpoints.internal`
-    under both policies (DefaultReplicationPolicy.checkpointsTopic; IdentityReplicationPolicy
-    inherits it). The program lists it among the target's own topics of the audit configuration
-    exactly when the flow runs checkpoints (infra/core/names.py FlowNames.checkpoints_topic is its home
-    there; tests hold the two equal)."""
-    if flow.get("checkpointsTopic"):
-        return str(flow["checkpointsTopic"])
-    name = f"{flow['sourceAlias']}.checkpoints.internal"
-    return name if name in flow["excludeTopics"]["target"] else None
 
 
 def _synced(connectors: list[CheckpointConnector]) -> bool:
@@ -410,203 +298,6 @@ def summary(report: dict) -> str:
         for p in g["partitions"]:
             lines += [f"  group {g['group']} {p['topic']}[{p['partition']}]: {f}" for f in p["findings"]]
     return "\n".join(lines)
-
-
-# ----------------------------------------------------------------- reading the clusters
-
-
-class ClusterUnverifiable(Unverifiable):
-    """What could not be read on one cluster of the flow; `role` is source or target (only a source
-    that cannot be read suggests the disaster procedure)."""
-
-    def __init__(self, message: str, role: str):
-        super().__init__(message)
-        self.role = role
-
-
-# The checkpoints topic is read with a consumer of its own: committed records only (under exactly-once
-# the checkpoint connector writes in transactions, whose records are not checkpoints until committed),
-# and an end-of-partition event, since the last offset of a partition may be a transaction marker
-# that no consumer delivers (librdkafka CONFIGURATION.md: enable.partition.eof, isolation.level).
-READER_CONFIG = {"group.id": audit_contract.JOB, "enable.auto.commit": False, "enable.partition.eof": True,
-                 "isolation.level": "read_committed", "log_level": 3}
-
-
-def _read_topic(consumer, on: LiveCluster, topic: str, partitions: int, deadline_seconds: float = 60.0,
-                clock: Callable[[], float] = time.monotonic) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
-    """Every committed record of the topic, bytes as stored (librdkafka, no group, nothing
-    committed). A partition is read to its end at its end-of-partition event, or once the consumer's
-    position reaches the high watermark read first (a position past a transaction marker, which is
-    never delivered). `on`: the cluster, named in what fails."""
-    from confluent_kafka import KafkaError, TopicPartition
-    call = on.call
-    marks = {p: call(f"watermarks of {topic}[{p}]", consumer.get_watermark_offsets, TopicPartition(topic, p),
-                     on.timeout) for p in range(partitions)}
-    left = {p for p, (lo, hi) in marks.items() if hi > lo}
-    if not left:
-        return []
-    consumer.assign([TopicPartition(topic, p, marks[p][0]) for p in sorted(left)])
-    out = []
-    deadline = clock() + deadline_seconds
-
-    def positions() -> dict[int, int]:
-        return {tp.partition: tp.offset for tp in call(f"positions in {topic}", consumer.position,
-                                                        [TopicPartition(topic, p) for p in sorted(left)])}
-    try:
-        while left:
-            if clock() > deadline:
-                at = positions()
-                where = "; ".join(f"{topic}[{p}] " + (f"position {at[p]}" if at.get(p, -1) >= 0 else "no position")
-                                  + f", high watermark {marks[p][1]}" for p in sorted(left))
-                raise on.failed(topic, f"not read to its end within {deadline_seconds:.0f} s ({where})")
-            for msg in consumer.consume(500, 1.0):
-                error = msg.error()
-                if error is not None and error.code() == KafkaError._PARTITION_EOF:
-                    left.discard(msg.partition())
-                elif error is not None:
-                    raise on.failed(f"{topic}[{msg.partition()}]", str(error))
-                else:
-                    out.append((msg.partition(), msg.offset(), msg.timestamp()[1], msg.key(), msg.value()))
-            if left:
-                left -= {p for p, offset in positions().items() if offset >= marks[p][1]}
-    finally:
-        consumer.unassign()
-    return out
-
-
-class LiveCluster:
-    """What the readiness check asks a cluster, answered by the audit's clients of it
-    (spark.clusters.KafkaCluster: librdkafka, the same connection and credentials). Every failure
-    names the cluster: `<what> on <alias> (<role>): <error>`."""
-
-    def __init__(self, cluster, client_config: dict, alias: str, role: str,
-                 make_consumer: Callable[[dict], Any] | None = None):
-        self.cluster, self.client_config, self.alias, self.role = cluster, client_config, alias, role
-        self.make_consumer = make_consumer
-
-    @property
-    def where(self) -> str:
-        return f"{self.alias} ({self.role})"
-
-    @property
-    def timeout(self) -> float:
-        return float(self.cluster.timeout)
-
-    def failed(self, what: str, error: object) -> ClusterUnverifiable:
-        return ClusterUnverifiable(f"{what} on {self.where}: {error}", self.role)
-
-    def call(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-        from confluent_kafka import KafkaException
-        try:
-            return fn(*args)
-        except KafkaException as exc:
-            raise self.failed(what, exc.args[0]) from None
-
-    def partitions(self) -> dict[str, int]:
-        meta = self.call("metadata", self.cluster.consumer.list_topics, None, self.cluster.timeout)
-        return {t: len(m.partitions) for t, m in sorted(meta.topics.items()) if m.error is None}
-
-    def watermarks(self, partitions: dict[str, int]) -> dict[tuple[str, int], tuple[int, int]]:
-        from confluent_kafka import TopicPartition
-        return {(t, p): self.call(f"watermarks of {t}[{p}]", self.cluster.consumer.get_watermark_offsets,
-                                  TopicPartition(t, p), self.cluster.timeout)
-                for t, n in sorted(partitions.items()) for p in range(n)}
-
-    def records(self, topic: str, partitions: int) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
-        if self.make_consumer is None:
-            from confluent_kafka import Consumer
-            make: Callable[[dict], Any] = Consumer
-        else:
-            make = self.make_consumer
-        consumer = make({**self.client_config, **READER_CONFIG})
-        try:
-            return _read_topic(consumer, self, topic, partitions)
-        finally:
-            consumer.close()
-
-    def group_offsets(self, group: str) -> dict[tuple[str, int], int]:
-        from confluent_kafka import ConsumerGroupTopicPartitions
-        futures = self.cluster.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                                 request_timeout=self.cluster.timeout)
-        result = self.call(f"offsets of group {group}", futures[group].result)
-        return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
-
-    def group_states(self, groups: list[str]) -> dict[str, GroupState]:
-        from confluent_kafka import KafkaError, KafkaException
-        if not groups:
-            return {}
-        futures = self.cluster.admin.describe_consumer_groups(groups, request_timeout=self.cluster.timeout)
-        states = {}
-        for group, future in futures.items():
-            try:
-                desc = future.result()
-            except KafkaException as exc:
-                if exc.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:  # Kafka 4 answers so for no group
-                    states[group] = GroupState("DEAD", 0)
-                    continue
-                raise self.failed(f"state of group {group}", exc.args[0]) from None
-            states[group] = GroupState(desc.state.name, len(desc.members or []))
-        return states
-
-
-def flow_checkpoints(flow: dict, target: LiveCluster, filters) -> dict[tuple[str, str, int], Stamped]:
-    """The newest checkpoint of each (group, target topic, partition) of this flow, read from the
-    target. Every flow from one source to one target writes the one checkpoints topic: this flow's
-    are those of its topics (the target name less the policy's prefix, selected by one of its
-    connectors)."""
-    topic = checkpoints_topic(flow)
-    partitions = target.partitions()
-    if not topic or topic not in partitions:
-        return {}
-    checkpoints = newest_checkpoints(target.records(topic, partitions[topic]), topic)
-    prefix, never = flow["topicPrefix"], flow["excludeTopics"]["source"]
-    return {k: v for k, v in checkpoints.items() if k[1].startswith(prefix) and any(
-        filters.selects(c, never, k[1][len(prefix):]) for c in flow["connectors"])}
-
-
-# ----------------------------------------------------------------- checkpoint staleness, on a schedule
-
-def checkpoint_staleness(flow: dict, checkpoints: dict[tuple[str, str, int], Stamped],
-                         source_offsets: dict[str, dict[tuple[str, int], int]], now_ms: int,
-                         max_age_seconds: int | None, offset_lag_max: Callable[[str], int]) -> list[dict]:
-    """Per group with checkpoints of this flow: the age of its newest checkpoint and how far the
-    group's commits on the source are past its checkpoints (the records a consumer failing over
-    now would read again). The audit runs this on its schedule; `kafka-replication status` and the
-    CheckpointsStale alert read what it found.
-
-    MirrorCheckpointTask writes a checkpoint only when the translated offset moves
-    (checkpointIsMoreRecent, 3.8.0 to 4.x), so an old checkpoint of a group that commits nothing
-    new is exact, not stale; and a translation moves only at an offset sync, written at most every
-    `offset.lag.max` records (fewer once the source task commits its pending syncs), so a group
-    may be that many records past its checkpoint with nothing wrong. A group is stale when both
-    hold: its newest checkpoint is older than `max_age_seconds` (None: not judged) and a partition
-    of it is committed more than its connector's offset.lag.max past the checkpoint
-    (`offset_lag_max(source topic)`)."""
-    prefix = flow["topicPrefix"]
-    groups: dict[str, list[tuple[tuple[str, int], Stamped]]] = {}
-    for (group, topic, partition), stamped in checkpoints.items():
-        groups.setdefault(group, []).append(((topic[len(prefix):], partition), stamped))
-    out = []
-    for group, items in sorted(groups.items()):
-        committed = source_offsets.get(group, {})
-        # Per partition: how far the group committed past its checkpoint, and what its connector's
-        # offset.lag.max tolerates; `over`, the partitions past it.
-        behind = [(max(0, committed[tp] - s.checkpoint.upstream), offset_lag_max(tp[0]))
-                  for tp, s in items if tp in committed]
-        gaps = [gap for gap, _ in behind]
-        over = sorted((gap, tolerated) for gap, tolerated in behind if gap > tolerated)
-        # A checkpoint written after the run's clock was read is fresh, not from the future.
-        age = max(0.0, round((now_ms - max(s.timestamp_ms for _, s in items)) / 1000, 3))
-        row = {"group": group, "partitions": len(items), "ageSeconds": age, "behindRecords": sum(gaps),
-               "behindMax": max(gaps, default=0), "findings": []}
-        if max_age_seconds is not None and age > max_age_seconds and over:
-            gap, tolerance = over[-1]
-            row["findings"].append(
-                f"group {group}: its newest checkpoint is {age:.0f} s old (threshold {max_age_seconds} s) and its "
-                f"commits on {flow['sourceAlias']} are up to {gap} record(s) of a partition past it "
-                f"(offset.lag.max {tolerance}): consumers failing over now would read {sum(gaps)} record(s) again")
-        out.append(row)
-    return out
 
 
 def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:

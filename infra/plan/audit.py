@@ -49,7 +49,7 @@ def _comparison(spec: SourceSpec) -> JSON:
 def _offset_lag_max(spec: SourceSpec) -> int:
     """The connector's offset.lag.max as its worker reads it (a long; MirrorSourceConfig's default
     when unset), within the audit configuration's integers: the checkpoint staleness the audit
-    judges tolerates that many records (spark/failover.py checkpoint_staleness)."""
+    judges tolerates that many records (spark/checkpoints.py checkpoint_staleness)."""
     number = kafka_long(spec.config.get("offset.lag.max", OFFSET_LAG_MAX_DEFAULT))
     # Not a LONG: the worker refuses the connector before any checkpoint.
     return OFFSET_LAG_MAX_DEFAULT if number is None else min(max(number, 0), INT32)

@@ -21,9 +21,10 @@ from infra.plan.stack import plan
 from infra.tools.rehearsal import jars
 from infra.topology.resolution import resolve
 from infra.topology.schema import FailoverProcedure, Topology
-from spark import failover as readiness
-from spark.failover import (Checkpoint, CheckpointConnector, GroupState, Observed, Stamped, decode_checkpoint, judge,
-                            newest_checkpoints)
+from spark import checkpoints as ckpt, failover as readiness, live
+from spark.checkpoints import Checkpoint, Stamped, decode_checkpoint, newest_checkpoints
+from spark.failover import CheckpointConnector, Observed, judge
+from spark.live import GroupState
 from spark.offsets import PartitionAudit, Status, Unverifiable
 from tests.support.jregex_gen import java_verdicts
 from tests.support.stacks import unavailable
@@ -233,7 +234,7 @@ def test_the_job_names_the_checkpoints_topic_as_the_plan_does():
         model = validation.parse({**topo({}, {}, **flow), "audit": {}})
         stack = plan(model)
         for fp, config in zip(stack.flows, audit_config(model, stack)["flows"], strict=True):
-            assert readiness.checkpoints_topic(config) == fp.internal_topics.target_checkpoints, flow
+            assert ckpt.checkpoints_topic(config) == fp.internal_topics.target_checkpoints, flow
 
 
 # ------------------------------------------------------------------ the verdicts
@@ -597,7 +598,7 @@ def test_an_exactly_once_checkpoints_topic_is_read_to_its_end():
     def make(config):
         made.append(config)
         return consumer
-    cluster = readiness.LiveCluster(FakeKafka(), {"bootstrap.servers": "b:9092"}, "us-east", "target", make)
+    cluster = live.LiveCluster(FakeKafka(), {"bootstrap.servers": "b:9092"}, "us-east", "target", make)
     assert cluster.records(TOPIC, 2) == RECORDS
     # Committed records only, and the end-of-partition event asked for.
     assert made == [{"bootstrap.servers": "b:9092", "group.id": "kafka-replication-audit",
@@ -608,17 +609,17 @@ def test_an_exactly_once_checkpoints_topic_is_read_to_its_end():
 
 def test_a_partition_ends_when_the_position_reaches_the_high_watermark():
     consumer = FakeConsumer({0: (0, 3)}, [_messages()], {0: 3})  # no event: the position passed the marker
-    cluster = readiness.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
+    cluster = live.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
     assert cluster.records(TOPIC, 1) == RECORDS
     assert consumer.batches == [] and consumer.log[-2:] == ["unassign", "close"]
 
 
 def test_a_topic_not_read_to_its_end_names_each_partition_left():
     consumer = FakeConsumer({0: (0, 3), 1: (4, 9)}, [_messages()], {0: 2})
-    cluster = readiness.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
+    cluster = live.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
     times = iter([0.0, 1.0, 61.0])
-    with pytest.raises(readiness.ClusterUnverifiable) as exc:
-        readiness._read_topic(consumer, cluster, TOPIC, 2, clock=lambda: next(times))
+    with pytest.raises(live.ClusterUnverifiable) as exc:
+        live._read_topic(consumer, cluster, TOPIC, 2, clock=lambda: next(times))
     assert (str(exc.value), exc.value.role) == (
         f"{TOPIC} on us-east (target): not read to its end within 60 s ({TOPIC}[0] position 2, high watermark 3; "
         f"{TOPIC}[1] no position, high watermark 9)", "target")
@@ -629,8 +630,8 @@ def test_a_consumer_error_names_the_partition_and_the_cluster():
     from confluent_kafka import KafkaError
     denied = KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED, "not allowed")
     consumer = FakeConsumer({0: (0, 3)}, [[FakeMessage(0, 0, error=denied)]], {})
-    cluster = readiness.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
-    with pytest.raises(readiness.ClusterUnverifiable) as exc:
+    cluster = live.LiveCluster(FakeKafka(), {}, "us-east", "target", lambda config: consumer)
+    with pytest.raises(live.ClusterUnverifiable) as exc:
         cluster.records(TOPIC, 1)
     assert str(exc.value) == f"{TOPIC}[0] on us-east (target): {denied}"
     assert consumer.log[-2:] == ["unassign", "close"]
@@ -665,12 +666,12 @@ def test_errors_name_the_cluster_and_the_disaster_hint_follows_the_source_only()
     timed_out = KafkaError(KafkaError._TIMED_OUT, "timed out")
     kafka = FakeKafka()
     kafka.admin, kafka.consumer = FailingAdmin(timed_out), FailingMetadata(timed_out)
-    target = readiness.LiveCluster(kafka, {}, "us-east", "target")
-    with pytest.raises(readiness.ClusterUnverifiable) as on_target:
+    target = live.LiveCluster(kafka, {}, "us-east", "target")
+    with pytest.raises(live.ClusterUnverifiable) as on_target:
         target.group_offsets("g")
     assert str(on_target.value) == f"offsets of group g on us-east (target): {timed_out}"
-    source = readiness.LiveCluster(kafka, {}, "us-west", "source")
-    with pytest.raises(readiness.ClusterUnverifiable) as on_source:
+    source = live.LiveCluster(kafka, {}, "us-west", "source")
+    with pytest.raises(live.ClusterUnverifiable) as on_source:
         source.partitions()
     assert str(on_source.value) == f"metadata on us-west (source): {timed_out}"
     hint = " (if the source cluster is gone: --procedure disaster)"
@@ -701,7 +702,7 @@ def test_a_group_is_stale_when_its_checkpoint_is_old_and_its_commits_moved_past_
     committed = {"busy": {("orders", 0): 901, ("orders", 1): 10, ("other", 0): 9999},
                  "idle": {("orders", 0): 70}, "gap": {("orders", 0): 400}, "fresh": {("orders", 0): 5000},
                  "later": {("orders", 0): 9000}}
-    rows = readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lambda topic: 100)
+    rows = ckpt.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lambda topic: 100)
     assert [(r["group"], r["partitions"], r["ageSeconds"], r["behindRecords"], r["behindMax"]) for r in rows] == [
         ("busy", 2, 900.0, 401, 401), ("fresh", 1, 30.0, 5000, 5000), ("gap", 1, 5000.0, 100, 100),
         ("idle", 1, 5000.0, 0, 0), ("later", 1, 0.0, 9000, 9000)]
@@ -718,14 +719,14 @@ def test_staleness_is_not_judged_without_a_threshold_and_each_topic_has_its_conn
                                                                   NOW - 5_000_000))])
     committed = {"busy": {("orders", 0): 50, ("payments", 0): 50}}
     lag_max = {"orders": 100, "payments": 5}.__getitem__
-    assert readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, None, lag_max)[0]["findings"] == []
-    (row,) = readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lag_max)
+    assert ckpt.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, None, lag_max)[0]["findings"] == []
+    (row,) = ckpt.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lag_max)
     assert row["findings"] == [
         "group busy: its newest checkpoint is 5000 s old (threshold 600 s) and its commits on us-west are up to 50 "
         "record(s) of a partition past it (offset.lag.max 5): consumers failing over now would read 100 record(s) "
         "again"]
     committed["busy"][("payments", 0)] = 5  # within payments' own offset.lag.max, orders' 50 within 100
-    assert readiness.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lag_max)[0]["findings"] == []
+    assert ckpt.checkpoint_staleness(STALE_FLOW, checkpoints, committed, NOW, 600, lag_max)[0]["findings"] == []
 
 
 def test_the_audit_finds_the_connector_that_replicates_a_topic():

@@ -52,7 +52,7 @@ def test_documented_flow():
 
 
 def test_each_connector_s_offset_lag_max_as_its_worker_reads_it():
-    """What the checkpoint staleness tolerates (spark/failover.py checkpoint_staleness): the
+    """What the checkpoint staleness tolerates (spark/checkpoints.py checkpoint_staleness): the
     connector's own offset.lag.max, a long, kept within the configuration's integers."""
     import copy
     for value, expected in ((1000, 1000), ("250", 250), (" 7 ", 7), (2**40, 2**31 - 1), (-1, 0)):

@@ -73,7 +73,7 @@ class AuditThresholds(_Strict):
     maxDuplicates: Amount | None = None
     maxHeartbeatAgeSeconds: Count = 300
     # A group's checkpoints are stale when the newest is older than this while its commits on the
-    # source are past it (spark/failover.py checkpoint_staleness): ten emit intervals by default.
+    # source are past it (spark/checkpoints.py checkpoint_staleness): ten emit intervals by default.
     maxCheckpointAgeSeconds: Count = 600
 
 

@@ -187,7 +187,7 @@ def test_worker_file_is_refused_where_it_holds_references(tmp_path, flavour, ver
 
 def test_flow_settings_reach_connectors_and_connect(tmp_path):
     t = topo({}, {}, name="orders", topicsExclude=["orders\\.internal.*"], groupsExclude=["tmp-.*"],
-             heartbeats=False, syncGroupOffsets={"enabled": False, "intervalSeconds": 30},
+             heartbeats=False, syncGroupOffsets={"enabled": False},
              tasksMax={"source": 6, "checkpoint": 2},
              config={"source": {"offset.lag.max": 50}}, syncTopicConfigs={"enabled": False},
              connect={"replicas": 2, "image": "registry.local/connect:1",
@@ -202,7 +202,8 @@ def test_flow_settings_reach_connectors_and_connect(tmp_path):
     checkpoint = o[("KafkaConnector", "orders-checkpoint")]["spec"]
     assert checkpoint["tasksMax"] == 2
     assert checkpoint["config"]["sync.group.offsets.enabled"] is False
-    assert checkpoint["config"]["sync.group.offsets.interval.seconds"] == 30
+    # An interval beside a sync switched off is refused (tests/unit/test_topic_sync.py): none written.
+    assert "sync.group.offsets.interval.seconds" not in checkpoint["config"]
     assert checkpoint["config"]["groups.exclude"] == "${cfmap:orders/replication:groups.exclude}"
     assert o[("ConfigMap", "replication")]["data"] == {
         # Kafka's default excludes stay in force beside the flow's (setting one replaces them).

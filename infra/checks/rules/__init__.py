@@ -5,7 +5,8 @@ infra/checks/guardrails.py, and infra/checks/validation.py runs both.
 """
 
 from infra.checks.rules.document import check, warnings
-from infra.checks.rules.flows import MAX_ALIAS, MAX_FLOW_NAME
+from infra.checks.rules.flows import MAX_FLOW_NAME
+from infra.topology.schema.values import MAX_ALIAS
 from infra.checks.rules.kubernetes import TOP_LEVEL_DOMAINS, service_address
 from infra.checks.rules.overrides import CONVERTER_PREFIXES, OFFSET_SYNCS_PREFIXES, OWNED
 from infra.checks.rules.secrets import SECRET_LIKE, secret_named

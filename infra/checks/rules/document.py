@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from infra.checks.rules.flows import (MAX_ALIAS, MAX_FLOW_NAME, _check_audit, _check_bidirectional, _check_unread,
+from infra.checks.rules.flows import (MAX_FLOW_NAME, _check_audit, _check_bidirectional, _check_unread,
                                       _check_heartbeat_identity, _check_operator, _check_part, _check_restarts,
                                       _check_shape)
 from infra.checks.rules.kubernetes import _check_kubernetes
 from infra.checks.rules.overrides import _check_overrides
 from infra.checks.rules.smts import _check_smts
 from infra.core.errors import Problem, in_file_order
+from infra.topology.schema.values import MAX_ALIAS
 from infra.core.names import DEFAULT_FLOW_BASE
 from infra.plan.failover import problems as failover_problems
 from infra.plan.metrics import problems as metrics_problems

@@ -98,9 +98,9 @@ def _override_reason(flow: Flow, release: Release, prefix: str, key: str, progra
                 f"another class would choose the flow's {lists} itself, past every guardrail on them "
                 "(docs/guardrails.md)")
     if key in WORKER_KEYS:
-        typed = " (the rebalance delay is `connect.rebalanceDelaySeconds`)" if key == names.REBALANCE_DELAY else ""
+        instead = " (the rebalance delay is `connect.rebalanceDelaySeconds`)" if key == names.REBALANCE_DELAY else ""
         return (f"a connector setting: `{key}` is the Connect worker's, which a connector's config does not read: "
-                f"here it would do nothing{typed}")
+                f"here it would do nothing{instead}")
     if key in TOPIC_SYNC_KEYS and kind == "source":
         return f"the typed `{TOPIC_SYNC_KEYS[key]}` field (docs/topology.md#topic-configuration-and-acl-sync)"
     if key in GROUP_SYNC_KEYS and kind == "checkpoint":

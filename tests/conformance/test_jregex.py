@@ -271,3 +271,37 @@ def test_names_kafka_takes_for_one_topic():
     assert pair(topics.Filter(("orders-eu",)), topics.Filter(("orders_eu",))) is None  # '-' is not unified
     assert pair(topics.Filter(("_",)), topics.Filter(("[._]",))) is None  # "." is no topic name
     assert pair(topics.Filter((".*",), (".*_.*",)), topics.Filter(("x_y",))) == ("x.y", "x_y")
+
+
+# ------------------------------------------------------------------ syntax only (property names)
+
+SYNTAX_CASES = [
+    "(?!retention\\.).*\\.ms", "(?=a)b", "(?<=segment\\.)bytes", "(?<!x)y", "(?<=a{1,3})b", "(?<=a|bc)d",
+    "(?>ab)c", "((?=x)x)*", "(?<=(ab){2})c", "retention\\.ms",
+    "(?<=a+)b", "(?<=a*)b", "(?<=a{2,})b", "(?<=(a|b+))c", "(?=a", "(?<=a", "(?!)", "a(?=b))",
+    "(?=[)", "(?<=\\Qa\\E)b",
+]
+
+
+def test_the_syntax_check_never_accepts_what_java_refuses():
+    """jregex.check_syntax (the topic configuration sync's property exclusions, which no guardrail
+    reads): every pattern it accepts Java compiles, and every one it calls invalid Java refuses;
+    what it cannot read (Unsupported) is refused, never guessed."""
+    ours = {}
+    for pattern in SYNTAX_CASES:
+        try:
+            jregex.check_syntax(pattern)
+            ours[pattern] = "ok"
+        except jregex.RegexError:
+            ours[pattern] = "invalid"
+        except jregex.Unsupported:
+            ours[pattern] = "unsupported"
+    java = dict(zip(SYNTAX_CASES, (kind for kind, _ in gen.java_verdicts([([p], []) for p in SYNTAX_CASES]))))
+    assert [p for p in SYNTAX_CASES if ours[p] == "ok" and java[p] == "E"] == []
+    assert [p for p in SYNTAX_CASES if ours[p] == "invalid" and java[p] != "E"] == []
+    # The cases cover both verdicts, lookarounds among the accepted.
+    assert {p for p in SYNTAX_CASES if ours[p] == "ok"} >= {"(?!retention\\.).*\\.ms", "(?<=segment\\.)bytes",
+                                                            "(?<=a{1,3})b", "(?>ab)c"}
+    assert {p for p in SYNTAX_CASES if ours[p] == "invalid"} >= {"(?=a", "(?<=a", "a(?=b))", "(?=[)"}
+    # Java 17 compiles a lookbehind of any length; so does the check.
+    assert ours["(?<=a+)b"] == "ok" and java["(?<=a+)b"] == "M"

@@ -100,3 +100,19 @@ def test_a_worker_setting_in_a_connector_config_is_refused(kind, key, typed):
     assert problems(t) == [
         f"flows[0] (repl-us-west-us-east): config.{kind}.{key}: got '{key}'; expected a connector setting: `{key}` is "
         f"the Connect worker's, which a connector's config does not read: here it would do nothing{typed}"]
+
+
+def test_an_exclusion_with_a_lookaround_java_compiles_is_accepted(tmp_path):
+    """No guardrail reads the property exclusions, so a construct the topic automata cannot model
+    is fine there when Java compiles it (tests/conformance/test_jregex.py holds the verdicts to the
+    JDK); a construct the parser does not read (inline flags) is still refused, never guessed."""
+    t = doc_topology()
+    t["flows"][0]["syncTopicConfigs"] = {"exclude": ["(?!retention\\.).*\\.ms", "(?<=segment\\.)bytes"]}
+    assert source_config(tmp_path, t)["config.properties.exclude"] == \
+        EXCLUDES + ",(?!retention\\.).*\\.ms,(?<=segment\\.)bytes"
+    t["flows"][0]["syncTopicConfigs"] = {"exclude": ["(?=seg", "(?i)retention"]}
+    assert problems(t) == [
+        "flows[0] (repl-us-west-us-east): syncTopicConfigs.exclude: got ['(?=seg', '(?i)retention']; expected "
+        "'(?=seg' is not a valid Java regex (Unclosed group); "
+        "'(?i)retention' uses inline flags (?i...), which the topology checks cannot read; rewrite it without that "
+        "construct"]

@@ -32,11 +32,11 @@ from infra.filters.jregex.dfa import DFA, Accept, S, accepts, combine, determini
 from infra.filters.jregex.limits import (LINE_TERMINATORS, MAX_CODE_POINT, MAX_DEPTH, MAX_PATTERN, MAX_REPEAT,
                                          MAX_STATES, MAX_TOPIC, TOPIC_ALPHABET, Budget, RegexError, Unsupported)
 from infra.filters.jregex.nfa import NFA, compile_filter, matches
-from infra.filters.jregex.parser import Node, literal, literal_prefix, parse, parse_list, pattern_prefix
+from infra.filters.jregex.parser import Node, check_syntax, literal, literal_prefix, parse, parse_list, pattern_prefix
 from infra.filters.jregex.search import DFAMachine, Diff, Union, preimage_in, search, unified_search
 from infra.filters.jregex.words import Machine, Wild
 
-__all__ = ["Accept", "Budget", "CLASS_ESCAPES", "CONTROL_ESCAPES", "Chars", "DFA", "DFAMachine", "DIGIT",
+__all__ = ["Accept", "Budget", "CLASS_ESCAPES", "check_syntax", "CONTROL_ESCAPES", "Chars", "DFA", "DFAMachine", "DIGIT",
            "DOT", "Diff", "EVERYTHING", "HSPACE", "LINE_TERMINATORS", "MAX_CODE_POINT", "MAX_DEPTH",
            "MAX_PATTERN", "MAX_REPEAT", "MAX_STATES", "MAX_TOPIC", "Machine", "NFA", "NOTHING", "Node",
            "RegexError", "S", "SPACE", "TOPIC_ALPHABET", "UNSUPPORTED_ESCAPES", "Union",

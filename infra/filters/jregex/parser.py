@@ -23,6 +23,18 @@ def parse(pattern: str) -> Node:
     return _parse(pattern)[0]
 
 
+def check_syntax(pattern: str) -> None:
+    """Whether Java compiles `pattern`, where nothing needs its language: lookarounds and atomic
+    groups are read for their syntax and stand for nothing. Raises RegexError (Java rejects it) or Unsupported (a construct this parser
+    does not read at all, such as inline flags: refused, never guessed)."""
+    if len(pattern) > MAX_PATTERN:
+        raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
+    parser = _Parser(pattern, lookarounds=True)
+    parser.alternation(0)
+    if parser.i < len(parser.p):
+        raise RegexError("Unmatched closing ')'")
+
+
 def _parse(pattern: str) -> tuple[Node, list[str]]:
     if len(pattern) > MAX_PATTERN:
         raise Unsupported(f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})")
@@ -120,8 +132,9 @@ def parse_list(patterns: Iterable[str]) -> list[Node]:
 
 
 class _Parser:
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, lookarounds: bool = False) -> None:
         self.p = pattern
+        self.lookarounds = lookarounds  # check_syntax: read them, for their syntax only
         self.i = 0
         self.was_class = False   # did the last escape stand for a class (\\d, \\w, ...)?
         self.names: list[str] = []  # named groups, which Java requires to be unique
@@ -196,7 +209,17 @@ class _Parser:
         if self.peek() == "?":
             self.i += 1
             kind = self.take()
-            if kind == "<" and self.peek() in ("=", "!"):
+            behind = kind == "<" and self.peek() in ("=", "!")
+            if self.lookarounds and (behind or kind in ("=", "!", ">")):
+                if behind:
+                    self.i += 1
+                inner = self.alternation(depth + 1)
+                if self.peek() != ")":
+                    raise RegexError("Unclosed group")
+                self.i += 1
+                del inner  # Java 17 compiles a lookbehind of any length (tests/conformance/test_jregex.py)
+                return ("cat", [])  # matches nothing of its own: its language is not needed here
+            if behind:
                 raise Unsupported(f"a lookbehind (?<{self.peek()}...)")
             if kind in "=!":
                 raise Unsupported(f"a lookahead (?{kind}...)")

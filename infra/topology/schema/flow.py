@@ -10,9 +10,9 @@ from pydantic import Field, field_validator, model_validator
 from infra.core.names import default_flow_name
 from infra.topology.schema.values import (BOOTSTRAP, INT32, INT64, Amount, ClassName, ConfigValue, ConnectorState,
                                           Count, DnsLabel, ExactlyOnce, FailoverProcedure, GroupName, ImageRef,
-                                          Mechanism, OffsetsAction, OffsetsRequestId, Policy, Protocol, Quantity,
-                                          Regexes, RegexList, ResourceName, SmtName, StartFrom, TopicName, Trust,
-                                          Username, _integer, _shaped, _Strict)
+                                          Mechanism, OffsetsAction, OffsetsRequestId, Policy, PropertyRegexList,
+                                          Protocol, Quantity, Regexes, RegexList, ResourceName, SmtName, StartFrom,
+                                          TopicName, Trust, Username, _integer, _shaped, _Strict)
 
 
 class ConnectorStates(_Strict):
@@ -127,7 +127,7 @@ class SyncTopicConfigs(_Strict):
     its remote topic, except the properties `exclude` matches (Java regexes, beside MirrorMaker
     2's own exclusions, infra/plan/connectors.py TOPIC_CONFIG_EXCLUDES). On, as Kafka has it."""
     enabled: bool = True
-    exclude: RegexList = []
+    exclude: PropertyRegexList = []
     intervalSeconds: Count | None = None
 
 

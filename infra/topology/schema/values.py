@@ -290,6 +290,38 @@ RegexList = Annotated[list[Annotated[str, Field(min_length=1)]],
 Regexes = Annotated[RegexList, Field(min_length=1)]
 
 
+def _check_property_regexes(value: list[str]) -> list[str]:
+    """Topic configuration properties left out of the sync (`config.properties.exclude`): Java
+    regexes no guardrail reads, so only their syntax is checked (jregex.check_syntax: a lookahead
+    is fine here); the list rules are the topic filters'."""
+    bad = []
+    for item in value:
+        if "," in item:
+            bad.append(f"{item!r}: one regex per list item (Kafka splits the list on commas)")
+        elif item != item.strip():
+            bad.append(f"{item!r}: no leading or trailing whitespace (Kafka trims it)")
+        else:
+            try:
+                jregex.check_syntax(item)
+            except jregex.RegexError as exc:
+                bad.append(f"{item!r} is not a valid Java regex ({exc})")
+            except jregex.Unsupported as exc:
+                bad.append(f"{item!r} uses {exc}, which the topology checks cannot read; rewrite it without that "
+                           "construct")
+    if len(value) > MAX_FILTERS:
+        bad.append(f"{len(value)} filters: at most {MAX_FILTERS} per list")
+    if bad:
+        raise ValueError("; ".join(bad))
+    return value
+
+
+# Property-name regexes (the topic configuration sync's exclusions): a single one may be a string.
+PropertyRegexList = Annotated[list[Annotated[str, Field(min_length=1)]],
+                              BeforeValidator(_as_list, json_schema_input_type=Annotated[str, Field(min_length=1)] | list[
+                                  Annotated[str, Field(min_length=1)]]),
+                              AfterValidator(_check_property_regexes)]
+
+
 class OffsetsAction(str, Enum):
     list = "list"    # the operator writes the connector's offsets to a ConfigMap
     alter = "alter"  # the operator sets the offsets given here (connector stopped)

@@ -25,7 +25,8 @@ from components.kube import SecretResolver, annotate, create, name_of, uid_of
 from infra.core import names
 from infra.core.manifests import KafkaConnector
 from infra.plan.connectors import ConnectorPlan
-from infra.plan.stack import ConnectObject, FlowPlan, Stored
+from infra.plan.outputs import flow_outputs
+from infra.plan.types import ConnectObject, FlowPlan, Stored
 
 
 class ClusterAccess(pulumi.ComponentResource):
@@ -133,5 +134,5 @@ class FlowDirection(pulumi.ComponentResource):
                                           secrets, pulumi.ResourceOptions.merge(
                                               inherited, pulumi.ResourceOptions(depends_on=[connect])), access.uids)
             self.parts.append((namespace, access, connect, connectors))
-        self.outputs = plan.outputs
-        self.register_outputs(plan.outputs)
+        self.outputs = flow_outputs(plan)
+        self.register_outputs(self.outputs)

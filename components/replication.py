@@ -33,7 +33,7 @@ from infra.core.errors import TopologyError
 from infra.deploy import config as stack_config, deployment
 from infra.plan import monitoring
 from infra.plan.audit import AuditPlan
-from infra.plan.stack import StackPlan
+from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import KubernetesCluster
 

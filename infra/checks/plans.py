@@ -20,7 +20,7 @@ from infra.checks import policies
 from infra.core.errors import Problem
 from infra.plan import monitoring
 from infra.plan.audit import AuditPlan
-from infra.plan.stack import StackPlan
+from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
 
 

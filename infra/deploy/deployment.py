@@ -13,7 +13,9 @@ from infra.core.names import PROJECT
 from infra.core.releases import WorkerFile
 from infra.deploy import config as stack_config, kubeconfig
 from infra.plan.audit import AuditPlan, plan_audits
-from infra.plan.stack import StackPlan, plan
+from infra.plan.outputs import stack_outputs
+from infra.plan.stack import plan
+from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import ExactlyOnce
 
@@ -96,7 +98,7 @@ def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, 
 def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> dict[str, Any]:
     """The stack outputs (docs/outputs.md): the flows', and the audit's, or with a `kubernetes`
     section each Kubernetes cluster's audit under `audits`."""
-    out = stack_plan.outputs()
+    out = stack_outputs(stack_plan)
     for audit in audits:
         if audit.kubernetes:
             out.setdefault("audits", {})[audit.kubernetes] = audit.outputs

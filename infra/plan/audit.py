@@ -19,7 +19,7 @@ from infra.core.manifests import (JSON, ConfigMap, CronJob, Manifest, Namespace,
 from infra.core.names import AuditNames, secret_key
 from infra.plan.connectors import SMT_INSERT_HEADER
 from infra.plan.failover import kafka_long
-from infra.plan.stack import StackPlan
+from infra.plan.types import StackPlan
 from infra.topology.resolution import Model, SourceSpec
 from infra.topology.schema import Audit
 

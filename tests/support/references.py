@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from infra.core import names
-from infra.plan.stack import StackPlan, plan
+from infra.plan.stack import plan
+from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
 from tests.support.stacks import parse_or_reject
 

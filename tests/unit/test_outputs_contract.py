@@ -15,6 +15,7 @@ from contract import outputs
 from infra.checks import validation
 from infra.plan.audit import plan_audit
 from infra.plan.failover import failover_outputs
+from infra.plan.outputs import stack_outputs as plan_outputs
 from infra.plan.stack import plan
 from tests.support.stacks import ROOT
 from tests.support.variants import renders
@@ -25,7 +26,7 @@ SCHEMA = outputs.SCHEMA
 def stack_outputs(data: dict) -> dict:
     topo = validation.parse(data)
     stack_plan = plan(topo)
-    out = stack_plan.outputs()
+    out = plan_outputs(stack_plan)
     audit = plan_audit(topo, stack_plan)
     if audit:
         out["audit"] = audit.outputs

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from infra.checks import validation
 from infra.plan.connectors import ConnectorKind, Ownership, ProgramConfig
-from infra.plan.stack import StackPlan, plan
+from infra.plan.stack import plan
+from infra.plan.types import StackPlan
 from tests.support.refusals import problems
 from tests.support.stacks import RELEASES, doc_topology, on_release
 

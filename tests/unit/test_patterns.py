@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from infra.checks import validation
-from infra.plan.stack import check_symmetry, plan
+from infra.plan.stack import plan
+from infra.plan.symmetry import check_symmetry
 from tests.support import patterns
 from tests.support.stacks import by_kind_name, render_topology
 

@@ -9,7 +9,8 @@ import pytest
 
 from infra.checks import validation
 from infra.core import references
-from infra.plan.stack import plan, role
+from infra.plan.objects import role
+from infra.plan.stack import plan
 from infra.tools import render
 from tests.support.references import check_references
 from tests.support.stacks import doc_topology, render_topology

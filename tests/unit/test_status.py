@@ -15,6 +15,7 @@ import yaml
 from contract import outputs as contract
 from infra.checks import validation
 from infra.plan.audit import plan_audit
+from infra.plan.outputs import stack_outputs
 from infra.plan.stack import plan
 from infra.tools import cli, status
 from infra.tools.status import assess
@@ -31,7 +32,7 @@ TRACE = ("org.apache.kafka.connect.errors.ConnectException: Unrecoverable except
 def dev_outputs() -> dict:
     topo = validation.parse(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()))
     stack_plan = plan(topo)
-    out = stack_plan.outputs()
+    out = stack_outputs(stack_plan)
     out["audit"] = plan_audit(topo, stack_plan).outputs
     return json.loads(json.dumps(out))
 
@@ -513,7 +514,7 @@ def test_the_teams_usual_context_for_every_cluster_with_one_flow_chosen(monkeypa
     cluster the stack does not have still is."""
     topo = validation.parse(yaml.safe_load((ROOT / "stacks" / "regions.yaml").read_text()))
     stack_plan = plan(topo)
-    outputs = json.loads(json.dumps(stack_plan.outputs()))
+    outputs = json.loads(json.dumps(stack_outputs(stack_plan)))
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(outputs))
     by_cluster = {f["kubernetesCluster"]: name for name, f in sorted(outputs["flows"].items())}

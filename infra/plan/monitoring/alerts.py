@@ -13,7 +13,8 @@ from infra.core import names
 from infra.core.manifests import JSON
 from infra.plan import failover, metrics
 from infra.plan.connectors import ConnectorKind, ConnectorPlan
-from infra.plan.stack import FlowPlan, PartPlan, StackPlan, heartbeat_replicators
+from infra.plan.stack import heartbeat_replicators
+from infra.plan.types import FlowPlan, PartPlan, StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import Alerts, Flow
 

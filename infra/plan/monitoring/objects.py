@@ -14,7 +14,7 @@ from infra.core.manifests import JSON, ConfigMap, Manifest, Namespace, ObjectMet
 from infra.plan import metrics
 from infra.plan.monitoring.alerts import rule_groups
 from infra.plan.monitoring.dashboard import dashboard
-from infra.plan.stack import StackPlan
+from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import Exporter
 

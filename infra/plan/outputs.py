@@ -1,0 +1,81 @@
+"""The stack outputs (docs/outputs.md; their contract is contract/outputs.py), written from the
+plan's typed fields."""
+
+from __future__ import annotations
+
+from contract.outputs import OUTPUTS_VERSION
+from infra.core.manifests import JSON
+from infra.plan.connectors import ConnectorKind
+from infra.plan.failover import failover_outputs
+from infra.plan.types import FlowPlan, PartPlan, StackPlan
+
+
+def stack_outputs(sp: StackPlan) -> JSON:
+    """The stack's outputs: the operator release and every flow's (`flow_outputs`)."""
+    return {"outputsVersion": OUTPUTS_VERSION, "operatorFlavour": sp.flavour.value, "operator": sp.release.outputs(),
+            "flows": {f.name: flow_outputs(f) for f in sp.flows}}
+
+
+def _by_kind(parts: tuple[PartPlan, ...]) -> dict[str, list[str]]:
+    return {kind.value: [name for p in parts for name in p.connector_names(kind)] for kind in ConnectorKind}
+
+
+def flow_outputs(fp: FlowPlan) -> JSON:
+    """The per-flow stack output contract (docs/outputs.md), from the plan's typed fields."""
+    flow, parts, first = fp.flow, fp.parts, fp.parts[0].names
+    internal = fp.internal_topics
+    clusters = []
+    # Only with a `kubernetes` section: outputs of stacks without one keep their bytes.
+    placed = parts[0].kubernetes is not None
+    for part in parts:
+        n = part.names
+        clusters.append({
+            **({"kubernetesCluster": part.kubernetes} if placed else {}),
+            "name": n.connect, "namespace": n.namespace, "serviceAccount": n.service_account,
+            "restService": n.rest_service, "restUrl": n.rest_url,
+            "connectors": _by_kind((part,)),
+            "sources": [{"connector": n.source_connector(s.name), "topics": list(s.topics),
+                         "topicsExclude": list(s.topics_exclude)} for s in part.spec.sources],
+            "connectGroupId": n.group_id, "connectConfigStorage": n.config_storage_topic,
+            "connectOffsetStorage": n.offset_storage_topic, "connectStatusStorage": n.status_storage_topic,
+        })
+    specs = [s for p in parts for s in p.spec.sources]
+    single = specs[0] if len(specs) == 1 else None
+    loop = fp.loop_headers
+    return {
+        # Where the flow's first Connect cluster runs (each one's in connectClusters).
+        **({"kubernetesCluster": parts[0].kubernetes} if placed else {}),
+        # The first Connect cluster: the only one unless the flow is split (see connectClusters).
+        "namespace": first.namespace,
+        "sourceAlias": flow.source,
+        "targetAlias": flow.target,
+        "connectCluster": first.connect,
+        "connectServiceAccount": first.service_account,
+        "connectRestService": first.rest_service,
+        "connectRestUrl": first.rest_url,
+        "connectors": _by_kind(parts),
+        "connectClusters": clusters,
+        "replicationPolicy": flow.policy.value,
+        "replicationPolicyClass": fp.policy_class,
+        "topicPrefix": fp.topic_prefix,
+        # With several source connectors: every include; each one's excludes are in connectClusters.
+        "topics": list(dict.fromkeys(t for s in specs for t in s.topics)),
+        "topicsExclude": list(single.topics_exclude) if single else [],
+        "bidirectional": ({"partner": fp.direction.partner, "loopHeader": loop[0], "filteredHeader": loop[1]}
+                          if loop else None),
+        "exactlyOnce": flow.exactlyOnce.value,
+        "startFrom": flow.startFrom.value,
+        "internalTopics": {
+            "source": {"offsetSyncs": internal.source_offset_syncs, "heartbeats": internal.source_heartbeats},
+            "target": {
+                "checkpoints": internal.target_checkpoints,
+                "heartbeats": internal.target_heartbeats,
+                "connectGroupId": first.group_id,
+                "connectConfigStorage": first.config_storage_topic,
+                "connectOffsetStorage": first.offset_storage_topic,
+                "connectStatusStorage": first.status_storage_topic,
+            },
+        },
+        # The documents' failover: its wait, the procedures the policy allows, what consumers read after.
+        **failover_outputs(fp.direction),
+    }

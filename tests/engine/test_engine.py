@@ -702,8 +702,9 @@ def test_the_published_pack_runs_from_its_own_folder_and_virtualenv(engine, tmp_
     assert done.returncode == 0, done.stderr
     pack = tmp_path / "elsewhere" / "kafka-replication-policy"
     shutil.copytree(built, pack)
-    assert sorted(p.name for p in pack.iterdir()) == ["PulumiPolicy.yaml", "__main__.py", "contract", "infra",
-                                                     "requirements.txt", "rules.py"]
+    # The marker says the folder is the writer's to replace (infra/tools/folders.py).
+    assert sorted(p.name for p in pack.iterdir()) == [".kafka-replication-policy-pack", "PulumiPolicy.yaml",
+                                                     "__main__.py", "contract", "infra", "requirements.txt", "rules.py"]
     assert yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())["runtime"]["options"]["virtualenv"] == "venv"
     python = pack / "venv" / "bin" / "python"
     subprocess.run([sys.executable, "-m", "venv", str(pack / "venv")], check=True, timeout=120)

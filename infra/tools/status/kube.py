@@ -18,7 +18,10 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 from infra.core import names, reading
 from infra.tools.status.assess import JSON, Read, Unreadable
 
-SECONDS = 10  # per request, and for loading a kubeconfig (an exec plugin's run): on the wall clock
+# Per request: the socket's timeout (a mute server is a ReadTimeoutError at SECONDS), and one second
+# more on the wall clock (what a timeout per socket operation cannot end: a server dripping a byte
+# at a time); and for loading a kubeconfig (an exec plugin's run), on the wall clock.
+SECONDS = 10
 COMMAND_SECONDS = 60  # every request of one command: what is not asked by then is said not asked
 # What a request header can carry: a credential with a line break (a YAML `token: |` block keeps
 # its last one) or a character outside ASCII (a paste gone wrong) fails every request, and
@@ -202,7 +205,7 @@ class Reader:
             response.read()  # type: ignore[no-untyped-call]
             return response
         try:
-            response = within(min(SECONDS, left), request)
+            response = within(min(SECONDS + 1, left), request)
             data = response.data or b""
         except (urllib3.exceptions.HTTPError, OSError, _Late) as exc:
             cause = getattr(exc, "reason", None) or exc  # retries=0: MaxRetryError wraps the connection's error

@@ -17,17 +17,15 @@ PREVIOUS_OUTPUTS = "previous-outputs"
 
 class Previous:
     """This stack's last deployment, through one StackReference to the stack itself (its name is
-    its URN, so one per run), registered only when a rule reads it."""
+    its URN, so one per run); every run reads its `operator` (the operator move rule)."""
 
     def __init__(self) -> None:
-        self.reference: pulumi.StackReference | None = None
+        name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+        self.reference = pulumi.StackReference(PREVIOUS_OUTPUTS, stack_name=name)
 
     def output(self, key: str) -> Any:
         """The output `key` (None before the first deployment). Validation must finish before
         resources are declared, so the output is awaited here."""
-        if self.reference is None:
-            name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
-            self.reference = pulumi.StackReference(PREVIOUS_OUTPUTS, stack_name=name)
         return _sync_await(self.reference.get_output_details(key)).value
 
 

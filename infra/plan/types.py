@@ -117,7 +117,6 @@ class FlowPlan:
                                if flow.heartbeats else None))
 
 
-
 @dataclass(frozen=True)
 class StackPlan:
     release: Release

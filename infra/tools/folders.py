@@ -23,7 +23,11 @@ class Written:
     flag: str      # how the command line names the folder: "--out", "OUT"
     marker: str    # the file the command leaves in it
     previous: str  # what the command wrote before, for messages: "a previous render"
-    note: str      # the marker's text
+    command: str   # the command, named in the marker
+
+    @property
+    def note(self) -> str:
+        return f"written by `{self.command}`; the folder is replaced whole at each run\n"
 
     def problem(self, out: Path, value: object, allowed: str) -> TopologyError:
         return TopologyError([Problem(self.flag, str(out), value, allowed)], "the command line")
@@ -70,11 +74,9 @@ class Written:
         return out
 
 
-RENDER = Written("--out", ".kafka-replication-render", "a previous render",
-                 "written by `python -m infra render`; the folder is replaced on each render\n")
+RENDER = Written("--out", ".kafka-replication-render", "a previous render", "python -m infra render")
 REHEARSAL = Written("--keep", ".kafka-replication-rehearsal", "a previous rehearsal's folder",
-                    "written by `python -m infra rehearse --keep`; the folder is replaced on each rehearsal\n")
+                    "python -m infra rehearse --keep")
 POLICY_PACK = Written("OUT", ".kafka-replication-policy-pack", "a pack this command wrote",
-                      "written by `python -m infra.tools.policy_pack`; the folder is replaced on each run\n")
-SAMPLE = Written("DIR", ".kafka-replication-sample", "a sample this command wrote",
-                 "written by `python -m infra.tools.sample`; the folder is replaced on each run\n")
+                      "python -m infra.tools.policy_pack")
+SAMPLE = Written("DIR", ".kafka-replication-sample", "a sample this command wrote", "python -m infra.tools.sample")

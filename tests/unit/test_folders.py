@@ -113,6 +113,8 @@ def test_a_previous_rehearsals_folder_is_replaced_whole(tmp_path):
     (keep / "rehearsal" / "broker.log").write_text("an earlier run")
     assert folders.REHEARSAL.replace(keep) == keep
     assert sorted(p.name for p in keep.iterdir()) == [".kafka-replication-rehearsal"]
+    assert (keep / ".kafka-replication-rehearsal").read_text() == (
+        "written by `python -m infra rehearse --keep`; the folder is replaced whole at each run\n")
 
 
 def test_a_folder_replaced_between_the_check_and_the_write_is_refused_then(tmp_path):

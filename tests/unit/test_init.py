@@ -116,4 +116,7 @@ def test_init_writes_where_the_stacks_config_says_the_topology_is(tmp_path):
     written = project / "topologies" / "dev.yaml"
     assert done.stdout.startswith(f"wrote {written}; ")
     assert written.read_text().startswith("# yaml-language-server: $schema=topology.schema.json\n")
-    assert (project / "topologies" / "topology.schema.json").exists() and not (project / "stacks").exists()
+    assert json.loads((project / "topologies" / "topology.schema.json").read_text()) == json_schema()
+    assert not (project / "stacks").exists()
+    assert yaml.safe_load(written.read_text())["flows"] == [
+        {"source": "us-west", "target": "us-east", "topics": ["orders\\..*"]}]

@@ -80,7 +80,8 @@ def test_other_moves_are_refused_with_the_reason(before, after, why):
 
 
 @pytest.mark.parametrize(("previous", "what"), [
-    ("csm 1.2", "not a mapping"),
+    ("csm 1.2", "a string"),
+    (["csm", "1.2"], "a list"),
     ({"flavour": "csm"}, "flavour 'csm', version null (or missing)"),
     ({"flavour": "csm", "version": "1.0"}, "csm 1.0"),
     ({"flavour": "Strimzi", "version": "1.2.0"}, "Strimzi 1.2.0"),
@@ -88,7 +89,7 @@ def test_other_moves_are_refused_with_the_reason(before, after, why):
 def test_previous_outputs_that_do_not_say_a_known_release_are_refused(previous, what):
     (problem,) = judged(previous, "strimzi", "1.2.0")
     assert problem.startswith("operator: version: got '1.2.0'; expected previous stack outputs the program can read: "
-                              f"their `operator` is {what if what != 'not a mapping' else 'not a string'}")
+                              f"their `operator` is {what}, not a release this version of kafka-replication supports")
 
 
 def test_render_with_the_stacks_outputs_refuses_the_jump_before_anything_renders(tmp_path):

@@ -139,10 +139,15 @@ def check_operator_move(model: Model, previous_operator: Any) -> list[Problem]:
     previous = find(Flavour(flavour), version) if flavour in {f.value for f in Flavour} and \
         isinstance(version, str) else None
     if previous is None:
-        what = (f"{flavour} {version}" if isinstance(flavour, str) and isinstance(version, str) else
-                f"{_json_kind(previous_operator)}" if not isinstance(previous_operator, Mapping) else
-                f"flavour {_json_kind(flavour) if not isinstance(flavour, str) else repr(flavour)}, version "
-                f"{_json_kind(version) if not isinstance(version, str) else repr(version)}")
+        def kind(value: Any) -> str:
+            return "a string" if isinstance(value, str) else _json_kind(value)
+        if not isinstance(previous_operator, Mapping):
+            what = kind(previous_operator)
+        elif isinstance(flavour, str) and isinstance(version, str):
+            what = f"{flavour} {version}"
+        else:
+            what = (f"flavour {flavour!r}" if isinstance(flavour, str) else f"flavour {kind(flavour)}") + \
+                (f", version {version!r}" if isinstance(version, str) else f", version {kind(version)}")
         return [Problem("operator", field, new.version, (
             f"previous stack outputs the program can read: their `operator` is {what}, not a release this version "
             "of kafka-replication supports, so whether this move is safe for the objects deployed is unknown. Pass "

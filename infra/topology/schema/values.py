@@ -4,6 +4,7 @@ images, labels, regex lists checked as Java reads them) and the closed sets user
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any
 
@@ -250,10 +251,9 @@ def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-def _check_regexes(value: list[str]) -> list[str]:
-    """Each item is a Java regex (Kafka compiles the list joined with '|') that the guardrails'
-    automata model exactly (infra/filters/jregex/); Kafka splits the property on commas and trims
-    the whitespace around them."""
+def _item_problems(value: list[str], read: Callable[[str], object], unread: str) -> list[str]:
+    """Each item as Kafka splits the property (on commas, whitespace trimmed) and as `read` takes
+    it (RegexError: Java rejects it; Unsupported: the checks cannot `unread` it)."""
     bad = []
     for item in value:
         if "," in item:
@@ -262,17 +262,16 @@ def _check_regexes(value: list[str]) -> list[str]:
             bad.append(f"{item!r}: no leading or trailing whitespace (Kafka trims it)")
         else:
             try:
-                jregex.parse(item)
+                read(item)
             except jregex.RegexError as exc:
                 bad.append(f"{item!r} is not a valid Java regex ({exc})")
             except jregex.Unsupported as exc:
-                bad.append(f"{item!r} uses {exc}, which the topology checks cannot model exactly; "
+                bad.append(f"{item!r} uses {exc}, which the topology checks cannot {unread}; "
                            "rewrite it without that construct")
-    if not bad:
-        try:
-            jregex.compile_filter(tuple(value))  # the list as Kafka joins it, within our bounds
-        except (jregex.RegexError, jregex.Unsupported) as exc:
-            bad.append(f"the list as Kafka joins it: {exc}")
+    return bad
+
+
+def _refused(value: list[str], bad: list[str]) -> list[str]:
     if len(value) > MAX_FILTERS:
         bad.append(f"{len(value)} filters: at most {MAX_FILTERS} per list")
     if bad:
@@ -280,11 +279,23 @@ def _check_regexes(value: list[str]) -> list[str]:
     return value
 
 
+def _check_regexes(value: list[str]) -> list[str]:
+    """Each item is a Java regex (Kafka compiles the list joined with '|') that the guardrails'
+    automata model exactly (infra/filters/jregex/)."""
+    bad = _item_problems(value, jregex.parse, "model exactly")
+    if not bad:
+        try:
+            jregex.compile_filter(tuple(value))  # the list as Kafka joins it, within our bounds
+        except (jregex.RegexError, jregex.Unsupported) as exc:
+            bad.append(f"the list as Kafka joins it: {exc}")
+    return _refused(value, bad)
+
+
 # Topic and group filters: a single regex may be written as a string; each item must compile.
-RegexList = Annotated[list[Annotated[str, Field(min_length=1)]],
-                      BeforeValidator(_as_list, json_schema_input_type=Annotated[str, Field(min_length=1)] | list[
-                          Annotated[str, Field(min_length=1)]]),
-                      AfterValidator(_check_regexes)]
+_Item = Annotated[str, Field(min_length=1)]
+# What the file may hold (the JSON Schema's input type): the list, or its one item as a string.
+_ONE_OR_LIST = BeforeValidator(_as_list, json_schema_input_type=_Item | list[_Item])
+RegexList = Annotated[list[_Item], _ONE_OR_LIST, AfterValidator(_check_regexes)]
 
 
 Regexes = Annotated[RegexList, Field(min_length=1)]
@@ -294,32 +305,11 @@ def _check_property_regexes(value: list[str]) -> list[str]:
     """Topic configuration properties left out of the sync (`config.properties.exclude`): Java
     regexes no guardrail reads, so only their syntax is checked (jregex.check_syntax: a lookahead
     is fine here); the list rules are the topic filters'."""
-    bad = []
-    for item in value:
-        if "," in item:
-            bad.append(f"{item!r}: one regex per list item (Kafka splits the list on commas)")
-        elif item != item.strip():
-            bad.append(f"{item!r}: no leading or trailing whitespace (Kafka trims it)")
-        else:
-            try:
-                jregex.check_syntax(item)
-            except jregex.RegexError as exc:
-                bad.append(f"{item!r} is not a valid Java regex ({exc})")
-            except jregex.Unsupported as exc:
-                bad.append(f"{item!r} uses {exc}, which the topology checks cannot read; rewrite it without that "
-                           "construct")
-    if len(value) > MAX_FILTERS:
-        bad.append(f"{len(value)} filters: at most {MAX_FILTERS} per list")
-    if bad:
-        raise ValueError("; ".join(bad))
-    return value
+    return _refused(value, _item_problems(value, jregex.check_syntax, "read"))
 
 
 # Property-name regexes (the topic configuration sync's exclusions): a single one may be a string.
-PropertyRegexList = Annotated[list[Annotated[str, Field(min_length=1)]],
-                              BeforeValidator(_as_list, json_schema_input_type=Annotated[str, Field(min_length=1)] | list[
-                                  Annotated[str, Field(min_length=1)]]),
-                              AfterValidator(_check_property_regexes)]
+PropertyRegexList = Annotated[list[_Item], _ONE_OR_LIST, AfterValidator(_check_property_regexes)]
 
 
 class OffsetsAction(str, Enum):

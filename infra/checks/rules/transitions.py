@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.core.errors import Problem
-from infra.core.releases import UPGRADES, Flavour, Release, find, upgrade_path
+from infra.core.releases import UPGRADES, Flavour, find, upgrade_path
 from infra.topology.resolution import Direction, Model
 from infra.topology.schema import ExactlyOnce, OffsetsAction, Policy, StartFrom
 

@@ -110,6 +110,16 @@ SCHEMA: dict[str, Any] = {
                 "connectConfigStorage": {"$ref": "#/$defs/name"},
                 "connectOffsetStorage": {"$ref": "#/$defs/name"},
                 "connectStatusStorage": {"$ref": "#/$defs/name"},
+                "connectVersion": {
+                    "type": "string",
+                    "description": ("The KafkaConnect's `spec.version`: the Kafka version its operator checks "
+                                    "(added within version 1; absent in older outputs)."),
+                },
+                "connectImage": {
+                    "type": ["string", "null"],
+                    "description": ("The KafkaConnect's `spec.image`, null for the release's own image (added "
+                                    "within version 1; absent in older outputs)."),
+                },
                 "connectors": {"$ref": "#/$defs/connectors"},
                 "sources": {
                     "type": "array",
@@ -311,6 +321,10 @@ class ConnectCluster:
     # Added within version 1 (the schema always had them): the cluster's other connectors.
     checkpoint_connectors: tuple[str, ...] = ()
     heartbeat_connectors: tuple[str, ...] = ()
+    # Added within version 1: the KafkaConnect's `spec.version` and `spec.image` (None: absent, or
+    # the release's own image).
+    connect_version: str | None = None
+    connect_image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -495,7 +509,10 @@ def _connect_cluster(value: Any, path: str) -> ConnectCluster:
                           rest_url=_string(value, "restUrl", path), group_id=_string(value, "connectGroupId", path),
                           source_connectors=_names(connectors, "source", where),
                           checkpoint_connectors=_names(connectors, "checkpoint", where),
-                          heartbeat_connectors=_names(connectors, "heartbeat", where))
+                          heartbeat_connectors=_names(connectors, "heartbeat", where),
+                          connect_version=_optional_name(value, "connectVersion", path),
+                          connect_image=_string(value, "connectImage", path, nullable=True) if "connectImage" in value
+                          else None)
 
 
 def _flow(name: str, flow: Any, path: str) -> Flow:

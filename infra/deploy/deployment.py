@@ -170,7 +170,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
     problems += own
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
     # The release the stack runs on: every deployment, since every release move is judged.
-    problems += rules.check_operator_move(model, previous_operator())
+    problems += rules.check_operator_move(model, previous_operator(), previous_flows)
     # The previous flows are read only where a rule needs them.
     if any(f.exactlyOnce is ExactlyOnce.enabled for f in model.topology.flows) or rules.failback_candidates(model):
         previous = previous_flows()

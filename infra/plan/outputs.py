@@ -29,6 +29,7 @@ def flow_outputs(fp: FlowPlan) -> JSON:
     placed = parts[0].kubernetes is not None
     for part in parts:
         n = part.names
+        (connect,) = [o for o in part.connect if o["kind"] == "KafkaConnect"]
         clusters.append({
             **({"kubernetesCluster": part.kubernetes} if placed else {}),
             "name": n.connect, "namespace": n.namespace, "serviceAccount": n.service_account,
@@ -38,6 +39,10 @@ def flow_outputs(fp: FlowPlan) -> JSON:
                          "topicsExclude": list(s.topics_exclude)} for s in part.spec.sources],
             "connectGroupId": n.group_id, "connectConfigStorage": n.config_storage_topic,
             "connectOffsetStorage": n.offset_storage_topic, "connectStatusStorage": n.status_storage_topic,
+            # What the operator checks against its own Kafka versions when it reconciles the
+            # KafkaConnect: the next operator release judges the deployed one before the next
+            # `pulumi up` (transitions.check_connect_versions reads them back).
+            "connectVersion": connect["spec"]["version"], "connectImage": connect["spec"].get("image"),
         })
     specs = [s for p in parts for s in p.spec.sources]
     single = specs[0] if len(specs) == 1 else None

@@ -306,6 +306,7 @@ def test_stack_outputs_contract(doc_render):
             "sources": [{"connector": f"{NS}-source", "topics": ["test.*"], "topicsExclude": []}],
             "connectGroupId": f"{NS}-consumer-group", "connectConfigStorage": f"{NS}-config-topic",
             "connectOffsetStorage": f"{NS}-offsets-topic", "connectStatusStorage": f"{NS}-status-topic",
+            "connectVersion": "3.8.0.1.2", "connectImage": None,  # the release's default, its own image
         }],
         "replicationPolicy": "default",
         "replicationPolicyClass": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",

@@ -64,7 +64,8 @@ def assert_read_back(out: dict) -> outputs.StackOutputs:
                 name=c["name"], namespace=c["namespace"], rest_url=c["restUrl"], group_id=c["connectGroupId"],
                 source_connectors=tuple(c["connectors"]["source"]),
                 checkpoint_connectors=tuple(c["connectors"]["checkpoint"]),
-                heartbeat_connectors=tuple(c["connectors"]["heartbeat"])) for c in raw["connectClusters"]),
+                heartbeat_connectors=tuple(c["connectors"]["heartbeat"]), connect_version=c["connectVersion"],
+                connect_image=c["connectImage"]) for c in raw["connectClusters"]),
             target_heartbeats_topic=target["heartbeats"], target_checkpoints_topic=target["checkpoints"],
             partner=raw["bidirectional"]["partner"] if raw["bidirectional"] else None,
             kubernetes_cluster=raw.get("kubernetesCluster"),
@@ -306,6 +307,35 @@ def test_the_reader_types_failover(tmp_path):
 def test_the_reader_refuses_bad_failover(tmp_path, change, message):
     out = with_failover(tmp_path, "checkpoints-off")
     change(out["flows"]["repl-a-b"])
+    with pytest.raises(outputs.ContractError) as exc:
+        outputs.read(out)
+    assert str(exc.value) == message
+
+
+# ------------------------------------------------------------------ connectVersion, connectImage (added within version 1)
+
+
+def test_outputs_before_connect_version_read_as_none():
+    out = copy.deepcopy(stack_outputs("dev"))
+    for flow_ in out["flows"].values():
+        for cluster in flow_["connectClusters"]:
+            del cluster["connectVersion"], cluster["connectImage"]
+    assert {(c.connect_version, c.connect_image) for f in outputs.read(out).flows.values()
+            for c in f.connect_clusters} == {(None, None)}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c.update(connectVersion=None),
+     "flows.repl-us-west-us-east.connectClusters[0].connectVersion: got null; expected a non-empty string"),
+    (lambda c: c.update(connectVersion=4.2),
+     "flows.repl-us-west-us-east.connectClusters[0].connectVersion: got a number; expected a non-empty string"),
+    (lambda c: c.update(connectImage=""),
+     "flows.repl-us-west-us-east.connectClusters[0].connectImage: got an empty string; expected a non-empty string "
+     "or null"),
+])
+def test_the_reader_refuses_a_bad_connect_version_or_image(change, message):
+    out = copy.deepcopy(stack_outputs("dev"))
+    change(out["flows"]["repl-us-west-us-east"]["connectClusters"][0])
     with pytest.raises(outputs.ContractError) as exc:
         outputs.read(out)
     assert str(exc.value) == message

@@ -3,11 +3,11 @@ running flow would lose, and history an identity failback would copy back."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from infra.core.errors import Problem
-from infra.core.releases import UPGRADES, Flavour, find, upgrade_path
+from infra.core.releases import UPGRADES, Flavour, Release, find, upgrade_path
 from infra.topology.resolution import Direction, Model
 from infra.topology.schema import ExactlyOnce, OffsetsAction, Policy, StartFrom
 
@@ -123,12 +123,15 @@ def _steps() -> str:
     return ", ".join(f"{a.value} {va} -> {b.value} {vb}" for (a, va), (b, vb) in UPGRADES.items())
 
 
-def check_operator_move(model: Model, previous_operator: Any) -> list[Problem]:
+def check_operator_move(model: Model, previous_operator: Any,
+                        previous_flows: Callable[[], Any] = lambda: None) -> list[Problem]:
     """The operator release the stack moves to, against the one its previous outputs say it runs
     on (`operator`: flavour and version): the same release, or the next step of its line
     (releases.UPGRADES). A jump over the bridge, a move back or across flavours fails in a real
     cluster (objects stored in an API version the next operator does not serve) or is a move no
-    runbook covers: refused, with the way there when there is one."""
+    runbook covers: refused, with the way there when there is one. A step of the line is judged
+    on the Connect versions deployed as well (`check_connect_versions`), read from
+    `previous_flows()` only then."""
     if previous_operator is None:
         return []  # a new stack, or outputs from before the operator was an output
     operator = model.topology.operator
@@ -159,7 +162,7 @@ def check_operator_move(model: Model, previous_operator: Any) -> list[Problem]:
         field = "flavour"
     path = upgrade_path(previous, new)
     if path is not None and len(path) == 1:
-        return []
+        return check_connect_versions(previous, new, previous_flows())
     said = f"the stack runs {previous.name} (its previous outputs)"
     if path is not None:
         first = path[0]
@@ -177,3 +180,53 @@ def check_operator_move(model: Model, previous_operator: Any) -> list[Problem]:
     return [Problem("operator", field, f"{new.flavour.value} {new.version}", (
         f"{previous.name} or a supported next release: {said}, and {why}. The supported moves, one per pulumi up: "
         f"{_steps()} (docs/operations.md#operator-upgrades); for another release, deploy a new stack"))]
+
+
+def check_connect_versions(previous: Release, new: Release, previous_flows: Any) -> list[Problem]:
+    """A step of the line judged on the Kafka version of every Connect cluster deployed
+    (`connectClusters[].connectVersion` of the previous outputs). The new operator reconciles the
+    deployed KafkaConnects as soon as it is installed, before the `pulumi up` that moves the
+    stack: one whose version it does not accept goes NotReady, and its connectors are not
+    reconciled until then (Strimzi KafkaVersion.Lookup.kafkaConnectVersion, at 0.48.0, 0.51.0 and
+    1.2.0: an InvalidResourceException "Kafka version ... is not supported" unless the
+    KafkaConnect names its own image). Strimzi's order is the custom resources first, to a version
+    both releases accept, then the operator; where the two accept none in common (CSM 1.2 -> 1.4)
+    the window cannot be avoided and the runbook says so."""
+    common = [v for v in previous.connect_versions if v in new.connect_versions]
+    if not common:
+        return []
+    way = (f"Set operator.version back to {previous.version} with connect.version: {common[-1]} (accepted by both) "
+           f"and pulumi up, then install {new.name}'s operator and CRDs and set operator.version: {new.version} "
+           "(docs/operations.md#operator-upgrades)")
+    deployed, unknown = [], []
+    for name, flow in sorted(previous_flows.items()) if isinstance(previous_flows, Mapping) else []:
+        clusters = flow.get("connectClusters") if isinstance(flow, Mapping) else None
+        for i, cluster in enumerate(clusters if isinstance(clusters, list) else [None]):
+            version = cluster.get("connectVersion") if isinstance(cluster, Mapping) else None
+            image = cluster.get("connectImage") if isinstance(cluster, Mapping) else None
+            if isinstance(image, str):
+                continue  # the operator takes its own image's word for the version
+            at = f"flows.{name}.connectClusters[{i}]"
+            if isinstance(version, str):
+                if version not in new.connect_versions:
+                    named = [str(cluster.get(k)) for k in ("namespace", "name") if isinstance(cluster.get(k), str)]
+                    deployed.append(f"the KafkaConnect {'/'.join(named) or at} (flow {name}) runs Kafka {version}")
+            else:
+                unknown.append(at)
+    if not isinstance(previous_flows, Mapping):
+        unknown.append("flows")
+    if unknown:
+        return [Problem("operator", "version", new.version, (
+            f"previous stack outputs that say each Connect cluster's Kafka version: {', '.join(unknown)} has no "
+            "connectVersion (outputs written before kafka-replication recorded it), so whether "
+            f"{new.name}'s operator accepts the KafkaConnects deployed is unknown. Run pulumi up once on "
+            f"{previous.name} with this version of kafka-replication (nothing else changed), then move the "
+            f"operator; a Connect version {new.name} accepts is one of {', '.join(new.connect_versions)}"))]
+    if deployed:
+        return [Problem("operator", "version", new.version, (
+            f"a Connect version both releases accept, deployed before the operator moves: the stack runs "
+            f"{previous.name}, and {'; '.join(deployed)}, which {new.name} does not accept (it accepts "
+            f"{', '.join(new.connect_versions)}). {new.name}'s operator reconciles the deployed KafkaConnects as "
+            "soon as it is installed, before this pulumi up: those Connect clusters go NotReady and their "
+            f"connectors are not reconciled until then. {way}"))]
+    return []

@@ -299,6 +299,14 @@ UPGRADES: dict[tuple[Flavour, str], tuple[Flavour, str]] = {
 }
 
 
+# How a connector is restarted with its tasks by annotation: `strimzi.io/restart=true` restarts the
+# connector instance only on every release (AbstractConnectOperator's restart with includeTasks
+# false at 0.43.0 and 0.45.0, where the annotation is a boolean; KafkaConnectAssemblyOperator
+# reads `includeTasks`/`onlyFailed` arguments from 0.48.0, 1.2.0 the same).
+RESTART_WITH_TASKS = ("strimzi.io/restart=includeTasks from Strimzi 0.48; on CSM, strimzi.io/restart=true and "
+                      "strimzi.io/restart-task=<id> for each task")
+
+
 def upgrade_path(start: Release, end: Release) -> list[Release] | None:
     """The releases from `start` to `end` by supported steps (`end` last), None when there is none."""
     path, here = [], (start.flavour, start.version)

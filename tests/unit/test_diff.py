@@ -290,7 +290,8 @@ def test_a_configmap_change_a_connector_cannot_see_is_said():
     assert [(e.kind, e.subject, e.text) for e in sd.effects if e.kind == "not-applied"] == [
         ("not-applied", s, "only values the connector reads through a ConfigMap change (topics): the configuration "
                            "Strimzi compares is unchanged, so it sends nothing, and the running connector keeps the "
-                           "old values until it restarts (annotate it with strimzi.io/restart=true)")
+                           "old values until it restarts with its tasks (strimzi.io/restart=includeTasks from Strimzi 0.48; on "
+                           "CSM, strimzi.io/restart=true and strimzi.io/restart-task=<id> for each task)")
         for s in (CHECKPOINT, SOURCE)]
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from infra.core import names, references
-from infra.core.releases import API_VERSIONS
+from infra.core.releases import API_VERSIONS, RESTART_WITH_TASKS
 from infra.filters import topics
 from infra.plan.connectors import CONFIGMAPS_DIGEST, ConnectorKind
 from infra.plan.monitoring import owner
@@ -281,7 +281,7 @@ class _Reader:
             self.add("not-applied", d, d.title,
                      "only values the connector reads through a ConfigMap change (" + ", ".join(hidden) + "): the "
                      "configuration Strimzi compares is unchanged, so it sends nothing, and the running connector "
-                     "keeps the old values until it restarts (annotate it with strimzi.io/restart=true)")
+                     "keeps the old values until it restarts with its tasks (" + RESTART_WITH_TASKS + ")")
         alias_old, alias_new = before_eff.get("source.cluster.alias"), after_eff.get("source.cluster.alias")
         if cls == SOURCE_CLASS and alias_old != alias_new:
             self.add("state-lost", d, d.title,

@@ -6,12 +6,17 @@ hold them, and the Pulumi CLI's engine with the program.
 The proof is the engine's: each preview and update is a set of steps on the URNs the state holds,
 and an update where the type token changed is an alias the engine resolved (no create, no delete).
 The API server's: it serves each object in the version the CRDs make it store, refuses the 1.x
-CRDs while v1beta2 is still a stored version, and keeps each object's uid across the upgrade."""
+CRDs while v1beta2 is still a stored version, and keeps each object's uid across the upgrade.
+
+No operator runs here: the StrimziPodSet the Cluster Operator writes for each Connect cluster's
+pods is created as it would be (`operator_pod_set`), the one object of the stand-in's here."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +26,7 @@ import yaml
 from infra.core import releases
 from infra.core.releases import Flavour
 from infra.tools.rehearsal import crds
+from infra.tools.rehearsal.apiserver import kubectl_binary
 from tests.engine.harness import UPDATE, Engine
 from tests.engine.test_day_two import OPERATIONS, run_command
 from tests.engine.test_engine import Single, one_cluster, short, without_waiting
@@ -91,8 +97,38 @@ def objects(one: Single, version: str) -> dict[str, dict[str, Any]]:
 
 def stored_versions(one: Single) -> dict[str, list[str]]:
     return {kind: one.client.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                                     f"{kind}.kafka.strimzi.io")[1]["status"]["storedVersions"]
-            for kind in ("kafkaconnects", "kafkaconnectors")}
+                                     f"{kind}")[1]["status"]["storedVersions"]
+            for kind in ("kafkaconnects.kafka.strimzi.io", "kafkaconnectors.kafka.strimzi.io",
+                         "strimzipodsets.core.strimzi.io")}
+
+
+POD_SETS = f"/apis/core.strimzi.io/{{version}}/namespaces/{NS}/strimzipodsets"
+
+
+def operator_pod_set(one: Single) -> dict[str, Any]:
+    """The StrimziPodSet the Cluster Operator writes for the stack's Connect cluster (named
+    `<name>-connect`, KafkaConnectResources.componentName; its pods as KafkaConnectCluster.
+    generatePodSet lists them), created in the version 0.48.0 serves: a stand-in's object."""
+    name = f"{NS}-connect"
+    labels = {"strimzi.io/cluster": NS, "strimzi.io/kind": "KafkaConnect", "strimzi.io/name": name}
+    body = {"apiVersion": "core.strimzi.io/v1beta2", "kind": "StrimziPodSet",
+            "metadata": {"name": name, "namespace": NS, "labels": labels},
+            "spec": {"selector": {"matchLabels": labels},
+                     "pods": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{name}-0", "labels": labels},
+                               "spec": {"containers": [{"name": name, "image": "quay.io/strimzi/kafka"}]}}]}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}
+    assert one.client.request("POST", "/api/v1/namespaces", namespace)[0] in (201, 409)  # the stack's, when deployed
+    code, created = one.client.request("POST", POD_SETS.format(version="v1beta2"), body)
+    assert code == 201, created
+    return created
+
+
+def kubectl(line: str, one: Single, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A runbook's kubectl line whose failure is the point (run_command asserts success)."""
+    binary = kubectl_binary()
+    assert binary is not None
+    return subprocess.run([str(binary), *line.split()[1:]], capture_output=True, text=True, timeout=60, cwd=cwd,
+                          env={**os.environ, "KUBECONFIG": str(one.kubeconfig)})
 
 
 def expected(version: str, connectors: bool) -> dict[str, str]:
@@ -117,15 +153,18 @@ def test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects
         up = engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig)
         assert up.code == 0, up.output
         before = objects(one, "v1beta2")
+        pod_set = operator_pod_set(one)
         for version, line, done in walk(lines, engine, one, dev, archives):
             if line.startswith("kubectl patch crd kafkaconnects.kafka.strimzi.io --subresource=status"):
-                assert stored_versions(one)["kafkaconnectors"] == ["v1beta2", "v1"]
+                assert stored_versions(one)["kafkaconnectors.kafka.strimzi.io"] == ["v1beta2", "v1"]
             if line.startswith("pulumi"):
                 assert done.code == 0, done.output
                 runs.append((version, line.split()[1], short(done.changes())))
         # The gate the runbook names: v1 the only stored version, or the 1.x CRDs are refused.
-        assert stored_versions(one) == {"kafkaconnects": ["v1"], "kafkaconnectors": ["v1"]}
+        assert stored_versions(one) == {"kafkaconnects.kafka.strimzi.io": ["v1"], "kafkaconnectors.kafka.strimzi.io": ["v1"],
+                                        "strimzipodsets.core.strimzi.io": ["v1"]}
         after = objects(one, "v1")
+        pod_set_after = one.client.request("GET", POD_SETS.format(version="v1") + f"/{NS}-connect")[1]
         last = engine.run("preview", one.project, "dev", kubeconfig=one.kubeconfig)
     assert runs == [("0.51.0", "preview", expected("v1beta2", False)),
                     ("0.51.0", "up", expected("v1beta2", False)),
@@ -143,6 +182,41 @@ def test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects
         "offsetStorageTopic": f"{NS}-offsets-topic", "statusStorageTopic": f"{NS}-status-topic"}
     assert (connect_before["version"], connect_after["version"]) == ("4.1.0", "4.3.1")
     assert all(o["apiVersion"] == "kafka.strimzi.io/v1" for o in after.values())
+    assert (pod_set_after["apiVersion"], pod_set_after["metadata"]["uid"], pod_set_after["spec"]["pods"]) == (
+        "core.strimzi.io/v1", pod_set["metadata"]["uid"], pod_set["spec"]["pods"])
+
+
+def test_a_strimzi_pod_set_left_stored_as_v1beta2_refuses_the_1_x_crds(engine: Engine, tmp_path):
+    """Why step 3 migrates the operator's StrimziPodSets too: with only the stack's own kinds
+    migrated (what the runbook did before), `status.storedVersions` of strimzipodsets still holds
+    v1beta2, and step 4's 1.2.0 CRDs are refused; the runbook's StrimziPodSet lines let them in,
+    the object kept (its uid)."""
+    dev = yaml.safe_load(without_waiting("dev", tmp_path).read_text())
+    archives = release_archives(tmp_path / "archives")
+    lines = [line for line in steps(SECTION) if line.startswith("kubectl")]
+    (bridge,) = [line for line in lines if line.startswith("kubectl replace -f strimzi-0.51.0/")]
+    (final,) = [line for line in lines if line.startswith("kubectl replace -f strimzi-1.2.0/")]
+    pod_set_lines = [line for line in lines if "strimzipodsets" in line]
+    assert len(pod_set_lines) == 3
+    # Step 3 for the stack's own kinds, of which this server holds no object: nothing to write back.
+    own_kinds = [line for line in lines if line.startswith("kubectl patch crd kafkaconnect")]
+    assert len(own_kinds) == 4
+    with one_cluster(engine, tmp_path, on_release(dev, "strimzi", "0.48.0"), "upgrade-pod-sets") as one:
+        pod_set = operator_pod_set(one)
+        run_command(bridge, engine, one, cwd=archives)
+        for line in own_kinds:
+            run_command(line, engine, one, cwd=archives)
+        refused = kubectl(final, one, archives)
+        for line in pod_set_lines:
+            run_command(line, engine, one, cwd=archives)
+        accepted = kubectl(final, one, archives)
+        served = one.client.request("GET", POD_SETS.format(version="v1") + f"/{NS}-connect")[1]
+    assert refused.returncode == 1
+    assert ('The CustomResourceDefinition "strimzipodsets.core.strimzi.io" is invalid: status.storedVersions[0]: '
+            'Invalid value: "v1beta2": missing from spec.versions') in refused.stderr
+    assert "kafkaconnect" not in refused.stderr  # the stack's own kinds went in
+    assert accepted.returncode == 0, accepted.stderr
+    assert (served["apiVersion"], served["metadata"]["uid"]) == ("core.strimzi.io/v1", pod_set["metadata"]["uid"])
 
 
 def test_csm_1_2_to_1_4_updates_the_connect_cluster_only(engine: Engine, tmp_path):
@@ -174,7 +248,7 @@ def test_objects_kept_with_their_v1beta2_field_ownership_refuse_every_apply_once
     archives = release_archives(tmp_path / "archives")
     kept = [line.replace(line[line.index("| ") + 2:], "kubectl replace -f -") if "managedFields" in line else line
             for line in steps(SECTION)]
-    assert sum("kubectl replace -f -" in line for line in kept) == 2
+    assert sum("kubectl replace -f -" in line for line in kept) == 3
     with one_cluster(engine, tmp_path, on_release(dev, "strimzi", "0.48.0"), "upgrade-kept") as one:
         assert engine.run("up", one.project, "dev", kubeconfig=one.kubeconfig).code == 0
         for version, line, done in walk(kept, engine, one, dev, archives):

@@ -174,7 +174,8 @@ def _partition_findings(row: dict, procedure: str, synced: bool, names: dict) ->
         return found
     if stamped is None:
         if committed is not None:
-            found.append(f"no checkpoint yet for offset {committed} committed on {names['source']}")
+            found.append(f"no checkpoint yet for offset {committed} committed on {names['source']}: on "
+                         f"{names['target']} the group would start where its auto.offset.reset says")
         return found
     upstream, translated = stamped["upstream"], stamped["translated"]
     if committed is not None and upstream != committed:
@@ -307,18 +308,32 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
     target = clusters[flow["targetAlias"]]
     checkpoints = flow_checkpoints(flow, target, filters)
     chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
-    seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
-                    target.group_states(chosen))
     if procedure == "disaster":
-        return seen  # the source is gone: nothing is read there
+        # The source is gone: nothing is read there.
+        return Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
+                        target.group_states(chosen))
     source = clusters[flow["sourceAlias"]]
     marks = source.watermarks(source.partitions())
-    seen.replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
-                                  0 if procedure == "cutoff" else max_lag)
-    mine = {(r.topic, r.partition) for r in seen.replication}
-    seen.source_ends = {tp: end for tp, (_, end) in marks.items() if tp in mine}
+    replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
+                             0 if procedure == "cutoff" else max_lag)
+    mine = {(r.topic, r.partition) for r in replication}
     # Only the flow's topics: a group may read others, which this flow does not replicate.
-    seen.source_offsets = {g: {tp: o for tp, o in source.group_offsets(g).items() if tp in mine} for g in chosen}
+    committed = {g: {tp: o for tp, o in source.group_offsets(g).items() if tp in mine} for g in chosen}
+    if not groups:
+        # A group that reads the flow's topics on the source but has no checkpoint (not yet, or
+        # outside the checkpoint connector's `groups`) would start on the target where its
+        # auto.offset.reset says: it is checked too, and found not ready.
+        for g in source.groups():
+            if g not in committed:
+                offsets = {tp: o for tp, o in source.group_offsets(g).items() if tp in mine}
+                if offsets:
+                    committed[g] = offsets
+        chosen = sorted(committed)
+    seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
+                    target.group_states(chosen))
+    seen.replication = replication
+    seen.source_ends = {tp: end for tp, (_, end) in marks.items() if tp in mine}
+    seen.source_offsets = {g: committed[g] for g in chosen}
     seen.source_states = source.group_states(chosen)
     return seen
 
@@ -348,7 +363,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--config", type=Path, required=True, help="the audit configuration (audit.json)")
     ap.add_argument("--flow", required=True, help="the flow to fail over")
     ap.add_argument("--group", action="append", default=[],
-                    help="a consumer group to check (repeatable); default: every group with checkpoints")
+                    help="a consumer group to check (repeatable); default: every group with checkpoints of "
+                         "the flow's topics or, but on disaster, offsets committed on them on the source")
     ap.add_argument("--procedure", choices=PROCEDURES,
                     help="the procedure to check for; default: the flow's failover.procedure, else cutoff")
     ap.add_argument("--credentials", type=Path, default=Path(audit_contract.CREDENTIALS_DIR),

@@ -136,6 +136,12 @@ class LiveCluster:
         finally:
             consumer.close()
 
+    def groups(self) -> list[str]:
+        """Every consumer group the cluster knows, sorted."""
+        future = self.cluster.admin.list_consumer_groups(request_timeout=self.cluster.timeout)
+        listed = self.call("consumer groups", future.result)
+        return sorted(g.group_id for g in listed.valid)
+
     def group_offsets(self, group: str) -> dict[tuple[str, int], int]:
         from confluent_kafka import ConsumerGroupTopicPartitions
         futures = self.cluster.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],

@@ -320,7 +320,8 @@ LAGGING = [PartitionAudit("repl-us-west-us-east-source", "t", 0, 0, 9, 4, 4, 0, 
     ("continuous", {"source_offsets": {"g": {("t", 0): 7, ("t", 1): 5, ("t", 2): 1}}},
      ["g t[0]: the newest checkpoint (3 s old) translates offset 5, the group committed 7 on us-west: checkpoints "
       "have not caught up",
-      "g t[2]: no checkpoint yet for offset 1 committed on us-west"]),
+      "g t[2]: no checkpoint yet for offset 1 committed on us-west: on us-east the group would start where its "
+      "auto.offset.reset says"]),
     ("continuous", {"target_offsets": {"g": {("us-west.t", 0): 4, ("us-west.t", 1): 6}}},
      ["g t[0]: not synced: committed 4 on us-east, translated offset 5",
       "g t[1]: committed 6 on us-east, past the translated offset 5: the group has read the replica there"]),
@@ -475,6 +476,10 @@ class FakeCluster:
     def group_states(self, groups):
         return {g: self._states.get(g, GroupState("DEAD", 0)) for g in groups}
 
+    def groups(self):
+        self.asked.append("groups")
+        return sorted(self._offsets)
+
 
 class PythonFilters:
     """A stand-in for the JVM's filters (these patterns mean the same in Python's re)."""
@@ -510,6 +515,20 @@ def test_observe_reads_the_flows_checkpoints_and_groups():
     assert [(r.topic, r.partition, r.committed, r.lag) for r in observed.replication] == [("t", 0, 4, 0)]
     assert findings(judge(flow, "continuous", observed, NOW, 0)) == [
         "g: still active on us-west (state STABLE, 1 member(s)): stop its consumers first"]
+    # A group reading the flow's topics on the source with no checkpoint is checked too, and not
+    # ready: on the target it would start where its auto.offset.reset says. One that reads only
+    # other topics is not the flow's.
+    source._offsets.update({"late": {("t", 0): 3}, "elsewhere": {("other", 0): 1}})
+    wider = readiness.observe(flow, "continuous", {"us-west": source, "us-east": target}, get, PythonFilters(), [], 0)
+    assert (wider.groups, wider.source_offsets) == (["g", "late"], {"g": {("t", 0): 5}, "late": {("t", 0): 3}})
+    assert findings(judge(flow, "continuous", wider, NOW, 0)) == [
+        "g: still active on us-west (state STABLE, 1 member(s)): stop its consumers first",
+        "late t[0]: no checkpoint yet for offset 3 committed on us-west: on us-east the group would start where its "
+        "auto.offset.reset says"]
+    # Groups named: only those.
+    named = readiness.observe(flow, "continuous", {"us-west": source, "us-east": target}, get, PythonFilters(),
+                              ["g"], 0)
+    assert named.groups == ["g"]
     # On disaster the source is never asked anything.
     untouched = FakeCluster()
     gone = readiness.observe(flow, "disaster", {"us-west": untouched, "us-east": target}, get, PythonFilters(), ["g"], 0)

@@ -171,3 +171,17 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
         # stopped, replication caught up — ready.
         code, report, out = readiness_run(r, tmp_path, "cutoff", "--procedure", "cutoff")
         assert (code, report["verdict"], report["findings"]) == (0, "ready", []), out
+
+        # 4. A group outside the checkpoint connector's `groups` (test.*) reads the flow's topic on
+        # the source: it has no checkpoint, and on the target would start where its
+        # auto.offset.reset says. Found without --group (the source's groups listed), not ready.
+        r.clients.consume(source, ["test.orders"], 14, 30_000, group="billing")
+        assert r.clients.group_offsets(source, "billing") == {"test.orders:0": 7, "test.orders:1": 7}
+        code, report, out = readiness_run(r, tmp_path, "unchecked", "--procedure", "continuous")
+        assert (code, report["verdict"]) == (1, "not-ready"), out
+        billing = next(g for g in report["groups"] if g["group"] == "billing")
+        assert [g["group"] for g in report["groups"]] == ["billing", GROUP]
+        assert [(p["topic"], p["partition"], p["sourceCommitted"], p["checkpoint"], p["findings"])
+                for p in billing["partitions"]] == [
+            ("test.orders", n, 7, None, ["no checkpoint yet for offset 7 committed on us-west: on us-east the group "
+                                         "would start where its auto.offset.reset says"]) for n in (0, 1)]

@@ -23,7 +23,7 @@ import pulumi
 
 from components.kube import SecretResolver, annotate, create, name_of, uid_of
 from infra.core import names
-from infra.core.manifests import KafkaConnector
+from infra.core.manifests import KafkaConnect, KafkaConnector
 from infra.plan.connectors import ConnectorPlan
 from infra.plan.outputs import flow_outputs
 from infra.plan.types import ConnectObject, FlowPlan, Stored
@@ -47,10 +47,14 @@ class ConnectCluster(pulumi.ComponentResource):
     """The dedicated KafkaConnect, its namespace quota and the RBAC of its config providers (steps 7-8)."""
 
     def __init__(self, name: str, objects: tuple[ConnectObject, ...], namespace: pulumi.Input[str],
-                 secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None) -> None:
+                 secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None,
+                 uids: Mapping[str, pulumi.Output[str]] | None = None, roll_with: tuple[str, ...] = ()) -> None:
         super().__init__(names.component_type("flow", "ConnectCluster"), name, None, opts)
         created: dict[str, pulumi.CustomResource] = {}
         for o in objects:
+            if o["kind"] == "KafkaConnect" and roll_with:
+                o = _rolling_with(o, pulumi.Output.all(
+                    *[(uids or {})[s] for s in roll_with]).apply(",".join))
             # A quota admits pods created after it: the Connect pods must not slip in before.
             after = [created["ResourceQuota"]] if "ResourceQuota" in created else []
             created[o["kind"]] = create(o, pulumi.ResourceOptions(parent=self, depends_on=after),
@@ -58,6 +62,17 @@ class ConnectCluster(pulumi.ComponentResource):
         self.kafka_connect = created["KafkaConnect"]
         self.cluster_name = name_of(self.kafka_connect)
         self.register_outputs({"connectCluster": self.cluster_name})
+
+
+def _rolling_with(connect: KafkaConnect, uids: pulumi.Output[str]) -> KafkaConnect:
+    """The KafkaConnect with the target Secrets' uids in its pod template (names.TARGET_ACCESS_UID)."""
+    spec = connect["spec"]
+    template = dict(spec.get("template") or {})
+    pod = dict(template.get("pod") or {})
+    metadata = dict(pod.get("metadata") or {})
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), names.TARGET_ACCESS_UID: uids}
+    template["pod"] = {**pod, "metadata": metadata}
+    return cast(KafkaConnect, {**connect, "spec": {**spec, "template": template}})
 
 
 class MirrorConnectors(pulumi.ComponentResource):
@@ -129,7 +144,8 @@ class FlowDirection(pulumi.ComponentResource):
             # Strimzi reads the target Secrets and mounts the source Secret when it creates the
             # pods; the Role must exist before the config providers first ask.
             connect = ConnectCluster(f"{name}/connect", part.connect, ns, secrets,
-                                     pulumi.ResourceOptions.merge(inherited, pulumi.ResourceOptions(depends_on=[access])))
+                                     pulumi.ResourceOptions.merge(inherited, pulumi.ResourceOptions(depends_on=[access])),
+                                     access.uids, part.roll_with)
             connectors = MirrorConnectors(f"{name}/connectors", part.connectors, ns, connect.cluster_name,
                                           secrets, pulumi.ResourceOptions.merge(
                                               inherited, pulumi.ResourceOptions(depends_on=[connect])), access.uids)

@@ -34,6 +34,12 @@ PATCH_FORCE = "pulumi.com/patchForce"
 # then resolve their `${secrets:...}` and mounted files again. A uid, not a digest of the
 # material: nothing in it can be checked against a guessed password.
 SOURCE_ACCESS_UID = "kafka-replication.source-access.uid"
+# A pod template annotation of the KafkaConnect holding the uids of the Secrets of the target's
+# access material (PartPlan.roll_with). The operator watches custom resources, not Secrets: a
+# Secret-only change is seen at its next periodic reconciliation (120 s by default), after
+# `pulumi up` has returned. A replaced target Secret changes the KafkaConnect instead, which the
+# operator reconciles at once, rolling the pods onto the new material.
+TARGET_ACCESS_UID = "kafka-replication.io/target-access-uid"
 CLUSTER_LABEL = "strimzi.io/cluster"
 FLOW_LABEL = "kafka-replication.io/flow"
 PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}

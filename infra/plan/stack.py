@@ -74,8 +74,9 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         *target_conn.entries,
         *replication_entries(flow, n, part),
     ]
-    source_access = tuple(sorted({e.obj for e in entries if e.store is Store.SECRET}
-                                 - {n.target_password_secret, n.target_ca_secret, n.target_client_secret}))
+    secrets = {e.obj for e in entries if e.store is Store.SECRET}
+    target_access = {n.target_password_secret, n.target_ca_secret, n.target_client_secret}
+    source_access = tuple(sorted(secrets - target_access))
     planned = tuple(replace(with_digest(c, entries), restart_with=source_access) for c in
                     connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)]))
     access: list[Stored] = [*stored_objects(entries, n, flow)]
@@ -98,7 +99,7 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         role(flow, n, planned),
         role_binding(flow, n),
     )
-    return PartPlan(part, n, namespace(flow, n), tuple(access), connect, planned)
+    return PartPlan(part, n, namespace(flow, n), tuple(access), connect, planned, tuple(sorted(secrets & target_access)))
 
 
 def part_wiring(model: Model, d: Direction, part: PartSpec) -> tuple[Wiring, Connection | None]:

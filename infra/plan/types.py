@@ -40,6 +40,9 @@ class PartPlan:
     access: tuple[Stored, ...]              # ConfigMaps and Secrets: clusters, replication, metrics, registry
     connect: tuple[ConnectObject, ...]      # ResourceQuota, KafkaConnect, Role, RoleBinding
     connectors: tuple[ConnectorPlan, ...]   # KafkaConnectors
+    # The Secrets of the target's access material whose replacement must roll the Connect pods
+    # at once (names.TARGET_ACCESS_UID), in `access`.
+    roll_with: tuple[str, ...] = ()
 
     @property
     def kubernetes(self) -> str | None:

@@ -148,6 +148,7 @@ LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
     ("Operator upgrades", "pulumi up --stack dev"): (RUN, _UPGRADE),
     ("Operator upgrades", "kubectl patch crd"): (RUN, _UPGRADE),
     ("Operator upgrades", "kubectl get kafkaconnect"): (RUN, _UPGRADE),
+    ("Operator upgrades", "kubectl get strimzipodsets"): (RUN, _UPGRADE),
     ("Step by step: replay from an offset", "python -m infra validate stacks/dev.yaml"): (RUN, _REPLAY),
     ("Step by step: replay from an offset", "pulumi preview && pulumi up"): (RUN, _REPLAY),
     ("Step by step: replay from an offset", "kubectl -n orders get kafkaconnector"): (RUN, _OFFSETS),

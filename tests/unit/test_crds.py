@@ -23,7 +23,8 @@ def test_the_generator_arguments_are_strimzi_s():
         "--label", "app:strimzi", "--label", "strimzi.io/crd-install:true", "--target-kube", "1.16+",
         "--crd-api-version", "v1", "--api-versions", "v1beta2", "--storage-version", "v1beta2", "--yaml",
         "io.strimzi.api.kafka.model.connect.KafkaConnect=/out/041-Crd-kafkaconnect.yaml",
-        "io.strimzi.api.kafka.model.connector.KafkaConnector=/out/047-Crd-kafkaconnector.yaml"]
+        "io.strimzi.api.kafka.model.connector.KafkaConnector=/out/047-Crd-kafkaconnector.yaml",
+        "io.strimzi.api.kafka.model.podset.StrimziPodSet=/out/042-Crd-strimzipodset.yaml"]
     assert crds.arguments(crds.LINES["1.2.0"], Path("/out"))[9:12] == ["v1", "--storage-version", "v1"]
     # The bridge release serves both and stores v1beta2 (0.51.0 api/pom.xml); the generated files
     # were compared with the released ones at the tag: byte-equal.

@@ -138,6 +138,10 @@ def test_step7_kafka_connect(doc_objects):
                            "passwordSecret": {"secretName": "target-us-east-password", "password": "pass"}},
         "template": {
             "pod": {
+                # The target Secret's uid (offline, a stand-in named after it): replaced, it rolls
+                # the pods at once (names.TARGET_ACCESS_UID).
+                "metadata": {"annotations": {"kafka-replication.io/target-access-uid": (
+                    "uid-of-repl-us-west-us-east/target-us-east-ca,uid-of-repl-us-west-us-east/target-us-east-password")}},
                 "imagePullSecrets": [{"name": "cloudera-registry"}],
                 "volumes": [{"name": "source-us-west-tls", "secret": {
                     "secretName": "source-us-west",

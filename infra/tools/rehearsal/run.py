@@ -203,6 +203,12 @@ class Rehearsal:
     reconcile_every: float | None = operator.RECONCILIATION_SECONDS
     auto_restarts: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     auto_restarted: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, connector, at)
+    # Connect clusters whose target Secrets changed while the KafkaConnect did not: rolled at the
+    # next periodic reconciliation, by (namespace, name), with what they roll onto.
+    applied: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # each KafkaConnect `update` applied
+    pending_rolls: dict[tuple[str, str], tuple[dict[str, Any], dict[str, dict[str, bytes]], dict[str, dict[str, str]]]] = \
+        field(default_factory=dict)
+    _rolling: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _reconciler: threading.Thread | None = field(default=None, init=False, repr=False)
     _stop_reconciling: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     # With `linked`, every worker reaches every cluster through a link of its own that the caller
@@ -265,6 +271,7 @@ class Rehearsal:
         self.started_before_redeploy += len(self.workers) + sum(len(ws) for ws in self.pods.values())
         self.workers.clear()
         self.pods.clear()
+        self.applied.clear()
         self.connectors.clear()
         self.generation += 1
         self.deploy(objects)
@@ -305,6 +312,11 @@ class Rehearsal:
         sent: the connectors it restarted, by (namespace, name). A worker that does not answer
         fails that connector's reconciliation, and the next pass asks again, as the operator's
         does; a restart request that fails is counted all the same (autoRestartConnector)."""
+        with self._rolling:
+            for connect_key, (connect_obj, secrets, configmaps) in sorted(self.pending_rolls.items()):
+                if connect_key in self.workers:
+                    self._roll(connect_key, connect_obj, secrets, configmaps)
+            self.pending_rolls.clear()
         restarted = []
         for key, (connect, connector) in sorted(list(self.connectors.items())):
             worker = self.workers.get(connect)
@@ -342,9 +354,11 @@ class Rehearsal:
 
     def update(self, objects: Iterable[dict[str, Any]]) -> None:
         """A render applied to the running Connect clusters, as `pulumi up` applies it: the
-        objects replaced; a new Connect cluster started; one whose target credentials or trust changed rolled, as
-        the operator rolls its pods on a changed `strimzi.io/auth-hash` (operator.auth_hash), the
-        others left running; every KafkaConnector reconciled again as the operator does on a
+        objects replaced; a new Connect cluster started; one whose pod template changed, or whose
+        target credentials or trust changed (`strimzi.io/auth-hash`, operator.auth_hash) together
+        with the KafkaConnect, rolled at once, as the operator does on the change of a custom
+        resource it watches; one whose credentials changed in its Secrets only, at the next
+        periodic reconciliation (`pending_rolls`); the others left running; every KafkaConnector reconciled again as the operator does on a
         change (`send`: a config PUT only where it differs), then the offsets requests carried out."""
         self.objects = list(objects)
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
@@ -357,15 +371,25 @@ class Rehearsal:
             ns_secrets = secrets.get(meta["namespace"], {})
             if key not in self.workers:  # a new Connect cluster (a flow added): its pods start
                 self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
-            elif self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets):
-                for pod in self.pods.pop(key, []):
-                    pod.stop()
-                    self.started_before_redeploy += 1
-                self.workers.pop(key).stop()
-                self.started_before_redeploy += 1
-                self.rolled.append(key)
-                self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+            else:
+                before = self.applied.get(key, self.connects[key])
+                template_changed = connect["spec"].get("template") != before["spec"].get("template")
+                if template_changed or self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets):
+                    if template_changed or connect != before:
+                        # The KafkaConnect changed: the operator reconciles it at once (it
+                        # watches custom resources) and rolls its pods.
+                        with self._rolling:
+                            self.pending_rolls.pop(key, None)
+                            self._roll(key, connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+                    else:
+                        # Only Secrets it reads changed: nothing the operator watches. It sees the
+                        # new auth hash at its next periodic reconciliation (the full reconciliation,
+                        # STRIMZI_FULL_RECONCILIATION_INTERVAL_MS, 120 s by default), after `pulumi
+                        # up` has returned; until then the old pods run on.
+                        with self._rolling:
+                            self.pending_rolls[key] = (connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self._scale(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+            self.applied[key] = connect
         # A Connect cluster the render no longer holds is deleted, and its pods with it.
         kept = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in self.objects if o["kind"] == "KafkaConnect"}
         for key in [k for k in self.workers if k not in kept]:
@@ -377,6 +401,18 @@ class Rehearsal:
             meta = connector["metadata"]
             self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
         self.manage_offsets()
+
+    def _roll(self, key: tuple[str, str], connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
+              configmaps: dict[str, dict[str, str]]) -> None:
+        """The Connect cluster's pods replaced by new ones, as the operator rolls them."""
+        for pod in self.pods.pop(key, []):
+            pod.stop()
+            self.started_before_redeploy += 1
+        self.workers.pop(key).stop()
+        self.started_before_redeploy += 1
+        self.rolled.append(key)
+        self.start_worker(connect, secrets, configmaps)
+        self._scale(connect, secrets, configmaps)
 
     def upgrade(self, topology: dict[str, Any]) -> None:
         """The operator upgraded to the release `topology` names (docs/operations.md#operator-

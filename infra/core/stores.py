@@ -18,6 +18,7 @@ Formats: JKS as `sun.security.provider.JavaKeyStore` reads it (the JDK's `keytoo
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import re
 import struct
@@ -104,6 +105,25 @@ def certificates_only(text: str) -> list[bytes]:
         raise StoreError(f"{' and '.join(others)} block(s) beside the certificates: this holds certificates only "
                          "(a private key goes in clientKey; here it would be written wherever the certificates go)")
     return parse_certificates(text)
+
+
+def expiry_problem(ders: Sequence[bytes], what: str, now: datetime.datetime | None = None) -> str | None:
+    """Certificates that cannot work any more, or None. A client certificate chain whose first
+    certificate (the client's own) has expired: the brokers refuse the handshake. A trust list
+    (a CA bundle, a truststore) whose every certificate has expired: nothing it trusts can be
+    verified. An expired CA beside a valid one (a bundle during a CA rotation) is harmless."""
+    when = now or datetime.datetime.now(datetime.timezone.utc)
+    ends = [x509.load_der_x509_certificate(der).not_valid_after_utc for der in ders]
+    expired = [end for end in ends if end <= when]
+    if what == "client" and ends and ends[0] <= when:
+        return (f"expired: the client certificate was valid until {ends[0]:%Y-%m-%dT%H:%M:%SZ}; the brokers refuse "
+                "it. Set the renewed certificate (and its key) in the stack")
+    if what == "trust" and ends and len(expired) == len(ends):
+        latest = max(ends)
+        return (f"expired: {'its one certificate' if len(ends) == 1 else f'all {len(ends)} certificates'} "
+                f"expired, the last on {latest:%Y-%m-%dT%H:%M:%SZ}; nothing it trusts can be verified. Set the "
+                "cluster's current CA certificate in the stack")
+    return None
 
 
 def split_certificates(text: str) -> list[str]:

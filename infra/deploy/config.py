@@ -88,7 +88,8 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
     anything deploys; the values themselves are never shown. Passwords are non-empty single
     lines, and a target's SASL password has no `"` or `\\`: Strimzi writes it into the worker's
     JAAS line unescaped (the program escapes the JAAS lines it writes itself). Certificates must
-    be PEM X.509; a truststore base64 of a JKS/PKCS12 file that opens with its password; client
+    be PEM X.509, and still usable (stores.expiry_problem: a trust list with one certificate not
+    yet expired, a client certificate not expired); a truststore base64 of a JKS/PKCS12 file that opens with its password; client
     keys unencrypted PKCS#8 (Kafka's PemStore reads nothing else). A kubeconfig must be one the
     Kubernetes provider can use (infra/deploy/kubeconfig.py); `contexts` has the topology's context for
     it, by Kubernetes cluster. Where the release writes a target's password literally into the
@@ -132,19 +133,19 @@ def _material_problem(item: str, value: str, sibling: Callable[[str], str | None
         return None
     if item in ("caCert", "clientCert"):
         try:
-            stores.certificates_only(value)
+            found = stores.certificates_only(value)
         except stores.StoreError as exc:
             return f"unusable: {exc}"
-        return None
+        return stores.expiry_problem(found, "client" if item == "clientCert" else "trust")
     if item == "truststore":
         password = sibling("truststorePassword")
         if password is None:
             return None  # reported as missing
         try:
-            stores.truststore_pem(value, password)
+            pem_text = stores.truststore_pem(value, password)
         except stores.StoreError as exc:
             return f"unusable: {exc}"
-        return None
+        return stores.expiry_problem(stores.certificates(pem_text), "trust")
     if item == "clientKey":
         return stores.private_key_problem(value)
     return None

@@ -44,15 +44,16 @@ def _name(cn: str) -> x509.Name:
 
 
 @lru_cache(maxsize=None)
-def material(alias: str) -> Material:
+def material(alias: str, until: datetime.datetime = _NOT_AFTER) -> Material:
+    """`alias`'s CA and client certificate, valid from 2025 until `until` (an expired pair when past)."""
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (x509.CertificateBuilder().subject_name(_name(f"{alias}-ca")).issuer_name(_name(f"{alias}-ca"))
-          .public_key(ca_key.public_key()).serial_number(1).not_valid_before(_NOT_BEFORE).not_valid_after(_NOT_AFTER)
+          .public_key(ca_key.public_key()).serial_number(1).not_valid_before(_NOT_BEFORE).not_valid_after(until)
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
           .sign(ca_key, hashes.SHA256()))
     key = ec.generate_private_key(ec.SECP256R1())
     cert = (x509.CertificateBuilder().subject_name(_name(f"{alias}-client")).issuer_name(ca.subject)
-            .public_key(key.public_key()).serial_number(2).not_valid_before(_NOT_BEFORE).not_valid_after(_NOT_AFTER)
+            .public_key(key.public_key()).serial_number(2).not_valid_before(_NOT_BEFORE).not_valid_after(until)
             .sign(ca_key, hashes.SHA256()))
     pem = serialization.Encoding.PEM
     return Material(

@@ -281,6 +281,41 @@ def test_a_certificate_field_with_a_private_key_in_it_is_refused_unshown(tmp_pat
     assert kube.client_key_pem.splitlines()[1] not in exc.value.report()
 
 
+def test_expired_trust_or_client_certificates_are_refused_unshown(tmp_path):
+    """A CA (or truststore) whose every certificate has expired, or a client certificate that
+    has: the handshake would fail in the running worker. An expired CA beside a valid one (a
+    bundle during a CA rotation) passes."""
+    import datetime
+
+    from tests.support.material import material
+    old, kube = material("old", datetime.datetime(2025, 6, 1, tzinfo=datetime.timezone.utc)), material("kube")
+    t = doc_topology()
+    t["clusters"]["us-west"]["security"] = {"protocol": "SSL", "tls": {"trust": "jks", "clientCertificate": True}}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(t))
+    secrets = {**SECRETS, "us-east.caCert": old.ca_pem, "us-west.clientCert": old.client_cert_pem,
+               "us-west.clientKey": old.client_key_pem, "us-west.truststore": old.truststore_jks("changeit"),
+               "us-west.truststorePassword": "changeit"}
+    with pytest.raises(TopologyError) as exc:
+        render.run("test", {"topology": str(path)}, secrets)
+    expected = "got the secret value (not shown); expected "
+    assert sorted(str(p).split(expected)[0] + str(p).split("; this is ")[1] for p in exc.value.problems) == [
+        "clusters.us-east: secret config kafka-replication:us-east.caCert: expired: its one certificate expired, the "
+        "last on 2025-06-01T00:00:00Z; nothing it trusts can be verified. Set the cluster's current CA certificate in "
+        "the stack",
+        "clusters.us-west: secret config kafka-replication:us-west.clientCert: expired: the client certificate was "
+        "valid until 2025-06-01T00:00:00Z; the brokers refuse it. Set the renewed certificate (and its key) in the "
+        "stack",
+        "clusters.us-west: secret config kafka-replication:us-west.truststore: expired: its one certificate expired, "
+        "the last on 2025-06-01T00:00:00Z; nothing it trusts can be verified. Set the cluster's current CA "
+        "certificate in the stack"]
+    assert old.ca_pem.splitlines()[1] not in exc.value.report()
+    # During a CA rotation: the expired CA beside the current one, and a current client certificate.
+    secrets.update({"us-east.caCert": old.ca_pem + kube.ca_pem, "us-west.clientCert": kube.client_cert_pem,
+                    "us-west.clientKey": kube.client_key_pem, "us-west.truststore": kube.truststore_jks("changeit")})
+    assert render.run("test", {"topology": str(path)}, secrets).objects()
+
+
 def test_a_secret_given_as_plain_config_is_refused(tmp_path):
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(doc_topology()))

@@ -83,6 +83,9 @@ class Observed:
     source_states: dict[str, GroupState] | None = None
     source_ends: dict[tuple[str, int], int] | None = None
     errors: list[str] = field(default_factory=list)
+    # Under a prefixing policy: each active topic of the flow (a replica's name less the prefix)
+    # that the target does not have, with its replica's partition count. None: not read.
+    missing_active: list[tuple[str, int]] | None = None
 
 
 def _flag(config: dict, key: str, default: bool) -> bool:
@@ -232,6 +235,11 @@ def judge(flow: dict, procedure: str, seen: Observed, now_ms: int, max_lag: int)
                                 "not run")
     if seen.replication is not None:
         findings += _replication_findings(seen.replication, procedure, max_lag)
+    for topic, partitions in seen.missing_active or []:
+        findings.append(f"active topic {topic} does not exist on {names['target']}: create it ({partitions} "
+                        f"partition(s), as its replica {flow['topicPrefix']}{topic}) before the consumers move. They "
+                        "subscribe to it (failover.topics), are assigned it only once it exists, and with "
+                        "auto.offset.reset latest skip what producers write to it before")
     synced = bool(connectors) and all(c.sync_seconds is not None for c in connectors)
     prefix = flow["topicPrefix"]
     for group in seen.groups:
@@ -301,17 +309,33 @@ def summary(report: dict) -> str:
     return "\n".join(lines)
 
 
+def missing_active_topics(flow: dict, partitions: dict[str, int], filters) -> list[tuple[str, int]]:
+    """Under a prefixing policy, the flow's replicas on the target (`<prefix><topic>`, the topic
+    selected by one of its connectors) whose active topic (`<topic>`) the target lacks, with the
+    replica's partition count. Consumers move to the names `failover.topics` gives, the active
+    topic among them: subscribed before it exists, a consumer is assigned it only once it does
+    (at its next metadata refresh), and with auto.offset.reset latest skips what was written
+    before."""
+    prefix, never = flow["topicPrefix"], flow["excludeTopics"]["source"]
+    if not prefix:
+        return []  # identity: the replica is the active topic
+    return sorted((name[len(prefix):], n) for name, n in partitions.items()
+                  if name.startswith(prefix) and name[len(prefix):] not in partitions
+                  and any(filters.selects(c, never, name[len(prefix):]) for c in flow["connectors"]))
+
+
 def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:
     """Read what `judge` needs. `clusters[alias]`: a LiveCluster; `get(rest_url, path)`: a Connect
     REST answer; `filters`: spark.topicfilter.TopicFilters."""
     connectors = find_checkpoint_connectors(flow, get)
     target = clusters[flow["targetAlias"]]
     checkpoints = flow_checkpoints(flow, target, filters)
+    missing = missing_active_topics(flow, target.partitions(), filters)
     chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
     if procedure == "disaster":
         # The source is gone: nothing is read there.
         return Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
-                        target.group_states(chosen))
+                        target.group_states(chosen), missing_active=missing)
     source = clusters[flow["sourceAlias"]]
     marks = source.watermarks(source.partitions())
     replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
@@ -330,7 +354,7 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
                     committed[g] = offsets
         chosen = sorted(committed)
     seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
-                    target.group_states(chosen))
+                    target.group_states(chosen), missing_active=missing)
     seen.replication = replication
     seen.source_ends = {tp: end for tp, (_, end) in marks.items() if tp in mine}
     seen.source_offsets = {g: committed[g] for g in chosen}

@@ -535,6 +535,34 @@ def test_observe_reads_the_flows_checkpoints_and_groups():
     assert (untouched.asked, gone.replication, gone.source_offsets) == ([], None, None)
 
 
+def test_an_active_topic_missing_on_the_target_is_found_on_every_procedure():
+    """Under the default policy consumers move to the active topic too (failover.topics):
+    missing on the target, a consumer that subscribes before it exists is assigned it late and,
+    reading from latest, skips what producers wrote before. Only the flow's own replicas count."""
+    flow = {**FLOW, "connectors": [{**FLOW["connectors"][0], "topics": ["t", "u"], "topicsExclude": []}]}
+    target = FakeCluster(topics={"us-west.t": 3, "us-west.u": 1, "u": 1, "us-west.other": 2})
+    source = FakeCluster(topics={"t": 3, "u": 1}, marks={("t", p): (0, 0) for p in range(3)} | {("u", 0): (0, 0)})
+    listing = {"c": {"info": {"config": {"connector.class": readiness.CHECKPOINT_CLASS,
+                                         "sync.group.offsets.enabled": "true"}},
+                     "status": {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0, "state": "RUNNING"}]}}}
+
+    def get(url, path):
+        return {"offsets": []} if path.endswith("/offsets") else listing
+    finding = ("active topic t does not exist on us-east: create it (3 partition(s), as its replica us-west.t) before "
+               "the consumers move. They subscribe to it (failover.topics), are assigned it only once it exists, and "
+               "with auto.offset.reset latest skip what producers write to it before")
+    for procedure in ("continuous", "cutoff", "disaster"):
+        seen = readiness.observe(flow, procedure, {"us-west": source, "us-east": target}, get, PythonFilters(), [], 0)
+        assert seen.missing_active == [("t", 3)]
+        report = judge(flow, procedure, seen, NOW, 0)
+        assert finding in report["findings"] and report["verdict"] == "not-ready"
+    target._topics["t"] = 3
+    seen = readiness.observe(flow, "cutoff", {"us-west": source, "us-east": target}, get, PythonFilters(), [], 0)
+    assert seen.missing_active == []
+    # Identity: the replica is the active topic.
+    assert readiness.missing_active_topics({**flow, "topicPrefix": ""}, {"t": 3}, PythonFilters()) == []
+
+
 # ------------------------------------------------------------------ reading the checkpoints topic
 
 TOPIC = "us-west.checkpoints.internal"

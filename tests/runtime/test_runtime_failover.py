@@ -90,6 +90,15 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
         synced = {"us-west.test.orders:0": 5, "us-west.test.orders:1": 5}
         eventually("the group's offsets synced on us-east", lambda: r.clients.group_offsets(target, GROUP) == synced, 120)
 
+        # 0. The active topic missing on the target: consumers moved there would subscribe to it
+        # before it exists. Not ready until it is created as its replica is.
+        code, report, out = readiness_run(r, tmp_path, "no-active-topic", "--procedure", "continuous")
+        assert (code, report["verdict"], report["findings"]) == (1, "not-ready", [
+            "active topic test.orders does not exist on us-east: create it (2 partition(s), as its replica "
+            "us-west.test.orders) before the consumers move. They subscribe to it (failover.topics), are assigned it "
+            "only once it exists, and with auto.offset.reset latest skip what producers write to it before"]), out
+        r.clients.create_topics(target, {"test.orders": 2})
+
         # 1. Ready: every checkpoint translates the source's offsets, synced into an inactive group.
         # docs/operations.md's two readiness lines as written, in the audit's pod (in_audit_pod):
         # the first from the directory of audit.json, the flow's procedure by default; the second

@@ -113,7 +113,12 @@ def expiry_problem(ders: Sequence[bytes], what: str, now: datetime.datetime | No
     (a CA bundle, a truststore) whose every certificate has expired: nothing it trusts can be
     verified. An expired CA beside a valid one (a bundle during a CA rotation) is harmless."""
     when = now or datetime.datetime.now(datetime.timezone.utc)
-    ends = [x509.load_der_x509_certificate(der).not_valid_after_utc for der in ders]
+    ends = []
+    for der in ders:
+        try:
+            ends.append(x509.load_der_x509_certificate(der).not_valid_after_utc)
+        except ValueError:
+            return None  # not X.509: the store's own check says so, not this one
     expired = [end for end in ends if end <= when]
     if what == "client" and ends and ends[0] <= when:
         return (f"expired: the client certificate was valid until {ends[0]:%Y-%m-%dT%H:%M:%SZ}; the brokers refuse "

@@ -53,8 +53,7 @@ class ConnectCluster(pulumi.ComponentResource):
         created: dict[str, pulumi.CustomResource] = {}
         for o in objects:
             if o["kind"] == "KafkaConnect" and roll_with:
-                o = _rolling_with(o, pulumi.Output.all(
-                    *[(uids or {})[s] for s in roll_with]).apply(",".join))
+                o = _rolling_with(o, _joined(uids, roll_with))
             # A quota admits pods created after it: the Connect pods must not slip in before.
             after = [created["ResourceQuota"]] if "ResourceQuota" in created else []
             created[o["kind"]] = create(o, pulumi.ResourceOptions(parent=self, depends_on=after),
@@ -62,6 +61,11 @@ class ConnectCluster(pulumi.ComponentResource):
         self.kafka_connect = created["KafkaConnect"]
         self.cluster_name = name_of(self.kafka_connect)
         self.register_outputs({"connectCluster": self.cluster_name})
+
+
+def _joined(uids: Mapping[str, pulumi.Output[str]] | None, secrets: tuple[str, ...]) -> pulumi.Output[str]:
+    """The uids of `secrets` (ClusterAccess.uids), comma-joined: what changes when one is replaced."""
+    return pulumi.Output.all(*[(uids or {})[s] for s in secrets]).apply(",".join)
 
 
 def _rolling_with(connect: KafkaConnect, uids: pulumi.Output[str]) -> KafkaConnect:
@@ -91,7 +95,7 @@ class MirrorConnectors(pulumi.ComponentResource):
             o = c.manifest
             if c.restart_with:
                 # The uids of the Secrets it must restart with (names.SOURCE_ACCESS_UID).
-                restart = pulumi.Output.all(*[(uids or {})[s] for s in c.restart_with]).apply(",".join)
+                restart = _joined(uids, c.restart_with)
                 o = cast(KafkaConnector, {**o, "spec": {**o["spec"], "config": {
                     **o["spec"]["config"], names.SOURCE_ACCESS_UID: restart}}})
             # The strimzi.io/cluster label comes from the KafkaConnect's Output: connectors are

@@ -461,9 +461,9 @@ def _names(values: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
     return tuple(_text(item, _join(where, i)) for i, item in enumerate(_list(values, key, path, "a list of non-empty strings")))
 
 
-def _optional_name(values: Mapping[str, Any], key: str, path: str) -> str | None:
+def _optional_name(values: Mapping[str, Any], key: str, path: str, nullable: bool = False) -> str | None:
     """A field added within the version: absent is None, present must have its type."""
-    return _string(values, key, path) if key in values else None
+    return _string(values, key, path, nullable=nullable) if key in values else None
 
 
 def _whole(value: Any) -> int | None:
@@ -511,8 +511,7 @@ def _connect_cluster(value: Any, path: str) -> ConnectCluster:
                           checkpoint_connectors=_names(connectors, "checkpoint", where),
                           heartbeat_connectors=_names(connectors, "heartbeat", where),
                           connect_version=_optional_name(value, "connectVersion", path),
-                          connect_image=_string(value, "connectImage", path, nullable=True) if "connectImage" in value
-                          else None)
+                          connect_image=_optional_name(value, "connectImage", path, nullable=True))
 
 
 def _flow(name: str, flow: Any, path: str) -> Flow:

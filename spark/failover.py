@@ -319,9 +319,9 @@ def missing_active_topics(flow: dict, partitions: dict[str, int], filters) -> li
     prefix, never = flow["topicPrefix"], flow["excludeTopics"]["source"]
     if not prefix:
         return []  # identity: the replica is the active topic
-    return sorted((name[len(prefix):], n) for name, n in partitions.items()
-                  if name.startswith(prefix) and name[len(prefix):] not in partitions
-                  and any(filters.selects(c, never, name[len(prefix):]) for c in flow["connectors"]))
+    replicas = {name[len(prefix):]: n for name, n in partitions.items() if name.startswith(prefix)}
+    return sorted((topic, n) for topic, n in replicas.items() if topic not in partitions
+                  and any(filters.selects(c, never, topic) for c in flow["connectors"]))
 
 
 def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:
@@ -329,8 +329,9 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
     REST answer; `filters`: spark.topicfilter.TopicFilters."""
     connectors = find_checkpoint_connectors(flow, get)
     target = clusters[flow["targetAlias"]]
-    checkpoints = flow_checkpoints(flow, target, filters)
-    missing = missing_active_topics(flow, target.partitions(), filters)
+    partitions = target.partitions()
+    checkpoints = flow_checkpoints(flow, target, filters, partitions)
+    missing = missing_active_topics(flow, partitions, filters)
     chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
     if procedure == "disaster":
         # The source is gone: nothing is read there.
@@ -341,17 +342,19 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
     replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
                              0 if procedure == "cutoff" else max_lag)
     mine = {(r.topic, r.partition) for r in replication}
-    # Only the flow's topics: a group may read others, which this flow does not replicate.
-    committed = {g: {tp: o for tp, o in source.group_offsets(g).items() if tp in mine} for g in chosen}
+
+    def on_mine(group: str) -> dict[tuple[str, int], int]:
+        # Only the flow's topics: a group may read others, which this flow does not replicate.
+        return {tp: o for tp, o in source.group_offsets(group).items() if tp in mine}
+    committed = {g: on_mine(g) for g in chosen}
     if not groups:
         # A group that reads the flow's topics on the source but has no checkpoint (not yet, or
         # outside the checkpoint connector's `groups`) would start on the target where its
         # auto.offset.reset says: it is checked too, and found not ready.
         for g in source.groups():
-            if g not in committed:
-                offsets = {tp: o for tp, o in source.group_offsets(g).items() if tp in mine}
-                if offsets:
-                    committed[g] = offsets
+            found = {} if g in committed else on_mine(g)
+            if found:
+                committed[g] = found
         chosen = sorted(committed)
     seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
                     target.group_states(chosen), missing_active=missing)

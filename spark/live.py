@@ -167,13 +167,14 @@ class LiveCluster:
         return states
 
 
-def flow_checkpoints(flow: dict, target: LiveCluster, filters) -> dict[tuple[str, str, int], Stamped]:
+def flow_checkpoints(flow: dict, target: LiveCluster, filters,
+                     partitions: dict[str, int] | None = None) -> dict[tuple[str, str, int], Stamped]:
     """The newest checkpoint of each (group, target topic, partition) of this flow, read from the
     target. Every flow from one source to one target writes the one checkpoints topic: this flow's
     are those of its topics (the target name less the policy's prefix, selected by one of its
     connectors)."""
     topic = checkpoints_topic(flow)
-    partitions = target.partitions()
+    partitions = target.partitions() if partitions is None else partitions  # the target's topics, if read
     if not topic or topic not in partitions:
         return {}
     checkpoints = newest_checkpoints(target.records(topic, partitions[topic]), topic)

@@ -89,8 +89,8 @@ def unusable_secrets(keys: list[str], text: Callable[[str], str | None], targets
     lines, and a target's SASL password has no `"` or `\\`: Strimzi writes it into the worker's
     JAAS line unescaped (the program escapes the JAAS lines it writes itself). Certificates must
     be PEM X.509, and still usable (stores.expiry_problem: a trust list with one certificate not
-    yet expired, a client certificate not expired); a truststore base64 of a JKS/PKCS12 file that opens with its password; client
-    keys unencrypted PKCS#8 (Kafka's PemStore reads nothing else). A kubeconfig must be one the
+    yet expired, a client certificate not expired); a truststore base64 of a JKS/PKCS12 file
+    that opens with its password; client keys unencrypted PKCS#8 (Kafka's PemStore reads nothing else). A kubeconfig must be one the
     Kubernetes provider can use (infra/deploy/kubeconfig.py); `contexts` has the topology's context for
     it, by Kubernetes cluster. Where the release writes a target's password literally into the
     worker file (`literal`), it has no `${`: the worker would resolve it as a config-provider

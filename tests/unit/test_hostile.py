@@ -313,7 +313,9 @@ def test_expired_trust_or_client_certificates_are_refused_unshown(tmp_path):
     # During a CA rotation: the expired CA beside the current one, and a current client certificate.
     secrets.update({"us-east.caCert": old.ca_pem + kube.ca_pem, "us-west.clientCert": kube.client_cert_pem,
                     "us-west.clientKey": kube.client_key_pem, "us-west.truststore": kube.truststore_jks("changeit")})
-    assert render.run("test", {"topology": str(path)}, secrets).objects()
+    rendered = render.run("test", {"topology": str(path)}, secrets).objects()
+    (ca,) = [o for o in rendered if o["kind"] == "Secret" and o["metadata"]["name"] == "target-us-east-ca"]
+    assert (ca["stringData"]["ca-0.crt"], ca["stringData"]["ca-1.crt"]) == (old.ca_pem, kube.ca_pem)
 
 
 def test_a_secret_given_as_plain_config_is_refused(tmp_path):

@@ -203,9 +203,9 @@ class Rehearsal:
     reconcile_every: float | None = operator.RECONCILIATION_SECONDS
     auto_restarts: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     auto_restarted: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, connector, at)
+    applied: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # each KafkaConnect `update` applied
     # Connect clusters whose target Secrets changed while the KafkaConnect did not: rolled at the
     # next periodic reconciliation, by (namespace, name), with what they roll onto.
-    applied: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # each KafkaConnect `update` applied
     pending_rolls: dict[tuple[str, str], tuple[dict[str, Any], dict[str, dict[str, bytes]], dict[str, dict[str, str]]]] = \
         field(default_factory=dict)
     _rolling: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -358,8 +358,9 @@ class Rehearsal:
         target credentials or trust changed (`strimzi.io/auth-hash`, operator.auth_hash) together
         with the KafkaConnect, rolled at once, as the operator does on the change of a custom
         resource it watches; one whose credentials changed in its Secrets only, at the next
-        periodic reconciliation (`pending_rolls`); the others left running; every KafkaConnector reconciled again as the operator does on a
-        change (`send`: a config PUT only where it differs), then the offsets requests carried out."""
+        periodic reconciliation (`pending_rolls`); the others left running; every KafkaConnector
+        reconciled again as the operator does on a change (`send`: a config PUT only where it
+        differs), then the offsets requests carried out."""
         self.objects = list(objects)
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
             if not is_patch(obj):
@@ -374,20 +375,19 @@ class Rehearsal:
             else:
                 before = self.applied.get(key, self.connects[key])
                 template_changed = connect["spec"].get("template") != before["spec"].get("template")
-                if template_changed or self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets):
-                    if template_changed or connect != before:
+                auth_changed = self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets)
+                with self._rolling:
+                    if template_changed or (auth_changed and connect != before):
                         # The KafkaConnect changed: the operator reconciles it at once (it
                         # watches custom resources) and rolls its pods.
-                        with self._rolling:
-                            self.pending_rolls.pop(key, None)
-                            self._roll(key, connect, ns_secrets, configmaps.get(meta["namespace"], {}))
-                    else:
+                        self.pending_rolls.pop(key, None)
+                        self._roll(key, connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+                    elif auth_changed:
                         # Only Secrets it reads changed: nothing the operator watches. It sees the
                         # new auth hash at its next periodic reconciliation (the full reconciliation,
                         # STRIMZI_FULL_RECONCILIATION_INTERVAL_MS, 120 s by default), after `pulumi
                         # up` has returned; until then the old pods run on.
-                        with self._rolling:
-                            self.pending_rolls[key] = (connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+                        self.pending_rolls[key] = (connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self._scale(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self.applied[key] = connect
         # A Connect cluster the render no longer holds is deleted, and its pods with it.

@@ -3,7 +3,7 @@ tier (the folder under tests/), by module, and the slowest tests (setup, call an
 together).
 
     PYTEST_ADDOPTS=--durations=0 bash .ci/run > build/ci.log 2>&1
-    python3 tools/durations.py build/ci.log build/tier-runtime.log build/tier-runtime-2.log build/tier-engine.log
+    python3 tools/durations.py build/ci.log build/tier-runtime.log build/tier-runtime-2.log build/tier-runtime-3.log build/tier-engine.log
 
 `make test` prints the runtime tier's phases of a second or more (`--durations-min=1`), so its
 sums leave out the shorter phases. Each test's time is its own process's: the tiers run side by side (Makefile `test`), so the sums

@@ -8,7 +8,7 @@ from tests.support import shared_queue
 from tests.support.stacks import started_apiserver
 from tests.support.tiers import mark
 
-# make test runs this tier in two processes that share its tests (tests/support/shared_queue.py).
+# make test runs this tier in three processes that share its tests (tests/support/shared_queue.py).
 pytest_runtestloop = shared_queue.pytest_runtestloop
 pytest_terminal_summary = shared_queue.pytest_terminal_summary
 

@@ -24,6 +24,10 @@ from tests.support.stacks import GIT, ROOT
 
 MAIN = "from components.program import main\n\nmain()\n"
 
+# The wheel and its virtualenv (the module fixture `installed`) take a minute of both cores: the
+# runtime tier's processes leave this module's tests to one of them (tests/support/shared_queue.py).
+CLAIM_TOGETHER = True
+
 
 def _run(argv: list[str], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
          ) -> subprocess.CompletedProcess[str]:

@@ -1,9 +1,9 @@
 """Several pytest processes sharing one tier's tests, each test run by exactly one of them.
 
-`make test` runs the runtime tier in two processes: one from the start, the second once the
-tiers that need no server are done (docs/performance.md). A test of this tier waits on brokers
-and workers for about half of its time, so two side by side keep the two cores busy where one
-leaves one idle. Which process runs which test is decided as they go, not split up front: the
+`make test` runs the runtime tier in three processes: one from the start, the second once the
+tiers that need no server are done, the third once the API-server and engine tiers are
+(docs/performance.md). A test of this tier waits on brokers and workers for about half of its
+time, so several side by side keep the two cores busy where one leaves one idle. Which process runs which test is decided as they go, not split up front: the
 tests' lengths differ by minutes, and a process that finishes early takes the next one.
 
 With `KAFKA_REPLICATION_TEST_QUEUE=<dir>` set, a process runs a test only after claiming it: the
@@ -11,6 +11,11 @@ file `<dir>/<n>` made with O_EXCL, `n` the test's index in the collection (every
 collects the same tests, in the same order). A process claims the next test before running the
 current one, so that pytest tears down after each test only what the next one it runs does not
 share (`nextitem`), as a single process does. Unset, this plugin does nothing.
+
+A module whose tests share a costly module-scoped fixture says `CLAIM_TOGETHER = True`: the
+process that claims its first test claims them all (one file, the first test's index), so that
+the fixture is built once in the tier, not once per process (tests/runtime/test_installed.py's
+wheel and virtualenv: a minute of both cores each time).
 """
 
 from __future__ import annotations
@@ -28,11 +33,19 @@ RAN = pytest.StashKey[tuple[int, int]]()  # (tests this process ran, tests in th
 def claimed(items: list[pytest.Item], directory: Path) -> Iterator[pytest.Item]:
     """The items this process claims, in order: each one no other process claimed first."""
     directory.mkdir(parents=True, exist_ok=True)
+    first: dict[object, int] = {}  # a module claimed together: the index of its first test
     for index, item in enumerate(items):
+        module = getattr(item, "module", None)
+        if getattr(module, "CLAIM_TOGETHER", False) and module in first:
+            if first[module] >= 0:
+                yield item  # its module's first test was claimed by this process
+            continue
         try:
             os.close(os.open(directory / str(index), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
+            first[module] = -1
             continue
+        first[module] = index
         yield item
 
 

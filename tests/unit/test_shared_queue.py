@@ -87,3 +87,22 @@ def test_a_failure_in_a_claimed_test_fails_its_process(suite, tmp_path):
     queue = tmp_path / "queue"
     done = run(suite, queue, tmp_path / "log")
     assert done.returncode == 1 and "1 failed, 4 passed" in done.stdout, done.stdout
+
+
+def test_a_module_claimed_together_runs_in_one_process(suite, tmp_path):
+    """`CLAIM_TOGETHER`: whoever claims the module's first test runs them all, one claim file."""
+    (suite / "test_a.py").write_text("CLAIM_TOGETHER = True\n" + (suite / "test_a.py").read_text())
+    queue, log = tmp_path / "queue", tmp_path / "log"
+    queue.mkdir()
+    (queue / "0").touch()  # another process claimed a0, and with it a1-a3
+    first = run(suite, queue, log)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert log.read_text().split("\n")[:-1] == ["b"]
+    assert "this process ran 1 of its 5 selected tests" in first.stdout
+    assert sorted(int(p.name) for p in queue.iterdir()) == [0, 4]
+
+    fresh = tmp_path / "fresh"
+    second = run(suite, fresh, tmp_path / "log2")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert (tmp_path / "log2").read_text().split("\n")[:-1] == ["setup a", "a0", "a1", "a2", "a3", "teardown a", "b"]
+    assert sorted(int(p.name) for p in fresh.iterdir()) == [0, 4]

@@ -572,3 +572,35 @@ def test_console_script_is_installed():
     done = subprocess.run([str(script), "validate", "stacks/dev.yaml"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout) == (0, "stacks/dev.yaml: ok (2 clusters, 1 flows declared, 1 deployed)\n")
+
+
+def test_a_removed_flow_says_what_it_leaves_behind_and_what_a_flow_added_back_does(tmp_path):
+    """Nothing deletes a Connect cluster's topics with it: the diff names them, and the MirrorMaker
+    2 topics of the pair unless another Connect cluster between the same clusters still uses them."""
+    # us-west trusts PEM here: it is a target too (the flow `back`).
+    dev = DEV.replace("tls: {trust: jks}", "tls: {trust: pem}")
+    (tmp_path / "after.yaml").write_text(dev)
+    (tmp_path / "before.yaml").write_text(dev.replace(FLOW_LINE, FLOW_LINE + (
+        "  - name: orders\n    source: us-west\n    target: us-east\n    topics: [\"orders[.].*\"]\n"
+        "  - name: back\n    source: us-east\n    target: us-west\n    topics: [\"back[.].*\"]\n"), 1))
+    sd = diff.compare("dev", diff.render_here("dev", tmp_path / "before.yaml"),
+                      diff.render_here("dev", tmp_path / "after.yaml"))
+    deleted = {e.subject: e.text for e in sd.effects if e.kind == "delete" and e.subject.startswith("KafkaConnect ")}
+    tail = ("the remote topics and what they hold. A Connect cluster named {name} later takes these storage topics "
+            "again: its connectors resume after the source offsets stored here, so records the source still holds "
+            "are copied and records it deleted meanwhile never arrive; delete the storage topics to retire the "
+            "flow for good (a flow added back then copies every topic from the earliest offset: duplicates in the "
+            "target); docs/operations.md#removing-a-flow")
+    stops = "the Connect cluster is deleted: its workers stop, and every connector on it stops replicating. "
+    assert deleted == {
+        "KafkaConnect orders/orders": stops + (
+            "Left on the target Kafka: its group id orders-consumer-group, config storage topic orders-config-topic, "
+            "offset storage topic orders-offsets-topic, status storage topic orders-status-topic, and "
+            "us-west.checkpoints.internal on us-east and mm2-offset-syncs.us-east.internal on us-west (another "
+            "Connect cluster between the same clusters still uses both), with " + tail.format(name="orders")),
+        "KafkaConnect back/back": stops + (
+            "Left on the target Kafka: its group id back-consumer-group, config storage topic back-config-topic, "
+            "offset storage topic back-offsets-topic, status storage topic back-status-topic, and "
+            "us-east.checkpoints.internal on us-west and mm2-offset-syncs.us-west.internal on us-east, with "
+            + tail.format(name="back")),
+    }

@@ -18,7 +18,9 @@ What each does (`Effect`), from the sources of the releases we deploy:
   configuration and the pod template into the pods (KafkaConnectAssemblyOperator,
   `strimzi.io/configuration-hash`, Strimzi 1.2.0); `replicas` alone scales, `logging` alone is
   applied in place. A new group id or new storage topics is a new Connect cluster: connector
-  configurations, offsets and statuses start empty.
+  configurations, offsets and statuses start empty. A deleted one leaves its storage topics and
+  the pair's MirrorMaker 2 topics on the Kafka clusters (nothing deletes a topic): said with what
+  a Connect cluster of the same name, added back, resumes from.
 - KafkaConnector: Strimzi compares the spec's config (with `tasks.max` and the class) to what
   the Connect REST API returns and, when they differ, sends it; Connect then restarts the
   connector and its tasks (AbstractConnectOperator.maybeCreateOrUpdateConnector). Connect keeps

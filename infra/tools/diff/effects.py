@@ -147,7 +147,7 @@ class _Reader:
             return
         if d.action == "remove":
             self.add("delete", d, d.title, "the Connect cluster is deleted: its workers stop, and every "
-                                           "connector on it stops replicating")
+                                           "connector on it stops replicating. " + self._left_behind(d.key))
             return
         # The identity the worker runs with, not where the object writes it: a release that moves
         # the group id and storage topics from spec.config to spec fields (v1) keeps the cluster.
@@ -182,6 +182,36 @@ class _Reader:
         if any(_under(c.path, "spec.logging") for c in spec) and not (rolling or upgrade):
             self.add("roll", d, d.title, "only the loggers change: Strimzi sets them through the Connect REST "
                                          "API, no pod rolls")
+
+    def _left_behind(self, key: Key) -> str:
+        """What a deleted Connect cluster leaves on the Kafka clusters, and what its topics then do
+        to a flow added back. Nothing deletes a topic when its KafkaConnect goes (Strimzi deletes
+        the pods, not the storage the worker created); the worker's group id and storage topics
+        are its identity (names.connect_identity), so a Connect cluster of the same name later
+        reads them again: its connectors' configurations and the source offsets Connect stored
+        (MirrorUtils.wrapPartition keys them by alias, topic and partition)."""
+        kube, _, namespace, name = key
+        state = _connect_state(self.before.objects[key])
+        storage = ", ".join(f"{label} {value}" for label, value in state.items())
+        pairs = sorted({_aliases(effective(o, self.before.objects, kube)) for k, o in self.before.objects.items()
+                        if k[0] == kube and k[1] == "KafkaConnector" and k[2] == namespace
+                        and _connector_home(o)[0] == name} - {("", "")})
+        still = {_aliases(effective(o, self.after.objects, kube)) for k, o in self.after.objects.items()
+                 if k[0] == kube and k[1] == "KafkaConnector"}
+        mirror = []
+        for source, target in pairs:
+            flow = names.FlowNames(name, source, target)
+            kept = " (another Connect cluster between the same clusters still uses both)" if (source, target) in still \
+                else ""
+            mirror.append(f"{flow.checkpoints_topic} on {target} and {flow.offset_syncs_topic} on {source}{kept}")
+        return (f"Left on the target Kafka: its {storage}"
+                + (", and " + "; ".join(mirror) if mirror else "")
+                + ", with the remote topics and what they hold. A Connect cluster named "
+                f"{name} later takes these storage topics again: its connectors resume after the source offsets "
+                "stored here, so records the source still holds are copied and records it deleted meanwhile "
+                "never arrive; delete the storage topics to retire the flow for good (a flow added back then "
+                "copies every topic from the earliest offset: duplicates in the target); "
+                "docs/operations.md#removing-a-flow")
 
     def _operator_upgrade(self, connect: Mapping[str, Any]) -> str:
         """Why an operator upgrade rolls a Connect cluster, or "": the new release runs its workers
@@ -403,6 +433,12 @@ def _connect_state(obj: Mapping[str, Any]) -> dict[str, str]:
     spec = obj.get("spec") or {}
     identity = names.connect_identity(spec, spec.get("config") or {})
     return {s.label: identity[s.key] for s in names.CONNECT_STORAGE}
+
+
+def _aliases(config: Mapping[str, Any]) -> tuple[str, str]:
+    """A MirrorMaker 2 connector's (source, target) cluster aliases from its effective config;
+    empty where it has none."""
+    return str(config.get("source.cluster.alias", "")), str(config.get("target.cluster.alias", ""))
 
 
 def _connector_home(obj: Mapping[str, Any]) -> tuple[str, str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from infra.tools.rehearsal.run import local_topology, on_release
+from infra.tools.rehearsal.local import local_topology, on_release
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV: dict[str, Any] = yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text())

@@ -60,7 +60,7 @@ from infra.tools.rehearsal.kube import ApiServerKube  # noqa: E402
 from infra.tools.rehearsal.kubeapi import Client  # noqa: E402
 from infra.tools.rehearsal.run import Rehearsal  # noqa: E402
 from benchmarks.common import DEV  # noqa: E402
-from infra.tools.rehearsal.run import local_topology, on_release  # noqa: E402
+from infra.tools.rehearsal.local import local_topology, on_release  # noqa: E402
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 SOURCE_CONNECTOR = "org.apache.kafka.connect.mirror.MirrorSourceConnector"

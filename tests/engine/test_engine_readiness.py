@@ -7,7 +7,7 @@ its tasks may still be starting. Proven here on the operator stand-in's statuses
 Strimzi's Ready; the real operator does not run here.
 
 The engine tier (the real Pulumi CLI and Kubernetes provider) deploys the dev stack, made local
-as a rehearsal runs it (infra/tools/rehearsal/run.py `local_topology`), with its readiness wait on,
+as a rehearsal runs it (infra/tools/rehearsal/local.py `local_topology`), with its readiness wait on,
 to a real kube-apiserver, while the runtime tier runs it: the topology's Kafka clusters on this
 machine, and the operator stand-in's reconciler (tests/support/watch.py) watching the server,
 starting a Connect worker for the KafkaConnect Pulumi creates, sending it each KafkaConnector,
@@ -43,7 +43,8 @@ from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.apiserver import kubectl_binary, stop
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.kubeapi import Client
-from infra.tools.rehearsal.run import Rehearsal, local_topology, secret_material
+from infra.tools.rehearsal.local import local_topology
+from infra.tools.rehearsal.run import Rehearsal, secret_material
 from tests.engine import harness
 from tests.engine.harness import CREATE, DELETE
 from tests.engine.test_engine import STORAGE_CLASS

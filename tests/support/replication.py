@@ -20,7 +20,8 @@ from infra.core import names
 from infra.tools.rehearsal import jars
 from infra.tools.rehearsal.kube import ApiServerKube
 from benchmarks.common import DEV, dev_for_runtime  # noqa: F401 - one home, shared with the benchmarks
-from infra.tools.rehearsal.run import Rehearsal, local_topology
+from infra.tools.rehearsal.local import local_topology
+from infra.tools.rehearsal.run import Rehearsal
 from tests.support.schemas import release_of, strimzi_crds
 from tests.support.stacks import RELEASES, ROOT, RUNTIME_COUNTS, RUNTIME_RELEASES, on_release, unavailable
 
@@ -80,7 +81,7 @@ def halted(worker, connector: str, state: str, timeout: float = 60) -> None:
 
 
 def for_runtime(topology: dict) -> dict:
-    """The topology as a rehearsal runs it (infra/tools/rehearsal/run.py local_topology)."""
+    """The topology as a rehearsal runs it (infra/tools/rehearsal/local.py local_topology)."""
     return local_topology(topology)
 
 

@@ -20,7 +20,7 @@ from infra.core import releases
 from infra.core.errors import TopologyError
 from infra.tools import render
 from infra.tools.render import Render
-from infra.tools.rehearsal.run import on_release  # noqa: F401 - the tests' name for it
+from infra.tools.rehearsal.local import on_release  # noqa: F401 - the tests' name for it
 from infra.topology.resolution import Model
 from tests.support import skips
 from tests.support.material import material

@@ -54,7 +54,7 @@ def test_a_keep_folder_that_cannot_be_written_exits_2_before_anything_starts(tmp
 
 def test_what_the_rehearsal_cannot_honour_is_said_before_it_starts(tmp_path, capsys, monkeypatch):
     from infra.core.releases import Flavour, find
-    from infra.tools.rehearsal.run import unhonoured
+    from infra.tools.rehearsal.local import unhonoured
     t = doc_topology()  # CSM 1.2: Cloudera's Kafka 3.8.0.1.2, which is not published
     t["operator"]["connect"]["image"] = "registry.example/connect:1"
     t["flows"][0]["connect"] = {"resources": {"requests": {"cpu": "1"}}}

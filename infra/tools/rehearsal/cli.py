@@ -31,7 +31,8 @@ from infra.tools.rehearsal import apiserver, jars, operator, plugins
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.process import RuntimeStartError
-from infra.tools.rehearsal.run import LOCAL_CHANGES, Rehearsal, local_topology, unhonoured
+from infra.tools.rehearsal.local import LOCAL_CHANGES, local_topology, unhonoured
+from infra.tools.rehearsal.run import Rehearsal
 from infra.topology.resolution import Model
 from infra.topology.schema import Policy
 

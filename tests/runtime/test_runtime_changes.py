@@ -166,3 +166,53 @@ def test_a_changed_filter_reaches_the_running_connector_through_the_digest(runti
           f"arrived {positive_took:.1f} s after the change")
     # The negative control waited longer than the change took to arrive with the digest.
     assert positive_took < negative_waited
+
+
+def test_a_removed_flow_added_back_resumes_and_one_renamed_copies_again(runtime_api, tmp_path):
+    """docs/operations.md#removing-a-flow on a real worker: the flow removed (its namespace's
+    objects gone from the render, as `pulumi up` deletes them: the stand-in stops its pods) while
+    the source keeps being written, then added back under the same name: its Connect cluster reads
+    the storage topics the first one left on the target and resumes after the offsets stored at
+    its clean stop, every record once. Then renamed: a new Connect cluster, new storage topics,
+    and every record copied a second time."""
+    topo = topology(OLD_FILTER)
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        source, target = r.client("us-west"), r.client("us-east")
+        r.clients.create_topics(source, {OLD_ONLY: 2})
+        sent = records(N, "before")
+        r.clients.produce(source, OLD_ONLY, sent)
+        rendered = r.render(topo)
+        r.deploy(rendered)
+        running(r)
+        assert arrived(r, "us-east", remote(OLD_ONLY), N) == expected(sent, remote(OLD_ONLY))
+
+        # Removed: every object of the flow's namespace, the namespace with them.
+        r.update([o for o in rendered if o["metadata"].get("namespace") != NS
+                  and not (o["kind"] == "Namespace" and o["metadata"]["name"] == NS)])
+        assert r.workers == {} and r.connectors == {}
+        left = {t for t in user_topics(r, "us-east") if t.startswith(NS)}
+        assert left == {f"{NS}-config-topic", f"{NS}-offsets-topic", f"{NS}-status-topic"}
+        meanwhile = records(N, "meanwhile")
+        r.clients.produce(source, OLD_ONLY, meanwhile)
+        time.sleep(5)
+        assert sum(r.clients.end_offsets(target, [remote(OLD_ONLY)]).values()) == N  # nothing copies them
+
+        # Added back under the same name: resumed, nothing twice.
+        r.update(rendered)
+        running(r)
+        assert arrived(r, "us-east", remote(OLD_ONLY), 2 * N) == expected(sent + meanwhile, remote(OLD_ONLY))
+        time.sleep(5)
+        assert sum(r.clients.end_offsets(target, [remote(OLD_ONLY)]).values()) == 2 * N
+
+        # Renamed: a new Connect cluster on new storage topics copies every record again.
+        renamed = copy.deepcopy(topo)
+        renamed["flows"][0]["name"] = "again"
+        r.update(r.render(renamed))
+        running(r)
+        assert {c for c, _ in r.connectors.values()} == {("again", "again")}
+        twice = eventually("every record copied a second time", lambda: (lambda got: got if len(got) == 4 * N
+                           else None)(arrived(r, "us-east", remote(OLD_ONLY), 4 * N)), 120)
+        for partition in (0, 1):
+            keys = [g["key"] for g in twice if g["partition"] == partition]
+            once = [s["key"] for s in sent + meanwhile if s["partition"] == partition]
+            assert keys == once + once  # the earliest offset again, in order

@@ -3,6 +3,7 @@ deploy (see the package's docstring): rolls, restarts, state lost, topics that s
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import defaultdict
@@ -196,13 +197,11 @@ class _Reader:
         pairs = sorted({_aliases(effective(o, self.before.objects, kube)) for k, o in self.before.objects.items()
                         if k[0] == kube and k[1] == "KafkaConnector" and k[2] == namespace
                         and _connector_home(o)[0] == name} - {("", "")})
-        still = {_aliases(effective(o, self.after.objects, kube)) for k, o in self.after.objects.items()
-                 if k[0] == kube and k[1] == "KafkaConnector"}
         mirror = []
         for source, target in pairs:
             flow = names.FlowNames(name, source, target)
-            kept = " (another Connect cluster between the same clusters still uses both)" if (source, target) in still \
-                else ""
+            kept = " (another Connect cluster between the same clusters still uses both)" \
+                if (kube, source, target) in self._pairs_after else ""
             mirror.append(f"{flow.checkpoints_topic} on {target} and {flow.offset_syncs_topic} on {source}{kept}")
         return (f"Left on the target Kafka: its {storage}"
                 + (", and " + "; ".join(mirror) if mirror else "")
@@ -212,6 +211,13 @@ class _Reader:
                 "never arrive; delete the storage topics to retire the flow for good (a flow added back then "
                 "copies every topic from the earliest offset: duplicates in the target); "
                 "docs/operations.md#removing-a-flow")
+
+    @functools.cached_property
+    def _pairs_after(self) -> set[tuple[str, str, str]]:
+        """(Kubernetes cluster, source alias, target alias) of every connector after the change:
+        read once per diff, however many Connect clusters it deletes."""
+        return {(k[0], *_aliases(effective(o, self.after.objects, k[0]))) for k, o in self.after.objects.items()
+                if k[1] == "KafkaConnector"}
 
     def _operator_upgrade(self, connect: Mapping[str, Any]) -> str:
         """Why an operator upgrade rolls a Connect cluster, or "": the new release runs its workers

@@ -431,14 +431,38 @@ class Rehearsal:
             worker.wait_ready()
         return worker
 
-    def kill_worker(self, connect: tuple[str, str]) -> None:
-        """The Connect cluster's (first) pod's JVM killed (SIGKILL) and its container restarted by
-        the kubelet, as after an OOM kill: the same pod, address and files; its log before the kill
-        kept as `worker-previous.log` (`kubectl logs --previous`). The worker rejoins its group."""
-        worker = self.workers[connect]
+    def pods_of(self, connect: tuple[str, str]) -> list[Worker]:
+        """The Connect cluster's pods, in the order of their names: the first, then `pods`."""
+        return [self.workers[connect], *self.pods.get(connect, [])]
+
+    def kill_worker(self, connect: tuple[str, str], pod: int = 0) -> None:
+        """The Connect cluster's `pod`th pod's JVM killed (SIGKILL) and its container restarted by
+        the kubelet, as after an OOM kill: the same pod, address and files. The worker rejoins its
+        group."""
+        worker = self.pods_of(connect)[pod]
         assert worker.process is not None, "a started worker"
         worker.process.kill()
-        (worker.pod / "worker.log").replace(worker.pod / "worker-previous.log")
+        self._restart_container(worker)
+
+    def roll_pods(self, connect: tuple[str, str]) -> None:
+        """A rolling restart as Strimzi's KafkaConnectRoller makes one (1.2.0,
+        cluster-operator/.../assembly/KafkaConnectRoller.java: ready pods in the order of their
+        names, one at a time, the next once the one rolled is ready): each pod stopped as the
+        kubelet stops a deleted pod (SIGTERM, then SIGKILL past terminationGracePeriodSeconds,
+        30 s by default: model/WorkloadUtils.java) and started again. The next is rolled as soon as
+        the REST API answers: harsher than the operator, whose readiness probe (/health,
+        initialDelaySeconds 60: model/KafkaConnectCluster.java) holds it a minute at least."""
+        for worker in self.pods_of(connect):
+            assert worker.process is not None, "a started worker"
+            worker.process.stop(grace=30)
+            self._restart_container(worker)
+
+    @staticmethod
+    def _restart_container(worker: Worker) -> None:
+        """The pod's container started again; each earlier container's log kept beside it as
+        `worker.log.<n>`, the first `.1` (what `kubectl logs --previous` shows is the last)."""
+        earlier = sum(1 for _ in worker.pod.glob("worker.log.*"))
+        (worker.pod / "worker.log").replace(worker.pod / f"worker.log.{earlier + 1}")
         worker.launch()
         worker.wait_ready()
 

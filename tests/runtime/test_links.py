@@ -139,6 +139,30 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
         abandoned = max(n - unclean[task] for task, n in task_lines(pods, UNCLEAN).items())
         copies = again_at_most(r, ledger, copies, abandoned, f"after a rolling restart, {abandoned} unclean stop(s)")
 
+        # The link to the target cut past the group's session timeout (10 s): the target is the
+        # Connect cluster's own Kafka, so each worker loses its coordinator and, after 3 s
+        # (heartbeat.interval.ms: WorkerCoordinator.poll), stops its tasks; nothing crosses. The
+        # status topic is on the target too, so the REST API keeps saying RUNNING. Back, the
+        # workers rejoin as new members and the leader holds the tasks they held for the rebalance
+        # delay (scheduled.rebalance.max.delay.ms: 10 s here, 300 s by default) before it hands
+        # them out; they resume from the last committed offsets: once more per start.
+        target, before, started = r.links["us-east"], copied(), task_starts(pods)
+        holding = {t["worker_id"].split(":")[0] for t in worker.status(SOURCE)["tasks"]}
+        revoked = {pod.host: logged(pod, REVOKED) for pod in pods if pod.host in holding}
+        assert revoked, holding
+        with Steady(ledger, "target-cut"):
+            target.cut()
+            eventually("each worker that holds a source task revoking it", lambda: all(
+                logged(pod, REVOKED) > revoked[pod.host] for pod in pods if pod.host in revoked), 60, 1)
+            assert [t["state"] for t in worker.status(SOURCE)["tasks"]] == ["RUNNING"] * 2  # what it last wrote
+            time.sleep(2 * FAULT)
+            assert copied() == before  # nothing crossed
+            target.restore()
+            eventually("each source task started again", lambda: all(
+                n > started[task] for task, n in task_starts(pods).items()), 120, 1)
+        running(r)
+        copies = again_at_most(r, ledger, copies, starts_since(pods, started), "after the target's link was cut")
+
         # Each cluster's broker restarted (a controlled shutdown, then the same storage and address)
         # while producers write: the worker's clients reconnect; nothing is lost, order is kept.
         # When the target's broker is down longer than the worker's coordinator may be unreachable
@@ -161,11 +185,18 @@ STARTED = "WorkerSourceTask{{id={task}}} Source task finished initialization and
 UNCLEAN = "Graceful stop of task {task} failed"  # Worker.awaitStopTask: no final offset commit
 
 
+REVOKED = "Broker coordinator was unreachable for 3000ms. Revoking previous assignment"
+
+
+def logged(pod, line: str) -> int:
+    """How many times a pod's worker logged `line`, every container's log read."""
+    return sum(path.read_text(errors="replace").count(line) for path in pod.pod.glob("worker.log*"))
+
+
 def task_lines(pods, line: str) -> Counter[int]:
     """How many times each of the flow's source tasks logged `line` on the Connect cluster's pods,
     every container's log read (Rehearsal keeps the earlier ones as worker.log.<n>)."""
-    logs = [path.read_text(errors="replace") for pod in pods for path in pod.pod.glob("worker.log*")]
-    return Counter({task: sum(log.count(line.format(task=f"{SOURCE}-{task}")) for log in logs) for task in (0, 1)})
+    return Counter({task: sum(logged(pod, line.format(task=f"{SOURCE}-{task}")) for pod in pods) for task in (0, 1)})
 
 
 def task_starts(pods) -> Counter[int]:

@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-from tests.support.replication import (Ledger, Repeating, copied_in_order, dev_for_runtime, eventually, rehearsal,
+from tests.support.replication import (Ledger, Steady, copied_in_order, dev_for_runtime, eventually, rehearsal,
                                        running)
 
 pytestmark = pytest.mark.runtime
@@ -36,22 +36,6 @@ def handshake_seconds(address: str) -> float:
     started = time.monotonic()
     with socket.create_connection((host, int(port)), timeout=30) as raw, context.wrap_socket(raw):
         return time.monotonic() - started
-
-
-class Steady(Repeating):
-    """Two records every half second into the ledger's topic while the block runs, keyed
-    `<name>-<n>-k<i>`."""
-
-    def __init__(self, ledger: Ledger, name: str) -> None:
-        super().__init__(0.5)
-        self.ledger, self.name, self.written = ledger, name, 0
-
-    def step(self) -> None:
-        try:
-            self.ledger.produce(f"{self.name}-{self.written}", 2)
-        except RuntimeError:
-            return  # the source's broker is down: this batch was not written, nor recorded
-        self.written += 1
 
 
 def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_brokers(runtime_api, tmp_path):

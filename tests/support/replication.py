@@ -308,3 +308,19 @@ class Ledger:
         assert arrived(self.r, self.target, self.remote, len(self.sent)) == expected(self.sent, self.remote)
         assert self.r.clients.end_offsets(self.r.client(self.target), [self.remote]) == {
             f"{self.remote}:{p}": sum(1 for s in self.sent if s["partition"] == p) for p in (0, 1)}
+
+
+class Steady(Repeating):
+    """Two records every half second into the ledger's topic while the block runs, keyed
+    `<name>-<n>-k<i>`."""
+
+    def __init__(self, ledger: Ledger, name: str) -> None:
+        super().__init__(0.5)
+        self.ledger, self.name, self.written = ledger, name, 0
+
+    def step(self) -> None:
+        try:
+            self.ledger.produce(f"{self.name}-{self.written}", 2)
+        except RuntimeError:
+            return  # the source's broker is down: this batch was not written, nor recorded
+        self.written += 1

@@ -18,13 +18,14 @@ from collections import Counter
 
 import pytest
 
-from tests.support.replication import (Ledger, Steady, copied_in_order, dev_for_runtime, eventually, rehearsal,
-                                       running)
+from tests.support.replication import (Ledger, Steady, arrived, copied_in_order, dev_for_runtime, eventually,
+                                       rehearsal, running)
 
 pytestmark = pytest.mark.runtime
 
 TOPIC, REMOTE = "test.orders", "us-west.test.orders"
 SOURCE = "repl-us-west-us-east-source"
+GROUP = "test.readers"  # the dev flow's groups: test.*
 FAULT = 10.0  # seconds a fault lasts: ten times the clients' reconnect back-off (1 s at most)
 
 
@@ -164,6 +165,34 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
             copies = again_at_most(r, ledger, copies, starts_since(pods, started),
                                    f"in all, after the {alias} broker's restart")
 
+        # A consumer group of the source fails over after all of this: the offsets the checkpoint
+        # connector translated and committed on the target (syncGroupOffsets) leave none of the
+        # records it had not read behind, though the target holds copies twice over; translation
+        # may go back (records read again), never forward (MirrorCheckpointTask, OffsetSyncStore).
+        source, target = r.client("us-west"), r.client("us-east")
+        read = r.clients.consume(source, [TOPIC], len(ledger.sent) - 10, 60_000, group=GROUP)
+        position = r.clients.group_offsets(source, GROUP)
+        assert sum(position.values()) == len(read) == len(ledger.sent) - 10
+
+        def translated() -> dict[str, int] | None:
+            """The group's offsets on the target once two reads a sync interval apart agree."""
+            first = r.clients.group_offsets(target, GROUP)
+            time.sleep(6)  # past the flow's 5 s checkpoint and group-offset sync intervals
+            return first if len(first) == 2 and first == r.clients.group_offsets(target, GROUP) else None
+
+        at = eventually("the group's offsets translated on us-east, settled", translated, 120, 1)
+        on_source = {(g["partition"], g["offset"]): g["key"] for g in arrived(r, "us-west", TOPIC, len(ledger.sent))}
+        on_target = arrived(r, "us-east", REMOTE, sum(r.clients.end_offsets(target, [REMOTE]).values()))
+        again = 0
+        for partition in (0, 1):
+            since, resume = position[f"{TOPIC}:{partition}"], at[f"{REMOTE}:{partition}"]
+            unread = [k for (p, o), k in sorted(on_source.items()) if p == partition and o >= since]
+            resumed = [g["key"] for g in on_target if g["partition"] == partition and g["offset"] >= resume]
+            assert set(unread) <= set(resumed), (partition, at, position, unread, resumed)
+            again += len(resumed) - len(unread)
+        print(f"group {GROUP} failing over: {sum(position.values())} records read on us-west, "
+              f"{sum(at.values())} translated offsets on us-east ({at}); none unread left behind, {again} read again")
+
 
 STARTED = "WorkerSourceTask{{id={task}}} Source task finished initialization and start"
 UNCLEAN = "Graceful stop of task {task} failed"  # Worker.awaitStopTask: no final offset commit
@@ -210,4 +239,5 @@ def ledger_line(r, ledger: Ledger, copies: Counter[str], when: str) -> None:
     ends = r.clients.end_offsets(r.client("us-east"), [REMOTE])
     print(f"ledger {REMOTE}: " + "; ".join(
         f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{REMOTE}:{p}']} on "
-        f"the target" for p in (0, 1)) + f"; {sum(1 for n in copies.values() if n > 1)} copied more than once, at most {max(copies.values())} times ({when})")
+        f"the target" for p in (0, 1)) + f"; {sum(1 for n in copies.values() if n > 1)} copied more than once, "
+        f"at most {max(copies.values())} times ({when})")

@@ -23,7 +23,10 @@ from tests.support.replication import (Ledger, Steady, arrived, copied_in_order,
 
 pytestmark = pytest.mark.runtime
 
-TOPIC, REMOTE = "test.orders", "us-west.test.orders"
+TOPIC = "test.orders"
+# Each drill on a Strimzi release with the default policy and on a CSM release with the identity
+# policy: two Kafka lines (4.x and 3.8) of Connect's group protocol and task life cycle.
+DRILLS = [("default", "strimzi", "1.2.0"), ("identity", "csm", "1.2")]
 SOURCE = "repl-us-west-us-east-source"
 GROUP = "test.readers"  # the dev flow's groups: test.*
 FAULT = 10.0  # seconds a fault lasts: ten times the clients' reconnect back-off (1 s at most)
@@ -39,9 +42,14 @@ def handshake_seconds(address: str) -> float:
         return time.monotonic() - started
 
 
-def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_brokers(runtime_api, tmp_path):
-    topo = dev_for_runtime("strimzi", "1.2.0")
+@pytest.mark.parametrize("policy,flavour,version", DRILLS, ids=[f"{p}-{f}-{v}" for p, f, v in DRILLS])
+def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_brokers(policy, flavour, version,
+                                                                                     runtime_api, tmp_path):
+    topo = dev_for_runtime(flavour, version)
     topo["flows"][0]["heartbeats"] = False
+    if policy == "identity":
+        topo["flows"][0]["replicationPolicy"] = "identity"
+    remote = f"us-west.{TOPIC}" if policy == "default" else TOPIC
     # Two pods, a source task each. The tasks of a pod that left wait this long for it to come
     # back before they move (Kafka's default 300 s; docs/operations.md says when to lower it).
     topo["operator"]["connect"]["replicas"] = 2
@@ -50,7 +58,7 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
     with rehearsal(topo, tmp_path, runtime_api, linked=True, scale=True) as r:
         assert r.links is not None
         r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
-        ledger = Ledger(r, TOPIC, REMOTE)
+        ledger = Ledger(r, TOPIC, remote)
         ledger.produce("before")
         r.deploy()
         running(r)
@@ -68,7 +76,7 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
         link = r.links["us-west"]
 
         def copied() -> int:
-            return sum(r.clients.end_offsets(r.client("us-east"), [REMOTE]).values())
+            return sum(r.clients.end_offsets(r.client("us-east"), [remote]).values())
 
         for fault in ("cut", "black_hole"):
             getattr(link, fault)()
@@ -182,10 +190,10 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
 
         at = eventually("the group's offsets translated on us-east, settled", translated, 120, 1)
         on_source = {(g["partition"], g["offset"]): g["key"] for g in arrived(r, "us-west", TOPIC, len(ledger.sent))}
-        on_target = arrived(r, "us-east", REMOTE, sum(r.clients.end_offsets(target, [REMOTE]).values()))
+        on_target = arrived(r, "us-east", remote, sum(r.clients.end_offsets(target, [remote]).values()))
         again = 0
         for partition in (0, 1):
-            since, resume = position[f"{TOPIC}:{partition}"], at[f"{REMOTE}:{partition}"]
+            since, resume = position[f"{TOPIC}:{partition}"], at[f"{remote}:{partition}"]
             unread = [k for (p, o), k in sorted(on_source.items()) if p == partition and o >= since]
             resumed = [g["key"] for g in on_target if g["partition"] == partition and g["offset"] >= resume]
             assert set(unread) <= set(resumed), (partition, at, position, unread, resumed)
@@ -227,7 +235,7 @@ def again_at_most(r, ledger: Ledger, earlier: Counter[str], starts: int, when: s
     """Every record sent has arrived in order per partition, none lost; each key copied at most
     once more than before the fault for each start of the tasks during it (a task that starts
     re-copies what was copied since the offsets last committed, no more)."""
-    copies = copied_in_order(r, "us-east", REMOTE, ledger.sent)
+    copies = copied_in_order(r, "us-east", ledger.remote, ledger.sent)
     over = {k: (earlier.get(k, 1), n) for k, n in copies.items() if n > earlier.get(k, 1) + starts}
     assert not over, (f"copied more often than {starts} restart(s) from the last commit explain ({when}); "
                       f"key: (copies before, copies now): {dict(list(over.items())[:10])}")
@@ -236,8 +244,8 @@ def again_at_most(r, ledger: Ledger, earlier: Counter[str], starts: int, when: s
 
 
 def ledger_line(r, ledger: Ledger, copies: Counter[str], when: str) -> None:
-    ends = r.clients.end_offsets(r.client("us-east"), [REMOTE])
-    print(f"ledger {REMOTE}: " + "; ".join(
-        f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{REMOTE}:{p}']} on "
+    ends = r.clients.end_offsets(r.client("us-east"), [ledger.remote])
+    print(f"ledger {ledger.remote}: " + "; ".join(
+        f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{ledger.remote}:{p}']} on "
         f"the target" for p in (0, 1)) + f"; {sum(1 for n in copies.values() if n > 1)} copied more than once, "
         f"at most {max(copies.values())} times ({when})")

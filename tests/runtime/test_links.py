@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from tests.support.replication import (Ledger, Steady, arrived, copied_in_order, dev_for_runtime, eventually,
-                                       rehearsal, running)
+                                       rehearsal, running, under_writes)
 
 pytestmark = pytest.mark.runtime
 
@@ -112,26 +112,16 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
         # lost and each partition keeps its order; what the killed worker had copied but not yet
         # committed (offsets are flushed every offset.flush.interval.ms, 60 s) is copied again: the
         # default policy's at-least-once, once more per start of the tasks.
-        before, copies, started = len(ledger.sent), Counter(s["key"] for s in ledger.sent), task_starts(pods)
-        with Steady(ledger, "kill"):
-            time.sleep(3)
-            r.kill_worker(connect, pod=0)
-            running(r)
-            time.sleep(2)
-        assert len(ledger.sent) > before + 8  # writes went on through the kill
+        copies, started = Counter(s["key"] for s in ledger.sent), task_starts(pods)
+        under_writes(r, ledger, "kill", lambda: r.kill_worker(connect, pod=0))
         copies = again_at_most(r, ledger, copies, starts_since(pods, started), "since the last offset flush before the kill")
 
         # Both pods rolled, one after the other, as the operator rolls them (SIGTERM: each worker
         # leaves its group, its tasks stop and commit the offsets of what they copied): nothing
         # is copied again. Kafka's own anchor: connect_distributed_test.py's test_bounce, whose
         # clean bounces must not duplicate a source record.
-        before, started, unclean = len(ledger.sent), task_starts(pods), task_lines(pods, UNCLEAN)
-        with Steady(ledger, "roll"):
-            time.sleep(2)
-            r.roll_pods(connect)
-            running(r)
-            time.sleep(2)
-        assert len(ledger.sent) > before + 8
+        started, unclean = task_starts(pods), task_lines(pods, UNCLEAN)
+        under_writes(r, ledger, "roll", lambda: r.roll_pods(connect))
         assert all(n > started[task] for task, n in task_starts(pods).items())  # each task stopped and started
         # Unless a task's stop outlasted task.shutdown.graceful.timeout.ms (5 s): Connect then
         # abandons it without its last commit, and says so; the ledger allows that task's re-copy.
@@ -211,10 +201,9 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
               f"{sum(at.values())} translated offsets on us-east ({at}); none unread left behind, {again} read again")
 
 
+# What the worker logs (Kafka's AbstractWorkerSourceTask, Worker.awaitStopTask, WorkerCoordinator.poll).
 STARTED = "WorkerSourceTask{{id={task}}} Source task finished initialization and start"
-UNCLEAN = "Graceful stop of task {task} failed"  # Worker.awaitStopTask: no final offset commit
-
-
+UNCLEAN = "Graceful stop of task {task} failed"  # no final offset commit
 REVOKED = "Broker coordinator was unreachable for 3000ms. Revoking previous assignment"
 
 
@@ -244,7 +233,7 @@ def again_at_most(r, ledger: Ledger, earlier: Counter[str], starts: int, when: s
     """Every record sent has arrived in order per partition, none lost; each key copied at most
     once more than before the fault for each start of the tasks during it (a task that starts
     re-copies what was copied since the offsets last committed, no more)."""
-    copies = copied_in_order(r, "us-east", ledger.remote, ledger.sent)
+    copies = copied_in_order(r, ledger.target, ledger.remote, ledger.sent)
     over = {k: (earlier.get(k, 1), n) for k, n in copies.items() if n > earlier.get(k, 1) + starts}
     assert not over, (f"copied more often than {starts} restart(s) from the last commit explain ({when}); "
                       f"key: (copies before, copies now): {dict(list(over.items())[:10])}")
@@ -253,7 +242,7 @@ def again_at_most(r, ledger: Ledger, earlier: Counter[str], starts: int, when: s
 
 
 def ledger_line(r, ledger: Ledger, copies: Counter[str], when: str) -> None:
-    ends = r.clients.end_offsets(r.client("us-east"), [ledger.remote])
+    ends = r.clients.end_offsets(r.client(ledger.target), [ledger.remote])
     print(f"ledger {ledger.remote}: " + "; ".join(
         f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{ledger.remote}:{p}']} on "
         f"the target" for p in (0, 1)) + f"; {sum(1 for n in copies.values() if n > 1)} copied more than once, "

@@ -27,9 +27,9 @@ import yaml
 from infra.checks import validation
 from infra.tools.rehearsal.process import RuntimeStartError
 from tests.support.material import material
-from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, Ledger, Steady, arrived, audit_run, dev_for_runtime,
+from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, Ledger, arrived, audit_run, dev_for_runtime,
                                        eventually, expected, for_runtime, halted, records, rehearsal, running,
-                                       user_topics)
+                                       under_writes, user_topics)
 from tests.support.stacks import (RELEASE_ENDS, RELEASES, RELEASES_BY_WORKER_CONNECTION, ROOT, RUNTIME_RELEASES, ids,
                                   on_release, unavailable)
 
@@ -299,7 +299,8 @@ def test_exactly_once_rollout_and_a_hard_kill(flavour, version, runtime_api, tmp
     with rehearsal(topo, tmp_path, runtime_api) as r:
         source = r.client("us-west")
         r.clients.create_topics(source, {"test.orders": 2})
-        r.clients.produce(source, "test.orders", records(4, "before"))
+        ledger = Ledger(r, "test.orders", "us-west.test.orders")
+        ledger.produce("before")
         r.deploy(r.render())
         running(r)
         enabled = copy.deepcopy(topo)
@@ -308,7 +309,7 @@ def test_exactly_once_rollout_and_a_hard_kill(flavour, version, runtime_api, tmp
         (connect,) = [o for o in r.objects if o["kind"] == "KafkaConnect"]
         assert connect["spec"]["config"]["exactly.once.source.support"] == "enabled"
         running(r)
-        r.clients.produce(source, "test.orders", records(4, "after"))
+        ledger.produce("after")
         got = r.clients.consume(r.client("us-east"), ["us-west.test.orders"], 8, 90_000, isolation="read_committed")
         assert sorted(g["key"] for g in got) == sorted([f"before-k{i}" for i in range(4)] + [f"after-k{i}" for i in range(4)])
         assert sum(r.clients.end_offsets(r.client("us-east"), ["us-west.test.orders"]).values()) >= 8
@@ -319,15 +320,8 @@ def test_exactly_once_rollout_and_a_hard_kill(flavour, version, runtime_api, tmp
         # records (KIP-618), so a read_committed consumer sees every record once, in order per
         # partition: Kafka's ExactlyOnceSourceIntegrationTest kills workers and finds none twice.
         # (No ninth record of the eight above either: the read of one more than the ledger holds.)
-        ledger = Ledger(r, "test.orders", "us-west.test.orders")
-        ledger.sent = records(4, "before") + records(4, "after")
         (connect_key,) = r.workers
-        with Steady(ledger, "kill"):
-            time.sleep(3)
-            r.kill_worker(connect_key)
-            running(r)
-            time.sleep(2)
-        assert len(ledger.sent) > 8 + 8
+        under_writes(r, ledger, "kill", lambda: r.kill_worker(connect_key))
         got = r.clients.consume(r.client("us-east"), [ledger.remote], len(ledger.sent), 120_000, isolation="read_committed")
         assert {p: [g["key"] for g in sorted(got, key=lambda g: g["offset"]) if g["partition"] == p] for p in (0, 1)} == {
             p: [s["key"] for s in ledger.sent if s["partition"] == p] for p in (0, 1)}

@@ -324,3 +324,15 @@ class Steady(Repeating):
         except RuntimeError:
             return  # the source's broker is down: this batch was not written, nor recorded
         self.written += 1
+
+
+def under_writes(r: Rehearsal, ledger: Ledger, name: str, fault) -> None:
+    """`fault()` while Steady writes go to the ledger's source topic (3 s of them before it, 2 s
+    after the connectors are RUNNING again); the writes went on through it."""
+    before = len(ledger.sent)
+    with Steady(ledger, name):
+        time.sleep(3)
+        fault()
+        running(r)
+        time.sleep(2)
+    assert len(ledger.sent) > before + 8, (name, before, len(ledger.sent))

@@ -368,6 +368,7 @@ REGISTRY_PASSWORD_KEY = "registry.password"
 METRICS_CONFIG_KEY = "metrics-config.yml"
 MONITORING = "kafka-replication"                   # PodMonitor and PrometheusRule
 DASHBOARD_CONFIGMAP = "kafka-replication-dashboard"
+KSM_CONFIGMAP = "kafka-replication-kube-state-metrics"  # the operator's view (monitoring/operator.py)
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}       # the Grafana sidecar's usual label
 CONNECTOR_OFFSETS_ANNOTATION = "strimzi.io/connector-offsets"
 # KafkaConnectAssemblyOperator.getConnectorOffsetsConfigMapEntryKey: the key of both offsets ConfigMaps.

@@ -62,7 +62,8 @@ ALERTS = [
     "KafkaReplicationTargetAuthenticationFails", "KafkaReplicationTargetThrottles",
     "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
     "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationCheckpointsStale",
-    "KafkaReplicationConnectGroupDown",
+    "KafkaReplicationConnectGroupDown", "KafkaReplicationOperatorNotReady", "KafkaReplicationOperatorWarning",
+    "KafkaReplicationOperatorDeprecated",
     "KafkaReplicationMetricsAbsent"]
 
 

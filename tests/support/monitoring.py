@@ -125,7 +125,7 @@ def series(name: str, values: str, **labels: str) -> dict:
     return {"series": f"{name}{{{body}}}", "values": values}
 
 
-def external(name: str, values: str, **labels: str) -> dict:
+def external(name: str, values: str, /, **labels: str) -> dict:
     body = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     return {"series": f"{name}{{{body}}}", "values": values}
 
@@ -164,7 +164,26 @@ def healthy() -> list[dict]:
         external("kafka_replication_audit_status", "0x40", job="kafka-replication-audit", instance=""),
         external("kafka_replication_audit_checkpoint_stale", "0x40", job="kafka-replication-audit", instance="",
                  flow=FLOW, group="test.readers"),
+        *operator_view(),
+        # Another team's Connect cluster (no flow label of ours), not Ready for an hour: not ours to page on.
+        operated(monitoring.CONNECT_INFO, "other-team", "their-connect", ready="False"),
     ]
+
+
+def operated(metric: str, namespace: str, name: str, **conditions: str) -> dict:
+    """A custom resource's series as kube-state-metrics exports it with our configuration
+    (monitoring.ksm_config): `exported_namespace` the object's, `namespace` and `job` the scrape's;
+    a label whose path finds nothing empty, which Prometheus takes as no label."""
+    return external(metric, "1x40", **{"exported_namespace": namespace, "name": name, "job": "kube-state-metrics",
+                                       "namespace": "kube-system", "flow": "", "warnings": "", "deprecated": "", **conditions})
+
+
+def operator_view(**changed: dict[str, str]) -> list[dict]:
+    """The flow's KafkaConnect and KafkaConnectors as the operator reports them: Ready, unless
+    `changed` (by object name) says otherwise."""
+    objects = [(monitoring.CONNECT_INFO, FLOW)] + [(monitoring.CONNECTOR_INFO, f"{FLOW}-{c}")
+                                                     for c in ("source", "checkpoint", "heartbeat")]
+    return [operated(metric, FLOW, name, flow=FLOW, **changed.get(name, {"ready": "True"})) for metric, name in objects]
 
 
 def replace(inputs: list[dict], *new: dict) -> list[dict]:
@@ -391,6 +410,30 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                      "network, credentials). Nothing replicates, and the connector and task alerts "
                                      "are silent since their series are gone.",
                       "runbook": "docs/operations.md#kafkareplicationconnectgroupdown"}}]),
+        *[(alert, [x for x in h if not x["series"].startswith(("kube_kafka_replication_connect_status{",
+                                                                "kube_kafka_replication_connector_status{"))
+                   or 'exported_namespace="other-team"' in x["series"]] + operator_view(**{name: conditions}),
+           "20m", [{"exp_labels": {"severity": severity, "threshold": "for 15m", "flow": FLOW,
+                                   "exported_namespace": FLOW, "name": name, "kind": kind},
+                    "exp_annotations": {"summary": f"{kind} {name} ({FLOW}) {summary}", "description": description,
+                                        "runbook": f"docs/operations.md#{alert.lower()}"}}])
+          for alert, name, kind, conditions, severity, summary, description in (
+              ("KafkaReplicationOperatorNotReady", FLOW, "KafkaConnect", {"ready": "False"}, "warning",
+               "is not Ready",
+               f"The operator reports KafkaConnect {FLOW} not Ready: it does not reconcile it, so changes deployed "
+               "since are not applied (a KafkaConnect whose Kafka version the operator refuses keeps its pods and "
+               f"connectors running as they were). Read the reason in its status (kubectl -n {FLOW} get "
+               f"KafkaConnect {FLOW} -o yaml) and the operator's log."),
+              ("KafkaReplicationOperatorWarning", SOURCE_CONNECTOR, "KafkaConnector",
+               {"ready": "True", "warnings": "True"}, "warning", "has a warning",
+               f"The operator reports a Warning condition on KafkaConnector {SOURCE_CONNECTOR}: a setting it "
+               "ignores or changed. Read it in the object's status conditions."),
+              # A deprecation is a Warning condition too: only the deprecation pages.
+              ("KafkaReplicationOperatorDeprecated", FLOW, "KafkaConnect",
+               {"ready": "True", "warnings": "True", "deprecated": "Warning"}, "warning", "uses deprecated fields",
+               f"The operator reports fields of KafkaConnect {FLOW} deprecated: the next operator release may not "
+               "accept them. Follow the upgrade runbook for the stack's operator (docs/operations.md, Operator "
+               "upgrades) before upgrading it."))],
         ("KafkaReplicationMetricsAbsent",
          [s for s in h if not s["series"].startswith("kafka_connect_worker_connector_count{")],
          "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src},

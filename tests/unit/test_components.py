@@ -15,6 +15,7 @@ import pytest
 
 from components import ReplicationFlow, ReplicationTopology
 from components.replication import provider_schema
+from infra.core import names
 from infra.core.errors import TopologyError
 from infra.core.names import FlowNames
 from infra.tools import render
@@ -63,7 +64,11 @@ def test_every_urn_deployed_before_the_components_is_kept(stack):
     added = [u for u in new if metrics_rules in u and u.endswith("/" + FlowNames("f", "s", "t").metrics_configmap)]
     assert len(added) == len([o for o in result.objects() if o["kind"] == "KafkaConnect"])
     new = [u for u in new if u not in added]
-    assert new == [f"urn:pulumi:{stack}::kafka-replication::kafka-replication:index:ReplicationTopology::replication"]
+    # And kube-state-metrics' configuration of the operator's view (monitoring/operator.py).
+    assert new == [
+        f"urn:pulumi:{stack}::kafka-replication::kafka-replication:index:ReplicationTopology$kafka-replication:"
+        f"monitoring:ReplicationMonitoring$kubernetes:core/v1:ConfigMap::replication-monitoring/{names.KSM_CONFIGMAP}",
+        f"urn:pulumi:{stack}::kafka-replication::kafka-replication:index:ReplicationTopology::replication"]
     # The URNs did move (under the ReplicationTopology): the aliases are what keeps them.
     assert not set(aliases) & before
 

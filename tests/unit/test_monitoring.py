@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from infra.core import releases
 from infra.core.errors import TopologyError
 from infra.plan import monitoring
 from infra.plan.monitoring import DEFAULTS, Thresholds
@@ -61,7 +62,8 @@ def test_dev_renders_the_pod_monitor_rule_and_dashboard(tmp_path):
     assert rule["metadata"]["labels"] == labels
     assert [g["name"] for g in rule["spec"]["groups"]] == [
         "kafka-replication.connectors", "kafka-replication.replication", "kafka-replication.target",
-        "kafka-replication.checkpoints", "kafka-replication.heartbeats", "kafka-replication.audit"]
+        "kafka-replication.checkpoints", "kafka-replication.heartbeats", "kafka-replication.audit",
+        "kafka-replication.operator"]
     board = objects[("ConfigMap", "kafka-replication-dashboard")]
     assert board["metadata"]["labels"] == {"app.kubernetes.io/component": "monitoring",
                                            "app.kubernetes.io/managed-by": "pulumi",
@@ -72,11 +74,12 @@ def test_dev_renders_the_pod_monitor_rule_and_dashboard(tmp_path):
     written = render.write(rendered, out)
     assert sorted(w for w in written if w.startswith("replication-monitoring/")) == [
         "replication-monitoring/ConfigMap-kafka-replication-dashboard.yaml",
+        "replication-monitoring/ConfigMap-kafka-replication-kube-state-metrics.yaml",
         "replication-monitoring/Namespace-replication-monitoring.yaml",
         "replication-monitoring/PodMonitor-kafka-replication.yaml",
         "replication-monitoring/PrometheusRule-kafka-replication.yaml"]
     summary = render.summary(rendered)
-    assert "  monitoring  (namespace replication-monitoring): + 4 objects" in summary.splitlines()
+    assert "  monitoring  (namespace replication-monitoring): + 5 objects" in summary.splitlines()
 
 
 def test_nothing_without_prometheus_operator_or_dashboard(tmp_path):
@@ -90,7 +93,9 @@ def test_only_the_objects_asked_for():
     (plan,) = plans(monitored(monitoring={"dashboard": True}))[2]
     assert [o["kind"] for o in plan.objects] == ["ConfigMap"]
     (plan,) = plans(monitored(monitoring={"prometheusOperator": True}))[2]
-    assert [o["kind"] for o in plan.objects] == ["PodMonitor", "PrometheusRule"]
+    assert [(o["kind"], o["metadata"]["name"]) for o in plan.objects] == [
+        ("PodMonitor", "kafka-replication"), ("PrometheusRule", "kafka-replication"),
+        ("ConfigMap", "kafka-replication-kube-state-metrics")]
     assert plan.outputs == {"namespace": "replication-monitoring", "podMonitor": "kafka-replication",
                             "prometheusRule": "kafka-replication", "dashboardConfigMap": None}
 
@@ -321,7 +326,9 @@ def test_the_rule_stays_within_one_object():
     model, stack_plan, _ = model_of(same)
     assert monitoring.problems(model, stack_plan) == []
     size = len(monitoring.rules_yaml(monitoring.rule_groups(model, stack_plan)).encode())
-    assert size < 250_000, size  # one rule per alert: the flows' names once or twice each
+    # One rule per alert: the flows' names once or twice each, and twice in each of the three
+    # operator's rules (a KafkaConnect's and a KafkaConnector's series).
+    assert size < 275_000, size
     for i, f in enumerate(flows):
         f["alerts"] = {"recordAgeSeconds": 1000 + i, "replicationLatencySeconds": 100 + i,
                        "sourceLagRecords": 1000 + i, "forMinutes": 1 + i % 1000 // 2}
@@ -356,6 +363,10 @@ EXTERNAL: dict[str, frozenset[str]] = {
     "kube_job_status_start_time": frozenset({"namespace", "job_name"}),
     "kafka_replication_audit_status": frozenset({"job"}),
     "kafka_replication_audit_checkpoint_stale": frozenset({"job", "flow", "group"}),
+    # kube-state-metrics on our configuration (monitoring.ksm_config): `warnings` and
+    # `deprecated` are empty (no label, to Prometheus) unless such a condition is there.
+    **{metric: frozenset({"flow", "exported_namespace", "name", "ready", "warnings", "deprecated"})
+       for metric in ("kube_kafka_replication_connect_status", "kube_kafka_replication_connector_status")},
 }
 
 
@@ -525,3 +536,42 @@ def test_alert_thresholds_without_the_prometheus_rule_are_refused(tmp_path):
     t["monitoring"]["prometheusOperator"] = True
     rule = next(o for o in render_topology(tmp_path, t, secrets={}).objects() if o["kind"] == "PrometheusRule")
     assert "> 600000" in json.dumps(rule)
+
+
+# ----------------------------------------------------------------- the operator's view
+
+
+@pytest.mark.parametrize("release", releases.SUPPORTED, ids=lambda r: f"{r.flavour.value}-{r.version}")
+def test_kube_state_metrics_reads_the_operator_s_view_at_the_release_s_api_version(release):
+    config = yaml.safe_load(monitoring.ksm_config_text(release))
+    group, version = release.api_versions[-1].split("/")
+    labels = {"flow": ["metadata", "labels", "kafka-replication.io/flow"], "exported_namespace": ["metadata", "namespace"],
+              "ready": ["status", "conditions", "[type=Ready]", "status"],
+              "warnings": ["status", "conditions", "[type=Warning]", "status"],
+              "deprecated": ["status", "conditions", "[reason=DeprecatedFields]", "type"]}
+    assert config == {"kind": "CustomResourceStateMetrics", "spec": {"resources": [
+        {"groupVersionKind": {"group": group, "version": version, "kind": kind},
+         "metricNamePrefix": prefix,
+         "metrics": [{"name": "status",
+                      "help": f"The operator's status of a {kind} (its Ready, Warning and DeprecatedFields conditions).",
+                      "each": {"type": "Info", "info": {"labelsFromPath": {"name": ["metadata", "name"]}}},
+                      "labelsFromPath": labels}]}
+        for kind, prefix in (("KafkaConnect", "kube_kafka_replication_connect"),
+                             ("KafkaConnector", "kube_kafka_replication_connector"))]}}
+    # The newest version served: v1 from the bridge release on, so an upgrade's next CRDs keep it.
+    assert (group, version) == ("kafka.strimzi.io", "v1beta2" if release.flavour.value == "csm"
+                                or release.version == "0.48.0" else "v1")
+    assert "&" not in monitoring.ksm_config_text(release)  # no YAML anchors: each resource whole
+
+
+def test_the_operator_s_rules_select_the_stack_s_flows_and_both_kinds():
+    rules = {name: rule for name, (rule,) in alerts_of(monitored()).items() if "Operator" in name}
+    assert rules["KafkaReplicationOperatorNotReady"]["expr"] == (
+        f'label_replace(max by (flow, exported_namespace, name) (kube_kafka_replication_connect_status{{flow=~"{FLOW}", '
+        f'ready!="True"}}), "kind", "KafkaConnect", "", "") or label_replace(max by (flow, exported_namespace, name) '
+        f'(kube_kafka_replication_connector_status{{flow=~"{FLOW}", ready!="True"}}), "kind", "KafkaConnector", "", "")')
+    assert rules["KafkaReplicationOperatorWarning"]["expr"].count('warnings="True", deprecated!="Warning"') == 2
+    assert rules["KafkaReplicationOperatorDeprecated"]["expr"].count('deprecated="Warning"') == 2
+    assert sorted(rules) == ["KafkaReplicationOperatorDeprecated", "KafkaReplicationOperatorNotReady",
+                             "KafkaReplicationOperatorWarning"]
+    assert {r["for"] for r in rules.values()} == {"15m"}

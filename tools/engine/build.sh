@@ -11,6 +11,8 @@
 #   actionlint         the GitHub Actions workflow checker  (actionlint/go.mod; tests/engine/test_workflows.py)
 #   pulumi-sdkgen      Pulumi's SDK generators at the CLI's version (pulumi-sdkgen/; tests/engine/test_sdk.py)
 #   toxiproxy-server   the fault proxy of the rehearsal's links (toxiproxy/go.mod; infra/tools/rehearsal/links.py)
+#   kube-state-metrics the operator's view of the flows as series (kube-state-metrics/go.mod;
+#                      infra/plan/monitoring/operator.py, tests/apiserver/test_operator_view.py)
 #
 #   tools/engine/build.sh [NAME...]       # builds what is missing; prints "<name> <path>" lines
 #   tools/engine/build.sh --path NAME     # prints NAME's path if it is built (exit 1 if not)
@@ -22,7 +24,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${KAFKA_REPLICATION_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-replication}/engine"
-names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl actionlint pulumi-sdkgen toxiproxy-server)
+names=(pulumi pulumi-kubernetes kube-apiserver kube-controller-manager kubectl actionlint pulumi-sdkgen toxiproxy-server
+       kube-state-metrics)
 
 log() { echo "engine build: $*" >&2; }
 
@@ -34,6 +37,7 @@ module_dir() {
     actionlint) echo "$here/actionlint" ;;
     pulumi-sdkgen) echo "$here/pulumi-sdkgen" ;;
     toxiproxy-server) echo "$here/toxiproxy" ;;
+    kube-state-metrics) echo "$here/kube-state-metrics" ;;
     *) log "unknown binary: $1 (one of: ${names[*]})"; exit 2 ;;
   esac
 }
@@ -50,6 +54,7 @@ version() {
     kube-apiserver | kube-controller-manager | kubectl) awk '($1 == "require" && $2 == "k8s.io/kubernetes") {print $3}' "$mod" ;;
     actionlint) awk '$1 == "github.com/rhysd/actionlint" {print $2}' "$mod" ;;
     toxiproxy-server) awk '$1 == "github.com/Shopify/toxiproxy/v2" {print $2}' "$mod" ;;
+    kube-state-metrics) awk '$1 == "k8s.io/kube-state-metrics/v2" {print $2}' "$mod" ;;
   esac
 }
 
@@ -108,6 +113,9 @@ EOF
     toxiproxy-server)
       package=github.com/Shopify/toxiproxy/v2/cmd/server
       ldflags="-X github.com/Shopify/toxiproxy/v2.Version=$ver" ;;
+    kube-state-metrics)
+      package=k8s.io/kube-state-metrics/v2
+      ldflags="-X github.com/prometheus/common/version.Version=${ver#v}" ;;
   esac
   log "building $name $ver (Go, from the module proxy)"
   mkdir -p "$(dirname "$out")"
@@ -123,7 +131,8 @@ case "${1:-}" in
     echo "$out" ;;
   --version)
     version "$2" ;;
-  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl | actionlint | pulumi-sdkgen | toxiproxy-server)
+  "" | pulumi | pulumi-kubernetes | kube-apiserver | kube-controller-manager | kubectl | actionlint | pulumi-sdkgen | \
+  toxiproxy-server | kube-state-metrics)
     command -v go >/dev/null || { log "Go is not installed"; exit 1; }
     for name in "${@:-${names[@]}}"; do
       build "$name"

@@ -15,13 +15,16 @@ the number of distinct thresholds, not of flows; MAX_RULE_BYTES bounds it.
 """
 
 from infra.plan.monitoring.alerts import (ABSENT_WINDOW_MINUTES, AUDIT_STATUS, BYTE_RATE, CHECKPOINT_LATENCY,
-                                          CONNECTOR_STATUS, CONSUMER_CONNECTOR, DEFAULTS, DOCS, KSM_FAILED, KSM_START,
+                                          CONNECTOR_STATUS, CONSUMER_CONNECTOR, DEFAULTS, KSM_FAILED, KSM_START,
                                           KSM_SUCCEEDED, LATENCY_MAX, PROGRESS_WINDOW_MINUTES, RECORD_AGE_MAX,
-                                          RECORD_COUNT, RECORD_RATE, RECORDS_LAG, RECORDS_POLLED, REGEX_SPECIAL,
+                                          RECORD_COUNT, RECORD_RATE, RECORDS_LAG, RECORDS_POLLED,
                                           REPLICATION_CONSUMER, SOURCE, TASK_STATUS, WORKER_CONNECTORS, Named,
                                           Thresholds, audit_rules, checkpoint_rules, checkpoint_threshold_seconds,
-                                          connector_rules, heartbeat_rules, regex_literal, replication_rules,
+                                          connector_rules, heartbeat_rules, replication_rules,
                                           rule_groups, stack_thresholds, thresholds)
+from infra.plan.monitoring.operator import (CONNECT_INFO, CONNECTOR_INFO, KSM_CONFIG_KEY, OPERATOR_MINUTES, ksm_config,
+                                            ksm_config_text, operator_rules)
+from infra.plan.monitoring.rule import DOCS, REGEX_SPECIAL, regex_literal
 from infra.plan.monitoring.dashboard import (ALL_VALUES, DASHBOARD_UID, PANELS, VARIABLE_QUERIES, VARIABLES, dashboard,
                                              dashboard_queries)
 from infra.plan.monitoring.objects import (API_VERSION, COMPONENT, DASHBOARD_KEY, MAX_RULE_BYTES, STRIMZI_KIND_LABEL,
@@ -29,7 +32,8 @@ from infra.plan.monitoring.objects import (API_VERSION, COMPONENT, DASHBOARD_KEY
                                            dashboard_configmap, is_monitoring, owner, plan_monitoring, plan_monitorings,
                                            pod_monitor, problems, prometheus_rule, rules_yaml)
 
-__all__ = ["ABSENT_WINDOW_MINUTES", "ALL_VALUES", "API_VERSION", "AUDIT_STATUS", "BYTE_RATE",
+__all__ = ["ABSENT_WINDOW_MINUTES", "CONNECT_INFO", "CONNECTOR_INFO", "KSM_CONFIG_KEY", "OPERATOR_MINUTES",
+           "ksm_config", "ksm_config_text", "operator_rules", "ALL_VALUES", "API_VERSION", "AUDIT_STATUS", "BYTE_RATE",
            "CHECKPOINT_LATENCY", "COMPONENT", "CONNECTOR_STATUS", "CONSUMER_CONNECTOR", "DASHBOARD_KEY",
            "DASHBOARD_UID", "DEFAULTS", "DOCS", "KSM_FAILED", "KSM_START", "KSM_SUCCEEDED", "LATENCY_MAX",
            "MAX_RULE_BYTES", "MonitoringObject", "MonitoringPlan", "Named", "PANELS",

@@ -3,8 +3,6 @@ latency and progress, checkpoints, heartbeats and the audit, grouped by threshol
 
 from __future__ import annotations
 
-import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -13,12 +11,14 @@ from infra.core import names
 from infra.core.manifests import JSON
 from infra.plan import failover, metrics
 from infra.plan.connectors import ConnectorKind, ConnectorPlan
+from infra.plan.monitoring.operator import operator_rules
+from infra.plan.monitoring.rule import regex_literal
+from infra.plan.monitoring.rule import alert as _alert, alternatives as _alternatives, q as _q
 from infra.plan.stack import heartbeat_replicators
 from infra.plan.types import FlowPlan, PartPlan, StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import Alerts, Flow
 
-DOCS = "docs/operations.md"
 
 
 # The window over which "no record written" is judged (a connector that polls and writes at all
@@ -142,38 +142,6 @@ AUDIT_STATUS = "kafka_replication_audit_status"
 
 
 AUDIT_CHECKPOINT_STALE = "kafka_replication_audit_checkpoint_stale"
-
-
-REGEX_SPECIAL = re.compile(r"([.^$*+?()\[\]{}|\\])")
-
-
-def regex_literal(value: str) -> str:
-    """`value` as an RE2 pattern matching only itself (names are DNS labels: '.' at most)."""
-    return REGEX_SPECIAL.sub(r"\\\1", value)
-
-
-def _alternatives(values: list[str]) -> str:
-    """An alternation matching exactly these names (PromQL anchors every regex)."""
-    return "|".join(regex_literal(v) for v in sorted(set(values)))
-
-
-def _q(value: str) -> str:
-    """A PromQL string literal."""
-    return json.dumps(value)
-
-
-def _alert(name: str, expr: str, minutes: int | None, severity: str, summary: str, description: str,
-           condition: str = "") -> JSON:
-    """One alerting rule. Its `threshold` label says the condition and how long it held: flows
-    with other thresholds get rules of their own, told apart by it (promtool refuses two rules
-    of one alert with the same labels), and a receiver sees which limit was crossed."""
-    rule: JSON = {"alert": name, "expr": expr}
-    if minutes:
-        rule["for"] = f"{minutes}m"
-    held = f"for {minutes}m" if minutes else "at once"
-    rule["labels"] = {"severity": severity, "threshold": f"{condition} {held}" if condition else held}
-    rule["annotations"] = {"summary": summary, "description": description, "runbook": f"{DOCS}#{name.lower()}"}
-    return rule
 
 
 def _runbook_urls(rules: list[JSON], base: str | None) -> list[JSON]:
@@ -570,7 +538,8 @@ def rule_groups(model: Model, stack_plan: StackPlan, whole: StackPlan | None = N
     groups = [("connectors", connector_rules(facts)), ("replication", replication_rules(facts)),
               ("target", target_rules(facts)), ("checkpoints", checkpoint_rules(facts)),
               ("heartbeats", heartbeat_rules(model, stack_plan, whole or stack_plan, facts)),
-              ("audit", audit_rules(model, stack_thresholds(model).forMinutes))]
+              ("audit", audit_rules(model, stack_thresholds(model).forMinutes)),
+              ("operator", operator_rules(stack_plan))]
     base = model.topology.monitoring.runbookBaseUrl
     return [{"name": f"kafka-replication.{name}", "rules": _runbook_urls(rules, base)} for name, rules in groups
             if rules]

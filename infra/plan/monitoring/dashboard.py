@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.core.manifests import JSON
-from infra.plan.monitoring.alerts import (BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, DOCS, LATENCY_MAX,
+from infra.plan.monitoring.alerts import (BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, LATENCY_MAX,
                                           RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG, REPLICATION_CONSUMER,
-                                          TASK_STATUS, WORKER_CONNECTORS, _q)
+                                          TASK_STATUS, WORKER_CONNECTORS)
+from infra.plan.monitoring.rule import DOCS, q as _q
 
 DASHBOARD_UID = "kafka-replication"
 

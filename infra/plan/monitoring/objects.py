@@ -1,5 +1,5 @@
 """The monitoring objects of a stack per Kubernetes cluster: the namespace, the PodMonitor, the
-PrometheusRule and the dashboard's ConfigMap, who owns each object, and the refusals of a
+PrometheusRule, kube-state-metrics' configuration of the operator's view and the dashboard's ConfigMap, who owns each object, and the refusals of a
 monitoring section whose rules would not fit one object."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from infra.core.manifests import JSON, ConfigMap, Manifest, Namespace, ObjectMet
 from infra.plan import metrics
 from infra.plan.monitoring.alerts import rule_groups
 from infra.plan.monitoring.dashboard import dashboard
+from infra.plan.monitoring.operator import KSM_CONFIG_KEY, ksm_config_text
 from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import Exporter
@@ -119,6 +120,7 @@ def plan_monitoring(model: Model, stack_plan: StackPlan, kubernetes: str | None 
     if monitoring.prometheusOperator:
         objects.append(pod_monitor(stack_plan, ns, labels))
         objects.append(prometheus_rule(model, stack_plan, ns, labels, whole or stack_plan))
+        objects.append(ksm_configmap(model, ns))
     if monitoring.dashboard:
         objects.append(dashboard_configmap(ns))
     outputs: JSON = {"namespace": ns,
@@ -153,6 +155,13 @@ def prometheus_rule(model: Model, stack_plan: StackPlan, namespace: str, labels:
                     whole: StackPlan | None = None) -> PrometheusRule:
     return {"apiVersion": API_VERSION, "kind": "PrometheusRule", "metadata": _meta(names.MONITORING, namespace, labels),
             "spec": {"groups": rule_groups(model, stack_plan, whole)}}
+
+
+def ksm_configmap(model: Model, namespace: str) -> ConfigMap:
+    """What kube-state-metrics needs to export the operator's view the rules read: mounted as its
+    --custom-resource-state-config-file (docs/operations.md, The operator's view)."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(names.KSM_CONFIGMAP, namespace),
+            "data": {KSM_CONFIG_KEY: ksm_config_text(model.operator.release)}}
 
 
 def dashboard_configmap(namespace: str) -> ConfigMap:

@@ -309,7 +309,9 @@ def test_the_engine_moves_every_recorded_urn_through_its_alias(deployed):
     steps = preview.steps()
     created = {urn for urn, op in steps.items() if op == CREATE}
     assert {urn.split("::")[2].rpartition("$")[2] + "::" + urn.split("::")[3] for urn in created} == (
-        {"kafka-replication:index:ReplicationTopology::replication"}
+        {"kafka-replication:index:ReplicationTopology::replication",
+         # kube-state-metrics' configuration of the operator's view (monitoring/operator.py)
+         f"kubernetes:core/v1:ConfigMap::replication-monitoring/{names.KSM_CONFIGMAP}"}
         | {f"kubernetes:core/v1:ConfigMap::{o['metadata']['namespace']}/connect-metrics"
            for o in deployed.rendered.objects() if o["kind"] == "KafkaConnect"})
     assert {op for urn, op in steps.items() if urn not in created} == {SAME}

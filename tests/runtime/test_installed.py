@@ -104,7 +104,7 @@ def test_render_from_a_folder_of_the_project_is_the_checkout_s_render(installed,
     done = command(installed, "render", "--stack", "dev", "--placeholder-secrets", "--out", str(tmp_path / "team"),
                    cwd=project / "stacks")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.endswith(f"\nWrote 27 objects and outputs.json to {tmp_path / 'team'}\n")
+    assert done.stdout.endswith(f"\nWrote 28 objects and outputs.json to {tmp_path / 'team'}\n")
     ours = _run([sys.executable, "-m", "infra", "render", "--stack", "dev", "--placeholder-secrets", "--out",
                  str(tmp_path / "ours")], ROOT)
     assert ours.returncode == 0, ours.stderr

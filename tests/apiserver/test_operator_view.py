@@ -24,6 +24,7 @@ from infra.plan import monitoring
 from infra.tools.rehearsal.apiserver import built, free_ports, kubeconfig
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.local import on_release
+from tests.apiserver.test_status import write_status
 from tests.conformance.test_alert_rules import run_promtool
 from tests.support.monitoring import FLOW, monitored
 from tests.support.schemas import strimzi_crds
@@ -52,16 +53,6 @@ CONDITIONS = {
                                             "message": "Connector state cannot be changed", "lastTransitionTime": AT}]),
     ("KafkaConnector", HEARTBEAT): ready(),
 }
-
-
-def write_status(server, obj: dict, conditions: list[dict]) -> None:
-    res = server.resource(obj["apiVersion"], obj["kind"])
-    path = f"{res.path}/namespaces/{obj['metadata']['namespace']}/{res.plural}/{obj['metadata']['name']}"
-    status, current = server.request("GET", path)
-    assert status == 200, current
-    current["status"] = {"conditions": conditions, "observedGeneration": 1}
-    status, body = server.request("PUT", f"{path}/status", current)
-    assert status == 200, body
 
 
 def expand(template: str, labels: dict[str, str]) -> str:
@@ -116,9 +107,11 @@ def test_kube_state_metrics_exports_the_operator_s_view_and_the_alerts_fire_on_i
             assert kube.apply(obj), obj["metadata"]
         for obj in objects:
             if (obj["kind"], obj["metadata"]["name"]) in CONDITIONS:
-                write_status(server, obj, CONDITIONS[(obj["kind"], obj["metadata"]["name"])])
-        write_status(server, other, [{"type": "NotReady", "status": "True", "reason": "InvalidResourceException",
-                                      "message": "...", "lastTransitionTime": AT}])
+                write_status(server, obj, {"conditions": CONDITIONS[(obj["kind"], obj["metadata"]["name"])],
+                                           "observedGeneration": 1})
+        write_status(server, other, {"conditions": [{"type": "NotReady", "status": "True",
+                                                     "reason": "InvalidResourceException", "message": "...",
+                                                     "lastTransitionTime": AT}], "observedGeneration": 1})
         (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kubeconfig({"test": server.state}, "test")))
         port, telemetry = free_ports(2)
         ksm = subprocess.Popen([str(binary), f"--kubeconfig={tmp_path / 'kubeconfig'}", "--custom-resource-state-only",

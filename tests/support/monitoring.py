@@ -410,8 +410,8 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                      "network, credentials). Nothing replicates, and the connector and task alerts "
                                      "are silent since their series are gone.",
                       "runbook": "docs/operations.md#kafkareplicationconnectgroupdown"}}]),
-        *[(alert, [x for x in h if not x["series"].startswith(("kube_kafka_replication_connect_status{",
-                                                                "kube_kafka_replication_connector_status{"))
+        *[(alert, [x for x in h if not x["series"].startswith((f"{monitoring.CONNECT_INFO}{{",
+                                                                f"{monitoring.CONNECTOR_INFO}{{"))
                    or 'exported_namespace="other-team"' in x["series"]] + operator_view(**{name: conditions}),
            "20m", [{"exp_labels": {"severity": severity, "threshold": "for 15m", "flow": FLOW,
                                    "exported_namespace": FLOW, "name": name, "kind": kind},

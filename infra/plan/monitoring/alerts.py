@@ -20,7 +20,6 @@ from infra.topology.resolution import Model
 from infra.topology.schema import Alerts, Flow
 
 
-
 # The window over which "no record written" is judged (a connector that polls and writes at all
 # writes within a minute; five leave room for slow sources and scrape gaps).
 PROGRESS_WINDOW_MINUTES = 5

@@ -1,6 +1,7 @@
 """The monitoring objects of a stack per Kubernetes cluster: the namespace, the PodMonitor, the
-PrometheusRule, kube-state-metrics' configuration of the operator's view and the dashboard's ConfigMap, who owns each object, and the refusals of a
-monitoring section whose rules would not fit one object."""
+PrometheusRule, kube-state-metrics' configuration of the operator's view and the dashboard's
+ConfigMap, who owns each object, and the refusals of a monitoring section whose rules would not
+fit one object."""
 
 from __future__ import annotations
 

@@ -29,9 +29,10 @@ from infra.core.releases import Release
 from infra.plan.monitoring.rule import alert as _alert, alternatives as _alternatives, q as _q
 from infra.plan.types import StackPlan
 
-KSM_PREFIX = "kube_kafka_replication"
-CONNECT_INFO = f"{KSM_PREFIX}_connect_status"
-CONNECTOR_INFO = f"{KSM_PREFIX}_connector_status"
+# Each kind's metric: `<prefix>_<METRIC>` (kube-state-metrics joins metricNamePrefix and name so).
+METRIC = "status"
+PREFIXES = {"KafkaConnect": "kube_kafka_replication_connect", "KafkaConnector": "kube_kafka_replication_connector"}
+CONNECT_INFO, CONNECTOR_INFO = (f"{prefix}_{METRIC}" for prefix in PREFIXES.values())
 KSM_CONFIG_KEY = "config.yaml"
 
 # How long a state holds before it pages: Strimzi's rules' 15 minutes, longer than a rolling
@@ -53,16 +54,16 @@ def ksm_config(release: Release) -> JSON:
     # that is v1, so that the series stay when the next step's CRDs serve v1 alone, before the
     # `pulumi up` that moves the stack (docs/operations.md, Operator upgrades).
     group, _, version = release.api_versions[-1].partition("/")
-    resources = []
-    for kind, metric in (("KafkaConnect", CONNECT_INFO), ("KafkaConnector", CONNECTOR_INFO)):
-        resources.append({
-            "groupVersionKind": {"group": group, "version": version, "kind": kind},
-            "metricNamePrefix": metric.rsplit("_", 1)[0],
-            "metrics": [{
-                "name": metric.rsplit("_", 1)[1],
-                "help": f"The operator's status of a {kind} (its Ready, Warning and DeprecatedFields conditions).",
-                "each": {"type": "Info", "info": {"labelsFromPath": {"name": ["metadata", "name"]}}},
-                "labelsFromPath": {label: list(path) for label, path in LABELS.items()}}]})
+    resources = [{
+        "groupVersionKind": {"group": group, "version": version, "kind": kind},
+        "metricNamePrefix": prefix,
+        "metrics": [{
+            "name": METRIC,
+            "help": f"The operator's status of a {kind} (its Ready, Warning and DeprecatedFields conditions).",
+            "each": {"type": "Info", "info": {"labelsFromPath": {"name": ["metadata", "name"]}}},
+            # A copy per resource: one dict dumped twice would be a YAML anchor and alias.
+            "labelsFromPath": {label: list(path) for label, path in LABELS.items()}}]}
+        for kind, prefix in PREFIXES.items()]
     return {"kind": "CustomResourceStateMetrics", "spec": {"resources": resources}}
 
 
@@ -82,9 +83,8 @@ def operator_rules(stack_plan: StackPlan) -> list[JSON]:
 
     def either(matchers: str) -> str:
         return " or ".join(
-            f'label_replace(max by (flow, exported_namespace, name) ({metric}{{{selector}, {matchers}}}), '
-            f'"kind", "{kind}", "", "")'
-            for kind, metric in (("KafkaConnect", CONNECT_INFO), ("KafkaConnector", CONNECTOR_INFO)))
+            f'label_replace(max by (flow, exported_namespace, name) ({prefix}_{METRIC}{{{selector}, {matchers}}}), '
+            f'"kind", "{kind}", "", "")' for kind, prefix in PREFIXES.items())
 
     return [
         _alert("KafkaReplicationOperatorNotReady", either('ready!="True"'), OPERATOR_MINUTES, "warning",
@@ -92,7 +92,7 @@ def operator_rules(stack_plan: StackPlan) -> list[JSON]:
                "The operator reports {{ $labels.kind }} {{ $labels.name }} not Ready: it does not reconcile it, so "
                "changes deployed since are not applied (a KafkaConnect whose Kafka version the operator refuses "
                "keeps its pods and connectors running as they were). Read the reason in its status "
-               "(kubectl -n {{ $labels.exported_namespace }} get " + "{{ $labels.kind }} {{ $labels.name }} -o yaml) "
+               "(kubectl -n {{ $labels.exported_namespace }} get {{ $labels.kind }} {{ $labels.name }} -o yaml) "
                "and the operator's log."),
         _alert("KafkaReplicationOperatorWarning", either('warnings="True", deprecated!="Warning"'),
                OPERATOR_MINUTES, "warning",
@@ -103,6 +103,5 @@ def operator_rules(stack_plan: StackPlan) -> list[JSON]:
                "{{ $labels.kind }} {{ $labels.name }} ({{ $labels.exported_namespace }}) uses deprecated fields",
                "The operator reports fields of {{ $labels.kind }} {{ $labels.name }} deprecated: the next operator "
                "release may not accept them. Follow the upgrade runbook for the stack's operator "
-               "(docs/operations.md, Operator upgrades) "
-               "before upgrading it."),
+               "(docs/operations.md, Operator upgrades) before upgrading it."),
     ]

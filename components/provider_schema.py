@@ -23,6 +23,10 @@ ANY = {"$ref": "pulumi.json#/Any"}
 PRIMITIVES = ("string", "integer", "number", "boolean")
 # The topology document itself, as a type (the model's root is untitled in Pulumi's terms).
 TOPOLOGY = "Topology"
+# What the Pulumi registry lists the package under (its `kind/` and `category/` keywords).
+DESCRIPTION = ("Kafka cross-cluster replication on Kubernetes: MirrorMaker 2 on a dedicated Strimzi KafkaConnect "
+               "per flow, from a topology of clusters and flows")
+KEYWORDS = ("kafka", "strimzi", "mirrormaker2", "replication", "kind/component", "category/infrastructure")
 
 
 def token(name: str) -> str:
@@ -91,6 +95,9 @@ def typed(analyzed: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
     """The analyzer's schema with the components' topology inputs typed from the model's JSON
     Schema `topology`."""
     schema = copy.deepcopy(analyzed)
+    # The registry's metadata the tree knows; the release adds where it is published from
+    # (repository, homepage, publisher: tools/release.py).
+    schema.update(description=DESCRIPTION, keywords=list(KEYWORDS))
     types = {token(name): complex_type(d) for name, d in sorted(topology.get("$defs", {}).items())}
     types[token(TOPOLOGY)] = complex_type(topology)
     schema["types"] = {**schema.get("types", {}), **types}

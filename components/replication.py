@@ -28,6 +28,7 @@ from components.audit import ReplicationAudit
 from components.flow import FlowDirection
 from components.kube import secret_resolver
 from components.monitoring import ReplicationMonitoring
+from contract.release import RELEASE
 from infra.core import names
 from infra.core.errors import TopologyError
 from infra.deploy import config as stack_config, deployment
@@ -166,9 +167,10 @@ def kubernetes_providers(parent: pulumi.ComponentResource, clusters: Mapping[str
     return providers
 
 
-# The components the provider serves, and the version its schema carries (pyproject.toml's).
+# The components the provider serves; its schema carries the newest release's version (the release
+# workflow publishes the schema of the tagged tree).
 PUBLIC = (ReplicationTopology, ReplicationFlow)
-VERSION = "0.1.0"
+VERSION = RELEASE
 
 
 def provider() -> Any:

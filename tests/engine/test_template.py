@@ -7,7 +7,8 @@ host (to template the program and install its dependencies) before it creates th
 saves the answers, and the module proxy does not serve that host: the command stops there, with
 the project written (asserted). The answers are then saved with `pulumi stack init` and `pulumi
 config set`, the CLI's own commands, with the defaults the template's prompts offer (what `pulumi
-new --yes` saves).
+new --yes` saves). The host's install step, pip on the template's requirements.txt (the pinned
+release), runs in tests/runtime/test_installed.py against the release the workflow builds.
 """
 
 from __future__ import annotations

@@ -65,6 +65,11 @@ def drift() -> dict[str, Any]:
     return load("drift.yml")
 
 
+@pytest.fixture(scope="module")
+def release() -> dict[str, Any]:
+    return load("release.yml")
+
+
 def step(job: dict[str, Any], *, name: str | None = None, uses: str | None = None) -> dict[str, Any]:
     """The one step of a job with that name, or using that action (any version)."""
     found = [s for s in job["steps"]
@@ -109,7 +114,7 @@ def test_actionlint_is_the_pinned_release(actionlint):
 
 def test_actionlint_finds_nothing(actionlint):
     files = sorted(WORKFLOWS.glob("*.yml"))
-    assert [f.name for f in files] == ["deploy.yml", "drift.yml", "pull-request.yml"]
+    assert [f.name for f in files] == ["deploy.yml", "drift.yml", "pull-request.yml", "release.yml"]
     done = lint(actionlint, files)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
@@ -451,8 +456,14 @@ def test_deploy_dev_then_prod_behind_their_environments(deploy):
         assert stack in stacks()
 
 
-def test_least_permissions(pr, deploy, drift):
-    assert pr["permissions"] == deploy["permissions"] == drift["permissions"] == {"contents": "read"}
+def test_least_permissions(pr, deploy, drift, release):
+    assert pr["permissions"] == deploy["permissions"] == drift["permissions"] == release["permissions"] == {
+        "contents": "read"}
+    # Only the release's last job writes, and only the release: it builds nothing itself.
+    assert {j: job.get("permissions") for j, job in release["jobs"].items()} == {
+        "build": None, "publish": {"contents": "write"}}
+    assert [s.get("uses", s.get("name")) for s in release["jobs"]["publish"]["steps"]] == [
+        "actions/download-artifact@v4", "GitHub release"]
     commenting = {"contents": "read", "pull-requests": "write"}
     assert {j: job.get("permissions") for j, job in pr["jobs"].items()} == {
         "tests": None, "typecheck": None, "diff": commenting, "preview": {**commenting, **OIDC}}
@@ -473,6 +484,18 @@ def test_drift_is_checked_every_day_on_every_deployed_stack(drift, deploy):
     assert {k: check["with"][k] for k in ("command", "stack-name", "refresh", "expect-no-changes")} == {
         "command": "preview", "stack-name": "${{ matrix.stack }}", "refresh": True, "expect-no-changes": True}
     assert step(job, name="virtualenv")["run"] == "make venv"
+
+
+def test_a_release_runs_on_its_tag_only_and_checks_the_tree_first(release):
+    """Pushed tags `v*`, nothing else; the build's first script is the tree check (tools/release.py
+    check), before anything is built; the history is whole (setuptools-scm reads the tag); the
+    build job's scripts are run for real by tests/runtime/test_installed.py."""
+    assert release["on"] == {"push": {"tags": ["v*"]}}
+    assert release["concurrency"] == {"group": "release-${{ github.ref_name }}", "cancel-in-progress": False}
+    build = release["jobs"]["build"]
+    assert step(build, uses="actions/checkout")["with"] == {"fetch-depth": 0}
+    assert [s["run"] for s in build["steps"] if "run" in s][0] == 'python3 tools/release.py check "$GITHUB_REF_NAME"'
+    assert release["jobs"]["publish"]["needs"] == "build"
 
 
 def test_secrets_are_the_documented_ones():

@@ -1,6 +1,8 @@
-"""The package as a user installs it: the wheel built from this tree, installed (not editable)
-into a fresh virtualenv, and every command run from a Pulumi project of a team's own, in a
-temporary folder outside this repository, with nothing of the checkout on the path.
+"""The package as a user installs it: the release of this tree as the release workflow builds it
+(its build job's scripts run here up to the upload), its wheel installed (not editable) into a
+fresh virtualenv by the template's pinned requirements, and every command run from a Pulumi
+project of a team's own, in a temporary folder outside this repository, with nothing of the
+checkout on the path.
 
 In the runtime tier because `rehearse` starts Kafka, Connect and a kube-apiserver for real, and
 `status` reads a real API server. pip installs at the locked versions (requirements/test.txt) from
@@ -9,17 +11,20 @@ the registry pip is configured with (its cache makes the second run fast).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
 import yaml
 
+from contract.release import RELEASE
 from tests.support.stacks import GIT, ROOT
 
 MAIN = "from components.program import main\n\nmain()\n"
@@ -34,11 +39,30 @@ def _run(argv: list[str], cwd: Path, timeout: float = 600, env: dict[str, str] |
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+# The release workflow's build job (.github/workflows/release.yml), run here up to its upload.
+RELEASE_JOB = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())["jobs"]["build"]
+# What GitHub runs a `run:` script with under `shell: bash`, and the expressions its scripts read.
+BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail"]
+GITHUB = {"github.server_url": "https://github.com", "github.repository": "platform/kafka-replication",
+          "github.repository_owner": "platform"}
+TEMPLATE_REQUIREMENTS = ROOT / "docs" / "examples" / "template" / "requirements.txt"
+ASSETS = sorted([f"kafka-replication-policy-{RELEASE}.tar.gz", f"kafka_replication-{RELEASE}-py3-none-any.whl",
+                 f"kafka_replication-{RELEASE}.tar.gz", "SHA256SUMS", "schema.json"])
+
+
+def _expand(value: str) -> str:
+    """A step's `${{ github.* }}` expressions, as the runner fills them (an unknown one fails)."""
+    return re.sub(r"\$\{\{ *([a-z_.]+) *\}\}", lambda m: GITHUB[m[1]], value)
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """The virtualenv's bin folder, with the wheel of this tree (its files as git sees them:
-    tracked and new, not ignored) installed with the `rehearse` extra."""
-    work = tmp_path_factory.mktemp("installed")
+def release(tmp_path_factory) -> Path:
+    """The release of this tree as the workflow makes it: the files as git sees them (tracked and
+    new, not ignored), the release commit (CHANGELOG.md's newest section dated) tagged v<RELEASE>,
+    then the build job's scripts in order, each under a runner's bash with the tag's variables,
+    up to the upload; a runner's Python of its own (a virtualenv) takes what the scripts install.
+    Returns the job's dist/ folder."""
+    work = tmp_path_factory.mktemp("release")
     listed = _run(["git", "ls-files", "-co", "--exclude-standard", "-z"], ROOT)
     assert listed.returncode == 0, listed.stderr
     source = work / "source"
@@ -46,13 +70,69 @@ def installed(tmp_path_factory) -> Path:
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
-    built = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work / "dist"), str(source)], work)
-    assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = (work / "dist").glob("kafka_replication-*.whl")
+    changelog = source / "CHANGELOG.md"
+    changelog.write_text(re.sub(rf"^## \[{re.escape(RELEASE)}\] - \S+$", f"## [{RELEASE}] - 2026-11-29",
+                                changelog.read_text(), count=1, flags=re.M))
+    git = {**os.environ, **GIT}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", f"Release {RELEASE}"], ["tag", f"v{RELEASE}"]):
+        assert _run(["git", *args], source, env=git).returncode == 0, args
+    runner = work / "runner"
+    assert _run([sys.executable, "-m", "venv", str(runner)], work).returncode == 0
+    env = {**_env(), "PATH": f"{runner / 'bin'}:{os.environ['PATH']}", "GITHUB_REF_NAME": f"v{RELEASE}",
+           "GITHUB_REPOSITORY": GITHUB["github.repository"]}
+    ran = []
+    for step in RELEASE_JOB["steps"]:
+        if step.get("uses", "").startswith("actions/upload-artifact@"):
+            break
+        if "run" not in step:
+            continue
+        done = _run([*BASH, "-c", step["run"]], source, timeout=900,
+                    env={**env, **{k: _expand(v) for k, v in step.get("env", {}).items()}})
+        assert done.returncode == 0, f"{step['name']}: {done.stdout}{done.stderr}"
+        ran.append((step["name"], done.stdout))
+    assert [name for name, _ in ran] == ["the tree is the tag's release", "wheel and sdist",
+                                         "schema, policy pack, checksums, notes"]
+    assert ran[0][1] == f"v{RELEASE}: the tree is release {RELEASE}\n"
+    return source / "dist"
+
+
+def test_the_release_job_builds_the_release(release):
+    """The assets the tag's GitHub release holds, each its exact content or name: the wheel and
+    sdist at the tag's version; the committed provider schema with the registry's metadata the
+    host gives; the policy pack, self-contained, with no times or owners in its tarball; the
+    checksums of all of them; the notes, the CHANGELOG section."""
+    assert sorted(p.name for p in (release / "assets").iterdir()) == ASSETS
+    committed = json.loads((ROOT / "components" / "schema.json").read_text())
+    assert json.loads((release / "assets" / "schema.json").read_text()) == {
+        **committed, "repository": "https://github.com/platform/kafka-replication",
+        "homepage": "https://github.com/platform/kafka-replication", "publisher": "platform"}
+    assert committed["version"] == RELEASE and "kind/component" in committed["keywords"]
+    sums = {line.split("  ")[1]: line.split("  ")[0]
+            for line in (release / "assets" / "SHA256SUMS").read_text().splitlines()}
+    assert sums == {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                    for p in (release / "assets").iterdir() if p.name != "SHA256SUMS"}
+    pack = f"kafka-replication-policy-{RELEASE}"
+    with tarfile.open(release / "assets" / f"{pack}.tar.gz") as tar:
+        members = tar.getmembers()
+    names = {m.name for m in members}
+    assert {f"{pack}/{n}" for n in ("PulumiPolicy.yaml", "__main__.py", "rules.py", "requirements.txt",
+                                    "contract/release.py", "infra/checks/policies.py")} <= names
+    assert {(m.mtime, m.uid, m.gid, m.uname) for m in members} == {(0, 0, 0, "")}
+    notes = (release / "NOTES.md").read_text()
+    assert notes.startswith("The first release.\n") and f"'kafka-replication=={RELEASE}'" in notes
+
+
+@pytest.fixture(scope="module")
+def installed(release, tmp_path_factory) -> Path:
+    """The virtualenv's bin folder, filled as a project made from the template is: its
+    requirements.txt (the release's pin, with the `rehearse` extra) installed by pip, as
+    Pulumi's Python language host installs a project's requirements, the release's wheel found
+    in a local repository (--find-links, the job's assets) and the rest at the locked versions."""
+    work = tmp_path_factory.mktemp("installed")
     venv = work / "venv"
     assert _run([sys.executable, "-m", "venv", str(venv)], work).returncode == 0
     done = _run([str(venv / "bin" / "pip"), "install", "-q", "-c", str(ROOT / "requirements" / "test.txt"),
-                 f"{wheel}[rehearse]"], work, timeout=1200)
+                 "--find-links", str(release / "assets"), "-r", str(TEMPLATE_REQUIREMENTS)], work, timeout=1200)
     assert done.returncode == 0, done.stdout + done.stderr
     return venv / "bin"
 
@@ -88,7 +168,7 @@ def test_the_package_is_the_installed_one(installed, project):
     assert where.returncode == 0, where.stderr
     site = str(installed.parent / "lib")
     assert all(path.startswith(site) for path in where.stdout.split()), where.stdout
-    assert command(installed, "--version", cwd=project).stdout == "kafka-replication 0.1.0\n"
+    assert command(installed, "--version", cwd=project).stdout == f"kafka-replication {RELEASE}\n"
 
 
 def test_validate_and_schema(installed, project):

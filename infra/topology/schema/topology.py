@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from contract.release import RELEASE
 from infra.core.cron import shortest_period_seconds
 from infra.core.releases import Flavour, Release, find
 from infra.topology.schema.flow import Alerts, Cluster, ConnectSettings, Flow, Resources
@@ -101,7 +102,7 @@ class Audit(_Strict):
     """The replication audit CronJob (spark/): off unless this section is present."""
     schedule: str = "17 * * * *"
     namespace: NamespaceName = "replication-audit"
-    image: ImageRef = "kafka-replication-audit:0.1.0"
+    image: ImageRef = f"kafka-replication-audit:{RELEASE}"  # the image the release built (spark/Dockerfile)
     imagePullPolicy: PullPolicy | None = None
     activeDeadlineSeconds: Annotated[int, _integer(60, INT32)] | None = None  # default: 80% of the shortest period
     window: AuditWindow = AuditWindow()

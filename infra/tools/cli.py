@@ -60,6 +60,14 @@ def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]
     return pairs
 
 
+def _watch_seconds(text: str) -> int:
+    from infra.tools.status import WATCH_SECONDS
+    low, high = WATCH_SECONDS
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of seconds from {low} to {high}")
+    return int(text)
+
+
 def version() -> str:
     try:
         return metadata.version(PROJECT)
@@ -147,9 +155,16 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
                             "states (a failed one's trace, first line), what the operator reports, and the "
                             "audit's last run; read with your kubeconfig from the objects the stack outputs "
                             "name (docs/status.md).")
-    s.add_argument("--outputs", required=True, metavar="FILE",
-                   help="the stack's outputs: `pulumi stack output --json` saved to FILE, or - to "
-                        "read them from standard input")
+    source = s.add_mutually_exclusive_group(required=True)
+    source.add_argument("--outputs", metavar="FILE",
+                        help="the stack's outputs: `pulumi stack output --json` saved to FILE, or - to "
+                             "read them from standard input")
+    source.add_argument("--stack", dest="stack_name", metavar="NAME",
+                        help="the stack NAME of the project: its outputs read with `pulumi stack output --json` "
+                             "(the Pulumi CLI on the PATH, logged in to the stack's backend)")
+    s.add_argument("--watch", type=_watch_seconds, metavar="SECONDS",
+                   help="read and show again every SECONDS (2 to 3600) until interrupted (exit 130); "
+                        "with --output json, one document a line")
     s.add_argument("--flow", action="append", default=[], metavar="NAME", help="a flow (repeatable; default: all)")
     s.add_argument("--kubeconfig", action="append", default=[], metavar="[CLUSTER=]PATH",
                    help="the kubeconfig (default $KUBECONFIG, else ~/.kube/config); CLUSTER=PATH for one Kubernetes "
@@ -223,7 +238,8 @@ def _run(args: argparse.Namespace) -> int:
         return _diff(args)
     elif args.command == "status":
         from infra.tools import status
-        return status.run(args.outputs, args.flow, args.kubeconfig, args.context, args.output)
+        return status.run(args.outputs, args.flow, args.kubeconfig, args.context, args.output, args.stack_name,
+                          args.watch)
     elif args.command == "init":
         from infra.tools import init
         if not STACK_NAME.fullmatch(args.stack):

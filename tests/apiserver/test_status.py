@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -85,6 +89,20 @@ def deployed(server: Client, tmp_path_factory):
     return outputs, objects
 
 
+HEALTHY = (
+    "operator csm 1.2 (Kafka 3.8.0)\n"
+    "\n"
+    f"flow {NS}: us-west -> us-east: HEALTHY\n"
+    f"  KafkaConnect {NS}/{NS}: Ready, 1 replica\n"
+    f"  source     {NS}-source      RUNNING, 1 task: 1 RUNNING\n"
+    f"  checkpoint {NS}-checkpoint  RUNNING, 1 task: 1 RUNNING\n"
+    f"  heartbeat  {NS}-heartbeat   RUNNING, 1 task: 1 RUNNING\n"
+    "  last audit 2026-11-27T10:17:40Z: ok, lag 2 record(s) (test.orders 2)\n"
+    f"audit {AUDIT_NS}/{CRON}: HEALTHY; last run {CRON}-29400617: succeeded at 2026-11-27T10:17:40Z\n"
+    "\n"
+    "healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
+
+
 def get(server: Client, api_version: str, kind: str, namespace: str, name: str) -> dict:
     res = server.resource(api_version, kind)
     assert res is not None
@@ -138,18 +156,7 @@ def test_a_healthy_stack_read_from_the_server(server, deployed):
     outputs, _ = deployed
     done = run_status(outputs, admin(server))
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
-    assert done.stdout == (
-        "operator csm 1.2 (Kafka 3.8.0)\n"
-        "\n"
-        f"flow {NS}: us-west -> us-east: HEALTHY\n"
-        f"  KafkaConnect {NS}/{NS}: Ready, 1 replica\n"
-        f"  source     {NS}-source      RUNNING, 1 task: 1 RUNNING\n"
-        f"  checkpoint {NS}-checkpoint  RUNNING, 1 task: 1 RUNNING\n"
-        f"  heartbeat  {NS}-heartbeat   RUNNING, 1 task: 1 RUNNING\n"
-        "  last audit 2026-11-27T10:17:40Z: ok, lag 2 record(s) (test.orders 2)\n"
-        f"audit {AUDIT_NS}/{CRON}: HEALTHY; last run {CRON}-29400617: succeeded at 2026-11-27T10:17:40Z\n"
-        "\n"
-        "healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
+    assert done.stdout == HEALTHY
 
 
 def test_a_failed_task_read_from_the_server(server, deployed):
@@ -168,6 +175,57 @@ def test_a_failed_task_read_from_the_server(server, deployed):
         assert got["flows"][NS]["connectors"][0]["ready"] is False
     finally:
         write_status(server, source, connector_status(f"{NS}-source", "RUNNING", ["RUNNING"]))
+
+
+def test_watch_shows_each_round_as_read_until_interrupted(server, deployed):
+    """`--watch 2`: a round every 2 s, each read again from the server (a task that fails between
+    rounds is on the next one), each under its heading on a pipe; Ctrl-C (SIGINT) ends it with
+    exit 130 and no traceback."""
+    outputs, objects = deployed
+    (source,) = [o for o in objects if o["kind"] == "KafkaConnector" and o["metadata"]["name"] == f"{NS}-source"]
+    path = outputs.parent / "kubeconfig-watch"
+    path.write_text(yaml.safe_dump(admin(server)))
+    watching = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "infra", "status", "--outputs", str(outputs), "--kubeconfig",
+                                 str(path), "--watch", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    rounds: list[list[str]] = []
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in watching.stdout or []], daemon=True)
+    reader.start()
+
+    def next_round() -> tuple[str, str]:
+        """The next round's heading and screen (its last line is the verdict)."""
+        heading, screen = lines.get(timeout=60), []
+        while not screen or not screen[-1].startswith(("healthy", "degraded", "down", "unknown")):
+            screen.append(lines.get(timeout=60))
+        rounds.append([heading, *screen])
+        return heading, "".join(screen)
+
+    try:
+        heading, screen = next_round()
+        assert re.fullmatch(r"every 2 s, 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC \(Ctrl-C stops\)\n", heading), heading
+        assert screen == HEALTHY
+        write_status(server, source, connector_status(f"{NS}-source", "RUNNING", ["FAILED"], "boom"))
+        while "FAILED" not in screen:
+            assert len(rounds) < 5, rounds
+            heading, screen = next_round()
+        # The flow's only source task failed: nothing is copied.
+        assert screen == HEALTHY.replace(f"{NS}: us-west -> us-east: HEALTHY", f"{NS}: us-west -> us-east: DOWN").replace(
+            f"{NS}-source      RUNNING, 1 task: 1 RUNNING\n", f"{NS}-source      RUNNING, 1 task: 1 FAILED\n").replace(
+            "(test.orders 2)\n", f"(test.orders 2)\n    ! {NS}-source task 0 is FAILED: boom\n").replace(
+            "healthy (exit 0): 1 flow, 1 healthy;", "down (exit 4): 1 flow, 1 down;")
+    finally:
+        watching.send_signal(signal.SIGINT)
+        try:
+            code = watching.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # where it is stuck: faulthandler prints every thread's stack
+            watching.send_signal(signal.SIGABRT)
+            watching.wait(timeout=30)
+            raise AssertionError(f"not ended by SIGINT in 30 s:\n{watching.stderr.read() if watching.stderr else ''}")
+        finally:
+            watching.kill()
+            write_status(server, source, connector_status(f"{NS}-source", "RUNNING", ["RUNNING"]))
+    assert (code, watching.stderr.read() if watching.stderr else "") == (130, "")
 
 
 def test_the_documented_reader_roles_are_enough_and_without_them_nothing_is_read(server, deployed):

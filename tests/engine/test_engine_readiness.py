@@ -87,7 +87,8 @@ START_MS = int(time.time() * 1000) - 3_600_000  # the audit's window: from befor
 
 def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsal, tmp_path) -> dict[str, tuple]:
     """`kafka-replication status` as on-call runs it (the stack's outputs from `pulumi stack
-    output --json`, the kubeconfig), on what the workers really do: after the up; after the
+    output --json`, saved for the text screen, read by the command itself with `--stack` for the
+    JSON one, which must agree with it), the kubeconfig, on what the workers really do: after the up; after the
     checkpoint connector is paused through its spec (`kubectl patch`, as a person pauses it);
     after a record the target refuses (its topic's max.message.bytes lowered) fails the source
     task that copies it. Each read once the stand-in has written the worker's state."""
@@ -100,9 +101,11 @@ def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsa
         text = subprocess.run([sys.executable, "-m", "infra", "status", "--outputs", str(outputs), "--kubeconfig",
                                str(kubeconfig)], capture_output=True, text=True, timeout=120, cwd=ROOT,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
-        data = subprocess.run([sys.executable, "-m", "infra", "status", "--outputs", str(outputs), "--kubeconfig",
-                               str(kubeconfig), "--output", "json"], capture_output=True, text=True, timeout=120,
-                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        # The same read with `--stack`: the command asks the Pulumi CLI for the outputs itself, from
+        # the project's folder (-C), with the backend the user is logged in to.
+        data = subprocess.run([sys.executable, "-m", "infra", "-C", str(project), "status", "--stack", "dev",
+                               "--kubeconfig", str(kubeconfig), "--output", "json"], capture_output=True, text=True,
+                              timeout=180, cwd=ROOT, env={**engine.env(project), "PYTHONPATH": str(ROOT)})
         assert text.stderr == data.stderr == "" and text.returncode == data.returncode, (text, data)
         found[name] = (text.returncode, text.stdout, json.loads(data.stdout))
 

@@ -532,3 +532,56 @@ def test_the_teams_usual_context_for_every_cluster_with_one_flow_chosen(monkeypa
     assert code == 2
     assert ("--context: (argument): got 'mars=ctx'; expected a Kubernetes cluster of the stack: "
             + ", ".join(sorted(by_cluster))) in capsys.readouterr().err
+
+
+def _pulumi_stub(folder, script: str) -> str:
+    """A `pulumi` on the PATH that answers as `script` says: a stand-in for the CLI's failures
+    (the real CLI reads a real stack in tests/engine/test_engine_readiness.py)."""
+    folder.mkdir(exist_ok=True)
+    (folder / "pulumi").write_text(f"#!/bin/sh\n{script}\n")
+    (folder / "pulumi").chmod(0o755)
+    return f"{folder}:/usr/bin:/bin"
+
+
+def test_stack_reads_the_outputs_through_the_pulumi_cli(monkeypatch, capsys, tmp_path, outputs_file):
+    """`--stack NAME` runs `pulumi stack output --json --stack NAME` in the project's folder: its
+    outputs are the file's; a CLI that fails, is missing or prints no outputs is an argument
+    problem (exit 2) naming the stack and what to do instead."""
+    seen = tmp_path / "argv"
+    monkeypatch.setenv("PATH", _pulumi_stub(tmp_path / "bin", f'echo "$@" > {seen}; cat {outputs_file}'))
+    code, out, err = run_cli(monkeypatch, capsys, healthy(), "--stack", "dev")
+    assert (code, err) == (0, "") and out.endswith("healthy (exit 0): 1 flow, 1 healthy; 1 audit, 1 healthy\n")
+    assert seen.read_text() == "stack output --json --stack dev --non-interactive\n"
+    expected = ("error: the command line has 1 problem(s):\n  - --stack: (argument): got 'dev'; expected a stack "
+                "`pulumi stack output` reads: {}; or give its outputs with --outputs FILE\n")
+    monkeypatch.setenv("PATH", _pulumi_stub(tmp_path / "bin", "echo 'error: no stack named dev found' >&2; exit 255"))
+    assert run_cli(monkeypatch, capsys, healthy(), "--stack", "dev") == (
+        2, "", expected.format("it exited 255: error: no stack named dev found"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert run_cli(monkeypatch, capsys, healthy(), "--stack", "dev") == (
+        2, "", expected.format("the Pulumi CLI is not on the PATH"))
+    monkeypatch.setenv("PATH", _pulumi_stub(tmp_path / "bin", "echo '{}'"))
+    code, _, err = run_cli(monkeypatch, capsys, healthy(), "--stack", "dev")
+    assert code == 2 and err.startswith("error: the command line has 1 problem(s):\n  - --outputs: (argument): got "
+                                        "'--stack dev'; expected kafka-replication stack outputs (docs/outputs.md): ")
+
+
+@pytest.mark.parametrize("value", ["1", "3601", "0.5", "-2", "soon"])
+def test_watch_takes_whole_seconds_from_2_to_3600(capsys, outputs_file, value):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["status", "--outputs", str(outputs_file), "--watch", value])
+    assert exited.value.code == 2
+    # (the program's name is the command's, or `python -m infra` under pytest)
+    assert capsys.readouterr().err.splitlines()[-1].split(" status: ", 1)[1] == (
+        f"error: argument --watch: {value!r}: a whole number of seconds from 2 to 3600")
+
+
+def test_outputs_or_stack_one_of_them(capsys, outputs_file):
+    for argv in (["status"], ["status", "--outputs", str(outputs_file), "--stack", "dev"]):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(argv)
+        assert exited.value.code == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert [e.split(" status: ", 1)[1] for e in errors if "error:" in e] == [
+        "error: one of the arguments --outputs --stack is required",
+        "error: argument --stack: not allowed with argument --outputs"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,19 +28,48 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024  # a stack's outputs are kilobytes; anything 
 
 def load_outputs(path: str) -> contract.StackOutputs:
     """The outputs file (`-`: standard input), checked against the contract."""
-    where = "standard input" if path == "-" else path
     if path == "-":
-        data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-        if len(data) > MAX_STDIN_BYTES:
-            raise TopologyError([Problem("--outputs", "(argument)", where, "a stack's outputs, at most 64 MiB")],
-                                "the command line")
-        try:
-            values = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise TopologyError([Problem("--outputs", "(argument)", where, "the JSON of `pulumi stack output "
-                                         f"--json` ({' '.join(str(exc).split())[:200]})")], "the command line") from None
-    else:
-        values = reading.load_json_file(path, "stack outputs file")
+        return _read_outputs(sys.stdin.buffer.read(MAX_STDIN_BYTES + 1), "standard input")
+    return _checked(reading.load_json_file(path, "stack outputs file"), path)
+
+
+# `--stack`: the outputs as `pulumi stack output --json --stack NAME` prints them, in the project's
+# folder; a backend that does not answer is the CLI's to report, within this.
+STACK_OUTPUT_SECONDS = 120
+WATCH_SECONDS = (2, 3600)  # --watch's bounds: no tighter than the API server should be read, at most an hour
+
+
+def stack_outputs(name: str) -> contract.StackOutputs:
+    """The outputs of the stack `name` of the project in the current folder, read by the Pulumi CLI."""
+    def refused(why: str) -> TopologyError:
+        return TopologyError([Problem("--stack", "(argument)", name, f"a stack `pulumi stack output` reads: {why}; "
+                                      "or give its outputs with --outputs FILE")], "the command line")
+    try:
+        done = subprocess.run(["pulumi", "stack", "output", "--json", "--stack", name, "--non-interactive"],
+                              capture_output=True, timeout=STACK_OUTPUT_SECONDS)
+    except FileNotFoundError:
+        raise refused("the Pulumi CLI is not on the PATH") from None
+    except subprocess.TimeoutExpired:
+        raise refused(f"it did not answer within {STACK_OUTPUT_SECONDS} s") from None
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
+        raise refused(f"it exited {done.returncode}: {(lines or ['(no message)'])[0][:300]}")
+    return _read_outputs(done.stdout, f"--stack {name}")
+
+
+def _read_outputs(data: bytes, where: str) -> contract.StackOutputs:
+    if len(data) > MAX_STDIN_BYTES:
+        raise TopologyError([Problem("--outputs", "(argument)", where, "a stack's outputs, at most 64 MiB")],
+                            "the command line")
+    try:
+        values = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise TopologyError([Problem("--outputs", "(argument)", where, "the JSON of `pulumi stack output "
+                                     f"--json` ({' '.join(str(exc).split())[:200]})")], "the command line") from None
+    return _checked(values, where)
+
+
+def _checked(values: Any, where: str) -> contract.StackOutputs:
     try:
         return contract.read(values)
     except contract.ContractError as exc:
@@ -96,8 +127,11 @@ def collect(stack: contract.StackOutputs, flows: list[str], readers: dict[str | 
     return assess.assess(stack, flows, objects, audits, now)
 
 
-def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[str], output: str) -> int:
-    stack = load_outputs(outputs)
+def run(outputs: str | None, flows: list[str], kubeconfigs: list[str], contexts: list[str], output: str,
+        stack_name: str | None = None, watch: int | None = None) -> int:
+    """One screen, or with `watch` a screen every `watch` seconds until interrupted (each round
+    reads everything again, within a deadline of its own)."""
+    stack = stack_outputs(stack_name) if stack_name is not None else load_outputs(outputs or "-")
     problems = [Problem("--flow", "(argument)", f, "a flow of the stack's outputs: "
                         + (", ".join(stack.flows) or "(the outputs have none)")) for f in flows if f not in stack.flows]
     chosen = [f for f in flows if f in stack.flows] or list(stack.flows)
@@ -113,12 +147,22 @@ def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[s
     names = _per_cluster(split_pairs(contexts), clusters, everywhere, "--context", problems)
     if problems or release is None:
         raise TopologyError(problems, "the command line")
+    while True:
+        health = _once(stack, chosen, clusters, configs, names, release.api_version, output, watch)
+        if watch is None:
+            return show.EXIT[health]
+        time.sleep(watch)
+
+
+def _once(stack: contract.StackOutputs, chosen: list[str], clusters: set[str | None], configs: dict[str | None, str],
+          names: dict[str | None, str], api_version: str, output: str, watch: int | None) -> assess.Health:
+    problems = []
     readers = {}
-    deadline = Deadline()  # one for the command: every request of every cluster within it
+    deadline = Deadline()  # one for the round: every request of every cluster within it
     for cluster in sorted(clusters, key=lambda c: c or ""):
         path = Path(configs[cluster]).expanduser() if configs[cluster] else None
         try:
-            readers[cluster] = Reader(path, names[cluster] or None, release.api_version, deadline)
+            readers[cluster] = Reader(path, names[cluster] or None, api_version, deadline)
         except KubeconfigError as exc:
             about_context = bool(names[cluster]) and names[cluster] in str(exc).split(": ", 2)[-1]
             problems.append(Problem("--context" if about_context else "--kubeconfig", "(argument)",
@@ -128,9 +172,14 @@ def run(outputs: str, flows: list[str], kubeconfigs: list[str], contexts: list[s
                                     + (f" for Kubernetes cluster {cluster}" if cluster else "") + f": {exc}"))
     if problems:
         raise TopologyError(problems, "the command line")
-    report = collect(stack, chosen, readers, datetime.now(timezone.utc))
-    if output == "json":
-        print(json.dumps(show.as_json(report), indent=2))
+    now = datetime.now(timezone.utc)
+    report = collect(stack, chosen, readers, now)
+    if output == "json":  # watched: one document a line, for a pipe
+        print(json.dumps(show.as_json(report), indent=None if watch else 2))
     else:
+        if watch is not None:  # a terminal's screen cleared; a pipe's rounds told apart by their heading
+            sys.stdout.write("\x1b[H\x1b[2J" if sys.stdout.isatty() else "")
+            sys.stdout.write(f"every {watch} s, {now.strftime('%Y-%m-%d %H:%M:%S')} UTC (Ctrl-C stops)\n")
         sys.stdout.write(show.text(report))
-    return show.EXIT[report.health]
+    sys.stdout.flush()
+    return report.health

@@ -187,7 +187,10 @@ def test_watch_shows_each_round_as_read_until_interrupted(server, deployed):
     path.write_text(yaml.safe_dump(admin(server)))
     watching = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "infra", "status", "--outputs", str(outputs), "--kubeconfig",
                                  str(path), "--watch", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                # As a terminal starts it: `make test` runs this tier in the background,
+                                # where the shell ignores SIGINT, and Python keeps an ignored SIGINT.
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     rounds: list[list[str]] = []
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=lambda: [lines.put(line) for line in watching.stdout or []], daemon=True)

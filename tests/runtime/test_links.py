@@ -1,6 +1,7 @@
 """Faults during the copy (docs/faults.md), on real Kafka and a real Connect worker: a flow
-replicating while its link to the source is cut, black-holed and slowed (the links of
-infra/tools/rehearsal/links.py), the ledger holding every record exactly once after each; then,
+replicating while its link to the source is cut, black-holed, slowed, and narrowed until the
+target falls behind (the links of infra/tools/rehearsal/links.py), the ledger holding every
+record exactly once after each; then,
 under steady writes, one of its two workers killed and restarted as the kubelet restarts a
 container (every record at least once, in order), both rolled as the operator rolls them (every
 record exactly once), and the source's and the target's broker restarted (at least once, in
@@ -30,6 +31,8 @@ DRILLS = [("default", "strimzi", "1.2.0"), ("identity", "csm", "1.2")]
 SOURCE = "repl-us-west-us-east-source"
 GROUP = "test.readers"  # the dev flow's groups: test.*
 FAULT = 10.0  # seconds a fault lasts: ten times the clients' reconnect back-off (1 s at most)
+# The narrow link's drill: 400 records of 4 KB (1.6 MB) through 32 KB/s: far more than 6 s to carry.
+NARROW_RECORDS, NARROW_BYTES, NARROW_KB_PER_S = 400, 4096, 32
 
 
 def handshake_seconds(address: str) -> float:
@@ -104,6 +107,28 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
         eventually("the records written over the slow link", lambda: copied() == len(ledger.sent), 120, 0.2)
         link.restore()
         assert handshake_seconds(link.listen) < 0.3
+
+        # A long and narrow link (50 ms each way, 32 KB/s each way) and 1.6 MB written at once:
+        # the target stays behind while the link is narrow (records cross a fetch answer at a
+        # time, and an answer of hundreds of KB takes the link many seconds: seen here, the
+        # target moving in steps of a whole answer); lifted, the copy catches up; no task fails or
+        # restarts; nothing lost or doubled. The lag, sampled each second, is printed.
+        link.slow(latency_ms=50, rate_kb_per_s=NARROW_KB_PER_S)
+        assert sorted(t["type"] for t in link.state()["toxics"]) == ["bandwidth", "bandwidth", "latency", "latency"]
+        started = task_starts(pods)
+        ledger.produce("narrow", NARROW_RECORDS, size=NARROW_BYTES)
+        lag = []
+        for _ in range(6):
+            time.sleep(1)
+            lag.append(len(ledger.sent) - copied())
+            # What `status` reads: no task failed while the target is behind.
+            assert [t["state"] for t in worker.status(SOURCE)["tasks"]] == ["RUNNING"] * 2
+        print(f"narrow link: {NARROW_RECORDS} records of {NARROW_BYTES} B at {NARROW_KB_PER_S} KB/s; lag each second: "
+              f"{lag}")
+        assert min(lag) > 0, lag  # behind for 6 s: the link cannot carry 1.6 MB sooner
+        link.restore()
+        eventually("the copy caught up once the link is lifted", lambda: copied() == len(ledger.sent), 60, 0.5)
+        assert task_starts(pods) == started  # nothing restarted
         ledger.produce("after")
         ledger.holds_exactly()
 

@@ -90,8 +90,9 @@ def for_runtime(topology: dict) -> dict:
 BASE_MS = int(time.time()) // 60 * 60_000
 
 
-def records(n: int, tag: str) -> list[dict]:
-    return [{"key": f"{tag}-k{i}", "value": f"{tag}-value-{i}", "partition": i % 2,
+def records(n: int, tag: str, size: int = 0) -> list[dict]:
+    """`n` records over two partitions; each value padded to `size` characters when it is shorter."""
+    return [{"key": f"{tag}-k{i}", "value": f"{tag}-value-{i}".ljust(size, "."), "partition": i % 2,
              "headers": {"trace": f"{tag}-t{i}", "origin": "test"}, "timestamp": BASE_MS + i}
             for i in range(n)]
 
@@ -299,8 +300,8 @@ class Ledger:
         self.r, self.topic, self.remote, self.source, self.target = r, topic, remote, source, target
         self.sent: list[dict] = []
 
-    def produce(self, tag: str, n: int = 4) -> None:
-        batch = records(n, tag)
+    def produce(self, tag: str, n: int = 4, size: int = 0) -> None:
+        batch = records(n, tag, size)
         self.r.clients.produce(self.r.client(self.source), self.topic, batch)
         self.sent.extend(batch)
 

@@ -123,7 +123,7 @@ def _with_version_aliases(opts: pulumi.ResourceOptions, api_version: str, type_n
     release writes (releases.API_VERSIONS): the version is part of the type token, so an operator
     upgrade that moves the objects to v1 would otherwise read as new objects replacing the old
     ones of the same names (create, then delete: the connectors gone on the way). With the alias
-    the engine finds the old state and updates it in place (tests/engine/test_upgrades.py)."""
+    the engine finds the old state and updates it in place (tests/engine/test_upgrade_runbook.py)."""
     if api_version not in API_VERSIONS:
         return opts
     aliases = [pulumi.Alias(type_=f"kubernetes:{other}:{type_name}") for other in API_VERSIONS if other != api_version]

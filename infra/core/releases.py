@@ -268,7 +268,7 @@ SUPPORTED: tuple[Release, ...] = (
     # written at 0.48.0 is no valid v1 object (no `groupId`), and pulumi-kubernetes' update first
     # writes the live object back unchanged through the new version (a field-manager JSON patch,
     # fixCSAFieldManagers in await.go), which the API server refuses for it (as
-    # tests/engine/test_upgrades.py found). kafka-versions.yaml at 0.51.0: 4.1.0, 4.1.1 and 4.2.0.
+    # tests/engine/test_upgrade_runbook.py found). kafka-versions.yaml at 0.51.0: 4.1.0, 4.1.1 and 4.2.0.
     Release(Flavour.strimzi, "0.51.0", "0.51.0", "4.2.0", ("4.1.0", "4.1.1", "4.2.0"), V1BETA2,
             WorkerFile.pemReferences, served=(V1BETA2, V1)),
     # Strimzi kafka-versions.yaml at 1.2.0: 4.2.0-4.3.1 (4.3.1 default); kafka.strimzi.io/v1 only.
@@ -287,7 +287,7 @@ REFUSED = {
 
 
 # The operator moves a deployed stack may make in one `pulumi up` (docs/operations.md#operator-
-# upgrades, each proven by tests/engine/test_upgrades.py): the next release of the line. Any other
+# upgrades, each proven by tests/engine/test_upgrade_runbook.py): the next release of the line. Any other
 # move is refused against the stack's previous outputs (infra/checks/rules/transitions.py): 0.48.0
 # serves v1beta2 only and 1.x v1 only, so a jump over the bridge, a move back from v1, or CSM
 # (Strimzi 0.43/0.45, v1beta2) to Strimzi 1.x leaves objects stored in a version the next operator

@@ -24,7 +24,7 @@ from infra.plan import monitoring
 from infra.tools.rehearsal.apiserver import built, free_ports, kubeconfig
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.local import on_release
-from tests.apiserver.test_status import write_status
+from tests.apiserver.test_status_command import write_status
 from tests.conformance.test_alert_rules import run_promtool
 from tests.support.monitoring import FLOW, monitored
 from tests.support.schemas import strimzi_crds

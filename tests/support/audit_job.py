@@ -4,7 +4,7 @@ with the status the Job controller writes when the pod exited, and its pod with 
 termination message (the run's summary, contract/lastrun.py) as the kubelet keeps it.
 
 The summary is whatever the caller gives: the audit's own termination log, written by a real run
-(tests/engine/test_engine_readiness.py), or a made-up one (tests/apiserver/test_status.py)."""
+(tests/engine/test_engine_readiness.py), or a made-up one (tests/apiserver/test_status_command.py)."""
 
 from __future__ import annotations
 

@@ -80,20 +80,20 @@ def line(section: str, first: str) -> str:
 
 
 RUN, PARSED, RETYPED, SUITE, NEVER = "run as written", "parsed", "retyped", "suite", "never here"
-_DRIFT = "tests/engine/test_day_two.py::test_state_and_replicas_changed_by_hand_are_seen_with_refresh_and_put_back"
-_SCALE = "tests/engine/test_day_two.py::test_connect_replicas_scaled_as_the_runbook_says"
-_UPGRADE = "tests/engine/test_upgrades.py::test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects"
-_CA = "tests/runtime/test_day_two.py::test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack"
-_CA_LINES = ("tests/engine/test_day_two.py::test_the_ca_rotation_s_lines_run_as_written; what the brokers make of each "
+_DRIFT = "tests/engine/test_day_two_runbook.py::test_state_and_replicas_changed_by_hand_are_seen_with_refresh_and_put_back"
+_SCALE = "tests/engine/test_day_two_runbook.py::test_connect_replicas_scaled_as_the_runbook_says"
+_UPGRADE = "tests/engine/test_upgrade_runbook.py::test_strimzi_0_48_to_1_2_through_the_bridge_release_updates_the_same_objects"
+_CA = "tests/runtime/test_pause_and_scale.py::test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack"
+_CA_LINES = ("tests/engine/test_day_two_runbook.py::test_the_ca_rotation_s_lines_run_as_written; what the brokers make of each "
              f"step: {_CA}, each `pulumi up` through the operator stand-in")
-_ROTATE = "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it"
+_ROTATE = "tests/engine/test_day_two_runbook.py::test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it"
 _RULES = "tests/conformance/test_runbook_commands.py::test_checking_the_rules_yourself_runs_as_written"
 _BOARD = "tests/conformance/test_runbook_commands.py::test_the_dashboard_export_runs_as_written"
 _NO_POD = "no kubelet here: the API server cannot reach a pod"
-_OPENING = "tests/engine/test_day_two.py::test_the_opening_lines_and_the_readiness_job_run_as_written"
+_OPENING = "tests/engine/test_day_two_runbook.py::test_the_opening_lines_and_the_readiness_job_run_as_written"
 _READY = ("tests/runtime/test_runtime_failover.py::test_failover_readiness_on_real_kafka, in the audit's pod "
           "(tests/support/replication.py in_audit_pod: its files at the CronJob's paths)")
-_REPLAY = "tests/engine/test_day_two.py::test_the_replay_steps_run_as_written"
+_REPLAY = "tests/engine/test_day_two_runbook.py::test_the_replay_steps_run_as_written"
 _OFFSETS = ("tests/runtime/test_runtime_offsets.py::test_list_alter_and_reset_on_the_real_worker, after the stand-in "
             "operator carried the request out")
 # The port-forward before a curl line never runs here; tests/support/portforward.py opens its port.

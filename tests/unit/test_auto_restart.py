@@ -2,7 +2,7 @@
 Strimzi's AbstractConnectOperator.autoRestartFailedConnectorAndTasks at each supported tag (the
 same rule at 0.43.0, 0.45.0, 0.48.0, 0.51.0 and 1.2.0), and the rehearsal's periodic
 reconciliation that applies it. The runtime tier shows it bringing a failed task back on a real
-worker (tests/runtime/test_day_two.py)."""
+worker (tests/runtime/test_pause_and_scale.py)."""
 
 from __future__ import annotations
 

@@ -58,9 +58,9 @@ def test_the_ca_rotation_s_up_lines_are_held_by_the_ca_rotation_s_test():
     entries = [entry for c, entry in runbooks.ledger(runbooks.OPERATIONS.read_text())
                if c.text.startswith("pulumi up --stack dev") and c.headings == ("Credential rotation",)]
     assert [e[1].split()[0] for e in entries if e] == [
-        "tests/engine/test_day_two.py::test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it",
-        "tests/engine/test_day_two.py::test_the_ca_rotation_s_lines_run_as_written;",
-        "tests/engine/test_day_two.py::test_the_ca_rotation_s_lines_run_as_written;"]
+        "tests/engine/test_day_two_runbook.py::test_a_rotated_source_password_restarts_exactly_the_connectors_that_read_it",
+        "tests/engine/test_day_two_runbook.py::test_the_ca_rotation_s_lines_run_as_written;",
+        "tests/engine/test_day_two_runbook.py::test_the_ca_rotation_s_lines_run_as_written;"]
 
 
 def test_every_pulumi_config_set_gives_one_value_after_the_double_dash():

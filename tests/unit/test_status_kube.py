@@ -36,7 +36,7 @@ def kubeconfig(tmp_path: Path, server: str, user: dict) -> str:
 
 @pytest.fixture()
 def outputs_file(tmp_path):
-    from tests.unit.test_status import dev_outputs
+    from tests.unit.test_status_verdicts import dev_outputs
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(dev_outputs()))
     return str(path)

@@ -202,7 +202,7 @@ def test_flow_settings_reach_connectors_and_connect(tmp_path):
     checkpoint = o[("KafkaConnector", "orders-checkpoint")]["spec"]
     assert checkpoint["tasksMax"] == 2
     assert checkpoint["config"]["sync.group.offsets.enabled"] is False
-    # An interval beside a sync switched off is refused (tests/unit/test_topic_sync.py): none written.
+    # An interval beside a sync switched off is refused (tests/unit/test_topic_sync_settings.py): none written.
     assert "sync.group.offsets.interval.seconds" not in checkpoint["config"]
     assert checkpoint["config"]["groups.exclude"] == "${cfmap:orders/replication:groups.exclude}"
     assert o[("ConfigMap", "replication")]["data"] == {

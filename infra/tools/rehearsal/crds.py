@@ -6,7 +6,7 @@ Strimzi writes its install files with its own generator at build time: api/pom.x
 exec-maven-plugin execution `generate-crd-co-install-v1`, runs `io.strimzi.crdgenerator.CrdGenerator`
 on the api module's classes with the arguments of `generate` below (the same at 0.43.0, 0.45.0,
 0.48.0, 0.51.0 and 1.2.0 but for the API versions each serves and stores). The released files are that
-output unchanged (no header; tests/conformance/test_crds.py shows the result byte-equal to the
+output unchanged (no header; tests/conformance/test_crds_as_released.py shows the result byte-equal to the
 released 0.48.0 and 1.2.0 files where a copy of them is at hand).
 """
 
@@ -27,7 +27,7 @@ FILES = {
     "KafkaConnector": ("io.strimzi.api.kafka.model.connector.KafkaConnector", "047-Crd-kafkaconnector.yaml"),
     # Not rendered: the operator makes one per KafkaConnect for its pods (`<name>-connect`,
     # KafkaConnectCluster.generatePodSet), in core.strimzi.io, which moves to v1 with the rest;
-    # the upgrade runbook migrates its storage (tests/engine/test_upgrades.py).
+    # the upgrade runbook migrates its storage (tests/engine/test_upgrade_runbook.py).
     "StrimziPodSet": ("io.strimzi.api.kafka.model.podset.StrimziPodSet", "042-Crd-strimzipodset.yaml"),
 }
 

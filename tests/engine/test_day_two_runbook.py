@@ -345,7 +345,7 @@ def test_the_ca_rotation_s_lines_run_as_written(engine, tmp_path):
     after step 2's `pulumi up`, the source Secret holds the new client certificate and key and
     trusts both CAs, and every connector reading it carries the new Secret's uid; after step 4's,
     it trusts the new CA alone. What the brokers make of each step is
-    tests/runtime/test_day_two.py's (through the operator stand-in)."""
+    tests/runtime/test_pause_and_scale.py's (through the operator stand-in)."""
     from cryptography import x509
 
     from infra.tools.rehearsal import material as rehearsal_material

@@ -28,7 +28,7 @@ from infra.core.releases import Flavour
 from infra.tools.rehearsal import crds
 from infra.tools.rehearsal.apiserver import kubectl_binary
 from tests.engine.harness import REPLACE, UPDATE, Engine
-from tests.engine.test_day_two import OPERATIONS, run_command
+from tests.engine.test_day_two_runbook import OPERATIONS, run_command
 from tests.engine.test_engine import Single, one_cluster, short, without_waiting
 from tests.support.schemas import strimzi_crds
 

@@ -6,7 +6,7 @@ What `pulumi up` does here is the stand-in's (infra/tools/rehearsal/operator.py)
 applied to the running worker (Rehearsal.update), each KafkaConnector reconciled as Strimzi's
 AbstractConnectOperator does (a config PUT where the spec differs, then `updateState`). The
 drift commands themselves, kubectl and `pulumi up --refresh`, run on the engine tier
-(tests/engine/test_day_two.py)."""
+(tests/engine/test_day_two_runbook.py)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ again from the earliest offset, and the exact end offsets would show it.
 
 What rolls the workers is the stand-in's (Rehearsal.upgrade: the operator's Connect images are
 per release, so an upgrade rolls every pod); the Kubernetes side of the runbook (CRDs, aliases,
-storage versions) runs on the engine tier (tests/engine/test_upgrades.py)."""
+storage versions) runs on the engine tier (tests/engine/test_upgrade_runbook.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`kafka-replication status` (infra/tools/status): its verdicts on the objects a Kubernetes
 cluster returns, each case an object as Strimzi's operator and Kubernetes' controllers write it,
 read here through a scripted reader; its text, JSON and exit codes through the command line. The
-reading itself runs against a real API server in tests/apiserver/test_status.py, and on real
+reading itself runs against a real API server in tests/apiserver/test_status_command.py, and on real
 Connect workers in tests/engine/test_engine_readiness.py."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Topic configuration and ACL sync as settings of a flow (docs/topology.md#topic-configuration-and-acl-sync):
-what the source connector is given, and what is refused. tests/runtime/test_topic_sync.py runs
+what the source connector is given, and what is refused. tests/runtime/test_topic_sync_on_kafka.py runs
 them on real Kafka."""
 
 from __future__ import annotations

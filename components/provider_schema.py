@@ -107,6 +107,10 @@ def typed(analyzed: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
         inputs[prop] = {**spec, **({"description": inputs[prop]["description"]}
                                    if inputs[prop].get("description") else {})}
 
+    # The secret material: marked secret, so that every language's SDK wraps it as a secret Output
+    # before it is sent, whatever the caller passed.
+    for resource in ("ReplicationTopology", "ReplicationFlow"):
+        schema["resources"][token(resource)]["inputProperties"]["secrets"]["secret"] = True
     retype("ReplicationTopology", "topology", _ref(TOPOLOGY))
     retype("ReplicationFlow", "clusters", {"type": "object", "additionalProperties": {**_ref("Cluster"), "plain": True}})
     retype("ReplicationFlow", "flow", _ref("Flow"))

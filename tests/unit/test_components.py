@@ -15,6 +15,7 @@ import pytest
 
 from components import ReplicationFlow, ReplicationTopology
 from components.replication import provider_schema
+from contract.release import RELEASE
 from infra.core import names
 from infra.core.errors import TopologyError
 from infra.core.names import FlowNames
@@ -252,6 +253,13 @@ def test_the_provider_schema_types_every_input_from_the_model():
     assert flow["clusters"]["additionalProperties"] == {"$ref": "#/types/kafka-replication:index:Cluster",
                                                         "plain": True}
     assert flow["flow"]["$ref"] == "#/types/kafka-replication:index:Flow"
+    # The secret material is secret in every SDK, and the registry knows what the package is.
+    assert [r["inputProperties"]["secrets"].get("secret") for r in schema["resources"].values()] == [True, True]
+    assert {k: schema[k] for k in ("description", "keywords", "version")} == {
+        "description": "Kafka cross-cluster replication on Kubernetes: MirrorMaker 2 on a dedicated Strimzi "
+                       "KafkaConnect per flow, from a topology of clusters and flows",
+        "keywords": ["kafka", "strimzi", "mirrormaker2", "replication", "kind/component", "category/infrastructure"],
+        "version": RELEASE}
 
 
 def test_the_untyped_check_finds_an_any_input():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from contract import outputs as outputs_contract
 from infra.core import names
 
 ANY = {"$ref": "pulumi.json#/Any"}
@@ -91,6 +92,59 @@ def complex_type(definition: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+OUTPUTS = "Outputs"  # the outputs contract's types: Outputs, OutputsFlow, OutputsFlowFailover...
+
+
+def _pascal(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
+def output_types(contract: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The outputs contract's JSON Schema (contract/outputs.py SCHEMA) as Pulumi object types, by
+    token: the whole contract as `Outputs`, each object definition or nested object as a type
+    named after where it is (`OutputsFlow`, `OutputsOperator`); a nullable value as its type (an
+    Output of a missing value is null in every SDK), an enum or a constant as its kind."""
+    definitions = contract.get("$defs", {})
+    types: dict[str, dict[str, Any]] = {}
+
+    def kind(spec: dict[str, Any], name: str) -> dict[str, Any]:
+        if "$ref" in spec:
+            target = spec["$ref"].rsplit("/", 1)[-1]
+            return kind(definitions[target], OUTPUTS + _pascal(target))
+        choices = [c for c in spec.get("oneOf", spec.get("anyOf", [])) if c.get("type") != "null"]
+        if len(choices) == 1:
+            return kind(choices[0], name)
+        if "const" in spec:
+            return {"type": "integer" if isinstance(spec["const"], int) else "string"}
+        if "enum" in spec:
+            return {"type": "string"}
+        declared = spec.get("type")
+        declared = next((k for k in declared if k != "null"), None) if isinstance(declared, list) else declared
+        if declared in PRIMITIVES:
+            return {"type": declared}
+        if declared == "array":
+            return {"type": "array", "items": kind(spec.get("items", {}), name + "Item")}
+        if declared == "object" and "properties" in spec:
+            if name not in types:
+                types[name] = {}  # a definition met again while it is built
+                out: dict[str, Any] = {"type": "object", "properties": {
+                    field: {**kind(value, name + _pascal(field)),
+                            **({"description": value["description"]} if value.get("description") else {})}
+                    for field, value in sorted(spec["properties"].items())}}
+                if spec.get("required"):
+                    out["required"] = sorted(spec["required"])
+                if spec.get("description"):
+                    out["description"] = spec["description"]
+                types[name] = out
+            return _ref(name)
+        if declared == "object" and isinstance(spec.get("additionalProperties"), dict):
+            return {"type": "object", "additionalProperties": kind(spec["additionalProperties"], name + "Value")}
+        return dict(ANY)  # the contract takes any value here
+
+    kind(contract, OUTPUTS)
+    return {token(name): spec for name, spec in sorted(types.items())}
+
+
 def typed(analyzed: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
     """The analyzer's schema with the components' topology inputs typed from the model's JSON
     Schema `topology`."""
@@ -115,4 +169,15 @@ def typed(analyzed: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
     retype("ReplicationFlow", "clusters", {"type": "object", "additionalProperties": {**_ref("Cluster"), "plain": True}})
     retype("ReplicationFlow", "flow", _ref("Flow"))
     retype("ReplicationFlow", "operator", _ref("Operator"))
+    # The outputs as the contract types them (docs/outputs.md): `flows` each flow's, `outputs` the
+    # whole contract.
+    schema["types"].update(output_types(outputs_contract.SCHEMA))
+    for resource, prop, spec in (("ReplicationTopology", "outputs", _ref(OUTPUTS)),
+                                 ("ReplicationTopology", "flows", {"type": "object",
+                                                                   "additionalProperties": _ref(OUTPUTS + "Flow")}),
+                                 ("ReplicationFlow", "flows", {"type": "object",
+                                                               "additionalProperties": _ref(OUTPUTS + "Flow")})):
+        outputs = schema["resources"][token(resource)]["properties"]
+        outputs[prop] = {**spec, **({"description": outputs[prop]["description"]}
+                                    if outputs[prop].get("description") else {})}
     return schema

@@ -262,6 +262,29 @@ def test_the_provider_schema_types_every_input_from_the_model():
         "version": RELEASE}
 
 
+def test_the_provider_schema_types_the_outputs_from_the_contract():
+    """`outputs` and `flows` typed as the outputs contract (contract/outputs.py SCHEMA) types
+    them, not Any: each object of the contract a type with the contract's fields and required ones,
+    a nullable field its kind; what an SDK's user reads is what docs/outputs.md describes."""
+    from contract.outputs import SCHEMA
+    schema = json.loads((ROOT / "components" / "schema.json").read_text())
+    types = schema["types"]
+    topology, flow = (schema["resources"][f"kafka-replication:index:{r}"]["properties"]
+                      for r in ("ReplicationTopology", "ReplicationFlow"))
+    assert topology["outputs"]["$ref"] == "#/types/kafka-replication:index:Outputs"
+    assert topology["flows"]["additionalProperties"] == flow["flows"]["additionalProperties"] == {
+        "$ref": "#/types/kafka-replication:index:OutputsFlow"}
+    outputs = [t for name, t in types.items() if name.split(":")[-1].startswith("Outputs")]
+    assert "pulumi.json#/Any" not in json.dumps([topology, flow, outputs])
+    whole, each = types["kafka-replication:index:Outputs"], types["kafka-replication:index:OutputsFlow"]
+    assert (sorted(whole["properties"]), whole["required"]) == (sorted(SCHEMA["properties"]), sorted(SCHEMA["required"]))
+    assert sorted(each["properties"]) == sorted(SCHEMA["$defs"]["flow"]["properties"])
+    assert each["required"] == sorted(SCHEMA["$defs"]["flow"]["required"])
+    assert whole["properties"]["outputsVersion"] == {"type": "integer"}  # the const
+    assert whole["properties"]["operatorFlavour"] == {"type": "string"}  # the enum
+    assert types["kafka-replication:index:OutputsOperator"]["properties"]["kafkaVersion"] == {"type": "string"}
+
+
 def test_the_untyped_check_finds_an_any_input():
     from components import provider_schema as typing_
     schema = json.loads((ROOT / "components" / "schema.json").read_text())

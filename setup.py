@@ -3,6 +3,8 @@ live outside the packages (infra/tools/shipped.py finds them), copied into the b
 under infra/tools/_shipped/. tests/runtime/test_installed.py builds the wheel, installs it in a
 fresh virtualenv and runs every command from a project outside this repository."""
 
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -28,4 +30,16 @@ class BuildWithShipped(build_py):
                 shutil.copyfile(source, copy)
 
 
-setup(cmdclass={"build_py": BuildWithShipped})
+def project_urls() -> dict[str, str]:
+    """The repository's URL, when the release workflow builds the package (it sets
+    KAFKA_REPLICATION_REPOSITORY): an installed release's alerts then link their runbooks to its
+    docs at its tag (contract/release.py published_docs)."""
+    url = os.environ.get("KAFKA_REPLICATION_REPOSITORY", "")
+    if not url:
+        return {}
+    if not re.fullmatch(r"https://[^\s#?]+", url):
+        raise SystemExit(f"KAFKA_REPLICATION_REPOSITORY={url!r}: the repository's https URL, or unset")
+    return {"Repository": url.rstrip("/")}
+
+
+setup(cmdclass={"build_py": BuildWithShipped}, project_urls=project_urls())

@@ -7,4 +7,27 @@ the policy pack's, the template's pin and CHANGELOG.md's newest section. tests/u
 holds them equal to it, and the release workflow (.github/workflows/release.yml, tools/release.py)
 refuses a tag that is not `v` + RELEASE."""
 
+from __future__ import annotations
+
+from importlib import metadata
+
 RELEASE = "0.1.0"
+PACKAGE = "kafka-replication"
+
+
+def published_docs() -> str | None:
+    """Where the installed release's docs are published: its repository's URL, which the release
+    workflow stamps into the package's metadata (`Project-URL: Repository`, setup.py), at the
+    release's tag. None for a checkout, a development build or a build without that URL: the
+    alerts then carry the repository path of their runbook, or the stack's runbookBaseUrl."""
+    try:
+        found = metadata.metadata(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return None
+    if found["Version"] != RELEASE:
+        return None
+    for entry in found.get_all("Project-URL") or []:
+        label, _, url = entry.partition(", ")
+        if label == "Repository" and url.startswith("https://"):
+            return f"{url.rstrip('/')}/blob/v{RELEASE}/docs"
+    return None

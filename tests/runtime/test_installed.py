@@ -180,13 +180,24 @@ def test_validate_and_schema(installed, project):
 
 
 def test_render_from_a_folder_of_the_project_is_the_checkout_s_render(installed, project, tmp_path):
-    """The project found from its `stacks/` folder up; every byte as this checkout renders it."""
+    """The project found from its `stacks/` folder up; every byte as this checkout renders the
+    same topology with `monitoring.runbookBaseUrl` set to the release's published docs, which the
+    installed release takes by default: its alerts link their runbooks to its docs at its tag."""
     done = command(installed, "render", "--stack", "dev", "--placeholder-secrets", "--out", str(tmp_path / "team"),
                    cwd=project / "stacks")
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith(f"\nWrote 28 objects and outputs.json to {tmp_path / 'team'}\n")
-    ours = _run([sys.executable, "-m", "infra", "render", "--stack", "dev", "--placeholder-secrets", "--out",
-                 str(tmp_path / "ours")], ROOT)
+    docs = f"https://github.com/platform/kafka-replication/blob/v{RELEASE}/docs/operations.md"
+    rules = (tmp_path / "team").rglob("PrometheusRule-*.yaml")
+    annotations = [r["annotations"] for f in rules for g in yaml.safe_load(f.read_text())["spec"]["groups"]
+                   for r in g["rules"]]
+    assert annotations and {a["runbook_url"].partition("#")[0] for a in annotations} == {docs}
+    assert not [a for a in annotations if "runbook" in a]
+    topology = (ROOT / "stacks" / "dev.yaml").read_text()
+    assert topology.count("\nmonitoring:\n") == 1
+    (tmp_path / "dev.yaml").write_text(topology.replace("\nmonitoring:\n", f"\nmonitoring:\n  runbookBaseUrl: {docs}\n"))
+    ours = _run([sys.executable, "-m", "infra", "render", "--stack", "dev", "--placeholder-secrets", "--topology",
+                 str(tmp_path / "dev.yaml"), "--out", str(tmp_path / "ours")], ROOT)
     assert ours.returncode == 0, ours.stderr
 
     def files(folder: Path) -> dict[str, bytes]:

@@ -98,3 +98,39 @@ def test_the_assets_are_the_same_bytes_on_every_run(tmp_path):
     schema = json.loads(first[0].read_text())
     assert (schema["repository"], schema["homepage"], schema["publisher"], schema["version"]) == (
         "https://git.example/o/r", "https://git.example/o/r", "o", RELEASE)
+
+
+class _Metadata:
+    def __init__(self, version: str, urls: list[str]) -> None:
+        self.version, self.urls = version, urls
+
+    def __getitem__(self, key: str) -> str:
+        assert key == "Version"
+        return self.version
+
+    def get_all(self, key: str) -> list[str]:
+        assert key == "Project-URL"
+        return self.urls
+
+
+def test_the_installed_release_s_docs_are_its_repository_at_its_tag(monkeypatch):
+    """The alerts' default runbook link (contract/release.py published_docs): the repository the
+    release build stamped, at the release's tag; nothing for a development build, a build without
+    the URL, a URL that is not https, or no installed package (a checkout). The rules that use it:
+    tests/runtime/test_installed.py renders them from the release's wheel."""
+    from importlib import metadata
+
+    import contract.release as module
+    repository = "Repository, https://github.com/platform/kafka-replication/"
+    cases = [(_Metadata(RELEASE, [repository]), f"https://github.com/platform/kafka-replication/blob/v{RELEASE}/docs"),
+             (_Metadata(f"{RELEASE}.dev3+gabc", [repository]), None),
+             (_Metadata(RELEASE, []), None),
+             (_Metadata(RELEASE, ["Homepage, https://example.com", "Repository, http://plain.example/x"]), None)]
+    for found, expected in cases:
+        monkeypatch.setattr(module.metadata, "metadata", lambda name, found=found: found)
+        assert module.published_docs() == expected
+
+    def missing(name: str):
+        raise metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(module.metadata, "metadata", missing)
+    assert module.published_docs() is None

@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from contract.release import published_docs
 from infra.core import names
 from infra.core.manifests import JSON
 from infra.plan import failover, metrics
@@ -144,8 +145,9 @@ AUDIT_CHECKPOINT_STALE = "kafka_replication_audit_checkpoint_stale"
 
 
 def _runbook_urls(rules: list[JSON], base: str | None) -> list[JSON]:
-    """`runbook_url` (what Alertmanager templates and Grafana link, an absolute URL, which only the
-    stack knows: monitoring.runbookBaseUrl) in place of the repository path, same section."""
+    """`runbook_url` (what Alertmanager templates and Grafana link, an absolute URL: the stack's
+    monitoring.runbookBaseUrl, or the installed release's published docs) in place of the
+    repository path, same section."""
     if base is None:
         return rules
     out = []
@@ -539,6 +541,8 @@ def rule_groups(model: Model, stack_plan: StackPlan, whole: StackPlan | None = N
               ("heartbeats", heartbeat_rules(model, stack_plan, whole or stack_plan, facts)),
               ("audit", audit_rules(model, stack_thresholds(model).forMinutes)),
               ("operator", operator_rules(stack_plan))]
-    base = model.topology.monitoring.runbookBaseUrl
+    # The stack's own, else the installed release's docs at its tag (contract/release.py).
+    published = published_docs()
+    base = model.topology.monitoring.runbookBaseUrl or (f"{published}/operations.md" if published else None)
     return [{"name": f"kafka-replication.{name}", "rules": _runbook_urls(rules, base)} for name, rules in groups
             if rules]

@@ -49,7 +49,7 @@ def test_the_template_s_defaults_give_a_topology_validate_accepts(tmp_path):
         "# yaml-language-server: $schema=topology.schema.json\n"
         "# dev: written by `kafka-replication init`; the format is docs/topology.md.\n"
         "# Security (TLS, SASL) and more flows: docs/topology.md; secrets: pulumi config set --secret.\n"
-        "operator:\n  flavour: strimzi\n  version: 1.2.0\n"
+        "operator:\n  flavour: csm\n  version: '1.2'\n"  # the topology's own default, proposed by the template
         "clusters:\n  us-west:\n    bootstrapServers: us-west-kafka-bootstrap.kafka-us-west:9092\n"
         "  us-east:\n    bootstrapServers: us-east-kafka-bootstrap.kafka-us-east:9092\n"
         "flows:\n- source: us-west\n  target: us-east\n  topics:\n  - orders\\..*\n")

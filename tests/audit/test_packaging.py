@@ -78,8 +78,8 @@ sys.modules.update(dict.fromkeys({blocked!r}))
 
 DEPLOYER = ["infra", "components", "pulumi", "pulumi_kubernetes", "pydantic", "yaml"]
 JOB_MODULES = ["spark.audit", "spark.clusters", "spark.data", "spark.job", "spark.offsets", "spark.report", "contract.audit",
-               "contract.clientprops", "contract.lastrun", "contract.outputs", "spark.topicfilter", "spark.failover",
-               "spark.checkpoints", "spark.live"]
+               "contract.clientprops", "contract.lastrun", "contract.outputs", "contract.release", "spark.topicfilter",
+               "spark.failover", "spark.checkpoints", "spark.live"]
 
 
 def test_every_module_of_the_job_imports_without_the_deployer():

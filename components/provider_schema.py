@@ -156,10 +156,11 @@ def typed(analyzed: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
     types[token(TOPOLOGY)] = complex_type(topology)
     schema["types"] = {**schema.get("types", {}), **types}
 
-    def retype(resource: str, prop: str, spec: dict[str, Any]) -> None:
-        inputs = schema["resources"][token(resource)]["inputProperties"]
-        inputs[prop] = {**spec, **({"description": inputs[prop]["description"]}
-                                   if inputs[prop].get("description") else {})}
+    def retype(resource: str, prop: str, spec: dict[str, Any], section: str = "inputProperties") -> None:
+        """The analyzer's property replaced by `spec`, keeping its description."""
+        found = schema["resources"][token(resource)][section]
+        described = found[prop].get("description")
+        found[prop] = {**spec, **({"description": described} if described else {})}
 
     # The secret material: marked secret, so that every language's SDK wraps it as a secret Output
     # before it is sent, whatever the caller passed.
@@ -172,12 +173,8 @@ def typed(analyzed: dict[str, Any], topology: dict[str, Any]) -> dict[str, Any]:
     # The outputs as the contract types them (docs/outputs.md): `flows` each flow's, `outputs` the
     # whole contract.
     schema["types"].update(output_types(outputs_contract.SCHEMA))
-    for resource, prop, spec in (("ReplicationTopology", "outputs", _ref(OUTPUTS)),
-                                 ("ReplicationTopology", "flows", {"type": "object",
-                                                                   "additionalProperties": _ref(OUTPUTS + "Flow")}),
-                                 ("ReplicationFlow", "flows", {"type": "object",
-                                                               "additionalProperties": _ref(OUTPUTS + "Flow")})):
-        outputs = schema["resources"][token(resource)]["properties"]
-        outputs[prop] = {**spec, **({"description": outputs[prop]["description"]}
-                                    if outputs[prop].get("description") else {})}
+    flows = {"type": "object", "additionalProperties": _ref(OUTPUTS + "Flow")}
+    retype("ReplicationTopology", "outputs", _ref(OUTPUTS), "properties")
+    retype("ReplicationTopology", "flows", flows, "properties")
+    retype("ReplicationFlow", "flows", flows, "properties")
     return schema

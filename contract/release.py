@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import metadata
 
 RELEASE = "0.1.0"
-PACKAGE = "kafka-replication"
+PACKAGE = "kafka-replication"  # the distribution's name: what pip installs and pins
 
 
 def published_docs() -> str | None:

@@ -30,9 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: the tree's own packages
     sys.path.insert(0, str(ROOT))
 
-from contract.release import RELEASE  # noqa: E402
+from contract.release import PACKAGE, RELEASE  # noqa: E402
 
-PACKAGE = "kafka-replication"
 CHANGELOG = "CHANGELOG.md"
 TEMPLATE_REQUIREMENTS = "docs/examples/template/requirements.txt"
 POLICY = "policy/PulumiPolicy.yaml"
@@ -100,7 +99,8 @@ def _tarball(folder: Path, name: str) -> bytes:
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path in [folder, *sorted(folder.rglob("*"))]:
-            info = tar.gettarinfo(str(path), arcname=f"{name}/{path.relative_to(folder).as_posix()}".rstrip("/."))
+            inside = path.relative_to(folder).as_posix()
+            info = tar.gettarinfo(str(path), arcname=name if path == folder else f"{name}/{inside}")
             info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
             info.mode = 0o755 if path.is_dir() else 0o644
             if path.is_file():

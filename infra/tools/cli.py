@@ -19,6 +19,7 @@ from typing import Any
 
 from infra.core import jsontext
 from infra.core.errors import Problem, TopologyError
+from contract.release import PACKAGE
 from infra.core.names import PROJECT
 from infra.tools.status.assess import Health
 from infra.tools.status.show import EXIT as STATUS_EXIT
@@ -70,7 +71,7 @@ def _watch_seconds(text: str) -> int:
 
 def version() -> str:
     try:
-        return metadata.version(PROJECT)
+        return metadata.version(PACKAGE)
     except metadata.PackageNotFoundError:  # run from a tree that is not installed
         return "unknown (not installed)"
 

@@ -108,6 +108,15 @@ class Release:
         return self.strimzi_line >= (0, 38)
 
     @property
+    def creates_connectors_in_state(self) -> bool:
+        """From 1.2.0 a KafkaConnector whose `spec.state` is stopped or paused is created in that
+        state (KafkaConnectApiImpl.createConnector: `POST /connectors` with `initial_state`;
+        CHANGELOG 1.2.0). Before, the operator PUTs its config, which starts it, and stops or
+        pauses it only after its status reads RUNNING (AbstractConnectOperator
+        createOrUpdateConnector, then updateState): a new connector runs first."""
+        return self.strimzi_line >= (1, 2)
+
+    @property
     def offset_management(self) -> bool:
         """KafkaConnector `spec.listOffsets` / `spec.alterOffsets` from 0.44."""
         return self.strimzi_line >= (0, 44)

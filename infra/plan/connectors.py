@@ -392,7 +392,16 @@ def source_config(w: Wiring, spec: SourceSpec, heartbeat_copier: str) -> Program
     if release.heartbeats_replication_key and n.source_connector(spec.name) != heartbeat_copier:
         config["heartbeats.replication.enabled"] = False
     config.update(topic_sync(flow))
-    if flow.startFrom is StartFrom.latest:
+    if spec.state is not ConnectorState.running and not release.creates_connectors_in_state:
+        # Before Strimzi 1.2.0 the operator starts a connector it creates and stops or pauses it
+        # only once it reads RUNNING (Release.creates_connectors_in_state): a stopped source
+        # connector new to its worker would copy from the earliest offsets meanwhile, a failback's
+        # history or a split's topics before their offsets alter. With `none` a partition that has
+        # no committed offset is not read: MirrorSourceTask.poll logs the consumer's
+        # NoOffsetForPartitionException and returns no record. Set running, the flow's own start
+        # applies again, after any offsets alter.
+        config["source.consumer.auto.offset.reset"] = "none"
+    elif flow.startFrom is StartFrom.latest:
         config["source.consumer.auto.offset.reset"] = "latest"
     if flow.exactlyOnce is not ExactlyOnce.disabled:
         # Records of aborted transactions must not be replicated as if committed.

@@ -54,6 +54,30 @@ def test_connector_states(tmp_path, flavour):
         validate(obj)
 
 
+RESET = "source.consumer.auto.offset.reset"
+
+
+@pytest.mark.parametrize("flavour, version, reset", [
+    ("csm", "1.2", "none"), ("csm", "1.4", "none"), ("strimzi", "0.48.0", "none"), ("strimzi", "1.2.0", None)])
+@pytest.mark.parametrize("state", ["stopped", "paused"])
+@pytest.mark.parametrize("start", ["earliest", "latest"])
+def test_a_source_connector_not_running_reads_no_partition_without_an_offset_where_it_is_created_running(
+        tmp_path, flavour, version, reset, state, start):
+    """Before Strimzi 1.2.0 the operator starts a connector it creates, then stops or pauses it:
+    `none` keeps such a connector from copying what it has no offset for meanwhile (the runtime
+    tier holds that window open: tests/runtime/test_created_stopped.py). 1.2.0 creates it in its
+    state, and the flow's start stays. Set running, the flow's start applies again."""
+    t = flow_topology(flavour, startFrom=start, state={"source": state})
+    t["operator"]["version"] = version
+    t["operator"].pop("connect", None)  # the release's own Connect version
+    config = objects(tmp_path, t)[("KafkaConnector", f"{NS}-source")]["spec"]["config"]
+    assert config.get(RESET) == (reset or {"earliest": None, "latest": "latest"}[start])
+    t["flows"][0]["state"] = {"source": "running"}
+    (tmp_path / "running").mkdir()
+    config = objects(tmp_path / "running", t)[("KafkaConnector", f"{NS}-source")]["spec"]["config"]
+    assert config.get(RESET) == {"earliest": None, "latest": "latest"}[start]
+
+
 @pytest.mark.parametrize("mode", ["preparing", "enabled"])
 @pytest.mark.parametrize("flavour", ["csm", "strimzi"])
 def test_exactly_once(tmp_path, mode, flavour):

@@ -486,10 +486,12 @@ class Rehearsal:
         (operator.needs_reconfiguring: a changed value behind a `${cfmap:...}` reference alone is
         no difference); then the connector brought to the spec's state (updateState).
 
-        Where the stand-in differs: it creates with the PUT and the state's own request, as
-        Strimzi does up to 1.1 (1.2.0 POSTs `/connectors` with `initial_state`; the connector ends
-        in the same state); and it waits, up to `settle` seconds, for a state updateState acts on,
-        where the operator would act on its next reconciliation."""
+        A new connector is created as the release creates it: from 1.2.0 in its state
+        (Worker.create_connector_in_state); before, started by the config's PUT, then stopped or
+        paused once it reads RUNNING. Where the stand-in differs: it waits, up to `settle`
+        seconds, for a state updateState acts on, where the operator would act on its next
+        reconciliation (a connector still UNASSIGNED runs on until then; a stopped source
+        connector of the program's render copies nothing meanwhile, connectors.source_config)."""
         if connect not in self.workers:
             raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
                                     "which the render does not hold")
@@ -498,11 +500,13 @@ class Rehearsal:
         self.connectors[(connect[0], name)] = (connect, connector)
         worker = self.workers[connect]
         current = worker.connector_config(name)
-        if current is None:
-            worker.put_connector(name, config, state)
+        if current is None and self.release.creates_connectors_in_state:
+            worker.create_connector_in_state(name, config, state)
             self.config_puts.append((connect[0], name))
             return
-        if operator.needs_reconfiguring(name, config, current):
+        if current is None or operator.needs_reconfiguring(name, config, current):
+            # Before 1.2.0 a new connector is created by the config's PUT alone, which starts it
+            # (createOrUpdateConnector); its state follows once its status reads (updateState).
             worker.put_connector(name, config)
             self.config_puts.append((connect[0], name))
         change = operator.state_change(self.release, self._settled_state(worker, name), state)

@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse outputs-schema policy-pack kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool dashboard-picture shellcheck prometheus-crds strimzi-crds clean lock
+.PHONY: render rehearse outputs-schema python-types policy-pack kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool dashboard-picture shellcheck prometheus-crds strimzi-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -191,6 +191,11 @@ schema: venv-deploy
 # rules and the versions they need, written from policy/ (infra/tools/policy_pack.py).
 policy-pack: venv-deploy
 	$(BIN)/python -m infra.tools.policy_pack build/policy-pack
+
+# The topology's fields as Python types (components/topology_types.py), from the same JSON Schema:
+# the components' arguments for type checkers and editors (tests/unit/test_python_types.py).
+python-types: venv-deploy
+	$(BIN)/python -m infra.tools.python_types > components/topology_types.py
 
 # The stack outputs' JSON Schema (docs/outputs.schema.json), from its one definition in
 # contract/outputs.py (tests/unit/test_outputs_contract.py holds the committed file to it).

@@ -18,7 +18,7 @@ monitoring objects a ReplicationMonitoring (components/monitoring.py).
 """
 
 # No `from __future__ import annotations`: Pulumi's analyzer reads these annotations as types.
-from typing import Any, Mapping, NotRequired, Optional, TypedDict
+from typing import TYPE_CHECKING, Any, Mapping, NotRequired, Optional, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -38,9 +38,18 @@ from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
 from infra.topology.schema import KubernetesCluster
 
+if TYPE_CHECKING:
+    # Editors and type checkers read the model's own types (generated from its JSON Schema): a
+    # misspelt key or a value no choice allows is refused before the program runs.
+    from components.topology_types import Cluster, Flow, Operator, Topology
+else:
+    # Pulumi's analyzer reads the hints when the provider runs: there they stay mappings, which
+    # the provider schema types field by field from the same JSON Schema (provider_schema.py).
+    Cluster = Flow = Operator = Topology = dict[str, Any]
+
 
 class ReplicationTopologyArgs(TypedDict):
-    topology: pulumi.Input[dict[str, Any]]
+    topology: pulumi.Input[Topology]
     """The topology: the fields of a stacks/<stack>.yaml document (operator, clusters, flows,
     audit), as docs/topology.md describes them. It decides which resources exist, so it must be
     known when the program runs (not the Output of another resource)."""
@@ -52,11 +61,11 @@ class ReplicationTopologyArgs(TypedDict):
 
 
 class ReplicationFlowArgs(TypedDict):
-    clusters: pulumi.Input[dict[str, Any]]
+    clusters: pulumi.Input[dict[str, Cluster]]
     """The flow's two Kafka clusters by alias, each as under `clusters` in a topology."""
-    flow: pulumi.Input[dict[str, Any]]
+    flow: pulumi.Input[Flow]
     """The flow, as one item of `flows` in a topology (source, target, topics, ...)."""
-    operator: NotRequired[pulumi.Input[dict[str, Any]]]
+    operator: NotRequired[pulumi.Input[Operator]]
     """The operator section of a topology (flavour, version, connect defaults); its defaults
     when unset or None."""
     secrets: pulumi.Input[dict[str, pulumi.Input[str]]]

@@ -192,10 +192,11 @@ schema: venv-deploy
 policy-pack: venv-deploy
 	$(BIN)/python -m infra.tools.policy_pack build/policy-pack
 
-# The topology's fields as Python types (components/topology_types.py), from the same JSON Schema:
-# the components' arguments for type checkers and editors (tests/unit/test_python_types.py).
+# The topology's fields and the outputs contract as Python types (components/topology_types.py,
+# components/output_types.py), from their JSON Schemas: the components' arguments and outputs for
+# type checkers and editors (tests/unit/test_python_types.py).
 python-types: venv-deploy
-	$(BIN)/python -m infra.tools.python_types > components/topology_types.py
+	$(BIN)/python -m infra.tools.python_types
 
 # The stack outputs' JSON Schema (docs/outputs.schema.json), from its one definition in
 # contract/outputs.py (tests/unit/test_outputs_contract.py holds the committed file to it).

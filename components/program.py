@@ -56,5 +56,6 @@ def main() -> dict[str, Any]:
     return outputs
 
 
-def _field(outputs: pulumi.Output[dict[str, Any]], key: str) -> pulumi.Output[Any]:
+def _field(outputs: pulumi.Output[Any], key: str) -> pulumi.Output[Any]:
+    # Any: the contract's keys one by one, by name (deployment.outputs lists them).
     return outputs.apply(lambda o: o[key])

@@ -41,11 +41,12 @@ from infra.topology.schema import KubernetesCluster
 if TYPE_CHECKING:
     # Editors and type checkers read the model's own types (generated from its JSON Schema): a
     # misspelt key or a value no choice allows is refused before the program runs.
+    from components.output_types import Outputs, OutputsFlow
     from components.topology_types import Cluster, Flow, Operator, Topology
 else:
     # Pulumi's analyzer reads the hints when the provider runs: there they stay mappings, which
-    # the provider schema types field by field from the same JSON Schema (provider_schema.py).
-    Cluster = Flow = Operator = Topology = dict[str, Any]
+    # the provider schema types field by field from the same JSON Schemas (provider_schema.py).
+    Cluster = Flow = Operator = Topology = Outputs = OutputsFlow = dict[str, Any]
 
 
 class ReplicationTopologyArgs(TypedDict):
@@ -76,9 +77,9 @@ class ReplicationTopology(pulumi.ComponentResource):
     """Every replication flow of a topology and its audit, checked together before anything is
     created: each flow's rules and the rules across flows (docs/guardrails.md)."""
 
-    flows: pulumi.Output[dict[str, Any]]
+    flows: pulumi.Output[dict[str, OutputsFlow]]
     """Per flow as deployed: the outputs contract of docs/outputs.md (`flows`)."""
-    outputs: pulumi.Output[dict[str, Any]]
+    outputs: pulumi.Output[Outputs]
     """The whole outputs contract of docs/outputs.md (outputsVersion, operator, flows, audit)."""
 
     def __init__(self, name: str, args: ReplicationTopologyArgs, opts: Optional[pulumi.ResourceOptions] = None):
@@ -98,7 +99,7 @@ class ReplicationFlow(pulumi.ComponentResource):
     """One replication flow between two Kafka clusters (both directions of a bidirectional
     pair), checked on its own before anything is created."""
 
-    flows: pulumi.Output[dict[str, Any]]
+    flows: pulumi.Output[dict[str, OutputsFlow]]
     """Per flow as deployed (two for a bidirectional pair): the `flows` contract of docs/outputs.md."""
 
     def __init__(self, name: str, args: ReplicationFlowArgs, opts: Optional[pulumi.ResourceOptions] = None):

@@ -1,7 +1,8 @@
 """The topology's fields as Python types, for programs that write their topology in Python.
 
-Generated from the topology's JSON Schema by `make python-types` (infra/tools/python_types.py);
-do not edit. tests/unit/test_python_types.py holds this file to the model.
+Generated from the topology's JSON Schema
+by `make python-types` (infra/tools/python_types.py); do not edit: tests/unit/test_python_types.py
+holds this file to it.
 """
 
 from __future__ import annotations
@@ -20,61 +21,104 @@ __all__ = [
 ]
 
 
-# Alert thresholds (infra/plan/monitoring/alerts.py). A flow's `alerts` override the stack's
-# `monitoring.alerts` field by field; unset everywhere, the defaults of
-# infra/plan/monitoring/alerts.py.
-Alerts = t.TypedDict("Alerts", {
-    "replicationLatencySeconds": t.NotRequired[int | None],
-    "recordAgeSeconds": t.NotRequired[int | None],
-    "sourceLagRecords": t.NotRequired[int | None],
-    "heartbeatAgeSeconds": t.NotRequired[int | None],
-    "forMinutes": t.NotRequired[int | None],
+Flavour: t.TypeAlias = t.Literal["csm", "strimzi"]
+
+
+TargetConnection: t.TypeAlias = t.Literal["workerFile", "clusterObjects"]
+
+
+Resources = t.TypedDict("Resources", {
+    "requests": t.NotRequired[dict[str, str] | None],
+    "limits": t.NotRequired[dict[str, str] | None],
 })
 
 
-# Reports land on a PersistentVolumeClaim the audit creates (or an existing one).
-AuditReports = t.TypedDict("AuditReports", {
-    "claim": t.NotRequired[str | None],
-    "size": t.NotRequired[str],
-    "storageClassName": t.NotRequired[str | None],
+ConnectSettings = t.TypedDict("ConnectSettings", {
+    "replicas": t.NotRequired[int],
+    "version": t.NotRequired[str | None],
+    "image": t.NotRequired[str | None],
+    "resources": t.NotRequired[Resources | None],
+    "rebalanceDelaySeconds": t.NotRequired[int | None],
 })
 
 
-# When the audit exits 1 (findings). At-least-once delivery duplicates records, so duplicates are
-# counted but tolerated unless a limit is set.
-AuditThresholds = t.TypedDict("AuditThresholds", {
-    "maxLag": t.NotRequired[int],
-    "maxMissing": t.NotRequired[int],
-    "maxUnexpected": t.NotRequired[int],
-    "maxDuplicates": t.NotRequired[int | None],
-    "maxHeartbeatAgeSeconds": t.NotRequired[int],
-    "maxCheckpointAgeSeconds": t.NotRequired[int],
+ImagePullSecret = t.TypedDict("ImagePullSecret", {
+    "name": str,
+    "server": str,
+    "username": str,
 })
 
 
-# The records each run compares: those with timestamps in [now - grace - lookback, now - grace).
-AuditWindow = t.TypedDict("AuditWindow", {
-    "lookbackMinutes": t.NotRequired[int],
-    "graceMinutes": t.NotRequired[int],
-    "bucketSeconds": t.NotRequired[int],
+# Whether `pulumi up` waits for each KafkaConnect and KafkaConnector to report Ready (Strimzi's
+# `Ready` status condition), and for how long, per resource.
+Readiness = t.TypedDict("Readiness", {
+    "wait": t.NotRequired[bool],
+    "timeoutSeconds": t.NotRequired[int],
 })
 
 
-# Extra connector properties, per connector, merged over the planned ones.
-ConnectorConfig = t.TypedDict("ConnectorConfig", {
-    "source": t.NotRequired[dict[str, str | int | bool]],
-    "checkpoint": t.NotRequired[dict[str, str | int | bool]],
-    "heartbeat": t.NotRequired[dict[str, str | int | bool]],
+Operator = t.TypedDict("Operator", {
+    "flavour": t.NotRequired[Flavour],
+    "version": t.NotRequired[str | None],
+    "targetConnection": t.NotRequired[TargetConnection | None],
+    "connect": t.NotRequired[ConnectSettings],
+    "imagePullSecret": t.NotRequired[ImagePullSecret | None],
+    "readiness": t.NotRequired[Readiness],
+    "autoRestart": t.NotRequired[bool],
 })
 
 
-ConnectorState: t.TypeAlias = t.Literal["running", "paused", "stopped"]
+Protocol: t.TypeAlias = t.Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 
 
-ConnectorStates = t.TypedDict("ConnectorStates", {
-    "source": t.NotRequired[ConnectorState],
-    "checkpoint": t.NotRequired[ConnectorState],
-    "heartbeat": t.NotRequired[ConnectorState],
+Mechanism: t.TypeAlias = t.Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+Sasl = t.TypedDict("Sasl", {
+    "mechanism": Mechanism,
+    "username": str,
+})
+
+
+Trust: t.TypeAlias = t.Literal["pem", "jks", "pkcs12"]
+
+
+Tls = t.TypedDict("Tls", {
+    "trust": t.NotRequired[Trust],
+    "clientCertificate": t.NotRequired[bool],
+})
+
+
+Security = t.TypedDict("Security", {
+    "protocol": t.NotRequired[Protocol],
+    "sasl": t.NotRequired[Sasl | None],
+    "tls": t.NotRequired[Tls | None],
+})
+
+
+Cluster = t.TypedDict("Cluster", {
+    "bootstrapServers": str,
+    "security": t.NotRequired[Security],
+    "kubernetes": t.NotRequired[str | None],
+})
+
+
+# One step of a Single Message Transform chain (`transforms.<name>.*`).
+Transform = t.TypedDict("Transform", {
+    "name": str,
+    "type": str,
+    "config": t.NotRequired[dict[str, str | int | bool]],
+    "predicate": t.NotRequired[str | None],
+    "negate": t.NotRequired[bool],
+    "keepsTopic": t.NotRequired[bool],
+})
+
+
+# A predicate transforms refer to by name (`predicates.<name>.*`).
+Predicate = t.TypedDict("Predicate", {
+    "name": str,
+    "type": str,
+    "config": t.NotRequired[dict[str, str | int | bool]],
 })
 
 
@@ -91,54 +135,111 @@ Converters = t.TypedDict("Converters", {
 })
 
 
+ConnectorState: t.TypeAlias = t.Literal["running", "paused", "stopped"]
+
+
+# One of several MirrorSourceConnectors of a flow, with its own topic filter and settings.
+SourceInstance = t.TypedDict("SourceInstance", {
+    "name": str,
+    "topics": str | list[str],
+    "topicsExclude": t.NotRequired[str | list[str]],
+    "tasksMax": t.NotRequired[int | None],
+    "config": t.NotRequired[dict[str, str | int | bool]],
+    "transforms": t.NotRequired[list[Transform] | None],
+    "predicates": t.NotRequired[list[Predicate] | None],
+    "converters": t.NotRequired[Converters | None],
+    "state": t.NotRequired[ConnectorState | None],
+})
+
+
+# `spec.hard` of a ResourceQuota for the Connect cluster's namespace, e.g. {requests.cpu: "4"}. The
+# program checks compute resources and pod counts against the Connect pods; any other key (object
+# counts, storage) needs `acknowledgeUnchecked`: no tier here admits a pod or counts the objects the
+# operator creates.
+ResourceQuota = t.TypedDict("ResourceQuota", {
+    "hard": dict[str, str | int],
+    "acknowledgeUnchecked": t.NotRequired[bool],
+})
+
+
+# One of the Connect clusters a flow is split over, in a namespace of its own.
+ConnectPart = t.TypedDict("ConnectPart", {
+    "name": str,
+    "kubernetes": t.NotRequired[str | None],
+    "connect": t.NotRequired[ConnectSettings],
+    "resourceQuota": t.NotRequired[ResourceQuota | None],
+    "topics": t.NotRequired[str | list[str] | None],
+    "topicsExclude": t.NotRequired[str | list[str]],
+    "sources": t.NotRequired[list[SourceInstance] | None],
+})
+
+
+Policy: t.TypeAlias = t.Literal["default", "identity"]
+
+
+SyncGroupOffsets = t.TypedDict("SyncGroupOffsets", {
+    "enabled": t.NotRequired[bool],
+    "intervalSeconds": t.NotRequired[int | None],
+})
+
+
+# MirrorMaker 2's topic configuration sync: each replicated topic's configuration copied to its
+# remote topic, except the properties `exclude` matches (Java regexes, beside MirrorMaker 2's own
+# exclusions, infra/plan/connectors.py TOPIC_CONFIG_EXCLUDES). On, as Kafka has it.
+SyncTopicConfigs = t.TypedDict("SyncTopicConfigs", {
+    "enabled": t.NotRequired[bool],
+    "exclude": t.NotRequired[str | list[str]],
+    "intervalSeconds": t.NotRequired[int | None],
+})
+
+
+# MirrorMaker 2's topic ACL sync (the source's ALLOW ACLs of replicated topics, as READ ACLs on the
+# remote topics). Off unless asked, unlike Kafka: Strimzi's User Operator owns the ACLs of the users
+# it manages and removes the ones it did not write, and Strimzi's own MirrorMaker 2 example turns it
+# off; on, the connector needs to describe the source's ACLs and to create ACLs on the target.
+SyncTopicAcls = t.TypedDict("SyncTopicAcls", {
+    "enabled": t.NotRequired[bool],
+    "intervalSeconds": t.NotRequired[int | None],
+})
+
+
 ExactlyOnce: t.TypeAlias = t.Literal["disabled", "preparing", "enabled"]
 
 
-Exporter: t.TypeAlias = t.Literal["jmxPrometheusExporter", "strimziMetricsReporter"]
+StartFrom: t.TypeAlias = t.Literal["earliest", "latest"]
 
 
-# The documents' failover procedures (docs/operations.md).
-FailoverProcedure: t.TypeAlias = t.Literal["continuous", "cutoff", "disaster"]
-
-
-Failover = t.TypedDict("Failover", {
-    "procedure": t.NotRequired[FailoverProcedure],
+ConnectorStates = t.TypedDict("ConnectorStates", {
+    "source": t.NotRequired[ConnectorState],
+    "checkpoint": t.NotRequired[ConnectorState],
+    "heartbeat": t.NotRequired[ConnectorState],
 })
 
 
-Flavour: t.TypeAlias = t.Literal["csm", "strimzi"]
-
-
-ImagePullSecret = t.TypedDict("ImagePullSecret", {
-    "name": str,
-    "server": str,
-    "username": str,
+TasksMax = t.TypedDict("TasksMax", {
+    "source": t.NotRequired[int],
+    "checkpoint": t.NotRequired[int],
+    "heartbeat": t.NotRequired[int],
 })
 
 
-# How Pulumi reaches one Kubernetes cluster: `context` (a context of the kubeconfig of the machine
-# running `pulumi up`), or `kubeconfig: secretConfig` (the whole kubeconfig from the secret config
-# key `kubernetes.<name>.kubeconfig`, which Pulumi ESC can supply), with `context` then picking one
-# of its contexts instead of its current-context.
-KubernetesCluster = t.TypedDict("KubernetesCluster", {
-    "context": t.NotRequired[str | None],
-    "kubeconfig": t.NotRequired[t.Literal["secretConfig"] | None],
+# Extra connector properties, per connector, merged over the planned ones.
+ConnectorConfig = t.TypedDict("ConnectorConfig", {
+    "source": t.NotRequired[dict[str, str | int | bool]],
+    "checkpoint": t.NotRequired[dict[str, str | int | bool]],
+    "heartbeat": t.NotRequired[dict[str, str | int | bool]],
 })
 
 
-Mechanism: t.TypeAlias = t.Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
-
-
-# Metrics, alerts and dashboards (infra/plan/monitoring/, docs/operations.md).
-Monitoring = t.TypedDict("Monitoring", {
-    "metrics": t.NotRequired[bool],
-    "exporter": t.NotRequired[Exporter],
-    "namespace": t.NotRequired[str],
-    "prometheusOperator": t.NotRequired[bool],
-    "dashboard": t.NotRequired[bool],
-    "labels": t.NotRequired[dict[str, str]],
-    "alerts": t.NotRequired[Alerts],
-    "runbookBaseUrl": t.NotRequired[str | None],
+# Alert thresholds (infra/plan/monitoring/alerts.py). A flow's `alerts` override the stack's
+# `monitoring.alerts` field by field; unset everywhere, the defaults of
+# infra/plan/monitoring/alerts.py.
+Alerts = t.TypedDict("Alerts", {
+    "replicationLatencySeconds": t.NotRequired[int | None],
+    "recordAgeSeconds": t.NotRequired[int | None],
+    "sourceLagRecords": t.NotRequired[int | None],
+    "heartbeatAgeSeconds": t.NotRequired[int | None],
+    "forMinutes": t.NotRequired[int | None],
 })
 
 
@@ -167,170 +268,12 @@ OffsetsRequest = t.TypedDict("OffsetsRequest", {
 })
 
 
-Policy: t.TypeAlias = t.Literal["default", "identity"]
+# The documents' failover procedures (docs/operations.md).
+FailoverProcedure: t.TypeAlias = t.Literal["continuous", "cutoff", "disaster"]
 
 
-# A predicate transforms refer to by name (`predicates.<name>.*`).
-Predicate = t.TypedDict("Predicate", {
-    "name": str,
-    "type": str,
-    "config": t.NotRequired[dict[str, str | int | bool]],
-})
-
-
-Protocol: t.TypeAlias = t.Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
-
-
-PullPolicy: t.TypeAlias = t.Literal["Always", "IfNotPresent", "Never"]
-
-
-# Whether `pulumi up` waits for each KafkaConnect and KafkaConnector to report Ready (Strimzi's
-# `Ready` status condition), and for how long, per resource.
-Readiness = t.TypedDict("Readiness", {
-    "wait": t.NotRequired[bool],
-    "timeoutSeconds": t.NotRequired[int],
-})
-
-
-# `spec.hard` of a ResourceQuota for the Connect cluster's namespace, e.g. {requests.cpu: "4"}. The
-# program checks compute resources and pod counts against the Connect pods; any other key (object
-# counts, storage) needs `acknowledgeUnchecked`: no tier here admits a pod or counts the objects the
-# operator creates.
-ResourceQuota = t.TypedDict("ResourceQuota", {
-    "hard": dict[str, str | int],
-    "acknowledgeUnchecked": t.NotRequired[bool],
-})
-
-
-Resources = t.TypedDict("Resources", {
-    "requests": t.NotRequired[dict[str, str] | None],
-    "limits": t.NotRequired[dict[str, str] | None],
-})
-
-
-ConnectSettings = t.TypedDict("ConnectSettings", {
-    "replicas": t.NotRequired[int],
-    "version": t.NotRequired[str | None],
-    "image": t.NotRequired[str | None],
-    "resources": t.NotRequired[Resources | None],
-    "rebalanceDelaySeconds": t.NotRequired[int | None],
-})
-
-
-Sasl = t.TypedDict("Sasl", {
-    "mechanism": Mechanism,
-    "username": str,
-})
-
-
-SparkExecutors = t.TypedDict("SparkExecutors", {
-    "instances": t.NotRequired[int],
-    "cores": t.NotRequired[int],
-    "memory": t.NotRequired[str],
-})
-
-
-# The replication audit CronJob (spark/): off unless this section is present.
-Audit = t.TypedDict("Audit", {
-    "schedule": t.NotRequired[str],
-    "namespace": t.NotRequired[str],
-    "image": t.NotRequired[str],
-    "imagePullPolicy": t.NotRequired[PullPolicy | None],
-    "activeDeadlineSeconds": t.NotRequired[int | None],
-    "window": t.NotRequired[AuditWindow],
-    "thresholds": t.NotRequired[AuditThresholds],
-    "resources": t.NotRequired[Resources],
-    "driverMemory": t.NotRequired[str],
-    "executors": t.NotRequired[SparkExecutors | None],
-    "reports": t.NotRequired[AuditReports],
-    "pushgateway": t.NotRequired[str | None],
-})
-
-
-StartFrom: t.TypeAlias = t.Literal["earliest", "latest"]
-
-
-SyncGroupOffsets = t.TypedDict("SyncGroupOffsets", {
-    "enabled": t.NotRequired[bool],
-    "intervalSeconds": t.NotRequired[int | None],
-})
-
-
-# MirrorMaker 2's topic ACL sync (the source's ALLOW ACLs of replicated topics, as READ ACLs on the
-# remote topics). Off unless asked, unlike Kafka: Strimzi's User Operator owns the ACLs of the users
-# it manages and removes the ones it did not write, and Strimzi's own MirrorMaker 2 example turns it
-# off; on, the connector needs to describe the source's ACLs and to create ACLs on the target.
-SyncTopicAcls = t.TypedDict("SyncTopicAcls", {
-    "enabled": t.NotRequired[bool],
-    "intervalSeconds": t.NotRequired[int | None],
-})
-
-
-# MirrorMaker 2's topic configuration sync: each replicated topic's configuration copied to its
-# remote topic, except the properties `exclude` matches (Java regexes, beside MirrorMaker 2's own
-# exclusions, infra/plan/connectors.py TOPIC_CONFIG_EXCLUDES). On, as Kafka has it.
-SyncTopicConfigs = t.TypedDict("SyncTopicConfigs", {
-    "enabled": t.NotRequired[bool],
-    "exclude": t.NotRequired[str | list[str]],
-    "intervalSeconds": t.NotRequired[int | None],
-})
-
-
-TargetConnection: t.TypeAlias = t.Literal["workerFile", "clusterObjects"]
-
-
-Operator = t.TypedDict("Operator", {
-    "flavour": t.NotRequired[Flavour],
-    "version": t.NotRequired[str | None],
-    "targetConnection": t.NotRequired[TargetConnection | None],
-    "connect": t.NotRequired[ConnectSettings],
-    "imagePullSecret": t.NotRequired[ImagePullSecret | None],
-    "readiness": t.NotRequired[Readiness],
-    "autoRestart": t.NotRequired[bool],
-})
-
-
-TasksMax = t.TypedDict("TasksMax", {
-    "source": t.NotRequired[int],
-    "checkpoint": t.NotRequired[int],
-    "heartbeat": t.NotRequired[int],
-})
-
-
-# One step of a Single Message Transform chain (`transforms.<name>.*`).
-Transform = t.TypedDict("Transform", {
-    "name": str,
-    "type": str,
-    "config": t.NotRequired[dict[str, str | int | bool]],
-    "predicate": t.NotRequired[str | None],
-    "negate": t.NotRequired[bool],
-    "keepsTopic": t.NotRequired[bool],
-})
-
-
-# One of several MirrorSourceConnectors of a flow, with its own topic filter and settings.
-SourceInstance = t.TypedDict("SourceInstance", {
-    "name": str,
-    "topics": str | list[str],
-    "topicsExclude": t.NotRequired[str | list[str]],
-    "tasksMax": t.NotRequired[int | None],
-    "config": t.NotRequired[dict[str, str | int | bool]],
-    "transforms": t.NotRequired[list[Transform] | None],
-    "predicates": t.NotRequired[list[Predicate] | None],
-    "converters": t.NotRequired[Converters | None],
-    "state": t.NotRequired[ConnectorState | None],
-})
-
-
-# One of the Connect clusters a flow is split over, in a namespace of its own.
-ConnectPart = t.TypedDict("ConnectPart", {
-    "name": str,
-    "kubernetes": t.NotRequired[str | None],
-    "connect": t.NotRequired[ConnectSettings],
-    "resourceQuota": t.NotRequired[ResourceQuota | None],
-    "topics": t.NotRequired[str | list[str] | None],
-    "topicsExclude": t.NotRequired[str | list[str]],
-    "sources": t.NotRequired[list[SourceInstance] | None],
+Failover = t.TypedDict("Failover", {
+    "procedure": t.NotRequired[FailoverProcedure],
 })
 
 
@@ -372,26 +315,84 @@ Flow = t.TypedDict("Flow", {
 })
 
 
-Trust: t.TypeAlias = t.Literal["pem", "jks", "pkcs12"]
+PullPolicy: t.TypeAlias = t.Literal["Always", "IfNotPresent", "Never"]
 
 
-Tls = t.TypedDict("Tls", {
-    "trust": t.NotRequired[Trust],
-    "clientCertificate": t.NotRequired[bool],
+# The records each run compares: those with timestamps in [now - grace - lookback, now - grace).
+AuditWindow = t.TypedDict("AuditWindow", {
+    "lookbackMinutes": t.NotRequired[int],
+    "graceMinutes": t.NotRequired[int],
+    "bucketSeconds": t.NotRequired[int],
 })
 
 
-Security = t.TypedDict("Security", {
-    "protocol": t.NotRequired[Protocol],
-    "sasl": t.NotRequired[Sasl | None],
-    "tls": t.NotRequired[Tls | None],
+# When the audit exits 1 (findings). At-least-once delivery duplicates records, so duplicates are
+# counted but tolerated unless a limit is set.
+AuditThresholds = t.TypedDict("AuditThresholds", {
+    "maxLag": t.NotRequired[int],
+    "maxMissing": t.NotRequired[int],
+    "maxUnexpected": t.NotRequired[int],
+    "maxDuplicates": t.NotRequired[int | None],
+    "maxHeartbeatAgeSeconds": t.NotRequired[int],
+    "maxCheckpointAgeSeconds": t.NotRequired[int],
 })
 
 
-Cluster = t.TypedDict("Cluster", {
-    "bootstrapServers": str,
-    "security": t.NotRequired[Security],
-    "kubernetes": t.NotRequired[str | None],
+SparkExecutors = t.TypedDict("SparkExecutors", {
+    "instances": t.NotRequired[int],
+    "cores": t.NotRequired[int],
+    "memory": t.NotRequired[str],
+})
+
+
+# Reports land on a PersistentVolumeClaim the audit creates (or an existing one).
+AuditReports = t.TypedDict("AuditReports", {
+    "claim": t.NotRequired[str | None],
+    "size": t.NotRequired[str],
+    "storageClassName": t.NotRequired[str | None],
+})
+
+
+# The replication audit CronJob (spark/): off unless this section is present.
+Audit = t.TypedDict("Audit", {
+    "schedule": t.NotRequired[str],
+    "namespace": t.NotRequired[str],
+    "image": t.NotRequired[str],
+    "imagePullPolicy": t.NotRequired[PullPolicy | None],
+    "activeDeadlineSeconds": t.NotRequired[int | None],
+    "window": t.NotRequired[AuditWindow],
+    "thresholds": t.NotRequired[AuditThresholds],
+    "resources": t.NotRequired[Resources],
+    "driverMemory": t.NotRequired[str],
+    "executors": t.NotRequired[SparkExecutors | None],
+    "reports": t.NotRequired[AuditReports],
+    "pushgateway": t.NotRequired[str | None],
+})
+
+
+Exporter: t.TypeAlias = t.Literal["jmxPrometheusExporter", "strimziMetricsReporter"]
+
+
+# Metrics, alerts and dashboards (infra/plan/monitoring/, docs/operations.md).
+Monitoring = t.TypedDict("Monitoring", {
+    "metrics": t.NotRequired[bool],
+    "exporter": t.NotRequired[Exporter],
+    "namespace": t.NotRequired[str],
+    "prometheusOperator": t.NotRequired[bool],
+    "dashboard": t.NotRequired[bool],
+    "labels": t.NotRequired[dict[str, str]],
+    "alerts": t.NotRequired[Alerts],
+    "runbookBaseUrl": t.NotRequired[str | None],
+})
+
+
+# How Pulumi reaches one Kubernetes cluster: `context` (a context of the kubeconfig of the machine
+# running `pulumi up`), or `kubeconfig: secretConfig` (the whole kubeconfig from the secret config
+# key `kubernetes.<name>.kubeconfig`, which Pulumi ESC can supply), with `context` then picking one
+# of its contexts instead of its current-context.
+KubernetesCluster = t.TypedDict("KubernetesCluster", {
+    "context": t.NotRequired[str | None],
+    "kubeconfig": t.NotRequired[t.Literal["secretConfig"] | None],
 })
 
 

@@ -1,8 +1,10 @@
-"""The components' arguments are typed from the topology model for Python programs
-(components/topology_types.py, generated from the model's JSON Schema): mypy, as an editor's
-checker does, accepts every topology the repository ships written as Python, and refuses a
-misspelt key, a value no choice allows and a value of the wrong kind, each with its message.
-At run time the hints stay mappings, the view Pulumi's analyzer takes for the provider schema."""
+"""The components' arguments are typed from the topology model and their outputs from the outputs
+contract for Python programs (components/topology_types.py and components/output_types.py,
+generated from the two JSON Schemas): mypy, as an editor's checker does, accepts every topology
+the repository ships written as Python and a render's real outputs, and refuses a misspelt key,
+a value no choice allows, a value of the wrong kind and a misspelt output field, each with its
+message. At run time the hints stay mappings, the view Pulumi's analyzer takes for the provider
+schema."""
 
 from __future__ import annotations
 
@@ -13,10 +15,9 @@ import pulumi
 from components.replication import ReplicationFlowArgs, ReplicationTopologyArgs
 from infra.core import reading
 from infra.tools import python_types
-from tests.support.stacks import DOC_TOPOLOGY, ROOT
+from tests.support.stacks import DOC_TOPOLOGY, ROOT, doc_topology, render_topology
 from tests.unit.test_typing import mypy
 
-TYPES = ROOT / "components" / "topology_types.py"
 SHIPPED = sorted([*ROOT.glob("stacks/*.yaml"), *ROOT.glob("docs/examples/**/topology.yaml")])
 
 
@@ -29,8 +30,10 @@ def errors(tmp_path, name: str, program: str) -> list[str]:
             if ": error: " in line]
 
 
-def test_the_committed_types_are_the_models():
-    assert TYPES.read_text() == python_types.module(), "run `make python-types`"
+def test_the_committed_types_are_the_schemas():
+    assert sorted(p.name for p in python_types.MODULES) == ["output_types.py", "topology_types.py"]
+    for path, write in python_types.MODULES.items():
+        assert path.read_text() == write(), f"{path.name}: run `make python-types`"
 
 
 def test_every_shipped_topology_type_checks_as_written(tmp_path):
@@ -61,8 +64,25 @@ def test_a_mistake_is_refused_before_the_program_runs(tmp_path):
     ]
 
 
+def test_the_outputs_type_check_as_rendered_and_a_misspelt_field_is_refused(tmp_path):
+    outputs = render_topology(tmp_path, doc_topology(), secrets={}).outputs
+    flow = next(iter(outputs["flows"]))
+    program = (
+        "from components.output_types import Outputs\n"
+        "from components.replication import ReplicationTopology\n"
+        f"rendered: Outputs = {outputs!r}\n"
+        "def rest_url(c: ReplicationTopology) -> object:\n"
+        f"    return c.outputs.apply(lambda o: o['flows'][{flow!r}]['connectRestUrl'])\n"
+        "def misspelt(c: ReplicationTopology) -> object:\n"
+        f"    return c.flows.apply(lambda f: f[{flow!r}]['connectRestURL'])\n")
+    assert errors(tmp_path, "outputs", program) == [
+        '7: TypedDict "OutputsFlow" has no key "connectRestURL"  [typeddict-item]']
+
+
 def test_at_run_time_the_arguments_stay_mappings_for_the_analyzer():
     """components/provider_schema.py types them for other languages from the same schema."""
+    from components.replication import ReplicationTopology
+    assert ReplicationTopology.__annotations__["outputs"] == pulumi.Output[dict[str, typing.Any]]
     topology = ReplicationTopologyArgs.__annotations__["topology"]
     flow = ReplicationFlowArgs.__annotations__
     assert topology == pulumi.Input[dict[str, typing.Any]]

@@ -193,7 +193,7 @@ policy-pack: venv-deploy
 	$(BIN)/python -m infra.tools.policy_pack build/policy-pack
 
 # The topology's fields and the outputs contract as Python types (components/topology_types.py,
-# components/output_types.py), from their JSON Schemas: the components' arguments and outputs for
+# contract/output_types.py), from their JSON Schemas: the components' arguments and outputs for
 # type checkers and editors (tests/unit/test_python_types.py).
 python-types: venv-deploy
 	$(BIN)/python -m infra.tools.python_types

@@ -41,7 +41,7 @@ from infra.topology.schema import KubernetesCluster
 if TYPE_CHECKING:
     # Editors and type checkers read the model's own types (generated from its JSON Schema): a
     # misspelt key or a value no choice allows is refused before the program runs.
-    from components.output_types import Outputs, OutputsFlow
+    from contract.output_types import Outputs, OutputsFlow
     from components.topology_types import Cluster, Flow, Operator, Topology
 else:
     # Pulumi's analyzer reads the hints when the provider runs: there they stay mappings, which
@@ -140,7 +140,7 @@ def _prepare(document: Any, secrets: Mapping[str, Any], subject: str) -> Prepare
 
 
 def _deploy(parent: pulumi.ComponentResource, prepared: Prepared, secrets: Mapping[str, Any],
-            aliases: list[pulumi.Alias]) -> dict[str, Any]:
+            aliases: list[pulumi.Alias]) -> Outputs:
     model, stack_plan, audits = prepared
     for warning in model.warnings:
         pulumi.log.warn(warning, parent)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Final, Mapping
 
-OUTPUTS_VERSION = 1
+OUTPUTS_VERSION: Final = 1
 
 
 # Parts the schema repeats: a name that may be null, and where a flow's or an audit's objects are.

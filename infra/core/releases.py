@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from contract.output_types import OutputsOperator
+
 GROUP = "kafka.strimzi.io"
 
 
@@ -248,7 +250,7 @@ class Release:
     def name(self) -> str:
         return f"{self.flavour.value} {self.version}"
 
-    def outputs(self) -> dict[str, str]:
+    def outputs(self) -> OutputsOperator:
         return {"flavour": self.flavour.value, "version": self.version, "strimziVersion": self.strimzi,
                 "kafkaVersion": self.kafka}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from contract.output_types import Outputs
 from infra.checks import plans, rules, validation
 from infra.core import names, reading
 from infra.core.errors import Problem, TopologyError, at_lines
@@ -95,7 +96,7 @@ def validate_file(path: str | Path) -> tuple[Model, StackPlan, tuple[AuditPlan, 
     return model, stack_plan, audits
 
 
-def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> dict[str, Any]:
+def outputs(stack_plan: StackPlan, audits: tuple[AuditPlan, ...]) -> Outputs:
     """The stack outputs (docs/outputs.md): the flows', and the audit's, or with a `kubernetes`
     section each Kubernetes cluster's audit under `audits`."""
     out = stack_outputs(stack_plan)

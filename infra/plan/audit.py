@@ -12,6 +12,7 @@ from typing import Union
 # The job checks what we write against the same contract, and reads the same credential files.
 from contract import lastrun
 from contract.audit import CREDENTIAL_FILES, INT32, OFFSET_LAG_MAX_DEFAULT, VERSION
+from contract.output_types import OutputsAudit
 from infra.core import names
 from infra.core.manifests import (JSON, ConfigMap, CronJob, Manifest, Namespace, NetworkPolicy, ObjectMeta,
                                   PersistentVolumeClaim, PolicyRule, Role, RoleBinding, Secret, SecretValue,
@@ -120,7 +121,7 @@ class AuditPlan:
     namespace: Namespace
     objects: tuple[AuditObject, ...]            # in the audit namespace, in creation order
     rest_policies: tuple[NetworkPolicy, ...]    # in the flows' namespaces
-    outputs: JSON
+    outputs: OutputsAudit
     # The Kubernetes cluster it runs in, beside the Connect REST APIs it reads; None: the
     # ambient context (no `kubernetes` section).
     kubernetes: str | None = None
@@ -283,14 +284,14 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
     }})
     policies = tuple(rest_policy(n, flow_plan.name, part.names.connect, part.names.namespace)
                      for flow_plan in stack_plan.flows for part in flow_plan.parts)
-    outputs = {"namespace": ns, "cronJob": n.cronjob, "schedule": audit.schedule,
+    outputs: OutputsAudit = {"namespace": ns, "cronJob": n.cronjob, "schedule": audit.schedule,
                "activeDeadlineSeconds": audit.deadline_seconds, "serviceAccount": n.service_account,
                "configMap": n.configmap, "mode": "executors" if audit.executors else "local",
                "reports": {"persistentVolumeClaim": claim, "path": names.AUDIT_REPORTS_DIR,
                            "latest": f"{names.AUDIT_REPORTS_DIR}/latest/report.json",
                            "pushgateway": audit.pushgateway}}
     if kubernetes:
-        outputs = {"kubernetesCluster": kubernetes, **outputs}
+        outputs["kubernetesCluster"] = kubernetes
     namespace: Namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None)}
     return AuditPlan(namespace, tuple(objects), policies, outputs, kubernetes)
 

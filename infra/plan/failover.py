@@ -18,6 +18,7 @@ The documents ("Performing a failover or failback", seeds/002):
 
 from __future__ import annotations
 
+from contract.output_types import OutputsFailover
 from infra.core import names
 from infra.core.errors import Problem
 from infra.core.manifests import JSON
@@ -127,15 +128,15 @@ def subscriptions(d: Direction, procedure: FailoverProcedure) -> list[str]:
     return active if procedure is FailoverProcedure.cutoff else replica + active
 
 
-def failover_outputs(d: Direction) -> JSON:
+def failover_outputs(d: Direction) -> OutputsFailover:
     """The flow's `failover` stack output (docs/outputs.md), from the flow as deployed (plan.flow_outputs)."""
     flow = d.flow
-    return {"failover": {
+    return {
         "procedure": flow.failover.procedure.value,
         "procedures": [p.value for p in procedures(flow)],
         "waitSeconds": wait_seconds(flow),
         "topics": subscriptions(d, flow.failover.procedure),
-    }}
+    }
 
 
 def problems(model: Model) -> list[Problem]:

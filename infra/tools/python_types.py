@@ -1,5 +1,5 @@
 """The topology's and the outputs contract's JSON Schemas as Python types:
-components/topology_types.py and components/output_types.py.
+components/topology_types.py and contract/output_types.py.
 
 A program that writes its topology in Python (`ReplicationTopology`, `ReplicationFlow`) gets the
 same typed fields another language's SDK gets from the provider schema, so that its editor
@@ -148,14 +148,16 @@ def topology_module() -> str:
 
 
 def outputs_module() -> str:
-    """components/output_types.py, whole."""
+    """contract/output_types.py, whole."""
     return _Module(outputs_contract.SCHEMA, "Outputs", "Outputs", "").text(
-        "The stack outputs contract as Python types: what the components' `outputs` and `flows` hold.",
+        "The stack outputs contract as Python types: what the program writes and its components hold.",
         "the outputs contract's JSON Schema (contract/outputs.py SCHEMA)")
 
 
+# The outputs' types beside their contract (dependency-free, as the audit job ships it): the
+# writer of the outputs (infra/plan/outputs.py) is typed by them too.
 MODULES = {ROOT / "components" / "topology_types.py": topology_module,
-           ROOT / "components" / "output_types.py": outputs_module}
+           ROOT / "contract" / "output_types.py": outputs_module}
 
 
 if __name__ == "__main__":

@@ -148,15 +148,15 @@ def flow_plan(**flow):
     ({"config": {"checkpoint": {"emit.checkpoints.interval.seconds": -1}}}, None),
 ])
 def test_the_failover_wait_is_twice_emit_plus_sync(flow, wait):
-    assert failover.failover_outputs(flow_plan(**flow).direction)["failover"]["waitSeconds"] == wait
+    assert failover.failover_outputs(flow_plan(**flow).direction)["waitSeconds"] == wait
 
 
 def test_outputs_of_a_default_flow():
     fp = flow_plan(failover={"procedure": "continuous"}, topicsExclude=["orders\\.tmp.*"])
-    assert failover.failover_outputs(fp.direction) == {"failover": {
+    assert failover.failover_outputs(fp.direction) == {
         "procedure": "continuous", "procedures": ["continuous", "cutoff", "disaster"], "waitSeconds": 240,
         "topics": [r"a\.(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)",
-                   r"(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)"]}}
+                   r"(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)"]}
     # After a cutoff the old data is read already: the active topics alone.
     assert failover.subscriptions(fp.direction, FailoverProcedure.cutoff) == [
         r"(?!(?:orders\.tmp.*|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders.*)"]
@@ -164,7 +164,7 @@ def test_outputs_of_a_default_flow():
 
 def test_outputs_of_an_identity_flow():
     fp = flow_plan(replicationPolicy="identity", topics=["orders", "pay.*"])
-    out = failover.failover_outputs(fp.direction)["failover"]
+    out = failover.failover_outputs(fp.direction)
     assert (out["procedure"], out["procedures"], out["waitSeconds"]) == ("cutoff", ["cutoff", "disaster"], 240)
     storage = r"repl-a-b-config-topic|repl-a-b-offsets-topic|repl-a-b-status-topic"
     assert out["topics"] == [rf"(?!(?:{storage}|.*[\-\.]internal|.*\.replica|__.*)$)(?:orders|pay.*)"]
@@ -224,8 +224,8 @@ def test_the_job_and_the_plan_allow_the_same_procedures():
             fp = flow_plan(replicationPolicy=policy, checkpoints=checkpoints, syncGroupOffsets={"enabled": sync})
             running_connector = ([CheckpointConnector("c", "RUNNING", ("RUNNING",), 60, 60 if sync else None)]
                                  if checkpoints else [])
-            assert readiness.allowed(policy, running_connector) == failover.failover_outputs(fp.direction)["failover"]["procedures"]
-            assert readiness.wait_seconds(running_connector) == failover.failover_outputs(fp.direction)["failover"]["waitSeconds"]
+            assert readiness.allowed(policy, running_connector) == failover.failover_outputs(fp.direction)["procedures"]
+            assert readiness.wait_seconds(running_connector) == failover.failover_outputs(fp.direction)["waitSeconds"]
 
 
 def test_the_job_names_the_checkpoints_topic_as_the_plan_does():

@@ -112,7 +112,7 @@ def with_failover(data: dict) -> dict:
     """The outputs with each flow's `failover` (infra/plan/failover.py), as plan.flow_outputs adds them."""
     out = stack_outputs(data)
     for fp in plan(validation.parse(data)).flows:
-        out["flows"][fp.name].update(json.loads(json.dumps(failover_outputs(fp.direction))))
+        out["flows"][fp.name]["failover"] = json.loads(json.dumps(failover_outputs(fp.direction)))
     return out
 
 

@@ -274,7 +274,7 @@ def with_failover(tmp_path: Path, name: str) -> Any:
     """A variant's outputs with each flow's `failover`, as plan.flow_outputs adds them."""
     out = topology_outputs(tmp_path, name)
     for fp in plan(validation.parse(TOPOLOGIES[name])).flows:
-        out["flows"][fp.name].update(as_consumers_get_them(failover_outputs(fp.direction)))
+        out["flows"][fp.name].update(as_consumers_get_them({"failover": failover_outputs(fp.direction)}))
     return out
 
 

@@ -1,5 +1,5 @@
 """The components' arguments are typed from the topology model and their outputs from the outputs
-contract for Python programs (components/topology_types.py and components/output_types.py,
+contract for Python programs (components/topology_types.py and contract/output_types.py,
 generated from the two JSON Schemas): mypy, as an editor's checker does, accepts every topology
 the repository ships written as Python and a render's real outputs, and refuses a misspelt key,
 a value no choice allows, a value of the wrong kind and a misspelt output field, each with its
@@ -68,15 +68,17 @@ def test_the_outputs_type_check_as_rendered_and_a_misspelt_field_is_refused(tmp_
     outputs = render_topology(tmp_path, doc_topology(), secrets={}).outputs
     flow = next(iter(outputs["flows"]))
     program = (
-        "from components.output_types import Outputs\n"
+        "from contract.output_types import Outputs, OutputsConnectors\n"
         "from components.replication import ReplicationTopology\n"
         f"rendered: Outputs = {outputs!r}\n"
         "def rest_url(c: ReplicationTopology) -> object:\n"
         f"    return c.outputs.apply(lambda o: o['flows'][{flow!r}]['connectRestUrl'])\n"
         "def misspelt(c: ReplicationTopology) -> object:\n"
-        f"    return c.flows.apply(lambda f: f[{flow!r}]['connectRestURL'])\n")
+        f"    return c.flows.apply(lambda f: f[{flow!r}]['connectRestURL'])\n"
+        "written: OutputsConnectors = {'source': ['s'], 'checkpoint': ['c']}\n")
     assert errors(tmp_path, "outputs", program) == [
-        '7: TypedDict "OutputsFlow" has no key "connectRestURL"  [typeddict-item]']
+        '7: TypedDict "OutputsFlow" has no key "connectRestURL"  [typeddict-item]',
+        '8: Missing key "heartbeat" for TypedDict "OutputsConnectors"  [typeddict-item]']
 
 
 def test_at_run_time_the_arguments_stay_mappings_for_the_analyzer():

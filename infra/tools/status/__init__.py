@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -147,11 +149,49 @@ def run(outputs: str | None, flows: list[str], kubeconfigs: list[str], contexts:
     names = _per_cluster(split_pairs(contexts), clusters, everywhere, "--context", problems)
     if problems or release is None:
         raise TopologyError(problems, "the command line")
-    while True:
-        health = _once(stack, chosen, clusters, configs, names, release.api_version, output, watch)
-        if watch is None:
-            return show.EXIT[health]
-        time.sleep(watch)
+    if watch is None:
+        return show.EXIT[_once(stack, chosen, clusters, configs, names, release.api_version, output, watch)]
+    with _interruptible() as interrupted:
+        while True:
+            _once(stack, chosen, clusters, configs, names, release.api_version, output, watch)
+            until = time.monotonic() + watch
+            while not interrupted:
+                left = until - time.monotonic()
+                if left <= 0:
+                    break
+                time.sleep(min(left, 0.2))
+            if interrupted:
+                raise KeyboardInterrupt  # the command line's exit 130
+
+
+class _interruptible:
+    """SIGINT remembered as well as raised while the watch runs. Python raises KeyboardInterrupt
+    wherever the main thread is when the signal arrives; inside a finalizer run by the garbage
+    collector (urllib3 closing a pool's sockets, say) it is printed as "Exception ignored" and
+    lost, and the watch went on (a run of the API-server tier saw it). Remembered, it ends the
+    watch at the next check, within 0.2 s between rounds and at the end of a round (each round
+    bounded by its own deadline)."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self.previous: Any = None
+
+    def __enter__(self) -> list[int]:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.getsignal(signal.SIGINT)
+            if self.previous is signal.default_int_handler:  # not where SIGINT is ignored or handled
+                signal.signal(signal.SIGINT, self._handle)
+            else:
+                self.previous = None
+        return self.signals
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.signals.append(signum)
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def _once(stack: contract.StackOutputs, chosen: list[str], clusters: set[str | None], configs: dict[str | None, str],

@@ -1,4 +1,4 @@
-"""The stack outputs contract as Python types: what the components' `outputs` and `flows` hold.
+"""The stack outputs contract as Python types: what the program writes and its components hold.
 
 Generated from the outputs contract's JSON Schema (contract/outputs.py SCHEMA)
 by `make python-types` (infra/tools/python_types.py); do not edit: tests/unit/test_python_types.py

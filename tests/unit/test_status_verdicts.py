@@ -609,7 +609,13 @@ def test_an_interrupt_lost_in_a_finalizer_still_ends_the_watch(monkeypatch, outp
             pass  # as a finalizer loses it
         return "healthy"
     monkeypatch.setattr(status, "_once", one_round)
-    started = time.monotonic()
-    assert cli.main(["status", "--outputs", str(outputs_file), "--watch", "2"]) == 130
-    assert len(rounds) == 1 and time.monotonic() - started < 2
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    # SIGINT as a terminal leaves it: `make test` runs tiers in the background, where the shell
+    # ignores it (and the watch, like any program, then cannot be interrupted).
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        started = time.monotonic()
+        assert cli.main(["status", "--outputs", str(outputs_file), "--watch", "2"]) == 130
+        assert len(rounds) == 1 and time.monotonic() - started < 2
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    finally:
+        signal.signal(signal.SIGINT, inherited)

@@ -88,6 +88,6 @@ def flow_outputs(fp: FlowPlan) -> OutputsFlow:
             },
         },
     }
-    if placed and parts[0].kubernetes is not None:
+    if parts[0].kubernetes is not None:  # placed
         out["kubernetesCluster"] = parts[0].kubernetes  # where the first Connect cluster runs
     return out

@@ -12,7 +12,7 @@ committed ones to them.
 
 Each object is a TypedDict (its optional fields NotRequired), each choice a Literal, a value of
 several kinds a union, a mapping of names a `dict[str, ...]`. The outputs' types are named as the
-provider schema names them (`Outputs`, `OutputsFlow`, `OutputsFlowFailover`...,
+provider schema names them (`Outputs`, `OutputsFlow`, `OutputsFlowInternalTopics`...,
 components/provider_schema.py output_types), so that every language's SDK says the same. The
 types describe; the components still check every value at run time (components/arguments.py),
 as they do for a document read from YAML.

@@ -81,6 +81,15 @@ def test_the_outputs_type_check_as_rendered_and_a_misspelt_field_is_refused(tmp_
         '8: Missing key "heartbeat" for TypedDict "OutputsConnectors"  [typeddict-item]']
 
 
+def test_the_outputs_types_are_named_as_the_provider_schema_names_them():
+    from components.provider_schema import output_types
+    from contract import output_types as generated
+    from contract.outputs import SCHEMA
+    objects = sorted(n for n in generated.__all__ if hasattr(getattr(generated, n), "__required_keys__"))
+    assert objects == sorted(token.rsplit(":", 1)[1] for token in output_types(SCHEMA))
+    assert len(objects) == 13
+
+
 def test_at_run_time_the_arguments_stay_mappings_for_the_analyzer():
     """components/provider_schema.py types them for other languages from the same schema."""
     from components.replication import ReplicationTopology

@@ -73,12 +73,14 @@ test-engine: venv engine shellcheck prometheus-crds
 #     its time, and the tier is the longest: two runtime processes alone keep the cores 55-65 %
 #     busy (measured, docs/performance.md), three use what the other tiers leave.
 # Cold, the builds take about 17 minutes in all; warm they are found at once. The background runs'
-# output is kept in build/tier-*.log and printed after the first run's. The target fails if a
-# build or a run failed.
+# output is kept in build/tier-*.log and printed after the first run's, then each tier's CPU time and
+# the costliest tests (tests/support/cputime.py: on two shared cores, what a test costs is its CPU,
+# not its wall time). The target fails if a build or a run failed.
 BUILD := bash tools/engine/build.sh
 SHARED_RUNTIME := KAFKA_REPLICATION_TEST_QUEUE=$(CURDIR)/build/runtime-queue $(PYTEST) --durations=0 --durations-min=1 tests/runtime
 test: venv promtool shellcheck prometheus-crds
-	@mkdir -p build; rm -rf build/*.status build/*.log build/runtime-queue; \
+	@mkdir -p build; rm -rf build/*.status build/*.log build/runtime-queue build/cpu; \
+	export KAFKA_REPLICATION_CPU_LEDGER=$(CURDIR)/build/cpu; \
 	{ $(BUILD) kube-apiserver kubectl toxiproxy-server > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \
 	  { $(SHARED_RUNTIME) >> build/tier-runtime.log 2>&1; echo $$? > build/tier-runtime.status; } & \
 	  $(BUILD) > build/tier-engine.log 2>&1; echo $$? > build/binaries.status; \
@@ -91,6 +93,7 @@ test: venv promtool shellcheck prometheus-crds
 	$(SHARED_RUNTIME) > build/tier-runtime-2.log 2>&1; echo $$? > build/tier-runtime-2.status; \
 	echo "waiting for the runtime, API-server and engine tiers (build/tier-runtime.log, build/tier-engine.log)"; \
 	wait; cat build/tier-runtime.log build/tier-runtime-2.log build/tier-runtime-3.log build/tier-engine.log; \
+	$(BIN)/python tools/durations.py --cpu build/cpu || true; \
 	for s in tier-runtime tier-runtime-2 tier-runtime-3 tier-engine; do \
 	  test "$$(cat build/$$s.status)" -eq 0 || { echo "make test: $$s failed"; first=1; }; done; \
 	for s in kube-apiserver binaries; do test "$$(cat build/$$s.status)" -eq 0 || \

@@ -6,7 +6,7 @@ import pytest
 
 from infra.deploy import deployment
 from infra.tools.render import Render
-from tests.support import skips
+from tests.support import cputime, skips
 from tests.support.stacks import (APISERVER_COUNTS, DOC_TOPOLOGY, RUNTIME_COUNTS, by_kind_name, render_topology,
                                   started_apiserver)
 
@@ -14,6 +14,7 @@ from tests.support.stacks import (APISERVER_COUNTS, DOC_TOPOLOGY, RUNTIME_COUNTS
 def pytest_configure(config):
     # No silent skip (tests/skips.toml lists the only tests allowed to skip, with their reasons).
     config.pluginmanager.register(skips.SkipGuard(), "skip-guard")
+    cputime.register(config)  # each test's CPU time, where KAFKA_REPLICATION_CPU_LEDGER asks for it
 
 
 @pytest.fixture(autouse=True)

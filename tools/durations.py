@@ -5,6 +5,12 @@ together).
     PYTEST_ADDOPTS=--durations=0 bash .ci/run > build/ci.log 2>&1
     python3 tools/durations.py build/ci.log build/tier-runtime.log build/tier-runtime-2.log build/tier-runtime-3.log build/tier-engine.log
 
+    python3 tools/durations.py --cpu build/cpu
+
+The second form sums the CPU ledger `make test` keeps (tests/support/cputime.py): each test's CPU
+time, its process's own and its children's (brokers, workers, Spark, the Pulumi CLI), which on two
+busy cores says what a test costs where its wall time says mostly what ran beside it.
+
 `make test` prints the runtime tier's phases of a second or more (`--durations-min=1`), so its
 sums leave out the shorter phases. Each test's time is its own process's: the tiers run side by side (Makefile `test`), so the sums
 are test-process minutes, more than the wall time they take together. Standard library only.
@@ -49,7 +55,42 @@ def report(found: dict[str, float], top: int = 25) -> str:
     return "\n".join(out)
 
 
+def ledger(folder: Path) -> dict[str, tuple[float, float, float]]:
+    """test id -> (wall s, own CPU s, children's CPU s), from every process's ledger file."""
+    found: dict[str, tuple[float, float, float]] = {}
+    for path in sorted(folder.glob("*.tsv")):
+        for line in path.read_text(errors="replace").splitlines():
+            fields = line.split("\t")
+            if len(fields) == 4:
+                try:
+                    found[fields[0]] = (float(fields[1]), float(fields[2]), float(fields[3]))
+                except ValueError:
+                    continue  # a line cut short by a stopped run
+    return found
+
+
+def cpu_report(found: dict[str, tuple[float, float, float]], top: int = 15) -> str:
+    tiers: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    for test, (wall, own, children) in found.items():
+        row = tiers[test.split("/")[1] if test.startswith("tests/") else "?"]
+        row[0] += 1
+        row[1] += wall
+        row[2] += own
+        row[3] += children
+    total = sum(own + children for _, own, children in found.values())
+    out = [f"CPU: {total / 60:.1f} CPU-minutes in {len(found)} tests (on 2 cores, at least {total / 120:.1f} minutes of wall time)",
+           "| tier | tests | wall min (its processes') | CPU min | of which children's |", "| --- | ---: | ---: | ---: | ---: |"]
+    out += [f"| {t} | {n:.0f} | {w / 60:.1f} | {(o + c) / 60:.1f} | {c / 60:.1f} |"
+            for t, (n, w, o, c) in sorted(tiers.items(), key=lambda x: -(x[1][2] + x[1][3]))]
+    out += ["", "| test | CPU s | wall s |", "| --- | ---: | ---: |"]
+    out += [f"| {t} | {o + c:.0f} | {w:.0f} |" for t, (w, o, c) in sorted(found.items(), key=lambda x: -(x[1][1] + x[1][2]))[:top]]
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: python3 tools/durations.py LOG [LOG ...]")
-    print(report(durations([Path(a) for a in sys.argv[1:]])))
+    if len(sys.argv) == 3 and sys.argv[1] == "--cpu":
+        print(cpu_report(ledger(Path(sys.argv[2]))))
+    elif len(sys.argv) >= 2 and not sys.argv[1].startswith("-"):
+        print(report(durations([Path(a) for a in sys.argv[1:]])))
+    else:
+        sys.exit("usage: python3 tools/durations.py LOG [LOG ...] | --cpu FOLDER")

@@ -30,10 +30,16 @@ Two measures, the contenders alternating within each round:
   defaults' catch-up throughput measured in the same run: what they sustain), read on the target
   as they arrive; p50, p99 and max of arrival minus the record's timestamp.
 
-With `--rtt` or `--bandwidth`, the worker reaches the source through a link of the rehearsal's
-fault proxy (infra/tools/rehearsal/links.py): each direction delayed by half the round trip and
-capped at the bandwidth, as a Connect cluster beside its target reads a source in another region.
-The test clients that fill and read the topics are not behind it.
+With `--rtt` or `--bandwidth`, the source cluster is in another region: its broker runs in a
+network namespace behind a link that delays each packet by half the round trip each way and caps
+the bandwidth (infra/tools/rehearsal/distance.py), with the kernel's TCP in between, so that the
+sockets' buffers limit each connection as across a real link. Everything that reaches the source
+crosses it: the worker's consumers, as a Connect cluster beside its target reads a source in
+another region, and the test clients that fill the topics and write the latency measure's records
+too (their time to write is not measured; a record's latency includes its producer's one-way trip
+to the source). `--through proxy` uses the fault proxy instead (links.py), the worker alone behind
+it: that proxy reads on as fast as the sender writes, so no window limits a connection (kinder
+than a real link; kept to compare).
 
 Medians over the rounds, and the ratios against `defaults`. docs/performance.md records them.
 Needs the API-server tier's kube-apiserver (tools/engine/build.sh, `make engine`) and the jars.
@@ -56,6 +62,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from infra.tools.rehearsal.apiserver import start, stop  # noqa: E402
+from infra.tools.rehearsal.distance import Distance  # noqa: E402
 from infra.tools.rehearsal.kube import ApiServerKube  # noqa: E402
 from infra.tools.rehearsal.kubeapi import Client  # noqa: E402
 from infra.tools.rehearsal.run import Rehearsal  # noqa: E402
@@ -234,6 +241,8 @@ def main() -> int:
     ap.add_argument("--version", default="1.2")
     ap.add_argument("--rtt", type=int, default=0, metavar="MS", help="the round trip between the worker and the source")
     ap.add_argument("--bandwidth", type=int, default=0, metavar="MBIT", help="the link's cap each way (0: none)")
+    ap.add_argument("--through", choices=("kernel", "proxy"), default="kernel",
+                    help="the source's link: the kernel's TCP through a delaying relay (default), or the fault proxy")
     args = ap.parse_args()
     if args.rtt < 0 or args.bandwidth < 0:
         ap.error("--rtt and --bandwidth take a number of milliseconds and megabits per second, 0 or more")
@@ -243,7 +252,9 @@ def main() -> int:
     state = start(work / "apiserver")
     r = Rehearsal(local_topology(on_release(DEV, args.flavour, args.version)), work / "rehearsal",
                   ApiServerKube(Client(state)), scale=args.workers > 1, jvm="steady",
-                  linked=bool(args.rtt or args.bandwidth))
+                  linked=bool(args.rtt or args.bandwidth) and args.through == "proxy",
+                  distances={"us-west": Distance(args.rtt, args.bandwidth)}
+                  if (args.rtt or args.bandwidth) and args.through == "kernel" else {})
     try:
         r.start_clusters()
         if r.links is not None:
@@ -281,7 +292,8 @@ def main() -> int:
                           + ", ".join(f"{k} {v:,.0f}" for k, v in figures.items()), flush=True)
 
         link = (f"{args.rtt} ms round trip" + (f", {args.bandwidth} Mbit/s" if args.bandwidth else "")
-                if r.links is not None else "loopback")
+                + f" ({'the kernel through a relay' if r.distances else 'the fault proxy'})"
+                if r.links is not None or r.distances else "loopback")
         where = (f"{args.flavour} {args.version}, {args.workers} worker(s), {args.partitions} partitions, "
                  f"tasks.max {b.tasks} (render), source link: {link}, medians of {args.rounds} round(s)")
         print(f"\ncatch-up: {args.records:,} records of {args.size} B; {where}")

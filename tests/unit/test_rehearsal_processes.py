@@ -38,3 +38,18 @@ def test_jvm_profiles():
     with pytest.raises(ValueError) as exc:
         jvm_options("fast", (1, 2))
     assert str(exc.value) == "JVM profile 'fast': one of quick, steady"
+
+
+def test_a_distance_for_a_cluster_the_topology_lacks_is_refused_before_anything_starts(tmp_path):
+    from infra.tools.rehearsal.distance import Distance
+    from infra.tools.rehearsal.process import RuntimeStartError
+    from infra.tools.rehearsal.run import Rehearsal
+    from tests.support.replication import dev_for_runtime
+    link = Distance(50)
+    r = Rehearsal(dev_for_runtime("strimzi", "1.2.0"), tmp_path, kube=None,  # type: ignore[arg-type]
+                  distances={"us-west": link, "eu-north": Distance(20)})
+    with pytest.raises(RuntimeStartError) as refused:
+        r.start_clusters()
+    assert str(refused.value) == ("a distance for eu-north, which the topology does not name as a cluster "
+                                  "(us-east, us-west)")
+    assert r.clusters == {} and link._thread is None  # no broker, no link

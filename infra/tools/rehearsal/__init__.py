@@ -11,6 +11,8 @@ The runtime test tier and `python -m infra rehearse` share this package:
   requests; tests/support/watch.py for its reconciliation as a controller);
 - connect.py: distributed Connect workers, each in a mount namespace of its own (a "pod"), and
   their REST API;
+- links.py: a fault proxy between the workers and the clusters; distance.py: a cluster in another
+  region, behind a link with the kernel's TCP end to end;
 - clients.py: a Java client (the JDK parses every property) that produces, reads and inspects;
 - process.py: the JVMs (their hosts file, profiles and class-data archives); keeper.py: a process
   that ends them when the process that started them ends, however it ends.

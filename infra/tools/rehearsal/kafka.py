@@ -4,7 +4,8 @@ client certificates. The broker listens on the topology's own host names and por
 hosts file of process.Network) and presents a certificate of the cluster's CA for them.
 
 Besides the listener the topology names, the broker has a plaintext replication listener and its
-controller on the same loopback address: neither is a client's concern.
+controller on the same loopback address: neither is a client's concern. A cluster `far` away runs
+in a network namespace reached through a link with a round trip (distance.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from contract.clientprops import LOGIN_MODULES, jaas_config
 from infra.tools.rehearsal import material as materials
+from infra.tools.rehearsal.distance import Distance
 from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, class_archive, free_port, java,
                                            jvm_options, listening, logging_options)
 from infra.topology.schema import Cluster, Protocol
@@ -43,6 +45,9 @@ class KafkaCluster:
     material: materials.ClusterMaterial = field(init=False)
     process: Process | None = None
     jvm: str = "quick"  # process.jvm_options
+    # A cluster in another region (distance.py): its broker runs in the far namespace of this
+    # link, on the link's far address, and every connection to it from here crosses the link.
+    far: Distance | None = None
 
     def __post_init__(self) -> None:
         self.material = materials.for_cluster(self.alias, tuple(h for h, _ in self.hosts))
@@ -128,12 +133,15 @@ class KafkaCluster:
 
     def start(self, release_classpath: str) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.ip = self.ip or self.network.address()
+        self.ip = self.ip or (self.far.far_ip if self.far is not None else self.network.address())
         for host, _ in self.hosts:
             self.network.map(host, self.ip)
         port = self.port
         config = self.directory / "server.properties"
-        props = self._server_properties(port, free_port(self.ip), free_port(self.ip))
+        # The far namespace holds this broker alone: the ports after its own are free there (and
+        # cannot be probed from here, where its address is not local).
+        others = (port + 1, port + 2) if self.far is not None else (free_port(self.ip), free_port(self.ip))
+        props = self._server_properties(port, *others)
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         logs = logging_options(self.directory, "WARN")
         base = [java(), *jvm_options(self.jvm, (128, 384)),
@@ -157,6 +165,8 @@ class KafkaCluster:
             if code != 0:
                 raise RuntimeStartError(f"formatting {self.alias}'s storage failed:\n{formatter.tail()}")
         argv, archive = class_archive([*base, "kafka.Kafka", str(config)])
+        if self.far is not None:
+            argv = [*self.far.prefix(), *argv]  # `ip netns exec` execs the JVM: the pid stays the broker's
         self.process = Process(f"Kafka broker {self.alias}", argv, self.directory / "broker.log", archive=archive)
         self.process.wait_for(f"listener {self.ip}:{port}", lambda: listening(self.ip, port), 120)
 

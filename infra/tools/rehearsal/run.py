@@ -36,6 +36,7 @@ from infra.tools import render
 from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
 from infra.tools.rehearsal.clients import Clients
 from infra.tools.rehearsal.connect import Worker
+from infra.tools.rehearsal.distance import Distance
 from infra.tools.rehearsal.kafka import KafkaCluster
 from infra.tools.rehearsal.links import Links
 from infra.tools.rehearsal.process import Network, RuntimeStartError, stop_all
@@ -143,6 +144,10 @@ class Rehearsal:
     # can slow, cut or black-hole (links.py), after the clusters start; the tests' clients do not.
     linked: bool = False
     links: Links | None = field(default=None, init=False)
+    # Clusters in another region, by alias: each broker behind a link of its own with the
+    # kernel's TCP in between (distance.py), crossed by everything that reaches it from here,
+    # the workers and the tests' clients alike. Started with the clusters, stopped after them.
+    distances: dict[str, Distance] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -155,12 +160,19 @@ class Rehearsal:
 
     def start_clusters(self) -> None:
         """Every cluster's broker, started side by side: a broker's start is mostly its JVM's own."""
+        unknown = sorted(set(self.distances) - set(self.model.clusters))
+        if unknown:
+            raise RuntimeStartError(f"a distance for {', '.join(unknown)}, which the topology does not name as a "
+                                    f"cluster ({', '.join(sorted(self.model.clusters))})")
         classpath = jars.classpath(self.release)
         for alias, spec in sorted(self.model.clusters.items()):
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
             self.clusters[alias] = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
                                                 authorizer=alias in self.authorizers,
-                                                reauthenticate_seconds=self.reauthenticate.get(alias), jvm=self.jvm)
+                                                reauthenticate_seconds=self.reauthenticate.get(alias), jvm=self.jvm,
+                                                far=self.distances.get(alias))
+        for link in self.distances.values():
+            link.start()
         with ThreadPoolExecutor(max_workers=max(len(self.clusters), 1)) as pool:
             for started in [pool.submit(k.start, classpath) for k in self.clusters.values()]:
                 started.result()
@@ -546,6 +558,8 @@ class Rehearsal:
         # The workers first, all at once, so that none spends its shutdown retrying a broker gone.
         stop_all([w.process for w in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]])
         stop_all([kafka.process for kafka in self.clusters.values()])
+        for link in self.distances.values():
+            link.stop()
         if self.links is not None:
             self.links.stop()
         self.clients.close()

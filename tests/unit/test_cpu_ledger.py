@@ -32,13 +32,18 @@ def test_own():
 '''
 
 
-def test_each_test_is_charged_its_own_and_its_childrens_cpu(tmp_path):
-    tests = tmp_path / "tests" / "unit"
+def project(folder: Path) -> None:
+    """A project of one test module, whose conftest registers the ledger as tests/conftest.py does."""
+    tests = folder / "tests" / "unit"
     tests.mkdir(parents=True)
     (tests / "test_busy.py").write_text(BUSY)
-    (tmp_path / "conftest.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                                          "from tests.support import cputime\n\n"
-                                          "def pytest_configure(config):\n    cputime.register(config)\n")
+    (folder / "conftest.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+                                        "from tests.support import cputime\n\n"
+                                        "def pytest_configure(config):\n    cputime.register(config)\n")
+
+
+def test_each_test_is_charged_its_own_and_its_childrens_cpu(tmp_path):
+    project(tmp_path)
     ledger = tmp_path / "ledger"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_busy.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120,
@@ -53,12 +58,7 @@ def test_each_test_is_charged_its_own_and_its_childrens_cpu(tmp_path):
 
 
 def test_without_the_variable_nothing_is_written(tmp_path):
-    tests = tmp_path / "tests" / "unit"
-    tests.mkdir(parents=True)
-    (tests / "test_busy.py").write_text(BUSY)
-    (tmp_path / "conftest.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                                          "from tests.support import cputime\n\n"
-                                          "def pytest_configure(config):\n    cputime.register(config)\n")
+    project(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_REPLICATION_CPU_LEDGER"}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "own",
                            "tests/unit/test_busy.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)

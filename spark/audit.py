@@ -390,6 +390,8 @@ def _main(args) -> int:
                 return KafkaCluster(spark, librdkafka_config(cluster, creds), spark_kafka_options(cluster, creds))
             clusters, fetch = Clusters(make), fetch_connect_offsets
         result = run(config, clusters, fetch, window, now, java_filters(spark), args.flow)
+        if not args.local:
+            result["certificates"] = certificates(config, args.credentials)
         out = args.out / "runs" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(result["startedAt"] / 1000)) \
             if args.runs else args.out
         path = report.write(result, out, spark)
@@ -406,6 +408,22 @@ def _main(args) -> int:
     termination_message(result, args.termination_log)
     print(summary(result, path))
     return report.EXIT[result["status"]]
+
+
+def certificates(config: dict, credentials: Path) -> list[dict]:
+    """When each cluster's certificate items expire (spark/clusters.py certificate_expiries), for
+    the report and the pushed metrics. One that cannot be read is said on stderr and left out: the
+    audit's own connections to that cluster say what is wrong with it."""
+    from spark.clusters import certificate_expiries
+    out = []
+    for alias, cluster in sorted(config["clusters"].items()):
+        try:
+            found = certificate_expiries(cluster, credentials / alias)
+        except Unverifiable as exc:
+            print(f"warning: cluster {alias}: {exc}", file=sys.stderr)
+            continue
+        out += [{"cluster": alias, "item": item, "notAfter": seconds * 1000} for item, seconds in sorted(found.items())]
+    return out
 
 
 def java_filters(spark) -> TopicFilters:

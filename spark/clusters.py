@@ -28,6 +28,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, functions as F, types a
 
 from contract import audit as audit_contract
 from contract.audit import CREDENTIAL_FILES
+from contract.certificates import CertificateError, not_after, pem_certificates
 from contract.clientprops import KEYSTORE_FILE, jaas_config, java_client_props, pem_keystore
 from spark.offsets import Unverifiable
 
@@ -93,6 +94,40 @@ def _pem_from_store(directory: Path, store_type: str) -> Path:
     if not pem:
         raise Unverifiable(f"credentials: {store} holds no certificate")
     out.write_text("\n".join(pem) + "\n")
+    return out
+
+
+def certificate_expiries(cluster: dict, credentials: Path) -> dict[str, int]:
+    """When each certificate item the audit is given for a cluster expires, in epoch seconds, by
+    secret config item: a trust list when its last certificate does (an expired CA beside the
+    renewed one, a bundle during a rotation, is harmless; the deployer refuses a list whose every
+    certificate has expired), a client certificate when its own does (the first of its chain).
+    These are the stack's copies, the same the connectors read."""
+    def ders(path: Path, item: str) -> list[bytes]:
+        try:
+            found = pem_certificates(path.read_text(errors="replace"))
+        except OSError as exc:
+            raise Unverifiable(f"credentials: cannot read {item} ({path}): {exc.strerror}") from None
+        except CertificateError as exc:
+            raise Unverifiable(f"credentials: {item} ({path}): {exc}") from None
+        if not found:
+            raise Unverifiable(f"credentials: {item} ({path}) holds no certificate")
+        return found
+
+    def expiry(der: bytes, item: str) -> int:
+        try:
+            return not_after(der)
+        except CertificateError as exc:
+            raise Unverifiable(f"credentials: {item}: {exc}") from None
+    out = {}
+    trust = cluster["trust"]
+    if trust == "pem":
+        out["caCert"] = max(expiry(d, "caCert") for d in ders(credentials / CREDENTIAL_FILES["caCert"], "caCert"))
+    elif trust:
+        out["truststore"] = max(expiry(d, "truststore")
+                                for d in ders(_pem_from_store(credentials, trust.upper()), "truststore"))
+    if cluster["clientCertificate"]:
+        out["clientCert"] = expiry(ders(credentials / CREDENTIAL_FILES["clientCert"], "clientCert")[0], "clientCert")
     return out
 
 

@@ -122,6 +122,11 @@ def push_metrics(report: dict, gateway: str, job: str = audit_contract.JOB) -> N
                    registry=registry)
     stale = Gauge("kafka_replication_audit_checkpoint_stale", "1: the group's checkpoints are stale (a finding)",
                   ["flow", "group"], registry=registry)
+    expiry = Gauge("kafka_replication_audit_certificate_expiry_timestamp_seconds",
+                   "when the stack's copy of a cluster's CA or client certificate expires", ["cluster", "item"],
+                   registry=registry)
+    for certificate in report.get("certificates") or []:
+        expiry.labels(certificate["cluster"], certificate["item"]).set(certificate["notAfter"] / 1000)
     for flow in report["flows"]:
         for group in flow.get("checkpoints") or []:
             checkpoint_age.labels(flow["name"], group["group"]).set(group["ageSeconds"])

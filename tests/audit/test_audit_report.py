@@ -57,7 +57,9 @@ class _Gateway(BaseHTTPRequestHandler):
 def test_metrics_pushed_to_a_pushgateway():
     server = HTTPServer(("127.0.0.1", 0), _Gateway)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    result = {"status": "findings", "finishedAt": 1_767_225_660_000, "flows": [
+    result = {"status": "findings", "finishedAt": 1_767_225_660_000, "certificates": [
+        {"cluster": "us-west", "item": "caCert", "notAfter": 1_798_761_600_000},
+        {"cluster": "us-west", "item": "clientCert", "notAfter": 1_767_225_600_000}], "flows": [
         {"name": "f1", "freshness": {"ageSeconds": 12.5}, "checkpoints": [
             {"group": "readers", "ageSeconds": 900.5, "behindRecords": 401, "findings": ["stale"]},
             {"group": "idle", "ageSeconds": 5000.0, "behindRecords": 0, "findings": []}], "topics": [
@@ -80,6 +82,8 @@ def test_metrics_pushed_to_a_pushgateway():
                  'kafka_replication_audit_checkpoint_behind_records{flow="f1",group="readers"} 401.0',
                  'kafka_replication_audit_checkpoint_stale{flow="f1",group="readers"} 1.0',
                  'kafka_replication_audit_checkpoint_stale{flow="f1",group="idle"} 0.0',
+                 'kafka_replication_audit_certificate_expiry_timestamp_seconds{cluster="us-west",item="caCert"} 1.7987616e+09',
+                 'kafka_replication_audit_certificate_expiry_timestamp_seconds{cluster="us-west",item="clientCert"} 1.7672256e+09',
                  'kafka_replication_audit_last_run_timestamp_seconds 1.76722566e+09'):
         assert line in text.splitlines(), line
 

@@ -62,7 +62,7 @@ ALERTS = [
     "KafkaReplicationTargetAuthenticationFails", "KafkaReplicationTargetThrottles",
     "KafkaReplicationCheckpointsLate", "KafkaReplicationHeartbeatsStale",
     "KafkaReplicationAuditJobFailed", "KafkaReplicationAuditFindings", "KafkaReplicationCheckpointsStale",
-    "KafkaReplicationConnectGroupDown", "KafkaReplicationOperatorNotReady", "KafkaReplicationOperatorWarning",
+    "KafkaReplicationCertificateExpiring", "KafkaReplicationConnectGroupDown", "KafkaReplicationOperatorNotReady", "KafkaReplicationOperatorWarning",
     "KafkaReplicationOperatorDeprecated",
     "KafkaReplicationMetricsAbsent"]
 

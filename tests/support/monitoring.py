@@ -164,6 +164,9 @@ def healthy() -> list[dict]:
         external("kafka_replication_audit_status", "0x40", job="kafka-replication-audit", instance=""),
         external("kafka_replication_audit_checkpoint_stale", "0x40", job="kafka-replication-audit", instance="",
                  flow=FLOW, group="test.readers"),
+        # A CA copy valid for a year from the evaluation's start (promtool's time() starts at 0).
+        external("kafka_replication_audit_certificate_expiry_timestamp_seconds", f"{365 * 86400}x40",
+                 job="kafka-replication-audit", instance="", cluster="us-west", item="caCert"),
         *operator_view(),
         # Another team's Connect cluster (no flow label of ours), not Ready for an hour: not ours to page on.
         operated(monitoring.CONNECT_INFO, "other-team", "their-connect", ready="False"),
@@ -399,6 +402,23 @@ def firing_cases() -> list[tuple[str, list[dict], str, list[dict]]]:
                                      "stopped or failing, or does not select the group (kafka-replication status; "
                                      "the audit's report names the records, docs/audit.md).",
                       "runbook": "docs/operations.md#kafkareplicationcheckpointsstale"}}]),
+        ("KafkaReplicationCertificateExpiring",
+         # The copy expires 29 days and 23 hours after the start: under the 30 days at once, the alert
+         # after its 10 minutes; the value is what is left at the evaluation (15 minutes in).
+         replace(h, external("kafka_replication_audit_certificate_expiry_timestamp_seconds",
+                             f"{29 * 86400 + 23 * 3600}x40", job="kafka-replication-audit", instance="",
+                             cluster="us-west", item="caCert")),
+         "15m", [{"exp_labels": {"severity": "warning", "threshold": "< 30d for 10m", "job": "kafka-replication-audit",
+                                 "cluster": "us-west", "item": "caCert"},
+                  "exp_annotations": {
+                      "summary": "The stack's caCert of cluster us-west expires soon",
+                      "description": "The caCert the stack holds for cluster us-west (the copy every connector and "
+                                     "the audit read) expires in 29d 22h 45m 0s, less than 30 days: its owner has "
+                                     "renewed it or will (a Strimzi cluster's operator renews its CAs 30 days "
+                                     "ahead), and once the copy expires every connection to the cluster fails. Set "
+                                     "the renewed certificate in the stack beside the current one and run pulumi up "
+                                     "(docs/operations.md, rotation).",
+                      "runbook": "docs/operations.md#kafkareplicationcertificateexpiring"}}]),
         ("KafkaReplicationConnectGroupDown",
          replace(h, series("kafka_connect_worker_connector_count", "3x3 0x37")),
          "15m", [{"exp_labels": {"severity": "critical", "threshold": "for 10m", **src},

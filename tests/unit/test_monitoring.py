@@ -238,7 +238,10 @@ def test_every_alert_names_its_runbook_and_severity():
             assert rule["labels"]["severity"] in ("warning", "critical")
             assert rule["annotations"]["runbook"] == f"docs/operations.md#{name.lower()}"
             assert set(rule["annotations"]) == {"summary", "description", "runbook"}
-            if "Audit" not in name and name != "KafkaReplicationMetricsAbsent":  # absent() keeps its matchers' labels
+            if name == "KafkaReplicationCertificateExpiring":
+                # A certificate is a cluster's, whichever flows read it: per cluster and item.
+                assert re.findall(r"by \(([^)]*)\)", rule["expr"]) == ["job, cluster, item"]
+            elif "Audit" not in name and name != "KafkaReplicationMetricsAbsent":  # absent() keeps its matchers' labels
                 assert "flow" in re.findall(r"by \(([^)]*)\)", rule["expr"])[0]
         assert f"#### {name}" in docs, f"docs/operations.md has no section for {name}"
 
@@ -363,6 +366,7 @@ EXTERNAL: dict[str, frozenset[str]] = {
     "kube_job_status_start_time": frozenset({"namespace", "job_name"}),
     "kafka_replication_audit_status": frozenset({"job"}),
     "kafka_replication_audit_checkpoint_stale": frozenset({"job", "flow", "group"}),
+    "kafka_replication_audit_certificate_expiry_timestamp_seconds": frozenset({"job", "cluster", "item"}),
     # kube-state-metrics on our configuration (monitoring.ksm_config): `warnings` and
     # `deprecated` are empty (no label, to Prometheus) unless such a condition is there.
     **{metric: frozenset({"flow", "exported_namespace", "name", "ready", "warnings", "deprecated"})

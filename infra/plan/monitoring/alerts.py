@@ -144,6 +144,15 @@ AUDIT_STATUS = "kafka_replication_audit_status"
 AUDIT_CHECKPOINT_STALE = "kafka_replication_audit_checkpoint_stale"
 
 
+AUDIT_CERTIFICATE_EXPIRY = "kafka_replication_audit_certificate_expiry_timestamp_seconds"
+
+
+# A Strimzi-managed cluster's operator renews its CAs this many days before they expire
+# (CertificateAuthority.DEFAULT_CERTS_RENEWAL_DAYS, 30 at 0.48.0): from then on the cluster runs
+# the renewed CA while the stack still holds the old copy, which stops working at its own expiry.
+CERTIFICATE_WARNING_DAYS = 30
+
+
 def _runbook_urls(rules: list[JSON], base: str | None) -> list[JSON]:
     """`runbook_url` (what Alertmanager templates and Grafana link, an absolute URL: the stack's
     monitoring.runbookBaseUrl, or the installed release's published docs) in place of the
@@ -530,6 +539,17 @@ def audit_rules(model: Model, minutes: int) -> list[JSON]:
             "source connector's offset.lag.max records past it: consumers failing over to the target now would "
             "read that much again. The flow's checkpoint connector is stopped or failing, or does not select the "
             "group (kafka-replication status; the audit's report names the records, docs/audit.md)."))
+        rules.append(_alert(
+            "KafkaReplicationCertificateExpiring",
+            f"min by (job, cluster, item) ({AUDIT_CERTIFICATE_EXPIRY}{{job={_q(names.AUDIT)}}}) - time() "
+            f"< {CERTIFICATE_WARNING_DAYS * 86400}",
+            minutes, "warning", "The stack's {{ $labels.item }} of cluster {{ $labels.cluster }} expires soon",
+            "The " + "{{ $labels.item }} the stack holds for cluster {{ $labels.cluster }} (the copy every connector "
+            "and the audit read) expires in {{ $value | humanizeDuration }}, less than "
+            f"{CERTIFICATE_WARNING_DAYS} days: its owner has renewed it or will (a Strimzi cluster's operator "
+            "renews its CAs 30 days ahead), and once the copy expires every connection to the cluster fails. "
+            "Set the renewed certificate in the stack beside the current one and run pulumi up "
+            "(docs/operations.md, rotation).", f"< {CERTIFICATE_WARNING_DAYS}d"))
     return rules
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cryptography import x509
 
 from infra.checks import validation
 from infra.tools.rehearsal.process import RuntimeStartError
@@ -374,6 +375,12 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
         assert {k: row[k] for k in ("group", "partitions", "behindRecords", "behindMax", "findings")} == {
             "group": group, "partitions": 2, "behindRecords": 0, "behindMax": 0, "findings": []}
         assert 0 <= row["ageSeconds"] < 300
+        # When the stack's CA copies expire, read from the mounted files (us-west's JKS through
+        # keytool, us-east's PEM), as `cryptography` reads each cluster's CA certificate.
+        assert result["certificates"] == [
+            {"cluster": alias, "item": item, "notAfter": int(x509.load_pem_x509_certificate(
+                r.clusters[alias].material.ca_pem.encode()).not_valid_after_utc.timestamp()) * 1000}
+            for alias, item in (("us-east", "caCert"), ("us-west", "truststore"))]
 
         # 1. An extra record produced straight into the target topic.
         r.clients.produce(target, "us-west.test.orders", [{"key": "intruder", "value": "x", "partition": 0}])

@@ -97,12 +97,20 @@ def test_a_rate_caps_the_link():
 
 
 def test_nothing_is_left_behind(tmp_path):
-    link = Distance(10)
+    link, beside = Distance(10), Distance(10)
     link.start()
-    assert link.netns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    link.stop()
+    beside.start()
+    try:
+        assert link.netns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        # Two links at once (the tiers run side by side): devices and addresses of their own.
+        assert len({link.near_ip, link.far_ip, beside.near_ip, beside.far_ip}) == 4
+        assert set(link._devices).isdisjoint(beside._devices)
+    finally:
+        beside.stop()
+        link.stop()
     assert link.netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert f"krn{link.number}:" not in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    devices = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert all(f"{d}:" not in devices for d in link._devices)
     # The namespace of a process killed before it removed its own is removed by the next link.
     dead = subprocess.Popen(["true"])
     dead.wait()

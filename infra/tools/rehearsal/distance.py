@@ -10,9 +10,9 @@ handshake takes the round trip, slow start grows the window one round trip at a 
 window the sockets' buffers allow caps what is in flight, as on a link between regions. What it
 does not model: loss (a queue over its bound drops, nothing else does) and reordering.
 
-    near (this namespace)                                far (namespace `kr-far-<pid>-<n>`)
-    <prefix>.1  tun `krn<n>`  --relay: delay, rate-->   tun `krf<n>`  <prefix>.2
-                              <--relay: delay, rate--
+    near (this namespace)                                 far (namespace `kr-far-<pid>-<n>`)
+    10.200.x.1  tun `krn<pid>x<n>`  --relay: delay, rate-->  tun `krf<pid>x<n>`  10.200.x.2
+                                    <--relay: delay, rate--
 
 A process started with `prefix()` in front of its command line runs in the far namespace: a
 broker there listens on `far_ip`, and every connection to it from here crosses the link. Root
@@ -26,6 +26,7 @@ import fcntl
 import heapq
 import itertools
 import os
+import re
 import selectors
 import struct
 import subprocess
@@ -42,6 +43,7 @@ MTU = 9000          # fewer packets for the relay to carry than at 1500; TCP's s
 QUEUE_PACKETS = 4096  # the link's queue, each way: beyond it a packet is dropped, as a router's tail drop
 _COUNTER = itertools.count(1)
 NETNS_DIR = Path("/run/netns")
+LOCK = Path("/run/kafka-replication-distance.lock")
 
 
 def available() -> str | None:
@@ -66,10 +68,21 @@ def _tun(name: str) -> int:
     fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
     try:
         fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), IFF_TUN | IFF_NO_PI))
-    except OSError:
+    except OSError as exc:
         os.close(fd)
-        raise
+        raise RuntimeStartError(f"cannot make the TUN device {name}: {exc.strerror}") from None
     return fd
+
+
+def _free_pair() -> tuple[str, str]:
+    """A pair of addresses of 10.200.0.0/16 (a /30's first two) that no device here has."""
+    shown = subprocess.run(["ip", "-o", "-4", "addr"], capture_output=True, text=True, timeout=30).stdout
+    taken = set(re.findall(r"\b(10\.20[0-9]\.\d+\.\d+)\b", shown))
+    for base in range(0, 65536, 4):
+        near, far = f"10.200.{base // 256}.{base % 256 + 1}", f"10.200.{base // 256}.{base % 256 + 2}"
+        if near not in taken and far not in taken:
+            return near, far
+    raise RuntimeStartError("no free address pair in 10.200.0.0/16 for a link at a distance")
 
 
 def remove_stale() -> list[str]:
@@ -93,7 +106,7 @@ class Distance:
     near_ip: str = field(init=False)
     far_ip: str = field(init=False)
     dropped: int = field(default=0, init=False)  # packets over the queue's bound, both ways
-    _fds: tuple[int, int] | None = field(default=None, init=False, repr=False)
+    _fds: tuple[int, ...] | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
     _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _wake: tuple[int, int] = field(default=(-1, -1), init=False, repr=False)
@@ -101,11 +114,14 @@ class Distance:
     def __post_init__(self) -> None:
         if not (0 <= self.rtt_ms <= 10_000) or not (0 <= self.mbit <= 100_000):
             raise ValueError(f"a link of {self.rtt_ms} ms and {self.mbit} Mbit/s: 0 to 10,000 ms, 0 to 100,000 Mbit/s")
+        # Named after this process: the suite's tiers make links side by side.
         self.netns = f"kr-far-{os.getpid()}-{self.number}"
-        # A /30 of 10.200.0.0/16 per link of this process (a rehearsal makes one or two).
-        base = 4 * (self.number % 16000)
-        self.near_ip = f"10.{200 + base // 65536}.{base // 256 % 256}.{base % 256 + 1}"
-        self.far_ip = f"10.{200 + base // 65536}.{base // 256 % 256}.{base % 256 + 2}"
+        self.near_ip = self.far_ip = ""  # a free pair of addresses, chosen at the start
+
+    @property
+    def _devices(self) -> tuple[str, str]:
+        tag = f"{os.getpid()}x{self.number}"  # at most 12 characters: an interface name has 15
+        return f"krn{tag}", f"krf{tag}"
 
     def prefix(self) -> list[str]:
         """What goes before a command line that must run in the far namespace."""
@@ -116,14 +132,18 @@ class Distance:
         if why:
             raise RuntimeStartError(why)
         remove_stale()
-        near, far = f"krn{self.number}", f"krf{self.number}"
+        near, far = self._devices
         _ip("netns", "add", self.netns)
         try:
-            near_fd, far_fd = _tun(near), _tun(far)
-            self._fds = (near_fd, far_fd)
+            near_fd = _tun(near)
+            self._fds = (near_fd,)  # closed by stop if the next one fails
+            self._fds = (near_fd, _tun(far))
             _ip("link", "set", far, "netns", self.netns)
             _ip("link", "set", "lo", "up", netns=self.netns)
-            _ip("addr", "add", self.near_ip, "peer", self.far_ip, "dev", near)
+            with open(LOCK, "a") as lock:  # two processes choosing at once would take the same pair
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                self.near_ip, self.far_ip = _free_pair()
+                _ip("addr", "add", self.near_ip, "peer", self.far_ip, "dev", near)
             _ip("link", "set", near, "mtu", str(MTU), "up")
             _ip("addr", "add", self.far_ip, "peer", self.near_ip, "dev", far, netns=self.netns)
             _ip("link", "set", far, "mtu", str(MTU), "up", netns=self.netns)
@@ -149,7 +169,7 @@ class Distance:
         """Every packet read from one device is written to the other once its time comes: its
         arrival plus the one-way delay, and with a rate, not before the packet ahead of it has
         left (a queue in front of a link of that rate)."""
-        assert self._fds is not None
+        assert self._fds is not None and len(self._fds) == 2
         near_fd, far_fd = self._fds
         other = {near_fd: far_fd, far_fd: near_fd}
         delay = self.rtt_ms / 2000

@@ -147,6 +147,9 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     h.add_argument("--plugin-path", type=Path, action="append", default=[], metavar="DIR", dest="plugin_paths",
                    help="a folder of the connector plugins and transforms you deploy, as Connect's plugin.path "
                         "holds them: a jar, or a folder of jars, per plugin (repeatable)")
+    h.add_argument("--distance", action="append", default=[], metavar="ALIAS=MS[@MBIT]", dest="distances",
+                   help="put cluster ALIAS in another region: MS milliseconds of round trip (and MBIT Mbit/s each "
+                        "way) between it and everything else, with the kernel's TCP end to end (repeatable; root)")
     h.add_argument("--allow-missing", action="store_true",
                    help="rehearse the connectors that can run when some need a class no jar here provides "
                         "(without it: exit 2, listing them, before anything starts); the report names the others")
@@ -258,7 +261,8 @@ def _run(args: argparse.Namespace) -> int:
         if not 1 <= args.records <= 100_000:
             raise TopologyError([Problem("--records", "(argument)", str(args.records), "1 to 100000")],
                                 "the command line")
-        return cli.rehearse(args.topology, args.records, args.keep, tuple(args.plugin_paths), args.allow_missing)
+        return cli.rehearse(args.topology, args.records, args.keep, tuple(args.plugin_paths), args.allow_missing,
+                            tuple(args.distances))
     elif args.command == "validate":
         from infra.deploy import deployment
 

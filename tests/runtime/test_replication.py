@@ -484,7 +484,8 @@ def test_rehearse_loads_a_plugin_path_and_reports_what_the_worker_refuses(tmp_pa
     """A team's own transform, on two source connectors of one flow: no jar holds it, so the
     rehearsal exits 2 before anything starts; with its plugin folder the real worker loads it
     with Connect's plugin isolation: the connector that configures it replicates, the one that
-    leaves out its required setting is refused by the worker, with the worker's own message, exit 1."""
+    leaves out its required setting is refused by the worker, with the worker's own message, exit 1.
+    The second run puts the source 30 ms away (`--distance`): its broker in the far namespace."""
     topo = copy.deepcopy(DEV)
     flow = topo["flows"][0]
     del flow["topics"]
@@ -506,9 +507,15 @@ def test_rehearse_loads_a_plugin_path_and_reports_what_the_worker_refuses(tmp_pa
         "plugin); or --allow-missing to rehearse the connectors that can run"]
     assert time.monotonic() - started < 60  # the jars' listings, no JVM
     plugins = stamp_plugin(tmp_path)
-    done = rehearse_cli(str(path), "--records", "3", "--plugin-path", str(plugins), "--keep", str(tmp_path / "work"))
+    done = rehearse_cli(str(path), "--records", "3", "--plugin-path", str(plugins), "--keep", str(tmp_path / "work"),
+                        "--distance", "us-west=30")
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
+    assert "at a distance: us-west, 30 ms round trip, from everything else (the kernel's TCP through a delaying " \
+           "relay)" in lines, done.stdout
+    # The source broker listened on the link's far address, which only its namespace has.
+    server = (tmp_path / "work" / "rehearsal" / "kafka" / "us-west" / "server.properties").read_text()
+    assert re.search(r"^listeners=CLIENTS://10\.200\.\d+\.\d+:9093,", server, re.M), server
     assert re.fullmatch(r"     ok  repl-us-west-us-east: us-west/test\.a\.rehearsal -> us-east/us-west\.test\.a\.rehearsal: "
                         r"3/3 records, all within \d+\.\d s of the connectors running", lines[-4])
     assert lines[-3:] == [

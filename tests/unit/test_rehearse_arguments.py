@@ -161,3 +161,49 @@ def test_a_rehearsal_cluster_has_one_port_or_is_refused(tmp_path):
     with pytest.raises(RuntimeStartError, match=r"^cluster b: its bootstrap servers use several ports \[9092, 9093\]; "
                                                 r"a rehearsal runs one broker per cluster, on one port$"):
         two.port
+
+
+@pytest.mark.parametrize("values, shown", [
+    (["nowhere=50"], "nowhere=50"), (["us-west=50", "us-west=20"], "us-west=20"), (["us-west"], "us-west"),
+    (["us-west=-5"], "us-west=-5"), (["us-west=10001"], "us-west=10001"), (["us-west=50@200000"], "us-west=50@200000"),
+    (["us-west=50ms"], "us-west=50ms")])
+def test_a_distance_that_cannot_be_made_exits_2_before_anything_starts(tmp_path, values, shown):
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc_topology()))
+    assert run(str(path), *[a for v in values for a in ("--distance", v)]) == (2, (
+        "error: the command line has 1 problem(s):\n"
+        f"  - --distance: (argument): got '{shown}'; expected ALIAS=MS or ALIAS=MS@MBIT: a cluster of the topology "
+        "(us-east, us-west) once, a round trip of 0 to 10000 ms, a rate of 0 to 100000 Mbit/s (0: none)\n"))
+
+
+def test_a_distance_is_said_and_given_to_the_rehearsal(tmp_path, capsys, monkeypatch):
+    from infra.tools.rehearsal import cli
+    made = {}
+
+    def rehearsal(*_args, **kwargs):
+        made.update(kwargs["distances"])
+        raise AssertionError("rehearse started something")
+    monkeypatch.setattr(cli, "Rehearsal", rehearsal)
+    monkeypatch.setattr(apiserver, "start", lambda *_: None)
+    monkeypatch.setattr(apiserver, "apiserver_binary", lambda: Path("/bin/true"))
+    monkeypatch.setattr(cli.distance, "available", lambda: None)
+    monkeypatch.setenv("INFRA_DEBUG", "1")
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc_topology()))
+    with pytest.raises(AssertionError, match="rehearse started something"):
+        main(["rehearse", str(path), "--distance", "us-west=50@100", "--distance", "us-east=20.5"])
+    assert {a: (d.rtt_ms, d.mbit) for a, d in made.items()} == {"us-west": (50, 100), "us-east": (20.5, 0)}
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("at a distance: ")] == [
+        "at a distance: us-east, 20.5 ms round trip, from everything else (the kernel's TCP through a delaying relay)",
+        "at a distance: us-west, 50 ms round trip, 100 Mbit/s each way, from everything else (the kernel's TCP "
+        "through a delaying relay)"]
+
+
+def test_a_machine_that_cannot_make_a_link_exits_2_before_anything_starts(tmp_path, monkeypatch):
+    from infra.tools.rehearsal import cli
+    monkeypatch.setattr(cli.distance, "available", lambda: "a link at a distance needs root (network namespaces, TUN devices)")
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc_topology()))
+    assert run(str(path), "--distance", "us-west=50") == (2, (
+        "error: the command line has 1 problem(s):\n  - --distance: (argument): got 'us-west=50'; expected a machine "
+        "that can make it: a link at a distance needs root (network namespaces, TUN devices)\n"))

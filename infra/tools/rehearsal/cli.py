@@ -11,6 +11,7 @@ the program refuses.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -27,7 +28,8 @@ from infra.core.releases import Release
 from infra.deploy import deployment
 from infra.filters import jregex, topics
 from infra.tools import folders, render
-from infra.tools.rehearsal import apiserver, jars, operator, plugins
+from infra.tools.rehearsal import apiserver, distance, jars, operator, plugins
+from infra.tools.rehearsal.distance import Distance
 from infra.tools.rehearsal.kube import ApiServerKube
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.process import RuntimeStartError
@@ -85,7 +87,7 @@ def samples(model: Model) -> tuple[list[Sample], list[str]]:
 
 
 def rehearse(path: Path, records: int = 10, keep: Path | None = None, plugin_paths: tuple[Path, ...] = (),
-             allow_missing: bool = False) -> int:
+             allow_missing: bool = False, distances: tuple[str, ...] = ()) -> int:
     check_keep(keep)
     check_plugin_paths(plugin_paths)
     # Everything `validate` (and so `render` and `pulumi preview`) refuses on the topology itself
@@ -93,6 +95,7 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None, plugin_pat
     deployment.validate_file(path)
     topology: dict[str, Any] = reading.load_yaml_file(path, "topology file")
     local = local_topology(topology)
+    links = check_distances(distances, sorted(validation.parse(local).clusters))
     release = validation.parse(local).operator.release
     # So do the classes no jar here provides, unless the user asks for the connectors that can run.
     cannot_run = unloadable(local, release, plugin_paths, allow_missing)
@@ -103,13 +106,16 @@ def rehearse(path: Path, records: int = 10, keep: Path | None = None, plugin_pat
         print(f"not honoured here: {line}", flush=True)
     for (_, connector), why in sorted(cannot_run.items()):
         print(f"not run here: {connector}: {_why(why)}", flush=True)
+    for alias, link in sorted(links.items()):
+        print(f"at a distance: {alias}, {link.rtt_ms:g} ms round trip" + (f", {link.mbit:g} Mbit/s each way" if link.mbit
+              else "") + ", from everything else (the kernel's TCP through a delaying relay)", flush=True)
     if apiserver.apiserver_binary() is None:
         print("building the kube-apiserver once (Go, tools/engine/build.sh, several minutes)...", flush=True)
         apiserver.build()
     try:
         state = apiserver.start(work / "apiserver")
         r = Rehearsal(local, work / "rehearsal", ApiServerKube(Client(state)), plugin_paths=plugin_paths,
-                      not_sent=frozenset(cannot_run), keep_going=True)
+                      not_sent=frozenset(cannot_run), keep_going=True, distances=links)
     except BaseException:
         if keep is None:  # nothing of the run to keep: the folder goes too
             shutil.rmtree(work, ignore_errors=True)
@@ -232,6 +238,32 @@ def unloadable(topology: dict[str, Any], release: Release, plugin_paths: tuple[P
     connectors = [(o["metadata"]["namespace"], o["metadata"]["labels"][names.CLUSTER_LABEL], o["metadata"]["name"])
                   for o in objects if o["kind"] == "KafkaConnector"]
     return plugins.not_runnable(gaps, connectors)
+
+
+DISTANCE = re.compile(r"([a-z0-9-]+)=([0-9]+(?:\.[0-9]+)?)(?:@([0-9]+(?:\.[0-9]+)?))?")
+
+
+def check_distances(values: tuple[str, ...], aliases: list[str]) -> dict[str, Distance]:
+    """Each `--distance ALIAS=MS[@MBIT]`: a cluster of the topology, once, a round trip and rate
+    in bounds, and a machine that can make the link (root, /dev/net/tun), before anything starts."""
+    expected = (f"ALIAS=MS or ALIAS=MS@MBIT: a cluster of the topology ({', '.join(aliases)}) once, a round trip "
+                "of 0 to 10000 ms, a rate of 0 to 100000 Mbit/s (0: none)")
+    problems, links = [], {}
+    for value in values:
+        m = DISTANCE.fullmatch(value)
+        if m is None or m[1] not in aliases or m[1] in links:
+            problems.append(Problem("--distance", "(argument)", value, expected))
+            continue
+        try:
+            links[m[1]] = Distance(float(m[2]), float(m[3] or 0))
+        except ValueError:
+            problems.append(Problem("--distance", "(argument)", value, expected))
+    why = distance.available() if links else None
+    if why:
+        problems.append(Problem("--distance", "(argument)", " ".join(values), f"a machine that can make it: {why}"))
+    if problems:
+        raise TopologyError(problems, "the command line")
+    return links
 
 
 def check_keep(keep: Path | None) -> None:

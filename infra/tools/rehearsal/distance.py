@@ -10,13 +10,16 @@ handshake takes the round trip, slow start grows the window one round trip at a 
 window the sockets' buffers allow caps what is in flight, as on a link between regions. What it
 does not model: loss (a queue over its bound drops, nothing else does) and reordering.
 
-    near (this namespace)                                 far (namespace `kr-far-<pid>-<n>`)
+    near (this namespace)                                 far (a namespace a holder process keeps)
     10.200.x.1  tun `krn<pid>x<n>`  --relay: delay, rate-->  tun `krf<pid>x<n>`  10.200.x.2
                                     <--relay: delay, rate--
 
 A process started with `prefix()` in front of its command line runs in the far namespace: a
-broker there listens on `far_ip`, and every connection to it from here crosses the link. Root
-only (namespaces, TUN devices); Linux only. The relay is one thread of this process: a link of a
+broker there listens on `far_ip`, and every connection to it from here crosses the link. Nothing
+outlives the process that made the link, however it ends: the namespace is no named one but a
+holder process's (`unshare --net sleep`), guarded like every server (keeper.py), and the TUN
+devices are this process's open files, gone with it. Root only (namespaces, TUN devices); Linux
+only. The relay is one thread of this process: a link of a
 few MB/s costs it a few percent of a core.
 """
 
@@ -28,6 +31,7 @@ import itertools
 import os
 import re
 import selectors
+import shutil
 import struct
 import subprocess
 import threading
@@ -35,6 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infra.tools.rehearsal import keeper
 from infra.tools.rehearsal.process import RuntimeStartError
 
 TUNSETIFF = 0x400454CA
@@ -42,7 +47,6 @@ IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 MTU = 9000          # fewer packets for the relay to carry than at 1500; TCP's segments follow it
 QUEUE_PACKETS = 4096  # the link's queue, each way: beyond it a packet is dropped, as a router's tail drop
 _COUNTER = itertools.count(1)
-NETNS_DIR = Path("/run/netns")
 LOCK = Path("/run/kafka-replication-distance.lock")
 
 
@@ -52,13 +56,14 @@ def available() -> str | None:
         return "a link at a distance needs root (network namespaces, TUN devices)"
     if not Path("/dev/net/tun").exists():
         return "no /dev/net/tun on this machine"
-    if subprocess.run(["ip", "-V"], capture_output=True).returncode != 0:
-        return "no `ip` command (iproute2)"
+    for tool, package in (("ip", "iproute2"), ("nsenter", "util-linux"), ("unshare", "util-linux")):
+        if shutil.which(tool) is None:
+            return f"no `{tool}` command ({package})"
     return None
 
 
-def _ip(*args: str, netns: str | None = None) -> None:
-    argv = ["ip", *(["-n", netns] if netns else []), *args]
+def _ip(*args: str, netns: int | None = None) -> None:
+    argv = [*(["nsenter", "-t", str(netns), "-n"] if netns else []), "ip", *args]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     if done.returncode != 0:
         raise RuntimeStartError(f"`{' '.join(argv)}` failed: {done.stderr.strip()}")
@@ -85,28 +90,17 @@ def _free_pair() -> tuple[str, str]:
     raise RuntimeStartError("no free address pair in 10.200.0.0/16 for a link at a distance")
 
 
-def remove_stale() -> list[str]:
-    """The far namespaces of processes that ended without removing theirs (killed): removed."""
-    gone = []
-    for path in sorted(NETNS_DIR.glob("kr-far-*")) if NETNS_DIR.exists() else []:
-        pid = path.name.split("-")[2]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            subprocess.run(["ip", "netns", "delete", path.name], capture_output=True, timeout=30)
-            gone.append(path.name)
-    return gone
-
-
 @dataclass
 class Distance:
     """`rtt_ms`: the round trip the link adds (half each way); `mbit`: its rate each way (0: none)."""
     rtt_ms: float
     mbit: float = 0
     number: int = field(default_factory=lambda: next(_COUNTER))
-    netns: str = field(init=False)
     near_ip: str = field(init=False)
     far_ip: str = field(init=False)
     dropped: int = field(default=0, init=False)  # packets over the queue's bound, both ways
     _fds: tuple[int, ...] | None = field(default=None, init=False, repr=False)
+    _holder: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
     _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _wake: tuple[int, int] = field(default=(-1, -1), init=False, repr=False)
@@ -114,8 +108,6 @@ class Distance:
     def __post_init__(self) -> None:
         if not (0 <= self.rtt_ms <= 10_000) or not (0 <= self.mbit <= 100_000):
             raise ValueError(f"a link of {self.rtt_ms} ms and {self.mbit} Mbit/s: 0 to 10,000 ms, 0 to 100,000 Mbit/s")
-        # Named after this process: the suite's tiers make links side by side.
-        self.netns = f"kr-far-{os.getpid()}-{self.number}"
         self.near_ip = self.far_ip = ""  # a free pair of addresses, chosen at the start
 
     @property
@@ -123,22 +115,44 @@ class Distance:
         tag = f"{os.getpid()}x{self.number}"  # at most 12 characters: an interface name has 15
         return f"krn{tag}", f"krf{tag}"
 
+    @property
+    def netns(self) -> int:
+        """The holder's pid: its network namespace is the far one."""
+        if self._holder is None:
+            raise RuntimeStartError("the link at a distance is not started")
+        return self._holder.pid
+
     def prefix(self) -> list[str]:
-        """What goes before a command line that must run in the far namespace."""
-        return ["ip", "netns", "exec", self.netns]
+        """What goes before a command line that must run in the far namespace (`nsenter` execs
+        it: the pid stays the command's)."""
+        return ["nsenter", "-t", str(self.netns), "-n", "--"]
 
     def start(self) -> None:
         why = available()
         if why:
             raise RuntimeStartError(why)
-        remove_stale()
         near, far = self._devices
-        _ip("netns", "add", self.netns)
+        own = os.stat("/proc/self/ns/net").st_ino
+        self._holder = subprocess.Popen(["unshare", "--net", "sleep", "infinity"], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        keeper.guard(self._holder.pid)  # ends with this process, however it ends
         try:
+            deadline = time.monotonic() + 10
+            while True:  # until `unshare` has made the namespace and exec'd `sleep` in it
+                try:
+                    if os.stat(f"/proc/{self._holder.pid}/ns/net").st_ino != own:
+                        break
+                except FileNotFoundError:
+                    pass
+                if self._holder.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeStartError("`unshare --net` made no network namespace: "
+                                            + (self._holder.stderr.read().decode(errors="replace").strip()
+                                               if self._holder.stderr and self._holder.poll() is not None else "no answer in 10 s"))
+                time.sleep(0.02)
             near_fd = _tun(near)
             self._fds = (near_fd,)  # closed by stop if the next one fails
             self._fds = (near_fd, _tun(far))
-            _ip("link", "set", far, "netns", self.netns)
+            _ip("link", "set", far, "netns", str(self.netns))
             _ip("link", "set", "lo", "up", netns=self.netns)
             with open(LOCK, "a") as lock:  # two processes choosing at once would take the same pair
                 fcntl.flock(lock, fcntl.LOCK_EX)
@@ -163,7 +177,14 @@ class Distance:
         for fd in [*(self._fds or ()), *(w for w in self._wake if w >= 0)]:
             os.close(fd)
         self._fds, self._wake = None, (-1, -1)
-        subprocess.run(["ip", "netns", "delete", self.netns], capture_output=True, timeout=30)
+        if self._holder is not None:  # the namespace goes with its last process
+            if self._holder.poll() is None:
+                self._holder.kill()
+            self._holder.wait(10)
+            keeper.release(self._holder.pid)
+            if self._holder.stderr is not None:
+                self._holder.stderr.close()
+            self._holder = None
 
     def _relay(self) -> None:
         """Every packet read from one device is written to the other once its time comes: its

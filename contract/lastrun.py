@@ -5,8 +5,8 @@ volume.
 
 Kubernetes keeps at most MAX_BYTES of a container's termination message
 (`/dev/termination-log`, the kubelet's limit); `encode` always fits in it, dropping detail in a
-fixed order when it must (per-topic lag first, then per-group checkpoints, then the flows) and
-saying so (`truncated`).
+fixed order when it must (per-topic lag first, then per-group checkpoints, then the flows, then
+the certificates' expiry) and saying so (`truncated`).
 `decode` reads what `encode` wrote and returns None for anything else (a message of another
 writer, the log tail Kubernetes puts there when the job crashed), never raising.
 
@@ -59,6 +59,10 @@ class LastRun:
     error: str | None
     flows: dict[str, FlowRun] | None  # None: dropped to fit
     truncated: bool
+    # When each certificate item the stack holds for a cluster expires, epoch seconds, by
+    # "<alias>/<item>" (caCert, truststore or clientCert; spark/clusters.py certificate_expiries);
+    # None: not read (a local run, an older job) or dropped to fit, after the flows.
+    certificates: dict[str, int] | None = None
 
 
 def _flow(flow: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +85,9 @@ def encode(report: dict[str, Any]) -> str:
     body: dict[str, Any] = {"kind": KIND, "v": VERSION, "status": report.get("status"),
                             "finishedAt": report.get("finishedAt"),
                             "error": (report.get("error") or None) and str(report["error"])[:500],
-                            "flows": {f["name"]: _flow(f) for f in report.get("flows", [])}, "truncated": False}
+                            "flows": {f["name"]: _flow(f) for f in report.get("flows", [])}, "truncated": False,
+                            "certificates": {f"{c['cluster']}/{c['item']}": int(c["notAfter"]) // 1000
+                                             for c in report.get("certificates") or []} or None}
 
     def text() -> str:
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
@@ -94,6 +100,8 @@ def encode(report: dict[str, Any]) -> str:
             flow["checkpoints"] = None
     if len(text().encode()) > MAX_BYTES:
         body["flows"] = None
+    if len(text().encode()) > MAX_BYTES:
+        body["certificates"] = None
     return text()
 
 
@@ -148,5 +156,10 @@ def decode(text: Any) -> LastRun | None:
             except ValueError:
                 return None
             flows[name] = FlowRun(f["status"], findings, lag, total, checkpoints, stale)
+    certificates = body.get("certificates")
+    if certificates is not None and not (isinstance(certificates, dict) and all(
+            isinstance(k, str) and _count(v) and 0 <= v <= MAX_FINISHED_MS // 1000 for k, v in certificates.items())):
+        return None
     error = body.get("error")
-    return LastRun(status, finished, error if isinstance(error, str) else None, flows, body.get("truncated") is True)
+    return LastRun(status, finished, error if isinstance(error, str) else None, flows, body.get("truncated") is True,
+                   certificates)

@@ -91,6 +91,9 @@ def test_an_error_run_keeps_its_reason():
     json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 10**20}),
     json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": -1}),
     json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": lastrun.MAX_FINISHED_MS + 1}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1, "certificates": ["us-west/caCert"]}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1, "certificates": {"us-west/caCert": "2027"}}),
+    json.dumps({"kind": lastrun.KIND, "v": 1, "status": "ok", "finishedAt": 1, "certificates": {"us-west/caCert": 10**20}}),
 ])
 def test_decode_refuses_what_encode_did_not_write(text):
     assert lastrun.decode(text) is None
@@ -100,3 +103,23 @@ def test_decode_refuses_what_encode_did_not_write(text):
 @given(st.text(max_size=5000))
 def test_decode_never_raises(text):
     assert lastrun.decode(text) is None or isinstance(lastrun.decode(text), lastrun.LastRun)
+
+
+CERTIFICATES = [{"cluster": "us-east", "item": "caCert", "notAfter": 1_829_260_800_000},
+                {"cluster": "us-west", "item": "truststore", "notAfter": 1_798_761_600_999}]
+
+
+def test_the_certificates_expiry_is_kept_by_cluster_and_item():
+    run = lastrun.decode(lastrun.encode({**report(1, 1), "certificates": CERTIFICATES}))
+    assert run is not None and not run.truncated
+    assert run.certificates == {"us-east/caCert": 1_829_260_800, "us-west/truststore": 1_798_761_600}
+    assert lastrun.decode(lastrun.encode(report(1, 1))).certificates is None  # type: ignore[union-attr]
+
+
+def test_the_certificates_are_dropped_after_the_flows():
+    run = lastrun.decode(lastrun.encode({**report(400, 1), "certificates": CERTIFICATES}))
+    assert run is not None and run.truncated and run.flows is None
+    assert run.certificates == {"us-east/caCert": 1_829_260_800, "us-west/truststore": 1_798_761_600}
+    many = [{"cluster": f"cluster-{i:04d}", "item": "clientCert", "notAfter": 1_829_260_800_000} for i in range(400)]
+    run = lastrun.decode(lastrun.encode({**report(1, 1), "certificates": many}))
+    assert run is not None and run.truncated and run.flows is None and run.certificates is None

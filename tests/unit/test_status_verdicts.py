@@ -458,7 +458,8 @@ def test_a_lagging_flow_as_its_last_audit_found_it():
                                               "partitionsWithFindings": 1, "lagTotal": 1203,
                                               "lag": {"test.orders": 1203, "test.payments": 0},
                                               "staleCheckpointGroups": 0, "checkpoints": None}
-    assert data["audits"][0]["lastSummary"] == {"status": "findings", "error": None, "truncated": False}
+    assert data["audits"][0]["lastSummary"] == {"status": "findings", "error": None, "truncated": False,
+                                                "certificatesExpire": None}
 
 
 STALE = {"status": "findings", "finishedAt": 1764238660000, "flows": [
@@ -619,3 +620,33 @@ def test_an_interrupt_lost_in_a_finalizer_still_ends_the_watch(monkeypatch, outp
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
     finally:
         signal.signal(signal.SIGINT, inherited)
+
+
+def test_a_certificate_the_last_audit_found_near_its_expiry():
+    """The stack's copies of the clusters' certificates, as the last audit read them: one under
+    the alert's 30 days and one expired are the audit's problems (degraded); one further off is
+    only shown in the JSON."""
+    from datetime import datetime, timezone
+
+    from contract import lastrun
+    run = "kafka-replication-audit-29400617"
+    ok = job(run, "2026-11-27T10:17:00Z", "succeeded")
+    summary = {**LAGGING, "status": "ok", "certificates": [
+        {"cluster": "us-east", "item": "caCert", "notAfter": 1_798_761_600_000},       # 2027-01-01
+        {"cluster": "us-west", "item": "truststore", "notAfter": 1_829_260_800_000},   # 2027-12-20
+        {"cluster": "us-west", "item": "clientCert", "notAfter": 1_764_547_200_000}]}  # 2025-12-01
+    stack = contract.read(OUTPUTS)
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+    r = status.collect(stack, list(stack.flows), {None: Scripted(healthy(), jobs=[ok], pods=[
+        audit_pod(run, lastrun.encode(summary))], cron=scheduled_minutes_ago(5))}, now)
+    (audit,) = r.audits
+    assert (audit.health, r.health) == (Health.degraded, Health.degraded)
+    assert audit.problems == (
+        "the stack's clientCert of cluster us-west expired at 2025-12-01T00:00:00Z: set the renewed certificate in "
+        "the stack and run pulumi up (docs/operations.md#kafkareplicationcertificateexpiring)",
+        "the stack's caCert of cluster us-east expires at 2027-01-01T00:00:00Z, in 29 day(s): set the renewed "
+        "certificate in the stack and run pulumi up (docs/operations.md#kafkareplicationcertificateexpiring)")
+    assert "    ! the stack's caCert of cluster us-east expires at 2027-01-01T00:00:00Z, in 29 day(s)" in status.show.text(r)
+    assert status.show.as_json(r)["audits"][0]["lastSummary"]["certificatesExpire"] == {
+        "us-east/caCert": "2027-01-01T00:00:00Z", "us-west/clientCert": "2025-12-01T00:00:00Z",
+        "us-west/truststore": "2027-12-20T00:00:00Z"}

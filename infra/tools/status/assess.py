@@ -30,6 +30,7 @@ from typing import Any, Mapping
 from contract.lastrun import FlowRun, GroupCheckpoints, LastRun, decode
 from contract.outputs import Flow, StackOutputs
 from infra.core import cron
+from infra.plan.monitoring.alerts import CERTIFICATE_WARNING_DAYS
 
 JSON = dict[str, Any]
 TRACE_CHARACTERS = 300  # a trace's first line is shown up to this length
@@ -247,7 +248,7 @@ def connector_status(namespace: str, name: str, kind: str, read: Read) -> Connec
                      count, last)
 
 
-def _utc(ms: int) -> str:
+def utc_text(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -259,7 +260,7 @@ def _audited(flow: str, summary: LastRun | None) -> tuple[FlowRun | None, str | 
     run = (summary.flows or {}).get(flow) if summary is not None else None
     if summary is None or run is None:
         return None, None, []
-    at = _utc(summary.finished_at)
+    at = utc_text(summary.finished_at)
     if run.status not in ("findings", "error"):
         return run, at, []
     lagging = sorted(((n, t) for t, n in (run.lag or {}).items() if n > 0), key=lambda i: (-i[0], i[1]))
@@ -371,12 +372,31 @@ def audit_status(cluster: str | None, namespace: str, cron_job: str, read: Read,
         problems.append(f"CronJob {namespace}/{cron_job} has not been scheduled since "
                         f"{last_schedule or 'it was created'}, more than twice its longest period ({schedule})")
     summary = _summary(run, pods) if result in ("succeeded", "failed") and isinstance(pods, list) else None
+    problems += expiring(summary, now)
     if isinstance(pods, Unreadable):
         problems.append(f"{NOT_READ}{pods}")
     health = Health.unknown if isinstance(pods, Unreadable) else Health.degraded if problems else Health.healthy
     return AuditStatus(cluster, namespace, cron_job, health,
                        schedule, suspended, last_schedule, status.get("lastSuccessfulTime"), run, result, finished,
                        message, tuple(problems), summary)
+
+
+def expiring(summary: LastRun | None, now: datetime | None) -> list[str]:
+    """The certificates the last audit read that expire within the alert's warning (or have): the
+    stack's copies, which a cluster's operator renewing its CA leaves behind."""
+    if summary is None or not summary.certificates or now is None:
+        return []
+    out = []
+    for key, until in sorted(summary.certificates.items(), key=lambda kv: (kv[1], kv[0])):
+        alias, _, item = key.partition("/")
+        left = until - now.timestamp()
+        if left >= CERTIFICATE_WARNING_DAYS * 86400:
+            continue
+        when = utc_text(until * 1000)
+        out.append(f"the stack's {item} of cluster {alias} " + (f"expired at {when}" if left <= 0 else
+                   f"expires at {when}, in {int(left // 86400)} day(s)") + ": set the renewed certificate in the stack "
+                   "and run pulumi up (docs/operations.md#kafkareplicationcertificateexpiring)")
+    return out
 
 
 def _late(schedule: str | None, since: Any, now: datetime | None) -> bool:

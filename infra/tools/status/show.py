@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.tools.status.assess import AuditStatus, Connector, FlowStatus, Health, Report
+from infra.tools.status.assess import AuditStatus, Connector, FlowStatus, Health, Report, utc_text
 
 # The exit code of each health: 0 and 1 as `diff` uses them (nothing wrong / something to look
 # at), 2 and 3 stay the CLI's (invalid input, internal error).
@@ -112,6 +112,8 @@ def as_json(report: Report) -> dict[str, Any]:
                     "lastRun": a.last_run, "lastResult": a.last_result, "lastFinished": a.last_finished,
                     "lastMessage": a.last_message,
                     "lastSummary": None if a.summary is None else {
-                        "status": a.summary.status, "error": a.summary.error, "truncated": a.summary.truncated},
+                        "status": a.summary.status, "error": a.summary.error, "truncated": a.summary.truncated,
+                        "certificatesExpire": None if a.summary.certificates is None else {
+                            key: utc_text(until * 1000) for key, until in sorted(a.summary.certificates.items())}},
                     "problems": list(a.problems)} for a in report.audits],
     }

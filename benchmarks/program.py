@@ -12,9 +12,13 @@ chains), then, each in a fresh interpreter so that peak memory is its own:
   objects  - the program's own Kubernetes objects (same inputs) registered flat, without the program
              (no topology, guardrails, plan, components or outputs), padded with tiny ConfigMaps to
              the same resource count: the engine's inherent cost for these objects
+  objects+gc - the same, with the collector set as the program sets it (infra/core/collector.py):
+             a flat program given the same help, so that `cpu ratio` is not read as the program's
+             own work alone
 It prints time and peak RSS per run, per flow and per resource, and the ratios program / bare
 and program / objects in elapsed time, and the last again in CPU time (`cpu ratio`, steadier on
-a shared machine). program / objects isolates what the program itself adds.
+a shared machine): what the program costs against registering its objects in a plain program.
+`cpu +gc` is program / objects+gc in CPU time: what the program itself adds on the same collector.
 Figures are recorded in docs/performance.md.
 """
 
@@ -95,6 +99,7 @@ def measure_program(path: str) -> dict:
 
     from components import program
     from infra.checks import validation
+    from infra.core import collector
     from infra.plan.stack import plan
     from infra.tools.render import PROJECT, RecordingMocks, Render, placeholder
 
@@ -112,20 +117,24 @@ def measure_program(path: str) -> dict:
         values = await asyncio.gather(*(v.future() for v in exports.values()))
         outputs.update(zip(exports, values))
 
-    _sync_await(run_pulumi_func(lambda: exported(program.main())))
+    with collector.program_run():  # as `pulumi up` runs it (__main__.py)
+        _sync_await(run_pulumi_func(lambda: exported(program.main())))
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     objects = Render("bench", mocks.resources, outputs, [], []).objects()
     Path(path + ".objects.json").write_text(json.dumps(objects))
     return {"seconds": seconds, "cpu": cpu, "resources": len(mocks.resources), "flows": len(outputs["flows"])}
 
 
-def measure_bare(count: int, objects_file: str | None = None) -> dict:
+def measure_bare(count: int, objects_file: str | None = None, collector_set: bool = False) -> dict:
+    import contextlib
+
     import pulumi
     import pulumi_kubernetes as k8s
     from pulumi.runtime.stack import run_pulumi_func
     from pulumi.runtime.sync_await import _sync_await
 
     from components.kube import create
+    from infra.core import collector
     from infra.tools.render import PROJECT, RecordingMocks
 
     objects = json.loads(Path(objects_file).read_text()) if objects_file else []
@@ -139,7 +148,8 @@ def measure_bare(count: int, objects_file: str | None = None) -> dict:
         for i in range(count - len(objects)):
             k8s.core.v1.ConfigMap(f"ns/cm-{i}", metadata={"name": f"cm-{i}", "namespace": "ns"}, data={"k": "v"})
 
-    _sync_await(run_pulumi_func(body))
+    with collector.program_run() if collector_set else contextlib.nullcontext():
+        _sync_await(run_pulumi_func(body))
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     return {"seconds": seconds, "cpu": cpu, "resources": len(mocks.resources)}
 
@@ -149,7 +159,7 @@ def child(mode: str, arg: str) -> None:
         result = measure_program(arg)
     else:
         count, _, objects_file = arg.partition(":")
-        result = measure_bare(int(count), objects_file if mode == "objects" else None)
+        result = measure_bare(int(count), objects_file if mode.startswith("objects") else None, mode == "objects+gc")
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
 
@@ -167,7 +177,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--repeat", type=int, default=1,
-                        help="rounds per size (program, bare, objects in turn); each one's median round is kept")
+                        help="rounds per size (program, bare, objects, objects+gc in turn); each one's median round is kept")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -175,7 +185,7 @@ def main() -> None:
         return
     header = (f"{'flows':>6} {'resources':>9} | {'program s':>9} {'bare s':>7} {'ratio':>6} {'objects s':>9} "
               f"{'ratio':>6} | {'ms/flow':>8} {'ms/res':>7} {'bare ms/res':>11} | {'peak MiB':>8} {'bare MiB':>8} "
-              f"{'obj MiB':>8} | {'cpu ratio':>9}")
+              f"{'obj MiB':>8} | {'cpu ratio':>9} {'cpu +gc':>7}")
     print(header)
     print("-" * len(header))
     rows = []
@@ -184,12 +194,13 @@ def main() -> None:
             path = Path(tmp) / f"bench-{size}.yaml"
             path.write_text(yaml.safe_dump(topology(size), sort_keys=False))
             # Rounds interleave the three, so that a busy spell on a shared machine falls on each.
-            runs: dict[str, list[dict]] = {"program": [], "bare": [], "objects": []}
+            runs: dict[str, list[dict]] = {"program": [], "bare": [], "objects": [], "objects+gc": []}
             for _ in range(args.repeat):
                 runs["program"].append(run_child("program", str(path)))
                 count = runs["program"][-1]["resources"]
                 runs["bare"].append(run_child("bare", str(count)))
                 runs["objects"].append(run_child("objects", f"{count}:{path}.objects.json"))
+                runs["objects+gc"].append(run_child("objects+gc", f"{count}:{path}.objects.json"))
             # The median round of each (the lower of two), not the fastest: a figure as it is measured.
             program, bare, objects = (sorted(runs[m], key=lambda r: r["seconds"])[(len(runs[m]) - 1) // 2]
                                       for m in ("program", "bare", "objects"))
@@ -198,13 +209,15 @@ def main() -> None:
             ratio_objects = program["seconds"] / objects["seconds"]
             cpu_objects = statistics.median_low(r["cpu"] for r in runs["program"]) / \
                 statistics.median_low(r["cpu"] for r in runs["objects"])
+            cpu_same_gc = statistics.median_low(r["cpu"] for r in runs["program"]) / \
+                statistics.median_low(r["cpu"] for r in runs["objects+gc"])
             rows.append({"flows": program["flows"], "program": program, "bare": bare, "ratio": ratio})
             print(f"{program['flows']:>6} {program['resources']:>9} | {program['seconds']:>9.2f} "
                   f"{bare['seconds']:>7.2f} {ratio:>6.2f} {objects['seconds']:>9.2f} {ratio_objects:>6.2f} | "
                   f"{1000 * program['seconds'] / program['flows']:>8.1f} "
                   f"{1000 * program['seconds'] / program['resources']:>7.2f} "
                   f"{1000 * bare['seconds'] / bare['resources']:>11.2f} | {program['peak_rss_mib']:>8.0f} "
-                  f"{bare['peak_rss_mib']:>8.0f} {objects['peak_rss_mib']:>8.0f} | {cpu_objects:>9.2f}", flush=True)
+                  f"{bare['peak_rss_mib']:>8.0f} {objects['peak_rss_mib']:>8.0f} | {cpu_objects:>9.2f} {cpu_same_gc:>7.2f}", flush=True)
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         growth = (last["program"]["seconds"] / last["flows"]) / (first["program"]["seconds"] / first["flows"])

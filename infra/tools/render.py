@@ -25,7 +25,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components import program
-from infra.core import jsontext, names, stores
+from infra.core import collector, jsontext, names, stores
 from infra.core.errors import Problem, TopologyError
 from infra.core.names import PROJECT
 from infra.deploy import config as stack_config, deployment
@@ -290,7 +290,8 @@ def under_mocks(body: Callable[[], Any], mocks: pulumi.runtime.Mocks, project: s
     def program() -> pulumi.Output[Any]:
         return pulumi.Output.from_input(body()).apply(lambda resolved: result.update(value=resolved))
 
-    _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(program()).future())))
+    with collector.program_run():  # as `pulumi up` runs the program (__main__.py)
+        _sync_await(run_pulumi_func(lambda: _sync_await(pulumi.Output.from_input(program()).future())))
     return result.get("value")
 
 

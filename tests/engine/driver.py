@@ -139,6 +139,8 @@ def main(argv: list[str]) -> int:
         program = by_hand()
     else:
         from components.program import main as program
+        from infra.core import collector
+        collector.for_the_process()  # as __main__.py runs it: this process serves one operation
     # A LocalWorkspace of the project directory holding the program (auto.select_stack with a
     # work_dir would run the project's own runtime instead).
     stack = auto.Stack.select(args.stack, auto.LocalWorkspace(work_dir=args.dir, program=program))

@@ -21,6 +21,8 @@ def test_program_benchmark_runs_at_a_tiny_size():
     (row,) = [line.split() for line in out.splitlines() if line.split()[:1] == ["2"]]
     assert row[2] == "|" and row[8] == "|", out  # flows, resources | times and ratios | per flow...
     float(row[5]), float(row[7])  # program / bare and program / objects, as numbers
+    float(row[-2]), float(row[-1])  # the CPU ratios: against the flat objects, and on the same collector
+    assert out.splitlines()[0].split()[-4:] == ["cpu", "ratio", "cpu", "+gc"], out
 
 
 def test_diff_benchmark_runs_at_a_tiny_size():

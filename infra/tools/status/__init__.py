@@ -170,17 +170,22 @@ class _interruptible:
     collector (urllib3 closing a pool's sockets, say) it is printed as "Exception ignored" and
     lost, and the watch went on (a run of the API-server tier saw it). Remembered, it ends the
     watch at the next check, within 0.2 s between rounds and at the end of a round (each round
-    bounded by its own deadline)."""
+    bounded by its own deadline). The "Exception ignored" report of an interrupt it remembered is
+    not printed either: Ctrl-C ends the watch with exit 130 and no traceback (a run of the engine
+    tier saw one on standard error)."""
 
     def __init__(self) -> None:
         self.signals: list[int] = []
         self.previous: Any = None
+        self.unraisable: Any = None
 
     def __enter__(self) -> list[int]:
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.getsignal(signal.SIGINT)
             if self.previous is signal.default_int_handler:  # not where SIGINT is ignored or handled
                 signal.signal(signal.SIGINT, self._handle)
+                self.unraisable = sys.unraisablehook
+                sys.unraisablehook = self._ignored
             else:
                 self.previous = None
         return self.signals
@@ -189,9 +194,15 @@ class _interruptible:
         self.signals.append(signum)
         raise KeyboardInterrupt
 
+    def _ignored(self, report: Any) -> None:
+        # Only the interrupt this handler raised and remembered; anything else as Python reports it.
+        if not (self.signals and report.exc_type is KeyboardInterrupt):
+            self.unraisable(report)
+
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
+            sys.unraisablehook = self.unraisable
 
 
 def _once(stack: contract.StackOutputs, chosen: list[str], clusters: set[str | None], configs: dict[str | None, str],

@@ -193,7 +193,7 @@ def main() -> None:
         for size in args.sizes:
             path = Path(tmp) / f"bench-{size}.yaml"
             path.write_text(yaml.safe_dump(topology(size), sort_keys=False))
-            # Rounds interleave the three, so that a busy spell on a shared machine falls on each.
+            # Rounds interleave the four, so that a busy spell on a shared machine falls on each.
             runs: dict[str, list[dict]] = {"program": [], "bare": [], "objects": [], "objects+gc": []}
             for _ in range(args.repeat):
                 runs["program"].append(run_child("program", str(path)))

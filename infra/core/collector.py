@@ -33,7 +33,7 @@ def for_the_process() -> None:
 def program_run() -> Iterator[None]:
     """Rare full collections while the block runs; the thresholds before it, after."""
     before = gc.get_threshold()
-    gc.set_threshold(before[0], before[1], FULL_COLLECTION_THRESHOLD)
+    for_the_process()
     try:
         yield
     finally:

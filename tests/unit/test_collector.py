@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pulumi
+import pytest
 
 from infra.core import collector
 from infra.tools import render
@@ -29,12 +30,9 @@ def test_a_render_runs_the_program_with_rare_full_collections_and_restores_the_t
 
 def test_the_thresholds_are_restored_when_the_run_fails():
     before = gc.get_threshold()
-    try:
-        with collector.program_run():
-            assert gc.get_threshold()[2] == 10_000
-            raise KeyError("a failed run")
-    except KeyError:
-        pass
+    with pytest.raises(KeyError), collector.program_run():
+        assert gc.get_threshold() == (before[0], before[1], 10_000)
+        raise KeyError("a failed run")
     assert gc.get_threshold() == before
 
 

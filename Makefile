@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/render/$(STACK)
 
-.PHONY: render rehearse outputs-schema python-types policy-pack kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool dashboard-picture shellcheck prometheus-crds strimzi-crds clean lock
+.PHONY: render rehearse outputs-schema python-types policy-pack kube-apiserver test test-unit test-conformance test-audit test-apiserver test-runtime test-engine typecheck audit venv venv-deploy schema provider-schema apiserver engine promtool dashboard-picture shellcheck prometheus-crds grafana-crds strimzi-crds clean lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,15 +50,15 @@ rehearse: venv kube-apiserver
 PYTEST := $(BIN)/python -m pytest
 test-unit: venv
 	$(PYTEST) tests/unit
-test-conformance: venv promtool prometheus-crds
+test-conformance: venv promtool prometheus-crds grafana-crds
 	$(PYTEST) tests/conformance
 test-audit: venv
 	$(PYTEST) tests/audit
-test-apiserver: venv engine prometheus-crds
+test-apiserver: venv engine prometheus-crds grafana-crds
 	$(PYTEST) tests/apiserver
 test-runtime: venv kube-apiserver
 	$(PYTEST) tests/runtime
-test-engine: venv engine shellcheck prometheus-crds
+test-engine: venv engine shellcheck prometheus-crds grafana-crds
 	$(PYTEST) tests/engine
 
 # Every tier, in three runs side by side (2 cores: each run is mostly one Python process waiting on
@@ -78,7 +78,7 @@ test-engine: venv engine shellcheck prometheus-crds
 # not its wall time). The target fails if a build or a run failed.
 BUILD := bash tools/engine/build.sh
 SHARED_RUNTIME := KAFKA_REPLICATION_TEST_QUEUE=$(CURDIR)/build/runtime-queue $(PYTEST) --durations=0 --durations-min=1 tests/runtime
-test: venv promtool shellcheck prometheus-crds
+test: venv promtool shellcheck prometheus-crds grafana-crds
 	@mkdir -p build; rm -rf build/*.status build/*.log build/runtime-queue build/cpu; \
 	export KAFKA_REPLICATION_CPU_LEDGER=$(CURDIR)/build/cpu; \
 	{ $(BUILD) kube-apiserver kubectl toxiproxy-server > build/tier-runtime.log 2>&1; echo $$? > build/kube-apiserver.status; \
@@ -171,6 +171,11 @@ strimzi-crds: venv
 prometheus-crds:
 	@bash tools/prometheus-operator/crds.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
 	  echo "the Prometheus Operator CRDs could not be downloaded: their API-server tests will skip"; }
+# grafana-operator's GrafanaDashboard CRD (tools/grafana-operator/go.mod) into ~/.cache, for the
+# conformance, API-server and engine tiers (Go and its module proxy).
+grafana-crds:
+	@bash tools/grafana-operator/crds.sh >/dev/null || { test "$$APISERVER_REQUIRED" != 1 && \
+	  echo "grafana-operator's GrafanaDashboard CRD could not be downloaded: its tests will skip"; }
 
 # The replication audit on a generated sample with injected faults (docs/audit.md): the audit
 # must exit 1 (findings) and name each fault.

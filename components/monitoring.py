@@ -2,7 +2,8 @@
 
     ReplicationMonitoring           kafka-replication:monitoring:ReplicationMonitoring   (name: monitoring)
       Namespace (monitoring.namespace), and in it a PodMonitor and a PrometheusRule
-      (monitoring.prometheusOperator) and the Grafana dashboard ConfigMap (monitoring.dashboard).
+      (monitoring.prometheusOperator), the Grafana dashboard ConfigMap (monitoring.dashboard) and
+      grafana-operator's GrafanaDashboard (monitoring.grafanaOperator).
 
 One per Kubernetes cluster hosting flows, named `monitoring-<cluster>` there. Type tokens and
 names are part of every URN: change them only with `aliases`.
@@ -17,7 +18,7 @@ import pulumi
 from components.kube import SecretResolver, create, name_of
 from infra.core import names
 from infra.core.manifests import Manifest
-from infra.plan.monitoring import MonitoringPlan
+from infra.plan.monitoring import GRAFANA_DASHBOARD_IMMUTABLE, MonitoringPlan
 
 MONITORING_COMPONENT = "monitoring"
 
@@ -31,7 +32,17 @@ class ReplicationMonitoring(pulumi.ComponentResource):
         k = plan.kubernetes
         namespace = create(plan.namespace, child, secrets, kubernetes=k)
         ns = name_of(namespace)
-        # PodMonitor and PrometheusRule are custom resources (components/kube.py creates any
-        # kind it does not know as one); they hold no secret value.
-        self.resources = [create(cast(Manifest, o), child, secrets, ns, kubernetes=k) for o in plan.objects]
+        # PodMonitor, PrometheusRule and GrafanaDashboard are custom resources (components/kube.py
+        # creates any kind it does not know as one); they hold no secret value.
+        self.resources = [create(cast(Manifest, o), _options(o["kind"], child), secrets, ns, kubernetes=k)
+                          for o in plan.objects]
         self.register_outputs(plan.outputs)
+
+
+def _options(kind: str, child: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    """A GrafanaDashboard whose immutable fields change is replaced (deleted, then created under
+    its fixed name), not updated: the API server refuses that update (its CRD's CEL rules)."""
+    if kind != "GrafanaDashboard":
+        return child
+    return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+        replace_on_changes=list(GRAFANA_DASHBOARD_IMMUTABLE), delete_before_replace=True))

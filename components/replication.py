@@ -5,7 +5,7 @@ through the component provider (components/__main__.py; its schema is components
     ReplicationTopology   kafka-replication:index:ReplicationTopology
       every flow of a topology, checked together (the rules across flows need all of them), the
       replication audit when the topology has an `audit` section, and the monitoring objects
-      (PodMonitor, PrometheusRule, dashboard) when `monitoring` asks for them
+      (PodMonitor, PrometheusRule, dashboard ConfigMap, GrafanaDashboard) when `monitoring` asks for them
     ReplicationFlow       kafka-replication:index:ReplicationFlow
       one flow between two clusters, with its own checks (a bidirectional flow is two directions)
 

@@ -13,11 +13,12 @@ __all__ = [
     "Alerts", "Audit", "AuditReports", "AuditThresholds", "AuditWindow", "Cluster",
     "ConnectPart", "ConnectSettings", "ConnectorConfig", "ConnectorState", "ConnectorStates",
     "Converter", "Converters", "ExactlyOnce", "Exporter", "Failover", "FailoverProcedure",
-    "Flavour", "Flow", "ImagePullSecret", "KubernetesCluster", "Mechanism", "Monitoring",
-    "OffsetsAction", "OffsetsRequest", "Operator", "PartitionOffset", "Policy", "Predicate",
-    "Protocol", "PullPolicy", "Readiness", "ResourceQuota", "Resources", "Sasl", "Security",
-    "SourceInstance", "SparkExecutors", "StartFrom", "SyncGroupOffsets", "SyncTopicAcls",
-    "SyncTopicConfigs", "TargetConnection", "TasksMax", "Tls", "Topology", "Transform", "Trust",
+    "Flavour", "Flow", "GrafanaOperator", "ImagePullSecret", "KubernetesCluster", "Mechanism",
+    "Monitoring", "OffsetsAction", "OffsetsRequest", "Operator", "PartitionOffset", "Policy",
+    "Predicate", "Protocol", "PullPolicy", "Readiness", "ResourceQuota", "Resources", "Sasl",
+    "Security", "SourceInstance", "SparkExecutors", "StartFrom", "SyncGroupOffsets",
+    "SyncTopicAcls", "SyncTopicConfigs", "TargetConnection", "TasksMax", "Tls", "Topology",
+    "Transform", "Trust",
 ]
 
 
@@ -373,6 +374,15 @@ Audit = t.TypedDict("Audit", {
 Exporter: t.TypeAlias = t.Literal["jmxPrometheusExporter", "strimziMetricsReporter"]
 
 
+# The dashboard as grafana-operator's GrafanaDashboard (grafana.integreatly.org/v1beta1), beside or
+# instead of the sidecar's ConfigMap (infra/plan/monitoring/objects.py).
+GrafanaOperator = t.TypedDict("GrafanaOperator", {
+    "instanceSelector": dict[str, str],
+    "allowCrossNamespaceImport": t.NotRequired[bool],
+    "folder": t.NotRequired[str | None],
+})
+
+
 # Metrics, alerts and dashboards (infra/plan/monitoring/, docs/operations.md).
 Monitoring = t.TypedDict("Monitoring", {
     "metrics": t.NotRequired[bool],
@@ -380,6 +390,7 @@ Monitoring = t.TypedDict("Monitoring", {
     "namespace": t.NotRequired[str],
     "prometheusOperator": t.NotRequired[bool],
     "dashboard": t.NotRequired[bool],
+    "grafanaOperator": t.NotRequired[GrafanaOperator | None],
     "labels": t.NotRequired[dict[str, str]],
     "alerts": t.NotRequired[Alerts],
     "runbookBaseUrl": t.NotRequired[str | None],

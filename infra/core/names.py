@@ -370,6 +370,7 @@ MONITORING = "kafka-replication"                   # PodMonitor and PrometheusRu
 DASHBOARD_CONFIGMAP = "kafka-replication-dashboard"
 KSM_CONFIGMAP = "kafka-replication-kube-state-metrics"  # the operator's view (monitoring/operator.py)
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}       # the Grafana sidecar's usual label
+GRAFANA_DASHBOARD = "kafka-replication"            # grafana-operator's GrafanaDashboard
 CONNECTOR_OFFSETS_ANNOTATION = "strimzi.io/connector-offsets"
 # KafkaConnectAssemblyOperator.getConnectorOffsetsConfigMapEntryKey: the key of both offsets ConfigMaps.
 OFFSETS_KEY = "offsets.json"

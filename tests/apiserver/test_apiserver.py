@@ -22,11 +22,12 @@ import yaml
 
 from infra.core import names
 from infra.core.releases import SUPPORTED, Release
+from infra.plan import monitoring
 from infra.tools import render
 from infra.tools.rehearsal.apiserver import ServerError, apiserver_binary, kubeconfig, start_many, stop
 from infra.tools.rehearsal.kube import install_crds
 from infra.tools.rehearsal.kubeapi import ApiError, Client, service_account_user
-from tests.support.prometheus import CRD_BASE, prometheus_crds
+from tests.support.prometheus import CRD_BASE, grafana_crds, prometheus_crds
 from tests.support.references import REF
 from tests.support.schemas import release_of_objects, strimzi_crds
 from tests.support.stacks import APISERVER_COUNTS as COUNTS, ROOT, render_topology, unavailable
@@ -74,6 +75,7 @@ def as_stored(obj: dict) -> dict:
 
 
 MONITORING_GROUP = "monitoring.coreos.com"
+GRAFANA_GROUP = "grafana.integreatly.org"
 
 
 def ready_for(client: Client, objects: list[dict]) -> int:
@@ -82,6 +84,8 @@ def ready_for(client: Client, objects: list[dict]) -> int:
     install_crds(client, strimzi_crds(release_of_objects(objects)))
     if any(o["apiVersion"].startswith(f"{MONITORING_GROUP}/") for o in objects):
         prometheus_crds(client, True)
+    if any(o["apiVersion"].startswith(f"{GRAFANA_GROUP}/") for o in objects):
+        grafana_crds(client, True)
     namespaces = [o for o in objects if o["kind"] == "Namespace"]
     for ns in namespaces:
         client.ensure(ns)
@@ -265,6 +269,39 @@ def test_monitoring_objects_are_accepted_and_checked(apiserver, all_renders):
     refused_as_unknown(apiserver, typo, "spec.podMetricEndpoints")
     assert dropped(typo, apiserver.create(typo, dry_run=True)) == [".spec.podMetricEndpoints"]
     COUNTS["broken objects rejected"] += 3
+
+
+def test_the_grafana_dashboard_is_accepted_and_its_selector_cannot_be_updated(apiserver, all_renders):
+    """The prod stack's GrafanaDashboard against grafana-operator's CRD, created for real; an
+    update of its instanceSelector or uid is refused by the CRD's own rules (CEL, evaluated by the
+    API server against the stored object), which is why the program replaces the object when one
+    changes (components/monitoring.py, GRAFANA_DASHBOARD_IMMUTABLE) and the engine tier sees it
+    replaced (tests/engine/test_engine.py)."""
+    objects = all_renders["stack prod"]
+    ready_for(apiserver, objects)
+    dashboard = _first(objects, "GrafanaDashboard")
+    assert dropped(dashboard, apiserver.create(dashboard, dry_run=True, strict=True)) == []
+    apiserver.create(dashboard)
+    try:
+        path = f"/apis/{GRAFANA_GROUP}/v1beta1/namespaces/{dashboard['metadata']['namespace']}/grafanadashboards/" \
+               f"{dashboard['metadata']['name']}"
+        for field, value, message in (
+                ("instanceSelector", {"matchLabels": {"dashboards": "other"}}, "spec.instanceSelector is immutable"),
+                ("uid", "another-uid", "spec.uid is immutable")):
+            status, live = apiserver.request("GET", path)
+            assert status == 200
+            changed = copy.deepcopy(live)
+            changed["spec"][field] = value
+            status, body = apiserver.request("PUT", path, changed)
+            assert status == 422 and message in body["message"], (field, status, body)
+            COUNTS["broken objects rejected"] += 1
+        # What may change in place does: the dashboard's JSON, its folder.
+        status, live = apiserver.request("GET", path)
+        live["spec"]["folder"] = "Replication"
+        assert apiserver.request("PUT", path, live)[0] == 200
+    finally:
+        apiserver.remove(dashboard)
+    assert monitoring.GRAFANA_DASHBOARD_IMMUTABLE == ("spec.instanceSelector", "spec.uid")
 
 
 def test_a_cluster_without_the_prometheus_operator_deploys_the_defaults(apiserver, all_renders):

@@ -19,7 +19,7 @@ import yaml
 from infra.core.releases import DEFAULT_VERSION, SUPPORTED, Flavour, find
 from infra.tools import render
 from tests.support.monitoring import stack_objects
-from tests.support.prometheus import crd_schema as prometheus_schema, crd_validate
+from tests.support.prometheus import crd_schema as operator_schema, crd_validate
 from tests.support.schemas import release_of, unknown_fields, validate
 from tests.support.stacks import RELEASES, ROOT, doc_topology, on_release, render_topology
 from tests.support.variants import STACKS, variant_topologies
@@ -106,15 +106,30 @@ def test_v1_crd_refuses_worker_keys_the_csm_flavour_sets(tmp_path):
         validate(obj, find(Flavour.strimzi, "1.2.0"))
 
 
+def test_the_grafana_dashboard_validates_against_grafana_operator_s_crd():
+    (resource,) = [o for o in stack_objects("prod") if o["kind"] == "GrafanaDashboard"]
+    schema = operator_schema("GrafanaDashboard")
+    crd_validate(resource, schema)
+    assert unknown_fields(resource, schema) == []
+    # The CRD refuses one without its selector, and drops a field it does not know.
+    broken = copy.deepcopy(resource)
+    del broken["spec"]["instanceSelector"]
+    with pytest.raises(jsonschema.ValidationError, match="'instanceSelector' is a required property"):
+        crd_validate(broken, schema)
+    typo = copy.deepcopy(resource)
+    typo["spec"]["folderTitle"] = typo["spec"].pop("folder")
+    assert unknown_fields(typo, schema) == [".spec.folderTitle"]
+
+
 def test_objects_validate_against_the_prometheus_operator_crds():
     for stack in ("dev", "prod"):
         for obj in stack_objects(stack):
             if obj["apiVersion"] == "monitoring.coreos.com/v1":
-                schema = prometheus_schema(obj["kind"])
+                schema = operator_schema(obj["kind"])
                 crd_validate(obj, schema)
                 assert unknown_fields(obj, schema) == [], obj["kind"]
     pod_monitor = next(o for o in render.run("dev", placeholder_secrets=True).objects() if o["kind"] == "PodMonitor")
     broken = copy.deepcopy(pod_monitor)
     broken["spec"]["podMetricsEndpoints"][0]["port"] = 9404  # a number where the CRD wants the port's name
     with pytest.raises(jsonschema.ValidationError, match="9404 is not of type 'string'"):
-        crd_validate(broken, prometheus_schema("PodMonitor"))
+        crd_validate(broken, operator_schema("PodMonitor"))

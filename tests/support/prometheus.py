@@ -1,5 +1,7 @@
-"""The Prometheus Operator's CRDs (tools/prometheus-operator, `make prometheus-crds`): their
-schemas for validating rendered objects, and installing them on the API-server tier's server."""
+"""The monitoring operators' CRDs: the Prometheus Operator's PodMonitor and PrometheusRule
+(tools/prometheus-operator, `make prometheus-crds`) and grafana-operator's GrafanaDashboard
+(tools/grafana-operator, `make grafana-crds`), each at the version its go.mod pins: their schemas
+for validating rendered objects, and installing them on an API server of the tests."""
 
 from __future__ import annotations
 
@@ -11,17 +13,38 @@ import yaml
 from infra.tools.rehearsal.kubeapi import Client
 from tests.support.stacks import unavailable
 
-CRDS_CACHE = Path.home() / ".cache" / "kafka-replication" / "prometheus-operator-crds"
+CACHE = Path.home() / ".cache" / "kafka-replication"
+# The Prometheus Operator's CRDs (tools/prometheus-operator/go.mod, `make prometheus-crds`).
+CRDS_CACHE = PROMETHEUS_CRDS = CACHE / "prometheus-operator-crds"
+# grafana-operator's (tools/grafana-operator/go.mod, `make grafana-crds`).
+GRAFANA_CRDS = CACHE / "grafana-operator-crds"
+
+# kind: (its cache folder, its file there, the version the program writes, how to get it)
+CRDS = {
+    "PodMonitor": (PROMETHEUS_CRDS, "monitoring.coreos.com_podmonitors.yaml", "v1",
+                   "make prometheus-crds` (tools/prometheus-operator)"),
+    "PrometheusRule": (PROMETHEUS_CRDS, "monitoring.coreos.com_prometheusrules.yaml", "v1",
+                       "make prometheus-crds` (tools/prometheus-operator)"),
+    "GrafanaDashboard": (GRAFANA_CRDS, "grafana.integreatly.org_grafanadashboards.yaml", "v1beta1",
+                         "make grafana-crds` (tools/grafana-operator)"),
+}
+
+
+def _crd_files(kinds: list[str]) -> list[Path]:
+    out = []
+    for kind in kinds:
+        folder, name, _, how = CRDS[kind]
+        found = sorted(folder.glob(f"v*/{name}"))
+        if not found:
+            unavailable(f"no {kind} CRD: run `{how}")
+        out.append(found[-1])
+    return out
 
 
 def crd_schema(kind: str) -> dict:
-    files = {"PodMonitor": "monitoring.coreos.com_podmonitors.yaml",
-             "PrometheusRule": "monitoring.coreos.com_prometheusrules.yaml"}
-    found = sorted(CRDS_CACHE.glob(f"*/{files[kind]}"))
-    if not found:
-        unavailable("no Prometheus Operator CRDs: run `make prometheus-crds` (tools/prometheus-operator)")
-    crd = yaml.safe_load(found[-1].read_text())
-    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1" and v.get("served")]
+    (path,) = _crd_files([kind])
+    crd = yaml.safe_load(path.read_text())
+    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == CRDS[kind][2] and v.get("served")]
     return served["schema"]["openAPIV3Schema"]
 
 
@@ -31,21 +54,14 @@ def crd_validate(obj: dict, schema: dict) -> None:
     jsonschema.validators.validator_for(schema)(schema).validate(obj)
 
 
-# The Prometheus Operator's CRDs (tools/prometheus-operator/go.mod, `make prometheus-crds`).
-PROMETHEUS_CRDS = Path.home() / ".cache" / "kafka-replication" / "prometheus-operator-crds"
-
-
 CRD_BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-def prometheus_crds(client: Client, installed: bool) -> None:
-    """The PodMonitor and PrometheusRule CRDs installed (or removed) on the server, as the
-    operator's release ships them. Created by POST, as Strimzi's are."""
-    folders = sorted(PROMETHEUS_CRDS.glob("v*"))
-    if not folders:
-        unavailable("no Prometheus Operator CRDs: run `make prometheus-crds` (tools/prometheus-operator)")
-    crds = [yaml.safe_load(p.read_text()) for p in sorted(folders[-1].glob("*.yaml"))]
-    assert {c["spec"]["names"]["kind"] for c in crds} == {"PodMonitor", "PrometheusRule"}
+def _installed(client: Client, kinds: list[str], installed: bool) -> None:
+    """The CRDs of `kinds` installed (or removed) on the server, as their operator's release
+    ships them. Created by POST, as Strimzi's are."""
+    crds = [yaml.safe_load(p.read_text()) for p in _crd_files(kinds)]
+    assert [c["spec"]["names"]["kind"] for c in crds] == kinds
     for crd in crds:
         name = crd["metadata"]["name"]
         present = client.request("GET", f"{CRD_BASE}/{name}")[0] == 200
@@ -56,3 +72,13 @@ def prometheus_crds(client: Client, installed: bool) -> None:
             client.request("DELETE", f"{CRD_BASE}/{name}")
             client.wait_gone(f"{CRD_BASE}/{name}")
     client.forget()
+
+
+def prometheus_crds(client: Client, installed: bool) -> None:
+    """The Prometheus Operator's PodMonitor and PrometheusRule CRDs, installed or removed."""
+    _installed(client, ["PodMonitor", "PrometheusRule"], installed)
+
+
+def grafana_crds(client: Client, installed: bool) -> None:
+    """grafana-operator's GrafanaDashboard CRD, installed or removed."""
+    _installed(client, ["GrafanaDashboard"], installed)

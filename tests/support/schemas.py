@@ -72,7 +72,7 @@ def unknown_fields(obj, schema: dict, path: str = "") -> list[str]:
     return found
 
 
-CRD_GROUPS = ("kafka.strimzi.io/", "monitoring.coreos.com/")
+CRD_GROUPS = ("kafka.strimzi.io/", "monitoring.coreos.com/", "grafana.integreatly.org/")
 
 
 def validate(obj: dict, release: Release | None = None) -> None:
@@ -90,8 +90,9 @@ def validate(obj: dict, release: Release | None = None) -> None:
         pruned = unknown_fields(obj, schema)
         if pruned:
             raise jsonschema.ValidationError(f"unknown fields (the server would drop them): {pruned}")
-    elif obj["apiVersion"].startswith("monitoring.coreos.com/"):
-        # The Prometheus Operator's PodMonitor and PrometheusRule: its pinned CRDs (make prometheus-crds).
+    elif obj["apiVersion"].startswith(("monitoring.coreos.com/", "grafana.integreatly.org/")):
+        # The Prometheus Operator's PodMonitor and PrometheusRule, grafana-operator's
+        # GrafanaDashboard: their pinned CRDs (make prometheus-crds grafana-crds).
         from tests.support import prometheus
         schema = prometheus.crd_schema(obj["kind"])
         prometheus.crd_validate(obj, schema)

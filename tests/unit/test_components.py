@@ -65,10 +65,14 @@ def test_every_urn_deployed_before_the_components_is_kept(stack):
     added = [u for u in new if metrics_rules in u and u.endswith("/" + FlowNames("f", "s", "t").metrics_configmap)]
     assert len(added) == len([o for o in result.objects() if o["kind"] == "KafkaConnect"])
     new = [u for u in new if u not in added]
-    # And kube-state-metrics' configuration of the operator's view (monitoring/operator.py).
+    # And kube-state-metrics' configuration of the operator's view (monitoring/operator.py), and
+    # on prod, whose monitoring has a grafanaOperator section, the GrafanaDashboard.
+    monitoring_urn = (f"urn:pulumi:{stack}::kafka-replication::kafka-replication:index:ReplicationTopology$"
+                      "kafka-replication:monitoring:ReplicationMonitoring$kubernetes:")
     assert new == [
-        f"urn:pulumi:{stack}::kafka-replication::kafka-replication:index:ReplicationTopology$kafka-replication:"
-        f"monitoring:ReplicationMonitoring$kubernetes:core/v1:ConfigMap::replication-monitoring/{names.KSM_CONFIGMAP}",
+        f"{monitoring_urn}core/v1:ConfigMap::replication-monitoring/{names.KSM_CONFIGMAP}",
+        *([f"{monitoring_urn}grafana.integreatly.org/v1beta1:GrafanaDashboard::replication-monitoring/"
+           f"{names.GRAFANA_DASHBOARD}"] if stack == "prod" else []),
         f"urn:pulumi:{stack}::kafka-replication::kafka-replication:index:ReplicationTopology::replication"]
     # The URNs did move (under the ReplicationTopology): the aliases are what keeps them.
     assert not set(aliases) & before

@@ -244,6 +244,22 @@ def test_connect_resources_roll_the_pods_and_replicas_scale(base, tmp_path):
                                         diff.Change("spec.replicas", 3, 2))
 
 
+def test_a_grafana_dashboard_s_new_selector_replaces_it_and_its_folder_changes_in_place(tmp_path):
+    monitoring = "  dashboard: true\n"
+    with_grafana = edited(tmp_path, "grafana", monitoring, monitoring + "  grafanaOperator: {instanceSelector: "
+                          "{dashboards: grafana}}\n")
+    before = diff.render_here("dev", with_grafana)
+    key = ("", "GrafanaDashboard", "replication-monitoring", "kafka-replication")
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(with_grafana.read_text().replace("{dashboards: grafana}", "{dashboards: replication}"))
+    assert objects(diff.compare("dev", before, diff.render_here("dev", moved))) == [
+        (key, "replace", ("spec.instanceSelector",))]
+    foldered = tmp_path / "foldered.yaml"
+    foldered.write_text(with_grafana.read_text().replace("{dashboards: grafana}}", "{dashboards: grafana}, "
+                                                         "folder: Replication}"))
+    assert objects(diff.compare("dev", before, diff.render_here("dev", foldered))) == [(key, "change", ())]
+
+
 def test_tasks_restart_the_connector_and_a_state_change_is_said(base, tmp_path):
     sd = compare(base, edited(tmp_path, "restart", FLOW_LINE,
                               FLOW_LINE + "    tasksMax: {source: 6}\n    state: {heartbeat: paused}\n"))

@@ -97,7 +97,55 @@ def test_only_the_objects_asked_for():
         ("PodMonitor", "kafka-replication"), ("PrometheusRule", "kafka-replication"),
         ("ConfigMap", "kafka-replication-kube-state-metrics")]
     assert plan.outputs == {"namespace": "replication-monitoring", "podMonitor": "kafka-replication",
-                            "prometheusRule": "kafka-replication", "dashboardConfigMap": None}
+                            "prometheusRule": "kafka-replication", "dashboardConfigMap": None,
+                            "grafanaDashboard": None}
+    (plan,) = plans(monitored(monitoring={"grafanaOperator": {"instanceSelector": {"dashboards": "grafana"}}}))[2]
+    assert [(o["kind"], o["metadata"]["name"]) for o in plan.objects] == [("GrafanaDashboard", "kafka-replication")]
+    assert plan.outputs == {"namespace": "replication-monitoring", "podMonitor": None, "prometheusRule": None,
+                            "dashboardConfigMap": None, "grafanaDashboard": "kafka-replication"}
+
+
+def test_the_grafana_dashboard_is_the_sidecar_s_dashboard_for_grafana_operator():
+    grafana = {"instanceSelector": {"team": "data", "dashboards": "grafana"}, "allowCrossNamespaceImport": True,
+               "folder": "Kafka replication"}
+    (plan,) = plans(monitored(monitoring={"dashboard": True, "grafanaOperator": grafana,
+                                          "labels": {"release": "prometheus"}}))[2]
+    configmap, resource = plan.objects
+    assert resource == {
+        "apiVersion": "grafana.integreatly.org/v1beta1", "kind": "GrafanaDashboard",
+        "metadata": {"name": "kafka-replication", "namespace": "replication-monitoring",
+                     "labels": {"release": "prometheus", "app.kubernetes.io/part-of": "kafka-replication",
+                                "app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/component": "monitoring"}},
+        "spec": {"instanceSelector": {"matchLabels": {"dashboards": "grafana", "team": "data"}},
+                 "json": configmap["data"]["kafka-replication.json"], "allowCrossNamespaceImport": True,
+                 "folder": "Kafka replication"}}
+    assert json.loads(resource["spec"]["json"]) == monitoring.dashboard()
+    # The sidecar's label is the ConfigMap's alone: the operator's object is not a sidecar's to load.
+    assert "grafana_dashboard" not in resource["metadata"]["labels"]
+    # Defaults: no folder (the operator's, named after the namespace), no import across namespaces.
+    (plan,) = plans(monitored(monitoring={"grafanaOperator": {"instanceSelector": {"dashboards": "grafana"}}}))[2]
+    (resource,) = plan.objects
+    assert sorted(resource["spec"]) == ["instanceSelector", "json"]
+    # What the API server holds immutable, and so what replaces the object (components/monitoring.py).
+    assert monitoring.GRAFANA_DASHBOARD_IMMUTABLE == ("spec.instanceSelector", "spec.uid")
+
+
+def test_a_grafana_operator_section_that_cannot_work_is_refused(tmp_path):
+    topo = monitored(monitoring={"grafanaOperator": {"instanceSelector": {}, "folder": "ops\nreplication"}})
+    with pytest.raises(TopologyError) as refused:
+        render_topology(tmp_path, topo, secrets={})
+    assert [str(p) for p in refused.value.problems] == [
+        "line 38: topology: monitoring.grafanaOperator.instanceSelector: got {}; expected at least 1 entry",
+        "line 39: topology: monitoring.grafanaOperator.folder: got 'ops\\nreplication'; expected a folder title without "
+        "control characters (at most 189 characters)"]
+    topo = on_release(monitored(monitoring={"exporter": "strimziMetricsReporter",
+                                            "grafanaOperator": {"instanceSelector": {"dashboards": "grafana"}}}),
+                      "strimzi", "1.2.0")
+    model, stack_plan, _ = model_of(topo)
+    assert [str(p) for p in monitoring.problems(model, stack_plan)] == [
+        "monitoring: exporter: got 'metrics: true, exporter: strimziMetricsReporter, grafanaOperator: set'; expected "
+        "metrics: true with exporter jmxPrometheusExporter for the alerts and the dashboard: they read the series and "
+        "labels of the JMX exporter's rules (flow, connect_cluster), or no grafanaOperator"]
 
 
 def test_user_labels_cannot_replace_ours():

@@ -1,6 +1,6 @@
 """The monitoring objects of a stack per Kubernetes cluster: the namespace, the PodMonitor, the
-PrometheusRule, kube-state-metrics' configuration of the operator's view and the dashboard's
-ConfigMap, who owns each object, and the refusals of a monitoring section whose rules would not
+PrometheusRule, kube-state-metrics' configuration of the operator's view, the dashboard's
+ConfigMap and its GrafanaDashboard, who owns each object, and the refusals of a monitoring section whose rules would not
 fit one object."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from infra.plan.monitoring.dashboard import dashboard
 from infra.plan.monitoring.operator import KSM_CONFIG_KEY, ksm_config_text
 from infra.plan.types import StackPlan
 from infra.topology.resolution import Model
-from infra.topology.schema import Exporter
+from infra.topology.schema import Exporter, GrafanaOperator
 
 API_VERSION: Literal["monitoring.coreos.com/v1"] = "monitoring.coreos.com/v1"
 
@@ -54,7 +54,22 @@ class PrometheusRule(TypedDict):
     spec: JSON
 
 
-MonitoringObject = Union[PodMonitor, PrometheusRule, ConfigMap]
+GRAFANA_API_VERSION: Literal["grafana.integreatly.org/v1beta1"] = "grafana.integreatly.org/v1beta1"
+
+
+class GrafanaDashboard(TypedDict):
+    apiVersion: Literal["grafana.integreatly.org/v1beta1"]
+    kind: Literal["GrafanaDashboard"]
+    metadata: ObjectMeta
+    spec: JSON
+
+
+# What grafana-operator's CRD holds immutable (CEL rules on spec, v5.18.0): an update that changes
+# one is refused by the API server, so the object is replaced instead (components/monitoring.py).
+GRAFANA_DASHBOARD_IMMUTABLE = ("spec.instanceSelector", "spec.uid")
+
+
+MonitoringObject = Union[PodMonitor, PrometheusRule, ConfigMap, GrafanaDashboard]
 
 
 @dataclass(frozen=True)
@@ -113,7 +128,7 @@ def plan_monitoring(model: Model, stack_plan: StackPlan, kubernetes: str | None 
     """`stack_plan`: the flows of one Kubernetes cluster (StackPlan.in_cluster); `whole`: the
     stack's, which decides which connector copies each pair's heartbeats (default: the same)."""
     monitoring = model.topology.monitoring
-    if not (monitoring.prometheusOperator or monitoring.dashboard) or not stack_plan.flows:
+    if not (monitoring.prometheusOperator or monitoring.dashboard or monitoring.grafanaOperator) or not stack_plan.flows:
         return None
     ns = monitoring.namespace
     labels = dict(sorted(monitoring.labels.items()))
@@ -124,10 +139,13 @@ def plan_monitoring(model: Model, stack_plan: StackPlan, kubernetes: str | None 
         objects.append(ksm_configmap(model, ns))
     if monitoring.dashboard:
         objects.append(dashboard_configmap(ns))
+    if monitoring.grafanaOperator:
+        objects.append(grafana_dashboard(monitoring.grafanaOperator, ns, labels))
     outputs: JSON = {"namespace": ns,
                      "podMonitor": names.MONITORING if monitoring.prometheusOperator else None,
                      "prometheusRule": names.MONITORING if monitoring.prometheusOperator else None,
-                     "dashboardConfigMap": names.DASHBOARD_CONFIGMAP if monitoring.dashboard else None}
+                     "dashboardConfigMap": names.DASHBOARD_CONFIGMAP if monitoring.dashboard else None,
+                     "grafanaDashboard": names.GRAFANA_DASHBOARD if monitoring.grafanaOperator else None}
     if kubernetes:
         outputs = {"kubernetesCluster": kubernetes, **outputs}
     namespace: Namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None)}
@@ -165,10 +183,29 @@ def ksm_configmap(model: Model, namespace: str) -> ConfigMap:
             "data": {KSM_CONFIG_KEY: ksm_config_text(model.operator.release)}}
 
 
+def dashboard_text() -> str:
+    """The dashboard's JSON as both the ConfigMap and the GrafanaDashboard carry it."""
+    return json.dumps(dashboard(), indent=1, sort_keys=True) + "\n"
+
+
 def dashboard_configmap(namespace: str) -> ConfigMap:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": _meta(names.DASHBOARD_CONFIGMAP, namespace, dict(names.DASHBOARD_LABEL)),
-            "data": {DASHBOARD_KEY: json.dumps(dashboard(), indent=1, sort_keys=True) + "\n"}}
+            "data": {DASHBOARD_KEY: dashboard_text()}}
+
+
+def grafana_dashboard(grafana: GrafanaOperator, namespace: str, labels: dict[str, str]) -> GrafanaDashboard:
+    """The same dashboard for grafana-operator: imported into the Grafana resources its selector
+    matches. The JSON is inline (`spec.json`), not a reference to the sidecar's ConfigMap, so that
+    a cluster running both loads it once each way rather than depending on `dashboard: true`."""
+    spec: JSON = {"instanceSelector": {"matchLabels": dict(sorted(grafana.instanceSelector.items()))},
+                  "json": dashboard_text()}
+    if grafana.allowCrossNamespaceImport:
+        spec["allowCrossNamespaceImport"] = True
+    if grafana.folder is not None:
+        spec["folder"] = grafana.folder
+    return {"apiVersion": GRAFANA_API_VERSION, "kind": "GrafanaDashboard",
+            "metadata": _meta(names.GRAFANA_DASHBOARD, namespace, labels), "spec": spec}
 
 
 # ----------------------------------------------------------------- refusals
@@ -199,16 +236,18 @@ def problems(model: Model, stack_plan: StackPlan | None = None) -> list[Problem]
         for index, flow in enumerate(model.topology.flows):
             if given := _set(flow.alerts):
                 out.append(Problem(f"flows[{index}] ({flow.flow_name})", "alerts", given, unused))
-    if not (monitoring.prometheusOperator or monitoring.dashboard):
+    if not (monitoring.prometheusOperator or monitoring.dashboard or monitoring.grafanaOperator):
         return out
     if not monitoring.metrics or monitoring.exporter is not Exporter.jmxPrometheusExporter:
         asked = " and ".join(f for f in ("prometheusOperator", "dashboard") if getattr(monitoring, f))
-        given = (f"metrics: {str(monitoring.metrics).lower()}, exporter: {monitoring.exporter.value}, "
-                 f"{asked}: true")
+        grafana = monitoring.grafanaOperator is not None
+        given = ", ".join([f"metrics: {str(monitoring.metrics).lower()}", f"exporter: {monitoring.exporter.value}"]
+                          + ([f"{asked}: true"] if asked else []) + (["grafanaOperator: set"] if grafana else []))
+        off = " and ".join(([f"{asked}: false"] if asked else []) + (["no grafanaOperator"] if grafana else []))
         out.append(Problem("monitoring", "exporter" if monitoring.metrics else "metrics", given,
                            "metrics: true with exporter jmxPrometheusExporter for the alerts and the dashboard: "
                            "they read the series and labels of the JMX exporter's rules (flow, connect_cluster), "
-                           f"or {asked}: false"))
+                           f"or {off}"))
     taken = {d.names(p).namespace: f"the namespace of flow {d.name}" for d in model.flows for p in d.parts}
     if model.audit is not None:
         taken[model.audit.namespace] = "the audit's namespace (audit.namespace)"

@@ -1,6 +1,6 @@
 """The diff's objects: a render as a snapshot keyed by (Kubernetes cluster, kind, namespace, name),
 the property changes between two, and the fields whose change replaces an object
-(pulumi-kubernetes 4.25.0 `forceNewProperties`)."""
+(pulumi-kubernetes 4.25.0 `forceNewProperties`, and the program's own replace_on_changes)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
+from infra.plan.monitoring import GRAFANA_DASHBOARD_IMMUTABLE
 from infra.plan.offsets import shown_kind
 
 # Object identity: (Kubernetes cluster, "" for the default provider; kind; namespace; name).
@@ -18,8 +19,10 @@ Key = tuple[str, str, str, str]
 
 
 # pulumi-kubernetes 4.25.0 `forceNew` (provider/pkg/provider/diff.go), for the kinds a stack can
-# hold: changing one of these fields deletes the object and creates it again.
+# hold, and the fields the program itself replaces on (replace_on_changes: the GrafanaDashboard's,
+# components/monitoring.py): changing one of these fields deletes the object and creates it again.
 REPLACED_BY = {
+    "GrafanaDashboard": GRAFANA_DASHBOARD_IMMUTABLE,
     "ConfigMap": ("data", "binaryData"),
     "Secret": ("type", "data", "stringData"),
     "PersistentVolumeClaim": ("spec.accessModes", "spec.selector", "spec.storageClassName", "spec.volumeName"),

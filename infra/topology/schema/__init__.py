@@ -9,7 +9,8 @@ from infra.topology.schema.flow import (Alerts, Cluster, ConnectorConfig, Connec
                                         Converter, Converters, Failover, Flow, OffsetsRequest, PartitionOffset,
                                         Predicate, ResourceQuota, Resources, Sasl, Security, SourceInstance,
                                         SyncGroupOffsets, TasksMax, Tls, Transform)
-from infra.topology.schema.topology import (Audit, AuditReports, AuditThresholds, AuditWindow, ImagePullSecret,
+from infra.topology.schema.topology import (Audit, AuditReports, AuditThresholds, AuditWindow, GrafanaOperator,
+                                            ImagePullSecret,
                                             KubernetesCluster, Monitoring, Operator, Readiness, SparkExecutors,
                                             Topology, json_schema)
 from infra.topology.schema.values import (BOOTSTRAP, DNS1123_LABEL, INT32, MAX_FILTERS, Amount, ClassName, ConfigValue,
@@ -23,7 +24,7 @@ __all__ = ["Alerts", "Amount", "Audit", "AuditReports", "AuditThresholds", "Audi
            "ClassName", "Cluster", "ConfigValue", "ConnectPart", "ConnectSettings", "ConnectorConfig",
            "ConnectorState", "ConnectorStates", "Converter", "Converters", "Count", "DNS1123_LABEL",
            "DnsLabel", "DnsSubdomain", "ExactlyOnce", "Exporter", "Failover", "FailoverProcedure", "Flow",
-           "GroupName", "INT32", "ImagePullSecret", "ImageRef", "KubernetesCluster", "LabelKey", "LabelValue",
+           "GrafanaOperator", "GroupName", "INT32", "ImagePullSecret", "ImageRef", "KubernetesCluster", "LabelKey", "LabelValue",
            "MAX_FILTERS", "Mechanism", "MemorySize", "Monitoring", "OffsetsAction", "OffsetsRequest",
            "OffsetsRequestId", "Operator", "PartitionOffset", "Policy", "Predicate", "Protocol", "PullPolicy",
            "Quantity", "Readiness", "RegexList", "Regexes", "RegistryUsername", "ResourceName",

@@ -143,6 +143,21 @@ class KubernetesCluster(_Strict):
         return self
 
 
+class GrafanaOperator(_Strict):
+    """The dashboard as grafana-operator's GrafanaDashboard (grafana.integreatly.org/v1beta1),
+    beside or instead of the sidecar's ConfigMap (infra/plan/monitoring/objects.py)."""
+    # The labels of the Grafana resources to import it into (its spec.instanceSelector.matchLabels).
+    # At least one: an empty selector matches every Grafana the operator manages.
+    instanceSelector: Annotated[dict[LabelKey, LabelValue], Field(min_length=1, max_length=20)]
+    # Grafana resources in namespaces other than monitoring.namespace may import it.
+    allowCrossNamespaceImport: bool = False
+    # The Grafana folder's title (spec.folder); unset: the operator's default, a folder named after
+    # the GrafanaDashboard's namespace (GrafanaDashboardReconciler.GetOrCreateFolder, v5.18.0).
+    # Grafana keeps a folder's title in its dashboard table's title column, VARCHAR(189).
+    folder: Annotated[str, _shaped(r"[^\x00-\x1f\x7f]+", "a folder title without control characters",
+                                   189)] | None = None
+
+
 class Monitoring(_Strict):
     """Metrics, alerts and dashboards (infra/plan/monitoring/, docs/operations.md)."""
     metrics: bool = True                 # spec.metricsConfig on every KafkaConnect
@@ -150,6 +165,7 @@ class Monitoring(_Strict):
     namespace: NamespaceName = "replication-monitoring"  # of the PodMonitor, PrometheusRule and dashboard
     prometheusOperator: bool = False     # a PodMonitor and a PrometheusRule: needs the Prometheus Operator's CRDs
     dashboard: bool = False              # a Grafana dashboard ConfigMap (the sidecar's grafana_dashboard label)
+    grafanaOperator: GrafanaOperator | None = None  # the dashboard as a GrafanaDashboard too
     labels: Annotated[dict[LabelKey, LabelValue], Field(max_length=20)] = {}  # e.g. what Prometheus selects on
     alerts: Alerts = Alerts()
     # Where the team publishes docs/operations.md: each alert's `runbook_url` is it, then `#` and

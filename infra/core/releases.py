@@ -144,6 +144,17 @@ class Release:
         return self.strimzi_line >= (0, 49)
 
     @property
+    def connect_identity_in_config(self) -> bool:
+        """Whether a KafkaConnect carries its group id and storage topics as `spec.config` keys:
+        the only way before 0.49, and on the bridge releases (0.49 to 0.51) beside the spec fields,
+        which the operator takes first (KafkaConnectCluster.fromCrd, extractAndRemoveValueFromConfig
+        at 0.51.0), so that a Cluster Operator rolled back to 0.48.0 keeps each Connect cluster on
+        its group and topics: 0.48.0's CRD has no such fields (the API server prunes them) and its
+        operator reads the keys alone (docs/operations.md#rolling-back-the-operator). Not from 1.0,
+        which forbids the keys."""
+        return not self.v1_semantics
+
+    @property
     def v1_semantics(self) -> bool:
         """Strimzi 1.0 and later: the metrics reporter's client package, the group id and storage
         topics forbidden in `spec.config`, the service account token as a volume of its own."""

@@ -151,7 +151,9 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         spec["offsetStorageTopic"] = n.offset_storage_topic
         spec["configStorageTopic"] = n.config_storage_topic
         spec["statusStorageTopic"] = n.status_storage_topic
-    else:
+    if release.connect_identity_in_config:
+        # Before 0.49 the only way; on the bridge releases the same values beside the fields, for
+        # an operator rolled back to 0.48.0, which reads only these (releases.py).
         config.update({s.key: s.of(n) for s in names.CONNECT_STORAGE})
     tls = target.effective_tls
     if tls:

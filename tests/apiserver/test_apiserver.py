@@ -26,6 +26,7 @@ from infra.plan import monitoring
 from infra.tools import render
 from infra.tools.rehearsal.apiserver import ServerError, apiserver_binary, kubeconfig, start_many, stop
 from infra.tools.rehearsal.kube import install_crds
+from infra.tools.rehearsal.local import on_release
 from infra.tools.rehearsal.kubeapi import ApiError, Client, service_account_user
 from tests.support.prometheus import CRD_BASE, grafana_crds, prometheus_crds
 from tests.support.references import REF
@@ -242,6 +243,39 @@ def test_the_strimzi_cel_rules_are_kept_and_enforced(apiserver, all_renders, fla
         422, f'KafkaConnect.kafka.strimzi.io "{connect["metadata"]["name"]}" is invalid: '
              "spec.metricsConfig: Invalid value: valueFrom property is required")
     COUNTS["broken objects rejected"] += 1
+
+
+def test_a_bridge_release_connect_cluster_keeps_its_group_under_an_operator_rolled_back(apiserver, tmp_path):
+    """An operator rolled back from 0.51.0 to 0.48.0 (its CRDs applied again before step 3): the
+    API server prunes the spec fields 0.48.0's schema lacks, for real, and what its operator reads
+    (the spec.config keys alone) is still this Connect cluster's group and topics, because the
+    program writes them in both places on the bridge (releases.py connect_identity_in_config).
+    Without the keys it would be Strimzi's defaults: a new group, sharing them with every Connect
+    cluster that has fallen back to them (docs/operations.md#rolling-back-the-operator)."""
+    topology = on_release(yaml.safe_load((ROOT / "stacks" / "dev.yaml").read_text()), "strimzi", "0.51.0")
+    objects = render_topology(tmp_path, topology).objects()
+    connect = _first(objects, "KafkaConnect")
+    fields = {s.key: connect["spec"][s.field] for s in names.CONNECT_STORAGE}
+    assert {s.key: connect["spec"]["config"][s.key] for s in names.CONNECT_STORAGE} == fields
+    install_crds(apiserver, strimzi_crds(_release("0.48.0")))
+    (namespace,) = [o for o in objects if o["kind"] == "Namespace"
+                    and o["metadata"]["name"] == connect["metadata"]["namespace"]]
+    apiserver.ensure(namespace)
+    try:
+        stored = apiserver.create(connect)
+        assert not {s.field for s in names.CONNECT_STORAGE} & set(stored["spec"])  # pruned: 0.48.0 has none
+        assert names.connect_identity({}, stored["spec"]["config"]) == fields
+        apiserver.remove(connect)
+        without = copy.deepcopy(connect)
+        for storage in names.CONNECT_STORAGE:
+            del without["spec"]["config"][storage.key]
+        stored = apiserver.create(without)
+        assert names.connect_identity({}, stored["spec"]["config"]) == {
+            "group.id": "connect-cluster", "config.storage.topic": "connect-cluster-configs",
+            "offset.storage.topic": "connect-cluster-offsets", "status.storage.topic": "connect-cluster-status"}
+        apiserver.remove(without)
+    finally:
+        install_crds(apiserver, strimzi_crds(_release("0.51.0")))
 
 
 # ------------------------------------------------------------------ the Prometheus Operator's objects

@@ -155,10 +155,11 @@ def on_release(tmp_path: Path, version: str, flavour: str = "strimzi") -> Path:
 
 def test_an_operator_upgrade_through_the_bridge_release_keeps_the_connect_cluster(tmp_path):
     """0.48.0 → 0.51.0 → 1.2.0 (docs/operations.md#operator-upgrades): on the bridge the group id
-    and storage topics move from spec.config to the v1 spec fields with the same values, which is
-    the same Connect cluster (no state lost); each step rolls the pods onto the new release's
-    images and Kafka version; the move to v1 (at 1.2.0) is said for each object, as an update in
-    place."""
+    and storage topics gain the v1 spec fields with the same values, beside the spec.config keys
+    (kept there for an operator rolled back to 0.48.0), which is the same Connect cluster (no
+    state lost); at 1.2.0 the keys go (v1 forbids them); each step rolls the pods onto the new
+    release's images and Kafka version; the move to v1 (at 1.2.0) is said for each object, as an
+    update in place."""
     sides = {v: diff.render_here("dev", on_release(tmp_path, v)) for v in ("0.48.0", "0.51.0", "1.2.0")}
     to_bridge = diff.compare("dev", sides["0.48.0"], sides["0.51.0"])
     moved = ("kafka.strimzi.io/v1beta2 → kafka.strimzi.io/v1: Pulumi updates the object in place (aliased from its "
@@ -172,8 +173,10 @@ def test_an_operator_upgrade_through_the_bridge_release_keeps_the_connect_cluste
     assert [d.key for d in to_bridge.objects] == [ksm, connect]
     assert to_bridge.objects[0].changes == tuple(
         diff.Change(f"data.config.yaml › spec.resources[{i}].groupVersionKind.version", "v1beta2", "v1") for i in (0, 1))
-    assert [(c.path, c.before, c.after) for c in to_bridge.objects[1].changes if c.path.endswith(("groupId", "group.id"))] \
-        == [("spec.config.group.id", f"{NS}-consumer-group", None), ("spec.groupId", None, f"{NS}-consumer-group")]
+    assert [(c.path, c.before, c.after) for c in to_bridge.objects[1].changes if "group" in c.path.lower()
+            or "storage" in c.path.lower()] == [
+        ("spec.configStorageTopic", None, f"{NS}-config-topic"), ("spec.groupId", None, f"{NS}-consumer-group"),
+        ("spec.offsetStorageTopic", None, f"{NS}-offsets-topic"), ("spec.statusStorageTopic", None, f"{NS}-status-topic")]
     to_v1 = diff.compare("dev", sides["0.51.0"], sides["1.2.0"])
     assert effects(to_v1) == [
         ("roll", FLOW, CONNECT, UPGRADE_ROLL.format("0.51.0", "1.2.0"), ()),
@@ -181,6 +184,10 @@ def test_an_operator_upgrade_through_the_bridge_release_keeps_the_connect_cluste
         *[("api-version", FLOW, c, moved.format("KafkaConnector"), ()) for c in (CHECKPOINT, HEARTBEAT, SOURCE)]]
     assert [(d.key[1], d.changes) for d in to_v1.objects] == [
         ("KafkaConnect", (diff.Change("apiVersion", "kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"),
+                          diff.Change("spec.config.config.storage.topic", f"{NS}-config-topic", None),
+                          diff.Change("spec.config.group.id", f"{NS}-consumer-group", None),
+                          diff.Change("spec.config.offset.storage.topic", f"{NS}-offsets-topic", None),
+                          diff.Change("spec.config.status.storage.topic", f"{NS}-status-topic", None),
                           diff.Change("spec.version", "4.2.0", "4.3.1"))),
         *[("KafkaConnector", (diff.Change("apiVersion", "kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"),))] * 3]
     # Skipping the bridge is the same Connect cluster too, but no cluster serves both versions for it.

@@ -242,7 +242,7 @@ def test_tests_job_runs_ci_with_its_toolchains_and_caches(pr):
     assert go["cache"] is True and go["cache-dependency-path"] == "tools/**/go.sum"
     assert step(job, uses="actions/cache")["with"]["path"] == "~/.cache/kafka-replication"
     assert step(job, name="virtualenv, engine binaries, CRDs") == {
-        "name": "virtualenv, engine binaries, CRDs", "run": "make venv engine prometheus-crds strimzi-crds",
+        "name": "virtualenv, engine binaries, CRDs", "run": "make venv engine prometheus-crds grafana-crds strimzi-crds",
         "env": {"APISERVER_REQUIRED": "1"}}
     assert job["steps"][-1] == {"name": "test suite",
                                 "run": 'sudo --preserve-env env "PATH=$PATH" "HOME=$HOME" bash .ci/run'}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from infra.checks import validation
+from infra.core import names
 from infra.core.releases import SUPPORTED, Flavour, find
 from tests.support import patterns
 from tests.support.refusals import problems
@@ -48,6 +49,22 @@ def test_each_release_writes_its_api_version_and_default_connect_version(tmp_pat
     assert (connect["apiVersion"], connect["spec"]["version"]) == (release.api_version, release.connect_versions[-1])
     assert r.outputs["operator"] == {"flavour": release.flavour.value, "version": release.version,
                                      "strimziVersion": release.strimzi, "kafkaVersion": release.kafka}
+
+
+@pytest.mark.parametrize("release", SUPPORTED, ids=lambda r: r.name)
+def test_where_each_release_writes_a_connect_cluster_s_group_and_topics(tmp_path, release):
+    """Spec fields from 0.49, `spec.config` keys before 1.0: both on the bridge release (for an
+    operator rolled back to 0.48.0, whose CRD has no fields), the same values either way."""
+    t = on_release(doc_topology(), release.flavour.value, release.version)
+    connect = next(o for o in render_topology(tmp_path, t).objects() if o["kind"] == "KafkaConnect")
+    spec, config = connect["spec"], connect["spec"]["config"]
+    fields = {s.key: spec[s.field] for s in names.CONNECT_STORAGE if s.field in spec}
+    keys = {s.key: config[s.key] for s in names.CONNECT_STORAGE if s.key in config}
+    where = {"csm-1.2": "keys", "csm-1.4": "keys", "strimzi-0.48.0": "keys", "strimzi-0.51.0": "both",
+             "strimzi-1.2.0": "fields"}[f"{release.flavour.value}-{release.version}"]
+    assert (bool(fields), bool(keys)) == {"keys": (False, True), "both": (True, True), "fields": (True, False)}[where]
+    assert fields | keys == keys | fields == names.connect_identity(spec, config)
+    assert names.connect_identity(spec, config)["group.id"] == f"{connect['metadata']['namespace']}-consumer-group"
 
 
 def test_kafka_4_has_one_heartbeat_copier_per_cluster_pair(tmp_path):

@@ -1,5 +1,5 @@
 """Command line: `kafka-replication` (also `python -m infra`): render, validate, diff, rehearse,
-status, init, schema and completion.
+status, failover, init, schema and completion.
 
 Input problems are printed all at once and exit with code 2, without a traceback. An error of
 the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
@@ -30,8 +30,9 @@ EXIT_INVALID = 2
 EXIT_INTERNAL = 3
 EXIT_CODES = f"""exit codes:
   {EXIT_OK}  success (diff: no change; status: healthy)
-  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived; status: degraded
-  {EXIT_INVALID}  invalid input: every problem is printed (which flow, which field, what value, what is allowed)
+  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived; status: degraded; failover: not ready
+  {EXIT_INVALID}  invalid input: every problem is printed (which flow, which field, what value, what is allowed);
+     failover: could not tell
   {EXIT_INTERNAL}  an error of the program itself (INFRA_DEBUG=1 shows the traceback)
   {STATUS_EXIT[Health.down]}  status: down (a flow copies nothing)
   {STATUS_EXIT[Health.unknown]}  status: unknown (an object could not be read)
@@ -177,6 +178,34 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
                    help="the kubeconfig context (default: its current context); CLUSTER=NAME per cluster")
     s.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json (docs/status.md)")
 
+    f = command("failover", "check a flow is ready to fail over and write the runbook's change to its stack",
+                description="The failover runbook's readiness check (the audit's, docs/operations.md#the-failover-"
+                            "command) run from here against the flow's clusters and Connect REST API: each source "
+                            "partition's lag and each group's translated offsets. When the check allows it, the "
+                            "runbook's change (the flow's connectors stopped) is written into the stack's topology "
+                            "file, comments kept, and the offline diff printed; `pulumi up` is left to your "
+                            "pipeline. Exit 0 ready, 1 not ready, 2 could not tell or invalid input.")
+    f.add_argument("--stack", required=True, help="stack name: its topology file is the one changed")
+    f.add_argument("--flow", required=True, help="the flow to fail over")
+    f.add_argument("--procedure", choices=("continuous", "cutoff", "disaster"),
+                   help="the runbook's procedure (default: the flow's failover.procedure, else cutoff)")
+    f.add_argument("--stop", action="store_true",
+                   help="step 5 of a continuous failover: stop the flow once every source partition is replicated "
+                        "to its end, whatever the groups do on the target now")
+    f.add_argument("--group", action="append", default=[], metavar="GROUP",
+                   help="a consumer group to check (repeatable; default: every group with checkpoints of the flow's "
+                        "topics, and but on disaster every group with offsets on them on the source)")
+    f.add_argument("--credentials", type=Path, metavar="DIR",
+                   help="the clusters' credentials as the audit's Secret holds them: DIR/<alias>/<file> "
+                        "(password, ca.crt, truststore, truststore.password, client.crt, client.key)")
+    f.add_argument("--bootstrap", action="append", default=[], metavar="ALIAS=HOST:PORT",
+                   help="reach cluster ALIAS at these bootstrap servers from here (repeatable; default: the topology's)")
+    f.add_argument("--connect", action="append", default=[], metavar="CONNECT=URL",
+                   help="reach Connect cluster CONNECT's REST API at URL, e.g. a `kubectl port-forward` "
+                        "(repeatable; default: its in-cluster Service)")
+    f.add_argument("--dry-run", action="store_true", help="check and show, never write")
+    f.add_argument("--json", action="store_true", help="print {report, change} as JSON")
+
     i = command("init", "write a stack's first topology file from the template's answers",
                 description="Write stacks/<stack>.yaml of the Pulumi project from the answers the project template "
                             "asks for (`pulumi new`: the operator release, two clusters, the topics), saved in "
@@ -244,6 +273,12 @@ def _run(args: argparse.Namespace) -> int:
         from infra.tools import status
         return status.run(args.outputs, args.flow, args.kubeconfig, args.context, args.output, args.stack_name,
                           args.watch)
+    elif args.command == "failover":
+        from infra.tools import failover
+        if not STACK_NAME.fullmatch(args.stack):
+            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        return failover.run(args.stack, args.flow, args.procedure, args.stop, args.group, args.credentials,
+                            args.bootstrap, args.connect, args.dry_run, args.json)
     elif args.command == "init":
         from infra.tools import init
         if not STACK_NAME.fullmatch(args.stack):

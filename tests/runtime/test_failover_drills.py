@@ -1,6 +1,7 @@
 """Failover and failback drills on the runtime tier, for each replication policy: a consumer group
 reads on the source while the dev flow replicates; the source is lost (its broker stopped); the
-readiness check runs as on-call would run it; the group moves to the target at the offsets
+failover command runs as on-call would run it (`kafka-replication failover`: the readiness check,
+and the flow stopped in the stack's topology file); the group moves to the target at the offsets
 MirrorMaker 2 synced there and resumes; producers move too; then the failback the runbook
 documents (docs/operations.md#controlled-failback), with the old source back. Every record is
 accounted for by key: none skipped, and the duplicates exactly those the group read after the
@@ -20,16 +21,17 @@ import shlex
 import subprocess
 
 import pytest
+import yaml
 
 from infra.core.errors import TopologyError
 from infra.plan.offsets import SOURCE, alter_body
 from infra.tools.rehearsal import offsets
 from infra.tools.rehearsal.operator import REST_PORT
 from infra.topology.schema import PartitionOffset
-from tests.runtime.test_runtime_failover import readiness_run
 from tests.support import runbooks
 from tests.support.portforward import forwarded
-from tests.support.replication import dev_for_runtime, eventually, rehearsal, running
+from tests.support.replication import (STACK, dev_for_runtime, eventually, failover_command, rehearsal, running,
+                                       stack_project)
 from tests.support.stacks import RELEASE_ENDS, RELEASES_BY_OFFSETS_PATH
 
 pytestmark = pytest.mark.runtime
@@ -105,8 +107,19 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
         r.clusters["us-west"].stop()
         if policy == "default":
             r.clients.create_topics(target, {TOPIC: 2})
-        code, report, out = readiness_run(r, tmp_path, "disaster", "--procedure", "disaster")
-        assert (code, report["verdict"]) == (0, "ready"), out
+        # On-call runs the failover command: the readiness check on the target alone, and, ready,
+        # the runbook's change (the flow stopped) written into the stack's topology file.
+        project = stack_project(tmp_path, topo)
+        done = failover_command(r, tmp_path / "disaster", project, FLOW, "--procedure", "disaster", "--json")
+        result = json.loads(done.stdout) if done.stdout.startswith("{") else {}
+        assert (done.returncode, result.get("change", {}).get("written")) == (0, True), done.stdout + done.stderr
+        report = result["report"]
+        assert report["verdict"] == "ready"
+        assert result["change"]["message"] == (
+            "ready: the flow stopped, so that nothing the source had not replicated is copied into the topics the "
+            "clients now write when it returns")
+        written = yaml.safe_load((project / "stacks" / f"{STACK}.yaml").read_text())
+        assert written == stopped(topo)
         assert [(g["group"], [(p["targetTopic"], p["partition"], p["targetCommitted"]) for p in g["partitions"]])
                 for g in report["groups"]] == [
             (GROUP, [(replica, p, synced[f"{replica}:{p}"]) for p in (0, 1)])]
@@ -120,7 +133,7 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
         assert len(set(keys(read_on_source)) & set(keys(read_on_target))) == READ_LATE
 
         # Producers move to the target: the active topic, the same name as on the source.
-        r.update(r.render(stopped(topo)))  # runbook step 5: the flow stopped
+        r.update(r.render(written))  # the pipeline's `pulumi up` of the command's change: the flow stopped
         ends = r.clients.end_offsets(target, [TOPIC]) if policy == "identity" else {}
         after = keyed("t", 4)
         r.clients.produce(target, TOPIC, after)

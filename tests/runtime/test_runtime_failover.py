@@ -7,8 +7,10 @@ checkpoint connector is stopped and the group moves on at the source (stale chec
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -16,11 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from infra.tools.rehearsal.run import Rehearsal
 from tests.support import runbooks
-from tests.support.replication import (POD_CONFIG, audit_pod, dev_for_runtime, eventually, in_audit_pod, rehearsal,
-                                       running)
+from tests.support.replication import (POD_CONFIG, STACK, audit_pod, dev_for_runtime, eventually, failover_command,
+                                       in_audit_pod, rehearsal, running, stack_project)
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
@@ -128,6 +131,28 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
                                        "procedure continuous; allowed: continuous, cutoff, disaster; wait after "
                                        "stopping consumers: 20 s")
 
+        # The failover command (`kafka-replication failover`) from on-call's machine: the same
+        # verdict, each partition's lag and the group's translation as tables, and for the
+        # continuous procedure nothing written at step 2 (producers still write on the source).
+        project = stack_project(tmp_path, topo)
+        stack_file = project / "stacks" / f"{STACK}.yaml"
+        as_written = stack_file.read_text()
+        done = failover_command(r, tmp_path / "command", project, FLOW, "--procedure", "continuous")
+        assert done.returncode == 0, done.stdout + done.stderr
+        shown = [re.sub(r"\(\d+ s old\)", "(N s old)", line) for line in done.stdout.splitlines()]
+        assert shown == [
+            out.splitlines()[0],
+            "replication (source end offset, last offset replicated, lag):",
+            "  test.orders[0]: end 5, committed 4, lag 0, ok",
+            "  test.orders[1]: end 5, committed 4, lag 0, ok",
+            f"group {GROUP} (committed on us-west, checkpoint upstream -> translated, committed on us-east):",
+            "  test.orders[0] -> us-west.test.orders[0]: 5; 5 -> 5 (N s old); 5",
+            "  test.orders[1] -> us-west.test.orders[1]: 5; 5 -> 5 (N s old); 5",
+            "",
+            "ready for steps 3 and 4: start the consumers on the target (failover.topics), then move the producers; "
+            "once replication has drained, run this command again with --stop to write step 5 (the flow stopped)"]
+        assert stack_file.read_text() == as_written
+
         # 2. A consumer of the group is active on the target: offsets are no longer synced there.
         reader = threading.Thread(target=lambda: r.clients.consume(target, ["us-west.test.orders"], 1000, 60_000,
                                                                    group=GROUP))
@@ -168,6 +193,19 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
         eventually("replication caught up", lambda: committed() == {0: 6, 1: 6}, 120)
         code, report, out = readiness_run(r, tmp_path, "stale", "--procedure", "continuous")
         assert (code, report["verdict"]) == (1, "not-ready"), out
+        # Step 5 of the runbook: replication drained (every partition at lag 0), so `--stop`
+        # writes the flow stopped, whatever the check now says of the group and its checkpoints.
+        done = failover_command(r, tmp_path / "command", project, FLOW, "--procedure", "continuous", "--stop")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "  test.orders[0]: end 7, committed 6, lag 0, ok" in done.stdout.splitlines()
+        assert (f"wrote {stack_file}: flows[0] ({FLOW}) stopped; review it and let your pipeline run `pulumi "
+                "preview` and `pulumi up`") in done.stdout.splitlines()
+        stopped = copy.deepcopy(topo)
+        stopped["flows"][0]["state"] = {"source": "stopped", "checkpoint": "stopped", "heartbeat": "stopped"}
+        assert yaml.safe_load(stack_file.read_text()) == stopped
+        assert stack_file.read_text() == as_written.replace(
+            "  failover:\n    procedure: continuous\n",
+            "  failover:\n    procedure: continuous\n  state: {source: stopped, checkpoint: stopped, heartbeat: stopped}\n")
         assert report["findings"] == [f"checkpoint connector {CHECKPOINT} is STOPPED (tasks: none): checkpoints and "
                                       "group offset sync do not run"]
         assert checkpoint_rows(report) == [(GROUP, "us-west.test.orders", 0, 5, 5), (GROUP, "us-west.test.orders", 1, 5, 5)]

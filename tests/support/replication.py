@@ -191,6 +191,41 @@ def in_audit_pod(r: Rehearsal, run_dir: Path, line: str, cwd: str = "/") -> subp
                                "PATH": f"{image_bin}{os.pathsep}{os.environ['PATH']}"})
 
 
+STACK = "drill"
+
+
+def stack_project(directory: Path, topology: dict) -> Path:
+    """A Pulumi project as a team's: Pulumi.yaml, Pulumi.drill.yaml and the drill's topology as
+    stacks/drill.yaml, the file `kafka-replication failover` changes."""
+    project = directory / "project"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: kafka-replication\nruntime: python\n")
+    (project / f"Pulumi.{STACK}.yaml").write_text("config: {}\n")
+    (project / "stacks" / f"{STACK}.yaml").write_text(yaml.safe_dump(topology, sort_keys=False))
+    return project
+
+
+def failover_command(r: Rehearsal, run_dir: Path, project: Path, flow: str, *args: str
+                     ) -> subprocess.CompletedProcess[str]:
+    """`kafka-replication failover --stack drill --flow FLOW ARGS` as on-call runs it from a machine
+    that reaches the clusters: the audit's credential files (audit_pod), the Connect cluster's REST
+    API through --connect at the worker's own address (a port-forward's, as the runbook's PATCH
+    reaches it), the topology's broker names resolved as in the audit's pod (a mount namespace's
+    /etc/hosts, without the Services' names: --connect alone leads to the worker)."""
+    import sys
+    from infra.tools.rehearsal.operator import REST_PORT
+    _, creds, hosts = audit_pod(r, run_dir)
+    hosts.write_text("".join(line for line in hosts.read_text().splitlines(keepends=True) if ".svc" not in line))
+    argv = [sys.executable, "-m", "infra", "-C", str(project), "failover", "--stack", STACK, "--flow", flow,
+            "--credentials", str(creds), "--connect", f"{flow}=http://{r.workers[(flow, flow)].host}:{REST_PORT}",
+            *args]
+    quoted = " ".join(f"'{a}'" for a in argv)
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                           f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          timeout=600, cwd=ROOT)
+
+
 def kubectl_line(client, line: str, directory: Path) -> str:
     """A runbook's kubectl line as written (a pipe of them through bash), with kubectl of the API
     server's release and a kubeconfig of `client`'s server; what it printed."""

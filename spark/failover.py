@@ -86,6 +86,9 @@ class Observed:
     # Under a prefixing policy: each active topic of the flow (a replica's name less the prefix)
     # that the target does not have, with its replica's partition count. None: not read.
     missing_active: list[tuple[str, int]] | None = None
+    # Under identity: each partition's end offset on the target of the flow's topics, where an
+    # identity failback's reversed flow starts (docs/operations.md#controlled-failback). None: not read.
+    target_ends: dict[tuple[str, int], int] | None = None
 
 
 def _flag(config: dict, key: str, default: bool) -> bool:
@@ -211,7 +214,9 @@ def judge(flow: dict, procedure: str, seen: Observed, now_ms: int, max_lag: int)
         "checkpointConnector": shown[0] if len(shown) == 1 else None,
         "checkpointConnectors": shown,
         "replication": None if seen.replication is None else [r.row() for r in seen.replication],
-        "groups": [], "findings": [], "errors": list(seen.errors)}
+        "groups": [], "findings": [], "errors": list(seen.errors),
+        "targetEnds": None if seen.target_ends is None else [
+            {"topic": tp[0], "partition": tp[1], "end": end} for tp, end in sorted(seen.target_ends.items())]}
     findings: list[str] = report["findings"]
     if report["errors"]:
         report["verdict"] = "error"  # what could not be read is never judged
@@ -324,6 +329,18 @@ def missing_active_topics(flow: dict, partitions: dict[str, int], filters) -> li
                   and any(filters.selects(c, never, topic) for c in flow["connectors"]))
 
 
+def identity_ends(flow: dict, target, partitions: dict[str, int], filters) -> dict[tuple[str, int], int] | None:
+    """Under identity, the end offset of each partition of the flow's topics on the target (the
+    names its connectors select, the target's own internal topics left out): what the old
+    target held when the check ran. None under a prefixing policy, whose failback needs none."""
+    if flow["topicPrefix"] or flow["replicationPolicy"] != "identity":
+        return None
+    never = set(flow["excludeTopics"]["source"]) | set(flow["excludeTopics"]["target"])
+    mine = {t: n for t, n in partitions.items() if t not in never
+            and any(filters.selects(c, sorted(never), t) for c in flow["connectors"])}
+    return {tp: end for tp, (_, end) in target.watermarks(mine).items()}
+
+
 def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str], max_lag: int) -> Observed:
     """Read what `judge` needs. `clusters[alias]`: a LiveCluster; `get(rest_url, path)`: a Connect
     REST answer; `filters`: spark.topicfilter.TopicFilters."""
@@ -332,11 +349,12 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
     partitions = target.partitions()
     checkpoints = flow_checkpoints(flow, target, filters, partitions)
     missing = missing_active_topics(flow, partitions, filters)
+    ends = identity_ends(flow, target, partitions, filters)
     chosen = sorted(set(groups) | ({g for g, _, _ in checkpoints} if not groups else set()))
     if procedure == "disaster":
         # The source is gone: nothing is read there.
         return Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
-                        target.group_states(chosen), missing_active=missing)
+                        target.group_states(chosen), missing_active=missing, target_ends=ends)
     source = clusters[flow["sourceAlias"]]
     marks = source.watermarks(source.partitions())
     replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
@@ -357,7 +375,7 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
                 committed[g] = found
         chosen = sorted(committed)
     seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
-                    target.group_states(chosen), missing_active=missing)
+                    target.group_states(chosen), missing_active=missing, target_ends=ends)
     seen.replication = replication
     seen.source_ends = {tp: end for tp, (_, end) in marks.items() if tp in mine}
     seen.source_offsets = {g: committed[g] for g in chosen}

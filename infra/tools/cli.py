@@ -1,5 +1,5 @@
 """Command line: `kafka-replication` (also `python -m infra`): render, validate, diff, rehearse,
-status, failover, init, schema and completion.
+status, failover, failback, init, schema and completion.
 
 Input problems are printed all at once and exit with code 2, without a traceback. An error of
 the program itself exits 3 with one line (INFRA_DEBUG=1 shows the traceback).
@@ -206,6 +206,20 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     f.add_argument("--dry-run", action="store_true", help="check and show, never write")
     f.add_argument("--json", action="store_true", help="print {report, change} as JSON")
 
+    b = command("failback", "write the runbook's failback of a failed-over flow into its stack",
+                description="The controlled failback of docs/operations.md#controlled-failback, written into the "
+                            "stack's topology file (comments kept) with the offline diff; `pulumi up` is left to your "
+                            "pipeline. Default policy: the reverse flow added beside the stopped one. Identity: the "
+                            "flow replaced by the reversed one, stopped, its offsets at the failover record's end "
+                            "offsets minus one (`kafka-replication failover` wrote the record when it stopped the "
+                            "flow); then --resume sets it running. Exit 0 written, 2 invalid input.")
+    b.add_argument("--stack", required=True, help="stack name: its topology file is the one changed")
+    b.add_argument("--flow", required=True, help="the flow that was failed over (source to target)")
+    b.add_argument("--resume", action="store_true",
+                   help="identity: the reversed flow set running, its failback offsets request removed, once the "
+                        "operator has carried it out")
+    b.add_argument("--dry-run", action="store_true", help="say what would be written, never write")
+
     i = command("init", "write a stack's first topology file from the template's answers",
                 description="Write stacks/<stack>.yaml of the Pulumi project from the answers the project template "
                             "asks for (`pulumi new`: the operator release, two clusters, the topics), saved in "
@@ -279,6 +293,11 @@ def _run(args: argparse.Namespace) -> int:
             raise TopologyError([_stack_problem(args.stack)], "the command line")
         return failover.run(args.stack, args.flow, args.procedure, args.stop, args.group, args.credentials,
                             args.bootstrap, args.connect, args.dry_run, args.json)
+    elif args.command == "failback":
+        from infra.tools import failover
+        if not STACK_NAME.fullmatch(args.stack):
+            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        return failover.run_failback(args.stack, args.flow, args.resume, args.dry_run)
     elif args.command == "init":
         from infra.tools import init
         if not STACK_NAME.fullmatch(args.stack):

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-import io
 import json
 import os
 import re
@@ -37,12 +36,13 @@ import yaml
 
 from contract.audit import CREDENTIAL_FILES
 from infra.core.errors import Problem, TopologyError
+from infra.core.names import default_flow_name
 from infra.topology.resolution import Direction, Model
+from infra.tools import stackfile
+from infra.tools.stackfile import STOPPED
 from infra.topology.schema.values import BOOTSTRAP
 
 PROCEDURES = ("continuous", "cutoff", "disaster")
-# The runbook's change: every connector of the flow stopped (offsets and configuration kept).
-STOPPED = {"source": "stopped", "checkpoint": "stopped", "heartbeat": "stopped"}
 # The check's own reads are bounded (a topic read 60 s, a REST call 10 s and three attempts, a
 # librdkafka request its timeout); this bounds the child as a whole, JVM start included.
 CHECK_SECONDS = 600
@@ -226,137 +226,6 @@ def show(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# ----------------------------------------------------------------- the change, in the user's file
-
-
-def _state_paths(entry: dict[str, Any]) -> list[list[str | int]]:
-    """Where a flow's declaration sets connector states: its `state`, and each named source
-    connector's own `state`, which overrides the flow's `state.source` (infra/topology/schema/flow.py)."""
-    paths: list[list[str | int]] = [["state"]]
-    for j, instance in enumerate(entry.get("sources") or []):
-        if isinstance(instance, dict) and "state" in instance:
-            paths.append(["sources", j, "state"])
-    for i, part in enumerate(entry.get("connectClusters") or []):
-        for j, instance in enumerate((part or {}).get("sources") or []):
-            if isinstance(instance, dict) and "state" in instance:
-                paths.append(["connectClusters", i, "sources", j, "state"])
-    return paths
-
-
-def _apply(entry: Any, paths: list[list[str | int]]) -> None:
-    for path in paths:
-        holder = entry
-        for step in path[:-1]:
-            holder = holder[step]
-        if path == ["state"]:
-            if not isinstance(holder.get("state"), dict):
-                holder["state"] = {}
-            for key, value in STOPPED.items():
-                holder["state"][key] = value
-        else:
-            holder[path[-1]] = "stopped"
-
-
-STOPPED_LINE = "state: {" + ", ".join(f"{k}: {v}" for k, v in STOPPED.items()) + "}"
-
-
-def _is_note(line: str) -> bool:
-    return not line.strip() or line.lstrip().startswith("#")
-
-
-def stopped_text(text: str, declared: int) -> str:
-    """The topology file's text with flow `declared` stopped, changed on the lines that say the
-    states alone: its `state` written as one line where it was (or added after the flow's last
-    line, above the comments that lead to the next), and a named source connector's own `state`
-    set on its line. Every other line is left as the user wrote it (comments, quoting, indentation:
-    ruamel.yaml gives where each key is; a full dump would re-indent the file). The result is
-    checked against the same change made on the document as the program reads it (PyYAML): a
-    layout this cannot change on its lines (a flow written in flow style, say) is refused with
-    what to do by hand, never written half-right."""
-    from ruamel.yaml import YAML
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    document = YAML().load(text)
-    flows = document["flows"]
-    entry = flows[declared]
-    keys = list(entry)
-    # Where the entry ends: the next flow's line, or the next top-level key's, or the end.
-    following = [flows.lc.item(declared + 1)[0]] if declared + 1 < len(flows) else []
-    top = list(document)
-    after_flows = top[top.index("flows") + 1:] if "flows" in top else []
-    following += [document.lc.key(after_flows[0])[0]] if after_flows else []
-    entry_end = min(following) if following else len(lines)
-    edits: list[tuple[int, int, list[str]]] = []  # (first line, lines replaced, new lines)
-    for path in _state_paths(entry)[1:]:
-        holder = _get(entry, path[:-1])
-        line, column = holder.lc.key("state")
-        if holder.lc.value("state")[0] != line:
-            raise _unwritable(declared)
-        comment = lines[line].split("#", 1)[1] if "#" in lines[line].split(":", 1)[1] else None
-        edits.append((line, 1, [" " * column + "state: stopped" + (f"  #{comment}" if comment else "\n")]))
-    if "state" in entry:
-        line, column = entry.lc.key("state")
-        later = [entry.lc.key(k)[0] for k in keys[keys.index("state") + 1:]]
-        stop = later[0] if later else entry_end
-        # Its value's lines (deeper than the key) go; the comments among them stay.
-        for i in range(line + 1, stop):
-            if not _is_note(lines[i]) and len(lines[i]) - len(lines[i].lstrip(" ")) > column:
-                edits.append((i, 1, []))
-        edits.append((line, 1, [" " * column + STOPPED_LINE + "\n"]))
-    else:
-        # After the entry's last line, above the comments and blank lines that lead to the next.
-        last, column = entry.lc.key(keys[-1])[0], entry.lc.key(keys[0])[1]
-        line = entry_end
-        while line - 1 > last and _is_note(lines[line - 1]):
-            line -= 1
-        edits.append((line, 0, [" " * column + STOPPED_LINE + "\n"]))
-    for first, count, new in sorted(edits, reverse=True):
-        lines[first:first + count] = new
-    changed = "".join(lines)
-    expected = yaml.safe_load(text)
-    _apply(expected["flows"][declared], _state_paths(expected["flows"][declared]))
-    try:
-        same = yaml.safe_load(changed) == expected
-    except yaml.YAMLError:
-        same = False
-    if not same:
-        raise _unwritable(declared)
-    return changed
-
-
-def _unwritable(declared: int) -> TopologyError:
-    return TopologyError([Problem(f"flows[{declared}]", "state", None, "a flow written in block style, which the "
-                                  f"command changes on its own lines; set `{STOPPED_LINE}` there by hand "
-                                  "(docs/operations.md#the-failover-command)")], "the topology file")
-
-
-def already_stopped(entry: dict[str, Any]) -> bool:
-    states = [entry.get("state") or {}]
-    return all((states[0] or {}).get(k) == v for k, v in STOPPED.items()) and all(
-        _get(entry, p) == "stopped" for p in _state_paths(entry)[1:])
-
-
-def _get(entry: Any, path: list[str | int]) -> Any:
-    for step in path:
-        entry = entry[step]
-    return entry
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace the file whole, with its mode: a reader never sees half of it."""
-    mode = path.stat().st_mode & 0o777
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 # ----------------------------------------------------------------- the command
 
 
@@ -405,23 +274,28 @@ def run(stack: str, flow_name: str, given: str | None, stop: bool, groups: list[
     if decision.write:
         text = path.read_text()
         entry = (yaml.safe_load(text) or {})["flows"][direction.declared]
-        if already_stopped(entry):
+        if stackfile.already_stopped(entry):
             lines.append(f"{path}: flows[{direction.declared}] ({flow_name}) is already stopped: nothing to write")
         elif dry_run:
             lines.append(f"--dry-run: nothing written; without it, flows[{direction.declared}] ({flow_name}) of {path} "
                          f"is set to state {STOPPED}")
         else:
-            new = stopped_text(text, direction.declared)
+            new = stackfile.stopped_text(text, direction.declared)
             before = diff.render_here(stack)
             with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix=".failover-", dir=path.parent) as after_file:
                 after_file.write(new)
                 after_file.flush()
                 after = diff.render_here(stack, Path(after_file.name))  # the change renders, or nothing is written
-            write_atomically(path, new)
+            stackfile.write_atomically(path, new)
             written = True
-            lines += [f"wrote {path}: flows[{direction.declared}] ({flow_name}) stopped; review it and let your "
-                      "pipeline run `pulumi preview` and `pulumi up`", "",
-                      diff.text([diff.compare(stack, before, after)], f"{path.name} before", "after")]
+            lines.append(f"wrote {path}: flows[{direction.declared}] ({flow_name}) stopped; review it and let your "
+                         "pipeline run `pulumi preview` and `pulumi up`")
+            if report.get("targetEnds") is not None:
+                record = record_path(path, flow_name)
+                stackfile.write_atomically(record, json.dumps(failover_record(report), indent=2) + "\n")
+                lines.append(f"wrote {record}: each partition's end offset on {target} now, where `kafka-replication "
+                             "failback` starts the reversed flow (commit it with the change)")
+            lines += ["", diff.text([diff.compare(stack, before, after)], f"{path.name} before", "after")]
     if as_json:
         print(json.dumps({"report": report, "change": {"file": str(path), "written": written,
                                                        "message": decision.why}}, indent=2, sort_keys=True))
@@ -433,3 +307,153 @@ def run(stack: str, flow_name: str, given: str | None, stop: bool, groups: list[
         return READY if decision.write else NOT_READY
     return {"ready": READY, "not-ready": NOT_READY}.get(report["verdict"], COULD_NOT_TELL)
 
+
+
+# ----------------------------------------------------------------- the failover record and the failback
+
+RECORD_VERSION = 1
+RECORD_KEYS = ("flow", "sourceAlias", "targetAlias", "procedure", "checkedAt", "targetEnds")
+
+
+def record_path(topology: Path, flow: str) -> Path:
+    """Beside the topology file: what an identity flow's failback starts from, kept with the change
+    that stopped the flow (docs/operations.md#controlled-failback)."""
+    return topology.with_name(f"{topology.stem}.{flow}.failover.json")
+
+
+def failover_record(report: dict[str, Any]) -> dict[str, Any]:
+    return {"version": RECORD_VERSION, **{k: report[k] for k in RECORD_KEYS}}
+
+
+def read_record(path: Path, flow: str) -> dict[str, Any]:
+    """The failover record of `flow`, checked whole; a problem names the file and what to do."""
+    def refused(allowed: str) -> TopologyError:
+        return TopologyError([Problem(str(path), "(failover record)", None, allowed)], "the failback")
+    if not path.is_file():
+        raise refused(f"the record `kafka-replication failover` writes when it stops identity flow {flow}: each "
+                      "partition's end offset on the old target, where the reversed flow starts. Without it, note "
+                      "them as docs/operations.md#controlled-failback says and write the reversed flow by hand")
+    try:
+        record = json.loads(path.read_text()[:10_000_000])
+        ends = record["targetEnds"]
+        good = (record["version"] == RECORD_VERSION and record["flow"] == flow and isinstance(ends, list)
+                and all(isinstance(e["topic"], str) and type(e["partition"]) is int and type(e["end"]) is int
+                        and e["partition"] >= 0 and e["end"] >= 0 for e in ends))
+    except (ValueError, KeyError, TypeError):
+        good = False
+    if not good:
+        raise refused(f"a failover record of flow {flow}, version {RECORD_VERSION}, as `kafka-replication failover` "
+                      "wrote it")
+    return dict(record)
+
+
+def reversed_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The flow in the other direction, as the runbook's failback deploys it: its settings kept,
+    source and target swapped; its name, state, offsets requests, Kubernetes cluster and
+    acknowledgements left out (the reversed flow is a flow of its own, on the new target's)."""
+    back = copy.deepcopy(entry)
+    back["source"], back["target"] = entry["target"], entry["source"]
+    for key in ("name", "state", "offsets", "kubernetes", "acknowledgeReplayedHistory"):
+        back.pop(key, None)
+    for instance in [*(back.get("sources") or []),
+                     *(s for part in back.get("connectClusters") or [] for s in (part or {}).get("sources") or [])]:
+        if isinstance(instance, dict):
+            instance.pop("state", None)
+    return back
+
+
+def failback_change(model: Model, direction: Direction, entry: dict[str, Any], record: dict[str, Any] | None
+                    ) -> tuple[dict[str, Any], bool, list[str]]:
+    """The reversed flow to write, whether it replaces the flow (identity) or joins it (default),
+    and what to do after its `pulumi up`."""
+    back = reversed_entry(entry)
+    name = default_flow_name(back["source"], back["target"])
+    if record is None:
+        return back, False, [f"then fail over to {back['target']} again with `kafka-replication failover --flow "
+                             f"{name}` (the procedures above)"]
+    at = [{"topic": e["topic"], "partition": e["partition"], "offset": e["end"] - 1}
+          for e in record["targetEnds"] if e["end"] > 0]  # an empty partition needs none: all it holds is new
+    back["state"] = {"source": "stopped"}
+    if model.operator.release.offset_management:
+        back["offsets"] = [{"connector": f"{name}-source", "action": "alter", "request": "failback", "offsets": at}]
+        return back, True, [f"once the operator has carried out the alter (the KafkaConnector {name}-source without "
+                            "its strimzi.io/connector-offsets annotation), `kafka-replication failback --flow "
+                            f"{direction.name} --resume` sets it running"]
+    from infra.plan.offsets import SOURCE, alter_body
+    from infra.topology.schema import PartitionOffset
+    back["acknowledgeReplayedHistory"] = True
+    body = alter_body(SOURCE, back["source"], [PartitionOffset.model_validate(o) for o in at])
+    return back, True, [
+        f"this release has no offsets requests: once it is deployed stopped, set its offsets through the Connect REST "
+        f"API (docs/operations.md#controlled-failback), then `kafka-replication failback --flow {direction.name} "
+        "--resume` sets it running:",
+        f"  kubectl -n {name} port-forward svc/{name}-connect-api 8083:8083 &",
+        f"  curl -fsS -X PATCH -H 'Content-Type: application/json' http://localhost:8083/connectors/{name}-source/"
+        f"offsets -d '{json.dumps(body)}'"]
+
+
+def run_failback(stack: str, flow_name: str, resume: bool, dry_run: bool) -> int:
+    from infra.deploy import config as stack_config
+    from infra.deploy import deployment
+    from infra.tools import diff
+
+    path = stack_config.project_dir() / (stack_config.plain(stack).get(stack_config.TOPOLOGY_KEY)
+                                         or f"stacks/{stack}.yaml")
+    model, _, _ = deployment.validate_file(path)
+    text = path.read_text()
+    flows = (yaml.safe_load(text) or {})["flows"]
+    record_file = record_path(path, flow_name)
+    lines: list[str] = []
+    if resume:
+        noted = read_record(record_file, flow_name)
+        name = default_flow_name(noted["targetAlias"], noted["sourceAlias"])
+        direction = find_flow(model, name)
+        entry = flows[direction.declared]
+        requests = entry.get("offsets") or []
+        if (entry.get("state") or {}).get("source") != "stopped" or any(r.get("request") != "failback"
+                                                                         for r in requests):
+            raise TopologyError([Problem(direction.where, "state.source / offsets", None, "the reversed flow as "
+                                         "`kafka-replication failback` wrote it: stopped, with only its failback "
+                                         "offsets request")], "the failback")
+        new = stackfile.set_keys(text, direction.declared, {"state": {"source": "running"}}, removed=("offsets",))
+        what = f"flows[{direction.declared}] ({name}) set running, its failback offsets request removed"
+        after_steps = [f"the failover record {record_file} has served: remove it with this change"]
+    else:
+        direction = find_flow(model, flow_name)
+        entry = flows[direction.declared]
+        problems = []
+        if direction.partner is not None:
+            problems.append(Problem(direction.where, "bidirectional", True, "a one-way flow: a bidirectional pair only "
+                                    "reroutes clients, and runs both directions already"))
+        if not stackfile.already_stopped(entry):
+            problems.append(Problem(direction.where, "state", entry.get("state"), f"{stackfile.STOPPED_LINE}: fail "
+                                    "over first (`kafka-replication failover`), which stops the flow"))
+        identity = direction.flow.policy.value == "identity"
+        if identity and (entry.get("sources") or entry.get("connectClusters")):
+            problems.append(Problem(direction.where, "sources / connectClusters", None, "one source connector: the "
+                                    "offsets of several are written per connector, by hand (docs/operations.md"
+                                    "#controlled-failback)"))
+        if problems:
+            raise TopologyError(problems, "the failback")
+        back, replaces, after_steps = failback_change(
+            model, direction, entry, read_record(record_file, flow_name) if identity else None)
+        name = default_flow_name(back["source"], back["target"])
+        if any(d.name == name for d in model.flows):
+            print(f"{path}: flow {name} is there already: nothing to write")
+            return READY
+        new = stackfile.replaced_text(text, direction.declared if replaces else None, back)
+        what = (f"flows[{direction.declared}] ({flow_name}) replaced by {name}, stopped with its offsets at the "
+                "failover record's ends" if replaces else f"flow {name} added beside the stopped {flow_name}")
+    if dry_run:
+        print(f"--dry-run: nothing written; without it, {what}")
+        return READY
+    before = diff.render_here(stack)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix=".failback-", dir=path.parent) as after_file:
+        after_file.write(new)
+        after_file.flush()
+        after = diff.render_here(stack, Path(after_file.name))  # the change renders, or nothing is written
+    stackfile.write_atomically(path, new)
+    lines += [f"wrote {path}: {what}; review it and let your pipeline run `pulumi preview` and `pulumi up`",
+              *after_steps, "", diff.text([diff.compare(stack, before, after)], f"{path.name} before", "after")]
+    print("\n".join(lines).rstrip())
+    return READY

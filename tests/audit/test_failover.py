@@ -535,6 +535,32 @@ def test_observe_reads_the_flows_checkpoints_and_groups():
     assert (untouched.asked, gone.replication, gone.source_offsets) == ([], None, None)
 
 
+def test_under_identity_the_target_s_ends_of_the_flow_s_topics_are_reported():
+    """Where an identity failback starts (docs/operations.md#controlled-failback): each partition's
+    end offset on the old target, of the flow's topics only; nothing read under a prefixing policy."""
+    flow = {**FLOW, "replicationPolicy": "identity", "topicPrefix": "",
+            "excludeTopics": {"source": ["heartbeats"], "target": ["us-west.checkpoints.internal", "heartbeats"]},
+            "connectors": [{**FLOW["connectors"][0], "topics": ["t", "heartbeats", ".*\\.internal"], "topicsExclude": []}]}
+    marks = {("t", 0): (0, 7), ("t", 1): (2, 9), ("other", 0): (0, 3), ("heartbeats", 0): (0, 40),
+             ("us-west.checkpoints.internal", 0): (0, 4)}
+    asked = []
+
+    class Target(FakeCluster):
+        def watermarks(self, topics):
+            asked.append(dict(topics))
+            return {tp: m for tp, m in marks.items() if tp[0] in topics}
+    target = Target(topics={"t": 2, "other": 1, "heartbeats": 1, "us-west.checkpoints.internal": 1})
+    seen = readiness.observe(flow, "disaster", {"us-west": FakeCluster(), "us-east": target}, lambda u, p: {},
+                             PythonFilters(), [], 0)
+    assert asked == [{"t": 2}]
+    assert judge(flow, "disaster", seen, NOW, 0)["targetEnds"] == [
+        {"topic": "t", "partition": 0, "end": 7}, {"topic": "t", "partition": 1, "end": 9}]
+    prefixed = readiness.observe(FLOW | {"connectors": [{**FLOW["connectors"][0], "topics": ["t"], "topicsExclude": []}]},
+                                 "disaster", {"us-west": FakeCluster(), "us-east": target}, lambda u, p: {},
+                                 PythonFilters(), [], 0)
+    assert (len(asked), judge(FLOW, "disaster", prefixed, NOW, 0)["targetEnds"]) == (1, None)
+
+
 def test_an_active_topic_missing_on_the_target_is_found_on_every_procedure():
     """Under the default policy consumers move to the active topic too (failover.topics):
     missing on the target, a consumer that subscribes before it exists is assigned it late and,

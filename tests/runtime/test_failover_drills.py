@@ -3,7 +3,8 @@ reads on the source while the dev flow replicates; the source is lost (its broke
 failover command runs as on-call would run it (`kafka-replication failover`: the readiness check,
 and the flow stopped in the stack's topology file); the group moves to the target at the offsets
 MirrorMaker 2 synced there and resumes; producers move too; then the failback the runbook
-documents (docs/operations.md#controlled-failback), with the old source back. Every record is
+documents (docs/operations.md#controlled-failback), with the old source back, written by
+`kafka-replication failback` (and `--resume` under identity) and deployed as it wrote it. Every record is
 accounted for by key: none skipped, and the duplicates exactly those the group read after the
 last offset sync (the checkpoint connector is paused before the group's last reads, so that
 window is the drill's own and not a race with the sync interval).
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shlex
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -32,7 +35,7 @@ from tests.support import runbooks
 from tests.support.portforward import forwarded
 from tests.support.replication import (STACK, dev_for_runtime, eventually, failover_command, rehearsal, running,
                                        stack_project)
-from tests.support.stacks import RELEASE_ENDS, RELEASES_BY_OFFSETS_PATH
+from tests.support.stacks import RELEASE_ENDS, RELEASES_BY_OFFSETS_PATH, ROOT
 
 pytestmark = pytest.mark.runtime
 
@@ -144,9 +147,14 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
         r.start_cluster("us-west")
         if policy == "default":
             unread_on_source = [h for h in history if h["key"] not in keys(read_on_source)]
-            failback_default(r, topo, unread_on_source)
+            failback_default(r, topo, project, unread_on_source)
         else:
-            failback_identity(r, topo, history, after, ends)
+            # The command kept, beside the stack's file, each partition's end offset on us-east when
+            # it stopped the flow: where the failback starts.
+            record = json.loads((project / "stacks" / f"{STACK}.{FLOW}.failover.json").read_text())
+            assert record["targetEnds"] == [{"topic": TOPIC, "partition": int(k.rsplit(":", 1)[1]), "end": v}
+                                            for k, v in sorted(ends.items())]
+            failback_identity(r, topo, project, history, after, ends)
 
 
 def stopped(topo: dict) -> dict:
@@ -162,7 +170,17 @@ def reverse(flow: dict) -> dict:
     return back
 
 
-def failback_default(r, topo: dict, unread_on_source: list[dict]) -> None:
+def failback_command(project, *args: str) -> tuple[dict, str]:
+    """`kafka-replication failback --stack drill --flow FLOW ARGS`: it reads nothing live; the
+    topology file as it left it, and what it printed."""
+    done = subprocess.run([sys.executable, "-m", "infra", "-C", str(project), "failback", "--stack", STACK, "--flow",
+                           FLOW, *args], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return yaml.safe_load((project / "stacks" / f"{STACK}.yaml").read_text()), done.stdout
+
+
+def failback_default(r, topo: dict, project, unread_on_source: list[dict]) -> None:
     """Default policy: the reverse flow added beside the stopped one; it copies what producers
     wrote on us-east since the failover (`us-east.test.orders` on us-west), never us-west's own
     replica back (MirrorMaker 2's cycle detection), and the group's progress on it is synced, so
@@ -172,7 +190,11 @@ def failback_default(r, topo: dict, unread_on_source: list[dict]) -> None:
     source = r.client("us-west")
     back = stopped(topo)
     back["flows"].append(reverse(topo["flows"][0]))
-    r.update(r.render(back))
+    written, said = failback_command(project)  # the runbook's failback, as the command writes it
+    assert written == back
+    assert said.splitlines()[1] == (f"then fail over to us-west again with `kafka-replication failover --flow "
+                                    f"{REVERSE}` (the procedures above)")
+    r.update(r.render(written))
     running(r)
     remote = f"us-east.{TOPIC}"
     eventually("the new records copied back", lambda: r.clients.end_offsets(source, [remote]) == {
@@ -188,7 +210,7 @@ def failback_default(r, topo: dict, unread_on_source: list[dict]) -> None:
     assert r.clients.end_offsets(source, [remote]) == {f"{remote}:0": 2, f"{remote}:1": 2}
 
 
-def failback_identity(r, topo: dict, history: list[dict], after: list[dict], ends: dict[str, int]) -> None:
+def failback_identity(r, topo: dict, project, history: list[dict], after: list[dict], ends: dict[str, int]) -> None:
     """Identity policy, as the runbook says: the flow removed, the reversed one deployed stopped
     with an offsets alter at the old target's end offsets, noted when replication stopped, minus
     one (at the end offsets themselves, as the runbook first said, the first record of each
@@ -206,14 +228,21 @@ def failback_identity(r, topo: dict, history: list[dict], after: list[dict], end
     if r.release.offset_management:
         back["flows"][0]["offsets"] = [
             {"connector": f"{REVERSE}-source", "action": "alter", "request": "failback", "offsets": at}]
-        r.update(r.render(back))
+        written, _ = failback_command(project)  # the flow replaced by the reversed one, as the command writes it
+        assert written == back
+        r.update(r.render(written))
         del back["flows"][0]["offsets"]  # carried out: removed in the change that sets it running
     else:
         # No offsets requests (CSM 1.2): deployed stopped with the acknowledgement the refusal
         # names, and the offsets set through the Connect REST API, as the runbook's PATCH does.
         assert "through the Connect REST API (PATCH /connectors/<name>/offsets" in str(refused.value.problems[0])
         back["flows"][0]["acknowledgeReplayedHistory"] = True
-        r.update(r.render(back))
+        written, said = failback_command(project)
+        assert written == back
+        printed = shlex.split(said.splitlines()[3].strip())
+        assert json.loads(printed[printed.index("-d") + 1]) == alter_body(
+            SOURCE, "us-east", [PartitionOffset.model_validate(o) for o in at])
+        r.update(r.render(written))
         worker = r.workers[(REVERSE, REVERSE)]
         offsets.wait_stopped(worker, f"{REVERSE}-source", 60)
         # docs/operations.md's curl line as written: its body is this drill's (each partition's end
@@ -229,7 +258,9 @@ def failback_identity(r, topo: dict, history: list[dict], after: list[dict], end
         assert done.returncode == 0, (line, done.stdout, done.stderr)
         assert json.loads(done.stdout) == {"message": "The offsets for this connector have been altered successfully"}
     back["flows"][0]["state"] = {"source": "running"}
-    r.update(r.render(back))
+    written, _ = failback_command(project, "--resume")
+    assert written == back
+    r.update(r.render(written))
     running(r)
     eventually("the new records copied back", lambda: r.clients.end_offsets(source, [TOPIC]) == {
         f"{TOPIC}:0": 12, f"{TOPIC}:1": 12}, 120)

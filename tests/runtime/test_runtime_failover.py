@@ -54,6 +54,34 @@ def readiness_run(r: Rehearsal, directory: Path, name: str, *args: str) -> tuple
     return done.returncode, json.loads(path.read_text()), done.stdout
 
 
+def runbook_failover_line(r: Rehearsal, project: Path, topo: dict) -> subprocess.CompletedProcess[str]:
+    """docs/operations.md's `kafka-replication failover` line as written, run by bash in `project`
+    (Pulumi.prod.yaml, stacks/prod.yaml: the drill's topology; ./failover-creds: the audit's
+    credential files), `kafka-replication` the suite's, the worker's REST API at localhost:8083
+    (the port-forward it names: tests/support/portforward.py stands in for it), the topology's
+    broker names resolved as in the audit's pod (a mount namespace's /etc/hosts)."""
+    import shutil
+    from infra.tools.rehearsal.operator import REST_PORT
+    from tests.support.portforward import forwarded
+    line = runbooks.line("The failover command", "kafka-replication failover")
+    _, creds, hosts = audit_pod(r, project / "pod")
+    shutil.copytree(creds, project / "failover-creds")
+    (project / "stacks").mkdir(parents=True, exist_ok=True)
+    (project / "Pulumi.yaml").write_text("name: kafka-replication\nruntime: python\n")
+    (project / "Pulumi.prod.yaml").write_text("config: {}\n")
+    (project / "stacks" / "prod.yaml").write_text(yaml.safe_dump(topo, sort_keys=False))
+    tools = project / "bin"
+    tools.mkdir()
+    (tools / "kafka-replication").write_text(f'#!/bin/sh\nexec {sys.executable} -m infra "$@"\n')
+    (tools / "kafka-replication").chmod(0o755)
+    with forwarded(REST_PORT, r.workers[(FLOW, FLOW)].host, REST_PORT):
+        return subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c",
+                               f'mount --bind "{hosts}" /etc/hosts && exec bash -c "$RUNBOOK_LINE"'],
+                              capture_output=True, text=True, timeout=600, cwd=project,
+                              env={**os.environ, "RUNBOOK_LINE": line, "PYTHONPATH": str(ROOT),
+                                   "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"})
+
+
 def checkpoint_rows(report: dict) -> list[tuple]:
     return [(g["group"], p["targetTopic"], p["partition"], p["checkpoint"]["upstream"], p["checkpoint"]["translated"])
             for g in report["groups"] for p in g["partitions"] if p["checkpoint"]]
@@ -152,6 +180,18 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
             "ready for steps 3 and 4: start the consumers on the target (failover.topics), then move the producers; "
             "once replication has drained, run this command again with --stop to write step 5 (the flow stopped)"]
         assert stack_file.read_text() == as_written
+        # docs/operations.md's line as written, from a project whose stack is prod, its credentials
+        # in ./failover-creds and the Connect REST API at the port-forward's localhost:8083: the
+        # consumers are stopped on the source and nothing is left to replicate, so a cutoff is
+        # ready, and --dry-run writes nothing.
+        done = runbook_failover_line(r, tmp_path / "as-written", topo)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.splitlines()[0].startswith("failover ready: flow repl-us-west-us-east (us-west -> us-east, "
+                                                      "default policy), procedure cutoff;")
+        prod_file = tmp_path / "as-written" / "stacks" / "prod.yaml"
+        assert done.stdout.splitlines()[-1] == (
+            f"--dry-run: nothing written; without it, flows[0] ({FLOW}) of {prod_file} is set to state "
+            "{'source': 'stopped', 'checkpoint': 'stopped', 'heartbeat': 'stopped'}")
 
         # 2. A consumer of the group is active on the target: offsets are no longer synced there.
         reader = threading.Thread(target=lambda: r.clients.consume(target, ["us-west.test.orders"], 1000, 60_000,

@@ -162,6 +162,9 @@ LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
               "tests/audit/test_packaging.py::test_the_readiness_job_runs_as_the_runbook_writes_it_in_an_image_"
               "like_environment runs its command"),
     ("Is the flow ready? The readiness check", "kubectl -n replication-audit logs"): (NEVER, _NO_POD),
+    ("The failover command", "kafka-replication failover"):
+        (RUN, "tests/runtime/test_runtime_failover.py::test_failover_readiness_on_real_kafka, in a project whose "
+              f"stack is prod, {_FORWARDED}"),
     ("Controlled failback", "kubectl -n repl-us-east-us-west port-forward"): (NEVER, _NO_POD),
     ("Controlled failback", "curl -fsS -X PATCH"):
         (RUN, "tests/runtime/test_failover_drills.py::failback_identity on CSM 1.2, its body the drill's offsets "

@@ -7,6 +7,7 @@ tests/runtime/test_failover_drills.py)."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import yaml
 from infra.core.errors import TopologyError
 from infra.deploy.deployment import validate_file
 from infra.plan.audit import audit_config
-from infra.tools import failover
+from infra.tools import failover, stackfile
 from infra.tools.cli import main
 from tests.support.stacks import ROOT
 
@@ -61,7 +62,7 @@ def credentials(tmp_path: Path) -> Path:
 
 def report(verdict: str = "ready", procedure: str = "cutoff", lag: int = 0, errors: list[str] | None = None) -> dict:
     return {"version": 1, "flow": FLOW, "sourceAlias": "a", "targetAlias": "b", "replicationPolicy": "default",
-            "procedure": procedure, "procedures": ["continuous", "cutoff", "disaster"], "waitSeconds": 10,
+            "procedure": procedure, "procedures": ["continuous", "cutoff", "disaster"], "waitSeconds": 10, "checkedAt": 7,
             "errors": errors or [], "findings": [], "verdict": verdict,
             "replication": [{"connector": f"{FLOW}-source", "topic": "orders.eu", "partition": 0, "earliest": 0,
                              "end": 5, "committed": 4 - lag, "lag": lag, "lost": 0,
@@ -84,70 +85,6 @@ def direction(tmp_path: Path, text: str = TOPOLOGY, name: str = FLOW):
     path.write_text(text)
     model, plan, _ = validate_file(path)
     return model, plan, failover.find_flow(model, name)
-
-
-# ----------------------------------------------------------------- the change, on the user's lines
-
-
-def test_the_flow_is_stopped_on_one_line_added_after_its_last_and_nothing_else_moves():
-    lines = TOPOLOGY.splitlines(keepends=True)
-    at = lines.index("    failover: {procedure: cutoff}\n") + 1
-    assert failover.stopped_text(TOPOLOGY, 0) == "".join(lines[:at] + [STOPPED_LINE] + lines[at:])
-
-
-def test_states_already_written_are_rewritten_where_they_are_their_comments_kept():
-    text = """\
-flows:
-  - source: a   # the west
-    target: b
-    topics: [x]
-    state:
-      source: running
-      # paused for the migration
-      checkpoint: paused
-    sources:
-      - name: one
-        topics: [y]
-        state: running  # its own
-  - {source: b, target: a, topics: [z]}
-"""
-    assert failover.stopped_text(text, 0) == """\
-flows:
-  - source: a   # the west
-    target: b
-    topics: [x]
-    state: {source: stopped, checkpoint: stopped, heartbeat: stopped}
-      # paused for the migration
-    sources:
-      - name: one
-        topics: [y]
-        state: stopped  # its own
-  - {source: b, target: a, topics: [z]}
-"""
-
-
-def test_a_flow_in_flow_style_is_refused_with_what_to_write_by_hand():
-    text = "flows:\n  - {source: a, target: b, topics: [x]}\n"
-    with pytest.raises(TopologyError) as refused:
-        failover.stopped_text(text, 0)
-    assert [str(p) for p in refused.value.problems] == [
-        "flows[0]: state: missing; expected a flow written in block style, which the command changes on its own "
-        "lines; set `state: {source: stopped, checkpoint: stopped, heartbeat: stopped}` there by hand "
-        "(docs/operations.md#the-failover-command)"]
-
-
-@pytest.mark.parametrize("stack,index", [("dev", 0), ("prod", 0), ("prod", 1), ("prod", 3), ("regions", 1)])
-def test_every_flow_of_the_shipped_stacks_is_stopped_by_one_added_line(stack, index):
-    text = (ROOT / "stacks" / f"{stack}.yaml").read_text()
-    new = failover.stopped_text(text, index)
-    old_lines, new_lines = text.splitlines(), new.splitlines()
-    assert len(new_lines) == len(old_lines) + 1
-    added = [i for i, line in enumerate(new_lines) if i >= len(old_lines) or line != old_lines[i]][0]
-    assert new_lines[:added] + new_lines[added + 1:] == old_lines
-    assert new_lines[added].strip() == STOPPED_LINE.strip()
-    expected = yaml.safe_load(text)
-    expected["flows"][index]["state"] = dict(failover.STOPPED)
-    assert yaml.safe_load(new) == expected
 
 
 # ----------------------------------------------------------------- when the change is written
@@ -318,3 +255,131 @@ def test_dry_run_and_not_ready_write_nothing(tmp_path, capsys, monkeypatch):
     assert main(["-C", str(proj), "failover", "--stack", "drill", "--flow", FLOW, "--credentials", creds]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "not ready: nothing written"
     assert path.read_text() == TOPOLOGY
+
+
+# ----------------------------------------------------------------- the failback
+
+
+IDENTITY = TOPOLOGY.replace("    failover: {procedure: cutoff}\n",
+                            "    replicationPolicy: identity\n    failover: {procedure: cutoff}\n")
+ENDS = [{"topic": "orders.eu", "partition": 0, "end": 10}, {"topic": "orders.eu", "partition": 1, "end": 0}]
+
+
+def stopped_project(tmp_path: Path, text: str) -> Path:
+    return project(tmp_path, stackfile.stopped_text(text, 0))
+
+
+def test_the_reversed_flow_keeps_its_settings_and_leaves_out_what_was_the_old_flow_s():
+    entry = {"name": "orders", "source": "a", "target": "b", "topics": ["x"], "kubernetes": "k8s-b",
+             "state": dict(stackfile.STOPPED), "acknowledgeReplayedHistory": True, "config": {"source": {"k": "v"}},
+             "offsets": [{"connector": "orders-source", "action": "list", "request": "r1"}],
+             "sources": [{"name": "one", "topics": ["y"], "state": "stopped"}]}
+    assert failover.reversed_entry(entry) == {"source": "b", "target": "a", "topics": ["x"],
+                                              "config": {"source": {"k": "v"}},
+                                              "sources": [{"name": "one", "topics": ["y"]}]}
+
+
+def test_a_default_failback_adds_the_reverse_flow_beside_the_stopped_one(tmp_path, capsys):
+    proj = stopped_project(tmp_path, TOPOLOGY)
+    path = proj / "stacks" / "drill.yaml"
+    before = path.read_text()
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW]) == 0
+    expected = yaml.safe_load(before)
+    expected["flows"].append({"source": "b", "target": "a", "topics": ["orders.*"], "failover": {"procedure": "cutoff"}})
+    assert yaml.safe_load(path.read_text()) == expected
+    assert path.read_text().startswith(before.split("\n  # the next section")[0])
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        f"wrote {path}: flow repl-b-a added beside the stopped {FLOW}; review it and let your pipeline run "
+        "`pulumi preview` and `pulumi up`",
+        "then fail over to a again with `kafka-replication failover --flow repl-b-a` (the procedures above)"]
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW]) == 0
+    assert capsys.readouterr().out == f"{path}: flow repl-b-a is there already: nothing to write\n"
+
+
+def test_a_failback_is_refused_before_the_failover_and_without_its_record(tmp_path, capsys):
+    proj = project(tmp_path, IDENTITY)
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW]) == 2
+    record = proj / "stacks" / f"drill.{FLOW}.failover.json"
+    assert capsys.readouterr().err.splitlines() == [
+        "error: the failback has 1 problem(s):",
+        f"  - flows[0] ({FLOW}): state: missing; expected {stackfile.STOPPED_LINE}: fail over first "
+        "(`kafka-replication failover`), which stops the flow"]
+    (proj / "stacks" / "drill.yaml").write_text(stackfile.stopped_text(IDENTITY, 0))
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: the failback has 1 problem(s):",
+        f"  - {record}: (failover record): missing; expected the record `kafka-replication failover` writes when it "
+        f"stops identity flow {FLOW}: each partition's end offset on the old target, where the reversed flow starts. "
+        "Without it, note them as docs/operations.md#controlled-failback says and write the reversed flow by hand"]
+    record.write_text(json.dumps({"version": 1, "flow": FLOW, "targetEnds": [{"topic": "t", "partition": -1,
+                                                                              "end": 3}]}))
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW]) == 2
+    assert capsys.readouterr().err.splitlines()[1] == (
+        f"  - {record}: (failover record): missing; expected a failover record of flow {FLOW}, version 1, as "
+        "`kafka-replication failover` wrote it")
+
+
+def record_for(proj: Path) -> None:
+    (proj / "stacks" / f"drill.{FLOW}.failover.json").write_text(json.dumps(failover.failover_record(
+        {**report(), "replicationPolicy": "identity", "targetEnds": ENDS})))
+
+
+def test_an_identity_failback_replaces_the_flow_stopped_at_the_record_s_ends_then_resumes(tmp_path, capsys):
+    text = IDENTITY.replace("# the drill's topology\n", "# the drill's topology\noperator: {flavour: strimzi, "
+                            "version: 1.2.0}\n")
+    proj = stopped_project(tmp_path, text)
+    record_for(proj)
+    path = proj / "stacks" / "drill.yaml"
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW]) == 0
+    reversed_flow = {"source": "b", "target": "a", "topics": ["orders.*"], "replicationPolicy": "identity",
+                     "failover": {"procedure": "cutoff"}, "state": {"source": "stopped"},
+                     "offsets": [{"connector": "repl-b-a-source", "action": "alter", "request": "failback",
+                                  "offsets": [{"topic": "orders.eu", "partition": 0, "offset": 9}]}]}
+    expected = yaml.safe_load(text)
+    expected["flows"] = [reversed_flow]
+    assert yaml.safe_load(path.read_text()) == expected
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        f"wrote {path}: flows[0] ({FLOW}) replaced by repl-b-a, stopped with its offsets at the failover record's "
+        "ends; review it and let your pipeline run `pulumi preview` and `pulumi up`",
+        "once the operator has carried out the alter (the KafkaConnector repl-b-a-source without its "
+        f"strimzi.io/connector-offsets annotation), `kafka-replication failback --flow {FLOW} --resume` sets it running"]
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW, "--resume"]) == 0
+    del reversed_flow["offsets"]
+    reversed_flow["state"] = {"source": "running"}
+    assert yaml.safe_load(path.read_text()) == expected
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        f"wrote {path}: flows[0] (repl-b-a) set running, its failback offsets request removed; review it and let "
+        "your pipeline run `pulumi preview` and `pulumi up`",
+        f"the failover record {proj / 'stacks' / f'drill.{FLOW}.failover.json'} has served: remove it with this change"]
+
+
+def test_without_offsets_requests_the_failback_acknowledges_and_prints_the_patch(tmp_path, capsys):
+    proj = stopped_project(tmp_path, IDENTITY)  # csm 1.2, the default operator: no offsets requests
+    record_for(proj)
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW, "--dry-run"]) == 0
+    assert capsys.readouterr().out == (f"--dry-run: nothing written; without it, flows[0] ({FLOW}) replaced by "
+                                       "repl-b-a, stopped with its offsets at the failover record's ends\n")
+    assert main(["-C", str(proj), "failback", "--stack", "drill", "--flow", FLOW]) == 0
+    flow = yaml.safe_load((proj / "stacks" / "drill.yaml").read_text())["flows"][0]
+    assert (flow["state"], flow["acknowledgeReplayedHistory"], "offsets" in flow) == ({"source": "stopped"}, True, False)
+    assert capsys.readouterr().out.splitlines()[1:4] == [
+        "this release has no offsets requests: once it is deployed stopped, set its offsets through the Connect REST "
+        f"API (docs/operations.md#controlled-failback), then `kafka-replication failback --flow {FLOW} --resume` sets "
+        "it running:",
+        "  kubectl -n repl-b-a port-forward svc/repl-b-a-connect-api 8083:8083 &",
+        "  curl -fsS -X PATCH -H 'Content-Type: application/json' http://localhost:8083/connectors/repl-b-a-source/"
+        'offsets -d \'{"offsets": [{"partition": {"cluster": "b", "topic": "orders.eu", "partition": 0}, '
+        '"offset": {"offset": 9}}]}\'']
+
+
+def test_failover_keeps_the_record_of_an_identity_flow_it_stops(tmp_path, capsys, monkeypatch):
+    proj = project(tmp_path, IDENTITY)
+    given(monkeypatch, {**report(), "replicationPolicy": "identity", "checkedAt": 42, "targetEnds": ENDS})
+    assert main(["-C", str(proj), "failover", "--stack", "drill", "--flow", FLOW, "--credentials",
+                 str(credentials(tmp_path))]) == 0
+    record = proj / "stacks" / f"drill.{FLOW}.failover.json"
+    assert json.loads(record.read_text()) == {"version": 1, "flow": FLOW, "sourceAlias": "a", "targetAlias": "b",
+                                              "procedure": "cutoff", "checkedAt": 42, "targetEnds": ENDS}
+    assert (f"wrote {record}: each partition's end offset on b now, where `kafka-replication failback` starts the "
+            "reversed flow (commit it with the change)") in capsys.readouterr().out.splitlines()

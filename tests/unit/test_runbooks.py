@@ -49,7 +49,7 @@ def test_how_the_commands_are_held():
     """How many commands each way: a command moved from retyped to run as written changes it."""
     counts = Counter(entry[0] for _, entry in runbooks.ledger(runbooks.OPERATIONS.read_text()) if entry)
     print(dict(counts))
-    assert counts == {runbooks.RUN: 53, runbooks.SUITE: 4, runbooks.NEVER: 3}
+    assert counts == {runbooks.RUN: 54, runbooks.SUITE: 4, runbooks.NEVER: 3}
 
 
 def test_the_ca_rotation_s_up_lines_are_held_by_the_ca_rotation_s_test():

@@ -190,6 +190,8 @@ def decide(direction: Direction, procedure: str, stop: bool, report: dict[str, A
         if left:
             return Decision(False, "not drained, the flow stays as it is:\n" + "\n".join(f"  {x}" for x in left))
         return Decision(True, "replication drained (every source partition at lag 0): step 5, the flow stopped")
+    if report["verdict"] == "error":
+        return Decision(False, "could not tell (what could not be read is never judged): nothing written")
     if report["verdict"] != "ready":
         return Decision(False, "not ready: nothing written")
     if procedure == "continuous":

@@ -103,6 +103,8 @@ def test_what_is_written_per_procedure_and_verdict(tmp_path):
     for procedure in failover.PROCEDURES:
         assert failover.decide(d, procedure, False, report("not-ready", procedure)) == failover.Decision(
             False, "not ready: nothing written")
+        assert failover.decide(d, procedure, False, report("error", procedure, errors=["b (target): down"])) == (
+            failover.Decision(False, "could not tell (what could not be read is never judged): nothing written"))
 
 
 def test_stop_waits_for_every_partition_drained_whatever_the_groups_do(tmp_path):
@@ -254,6 +256,10 @@ def test_dry_run_and_not_ready_write_nothing(tmp_path, capsys, monkeypatch):
     given(monkeypatch, report("not-ready"), code=1)
     assert main(["-C", str(proj), "failover", "--stack", "drill", "--flow", FLOW, "--credentials", creds]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "not ready: nothing written"
+    given(monkeypatch, report("error", errors=["b (target): all brokers down"]), code=2)
+    assert main(["-C", str(proj), "failover", "--stack", "drill", "--flow", FLOW, "--credentials", creds]) == 2
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "could not tell (what could not be read is never judged): nothing written")
     assert path.read_text() == TOPOLOGY
 
 

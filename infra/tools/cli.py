@@ -30,12 +30,13 @@ EXIT_INVALID = 2
 EXIT_INTERNAL = 3
 EXIT_CODES = f"""exit codes:
   {EXIT_OK}  success (diff: no change; status: healthy)
-  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived; status: degraded; failover: not ready
+  {EXIT_CHANGES}  diff: the stacks change; rehearse: not every record arrived; status: degraded; failover: not ready;
+     lag: a partition past the audit's maxLag
   {EXIT_INVALID}  invalid input: every problem is printed (which flow, which field, what value, what is allowed);
      failover: could not tell
   {EXIT_INTERNAL}  an error of the program itself (INFRA_DEBUG=1 shows the traceback)
   {STATUS_EXIT[Health.down]}  status: down (a flow copies nothing)
-  {STATUS_EXIT[Health.unknown]}  status: unknown (an object could not be read)
+  {STATUS_EXIT[Health.unknown]}  status: unknown (an object could not be read); lag: something could not be read
   130 interrupted"""
 # Pulumi's stack names; the name also picks Pulumi.<stack>.yaml and stacks/<stack>.yaml.
 STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
@@ -68,6 +69,18 @@ def _watch_seconds(text: str) -> int:
     if not text.isdigit() or not low <= int(text) <= high:
         raise argparse.ArgumentTypeError(f"{text!r}: a whole number of seconds from {low} to {high}")
     return int(text)
+
+
+def reaching(p: argparse.ArgumentParser) -> None:
+    """How a command run from the operator's machine reaches a stack's clusters (failover, lag)."""
+    p.add_argument("--credentials", type=Path, metavar="DIR",
+                   help="the clusters' credentials as the audit's Secret holds them: DIR/<alias>/<file> "
+                        "(password, ca.crt, truststore, truststore.password, client.crt, client.key)")
+    p.add_argument("--bootstrap", action="append", default=[], metavar="ALIAS=HOST:PORT",
+                   help="reach cluster ALIAS at these bootstrap servers from here (repeatable; default: the topology's)")
+    p.add_argument("--connect", action="append", default=[], metavar="CONNECT=URL",
+                   help="reach Connect cluster CONNECT's REST API at URL, e.g. a `kubectl port-forward` "
+                        "(repeatable; default: its in-cluster Service)")
 
 
 def version() -> str:
@@ -195,16 +208,22 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     f.add_argument("--group", action="append", default=[], metavar="GROUP",
                    help="a consumer group to check (repeatable; default: every group with checkpoints of the flow's "
                         "topics, and but on disaster every group with offsets on them on the source)")
-    f.add_argument("--credentials", type=Path, metavar="DIR",
-                   help="the clusters' credentials as the audit's Secret holds them: DIR/<alias>/<file> "
-                        "(password, ca.crt, truststore, truststore.password, client.crt, client.key)")
-    f.add_argument("--bootstrap", action="append", default=[], metavar="ALIAS=HOST:PORT",
-                   help="reach cluster ALIAS at these bootstrap servers from here (repeatable; default: the topology's)")
-    f.add_argument("--connect", action="append", default=[], metavar="CONNECT=URL",
-                   help="reach Connect cluster CONNECT's REST API at URL, e.g. a `kubectl port-forward` "
-                        "(repeatable; default: its in-cluster Service)")
+    reaching(f)
     f.add_argument("--dry-run", action="store_true", help="check and show, never write")
     f.add_argument("--json", action="store_true", help="print {report, change} as JSON")
+
+    g = command("lag", "the flows' replication lag now, read from their Kafka clusters and Connect REST APIs",
+                description="Each lagging source partition of the stack's flows (its lag and the age of its oldest "
+                            "record not yet replicated) and each consumer group's newest checkpoint age, read now "
+                            "with the audit's clients from here (docs/status.md#live-lag). Exit 0 within the "
+                            "audit's maxLag, 1 past it, 2 invalid input, 5 something could not be read.")
+    g.add_argument("--stack", required=True, help="stack name: its topology gives the clusters and connectors")
+    g.add_argument("--flow", action="append", default=[], metavar="NAME", help="a flow (repeatable; default: all)")
+    reaching(g)
+    g.add_argument("--watch", type=_watch_seconds, metavar="SECONDS",
+                   help="read and show again every SECONDS (2 to 3600) until interrupted (exit 130); "
+                        "with --json, one document a line")
+    g.add_argument("--json", action="store_true", help="print the report as JSON (spark/lag.py)")
 
     b = command("failback", "write the runbook's failback of a failed-over flow into its stack",
                 description="The controlled failback of docs/operations.md#controlled-failback, written into the "
@@ -293,6 +312,11 @@ def _run(args: argparse.Namespace) -> int:
             raise TopologyError([_stack_problem(args.stack)], "the command line")
         return failover.run(args.stack, args.flow, args.procedure, args.stop, args.group, args.credentials,
                             args.bootstrap, args.connect, args.dry_run, args.json)
+    elif args.command == "lag":
+        from infra.tools import lag
+        if not STACK_NAME.fullmatch(args.stack):
+            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        return lag.run(args.stack, args.flow, args.credentials, args.bootstrap, args.connect, args.watch, args.json)
     elif args.command == "failback":
         from infra.tools import failover
         if not STACK_NAME.fullmatch(args.stack):

@@ -101,14 +101,15 @@ def overrides(values: list[str], flag: str, allowed: dict[str, str], shape: re.P
     return found, problems
 
 
-def check_config(config: dict[str, Any], direction: Direction, bootstraps: dict[str, str],
+def check_config(config: dict[str, Any], directions: list[Direction], bootstraps: dict[str, str],
                  connects: dict[str, str], rest_urls: dict[str, str]) -> dict[str, Any]:
-    """The audit configuration of the stack, reduced to the flow and its two clusters, with the
+    """The audit configuration of the stack, reduced to the flows and their clusters, with the
     addresses this machine reaches them at (a bootstrap of another listener, a port-forward to a
     Connect cluster's REST API). `rest_urls`: each Connect cluster's name to its in-cluster URL."""
     out = copy.deepcopy(config)
-    out["flows"] = [f for f in out["flows"] if f["name"] == direction.name]
-    keep = {direction.flow.source, direction.flow.target}
+    names = {d.name for d in directions}
+    out["flows"] = [f for f in out["flows"] if f["name"] in names]
+    keep = {a for d in directions for a in (d.flow.source, d.flow.target)}
     out["clusters"] = {a: c for a, c in out["clusters"].items() if a in keep}
     for alias, servers in bootstraps.items():
         out["clusters"][alias]["bootstrapServers"] = servers
@@ -117,6 +118,26 @@ def check_config(config: dict[str, Any], direction: Direction, bootstraps: dict[
         for connector in flow["connectors"]:
             connector["restUrl"] = by_url.get(connector["restUrl"], connector["restUrl"])
     return out
+
+
+def topology_path(stack: str) -> Path:
+    """The stack's topology file: its `topology` config, else stacks/<stack>.yaml (as render reads it)."""
+    from infra.deploy import config as stack_config
+    return stack_config.project_dir() / (stack_config.plain(stack).get(stack_config.TOPOLOGY_KEY)
+                                         or f"stacks/{stack}.yaml")
+
+
+def reach(flows: list[Any], aliases: list[str], bootstrap_args: list[str], connect_args: list[str]
+          ) -> tuple[dict[str, str], dict[str, str], dict[str, str], list[Problem]]:
+    """The `--bootstrap` and `--connect` overrides for these flows' plans and clusters: the
+    bootstraps, the Connect URLs, each Connect cluster's in-cluster REST URL, and what was refused."""
+    rest_urls = {part.names.connect: part.names.rest_url for flow in flows for part in flow.parts}
+    bootstraps, refused = overrides(bootstrap_args, "--bootstrap", {a: f"clusters.{a}" for a in aliases},
+                                    BOOTSTRAP, "HOST:PORT[,HOST:PORT...]")
+    connects, more = overrides(connect_args, "--connect", {n: f"the Connect cluster at {u}"
+                                                           for n, u in rest_urls.items()},
+                               URL, "http://HOST:PORT (a port-forward to its REST API)")
+    return bootstraps, connects, rest_urls, refused + more
 
 
 def credential_problems(model: Model, aliases: list[str], credentials: Path | None) -> list[Problem]:
@@ -150,21 +171,29 @@ def run_check(config: dict[str, Any], credentials: Path | None, flow: str, proce
     """The readiness check in a child process: its exit code, its report (None when it could not
     run), its summary (standard output: the verdict and every finding, spark/failover.py
     `summary`) and what it printed on standard error."""
-    with tempfile.TemporaryDirectory(prefix="kafka-replication-failover-") as work:
+    return run_audit(config, credentials, ["failover", "--flow", flow, "--procedure", procedure,
+                                           *[a for g in groups for a in ("--group", g)]], "failover.json", seconds)
+
+
+def run_audit(config: dict[str, Any], credentials: Path | None, command: list[str], report_file: str,
+              seconds: int = CHECK_SECONDS) -> tuple[int, dict[str, Any] | None, str, str]:
+    """`python -m spark.audit COMMAND...` in a child process on `config` (written to a private
+    folder, removed after): its exit code, the report it wrote (None when it wrote none), its
+    standard output and its standard error, or a could-not-tell after `seconds`."""
+    with tempfile.TemporaryDirectory(prefix="kafka-replication-") as work:
         os.chmod(work, 0o700)
         path = Path(work) / "audit.json"
         path.write_text(json.dumps(config))
         empty = Path(work) / "no-credentials"
         empty.mkdir()
-        argv = [sys.executable, "-m", "spark.audit", "failover", "--config", str(path), "--flow", flow,
-                "--procedure", procedure, "--credentials", str(credentials or empty), "--out", str(Path(work) / "out"),
-                *[a for g in groups for a in ("--group", g)]]
+        argv = [sys.executable, "-m", "spark.audit", command[0], "--config", str(path),
+                "--credentials", str(credentials or empty), "--out", str(Path(work) / "out"), *command[1:]]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            return COULD_NOT_TELL, None, "", f"the readiness check did not finish within {seconds} s"
-        report_file = Path(work) / "out" / "failover.json"
-        report = json.loads(report_file.read_text()) if report_file.exists() else None
+            return COULD_NOT_TELL, None, "", f"`python -m spark.audit {command[0]}` did not finish within {seconds} s"
+        written = Path(work) / "out" / report_file
+        report = json.loads(written.read_text()) if written.exists() else None
         return done.returncode, report, done.stdout.strip(), done.stderr.strip()
 
 
@@ -233,13 +262,11 @@ def show(report: dict[str, Any]) -> str:
 
 def run(stack: str, flow_name: str, given: str | None, stop: bool, groups: list[str], credentials: Path | None,
         bootstrap_args: list[str], connect_args: list[str], dry_run: bool, as_json: bool) -> int:
-    from infra.deploy import config as stack_config
     from infra.deploy import deployment
     from infra.plan.audit import audit_config
     from infra.tools import diff
 
-    path = stack_config.project_dir() / (stack_config.plain(stack).get(stack_config.TOPOLOGY_KEY)
-                                         or f"stacks/{stack}.yaml")
+    path = topology_path(stack)
     model, stack_plan, _ = deployment.validate_file(path)
     direction = find_flow(model, flow_name)
     procedure = procedure_of(direction, given)
@@ -252,20 +279,14 @@ def run(stack: str, flow_name: str, given: str | None, stop: bool, groups: list[
         problems.append(_refused("--group", ", ".join(g[:50] for g in groups[:5]),
                                  f"at most {MAX_OVERRIDES} group ids of 1 to 255 characters"))
     aliases = [target] if procedure == "disaster" else [source, target]
-    (flow_plan,) = [f for f in stack_plan.flows if f.name == flow_name]
-    rest_urls = {part.names.connect: part.names.rest_url for part in flow_plan.parts}
-    bootstraps, refused = overrides(bootstrap_args, "--bootstrap", {a: f"clusters.{a}" for a in (source, target)},
-                                    BOOTSTRAP, "HOST:PORT[,HOST:PORT...]")
-    problems += refused
-    connects, refused = overrides(connect_args, "--connect", {n: f"the Connect cluster at {u}"
-                                                              for n, u in rest_urls.items()},
-                                  URL, "http://HOST:PORT (a port-forward to its REST API)")
+    bootstraps, connects, rest_urls, refused = reach([f for f in stack_plan.flows if f.name == flow_name],
+                                                     [source, target], bootstrap_args, connect_args)
     problems += refused
     problems += credential_problems(model, aliases, credentials)
     problems += missing_runtime()
     if problems:
         raise TopologyError(problems, "the command line")
-    config = check_config(audit_config(model, stack_plan), direction, bootstraps, connects, rest_urls)
+    config = check_config(audit_config(model, stack_plan), [direction], bootstraps, connects, rest_urls)
     code, report, summary, said = run_check(config, credentials, flow_name, procedure, groups)
     if report is None:
         print(f"failover: could not tell: {said or 'the readiness check ended without a report'}", file=sys.stderr)
@@ -397,12 +418,10 @@ def failback_change(model: Model, direction: Direction, entry: dict[str, Any], r
 
 
 def run_failback(stack: str, flow_name: str, resume: bool, dry_run: bool) -> int:
-    from infra.deploy import config as stack_config
     from infra.deploy import deployment
     from infra.tools import diff
 
-    path = stack_config.project_dir() / (stack_config.plain(stack).get(stack_config.TOPOLOGY_KEY)
-                                         or f"stacks/{stack}.yaml")
+    path = topology_path(stack)
     model, _, _ = deployment.validate_file(path)
     text = path.read_text()
     flows = (yaml.safe_load(text) or {})["flows"]

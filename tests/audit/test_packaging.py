@@ -84,7 +84,7 @@ sys.modules.update(dict.fromkeys({blocked!r}))
 DEPLOYER = ["infra", "components", "pulumi", "pulumi_kubernetes", "pydantic", "yaml"]
 JOB_MODULES = ["spark.audit", "spark.clusters", "spark.data", "spark.job", "spark.offsets", "spark.report", "contract.audit",
                "contract.certificates", "contract.clientprops", "contract.lastrun", "contract.outputs", "contract.output_types", "contract.release", "spark.topicfilter",
-               "spark.failover", "spark.checkpoints", "spark.live"]
+               "spark.failover", "spark.checkpoints", "spark.live", "spark.lag"]
 
 
 def test_every_module_of_the_job_imports_without_the_deployer():

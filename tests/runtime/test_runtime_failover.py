@@ -23,7 +23,7 @@ import yaml
 from infra.tools.rehearsal.run import Rehearsal
 from tests.support import runbooks
 from tests.support.replication import (POD_CONFIG, STACK, audit_pod, dev_for_runtime, eventually, failover_command,
-                                       in_audit_pod, rehearsal, running, stack_project)
+                                       in_audit_pod, operator_command, rehearsal, running, stack_project)
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
@@ -272,3 +272,49 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
                 for p in billing["partitions"]] == [
             ("test.orders", n, 7, None, ["no checkpoint yet for offset 7 committed on us-west: on us-east the group "
                                          "would start where its auto.offset.reset says"]) for n in (0, 1)]
+
+        # 5. Live lag (`kafka-replication lag`, spark/lag.py) from on-call's machine: the source
+        # connector stopped, three records written on the source with timestamps an hour old. Each
+        # partition's lag past its committed offset, the age of its oldest record not replicated
+        # (the first past the committed offset: its own timestamp), the group's checkpoints as the
+        # stopped checkpoint connector left them; lag past the audit's maxLag 0 is exit 1.
+        worker.request("PUT", f"/connectors/{SOURCE}/stop")
+        eventually("the source connector stopped, its tasks gone",
+                   lambda: (lambda st: st["connector"]["state"] == "STOPPED" and st["tasks"] == [])(
+                       worker.status(SOURCE)), 60)
+        hour_ago = int(time.time() * 1000) - 3_600_000
+        r.clients.produce(source, "test.orders", [{"key": f"old{i}", "value": "v", "partition": i % 2,
+                                                   "timestamp": hour_ago + 1000 * i} for i in range(3)])
+        before = time.time() * 1000
+        done = operator_command(r, tmp_path / "lag", project, "lag", FLOW, "--json")
+        after = time.time() * 1000
+        assert done.returncode == 1, done.stdout + done.stderr
+        live = json.loads(done.stdout)
+        (flow,) = live["flows"]
+        assert (live["verdict"], flow["flow"], flow["errors"], flow["findings"], flow["maxLag"]) == (
+            "findings", FLOW, [], ["test.orders[0]: lagging, lag 2", "test.orders[1]: lagging, lag 1"], 0)
+        assert [(r_["topic"], r_["partition"], r_["end"], r_["committed"], r_["lag"], r_["status"])
+                for r_ in flow["replication"]] == [("test.orders", 0, 9, 6, 2, "lagging"),
+                                                   ("test.orders", 1, 8, 6, 1, "lagging")]
+        for r_, stamp in zip(flow["replication"], (hour_ago, hour_ago + 1000)):
+            assert (before - stamp) / 1000 - 1 <= r_["oldestUnreplicatedAgeSeconds"] <= (after - stamp) / 1000 + 1
+        (readers,) = flow["groups"]
+        assert (readers["group"], [(p["targetTopic"], p["partition"], p["upstream"], p["translated"])
+                                   for p in readers["partitions"]]) == (
+            GROUP, [("us-west.test.orders", 0, 5, 5), ("us-west.test.orders", 1, 5, 5)])
+        assert readers["newestAgeSeconds"] == min(p["ageSeconds"] for p in readers["partitions"]) > 0
+        done = operator_command(r, tmp_path / "lag", project, "lag", FLOW)
+        assert done.returncode == 1, done.stdout + done.stderr
+        shown = [re.sub(r"\d+ (s|min) old", "N old", line) for line in done.stdout.splitlines()]
+        assert shown[1:] == [
+            "",
+            f"flow {FLOW}: us-west -> us-east",
+            "  replication: 3 record(s) behind on 2 of 2 partition(s), the oldest not replicated N old (the "
+            "audit's maxLag: 0)",
+            "    test.orders[0]: end 9, replicated 6, lag 2, oldest not replicated N old (lagging)",
+            "    test.orders[1]: end 8, replicated 6, lag 1, oldest not replicated N old (lagging)",
+            "  checkpoints on us-east: 1 group(s), newest checkpoint of each:",
+            f"    {GROUP}: N old (2 partition(s), the least recent N old)",
+            "",
+            "past the audit's threshold (exit 1): 2 partition(s)"]
+        assert re.fullmatch(r"replication lag read at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", shown[0])

@@ -207,7 +207,13 @@ def stack_project(directory: Path, topology: dict) -> Path:
 
 def failover_command(r: Rehearsal, run_dir: Path, project: Path, flow: str, *args: str
                      ) -> subprocess.CompletedProcess[str]:
-    """`kafka-replication failover --stack drill --flow FLOW ARGS` as on-call runs it from a machine
+    """`kafka-replication failover --stack drill --flow FLOW ARGS` (operator_command)."""
+    return operator_command(r, run_dir, project, "failover", flow, *args)
+
+
+def operator_command(r: Rehearsal, run_dir: Path, project: Path, command: str, flow: str, *args: str
+                     ) -> subprocess.CompletedProcess[str]:
+    """`kafka-replication COMMAND --stack drill --flow FLOW ARGS` (failover, lag) as on-call runs it from a machine
     that reaches the clusters: the audit's credential files (audit_pod), the Connect cluster's REST
     API through --connect at the worker's own address (a port-forward's, as the runbook's PATCH
     reaches it), the topology's broker names resolved as in the audit's pod (a mount namespace's
@@ -216,7 +222,7 @@ def failover_command(r: Rehearsal, run_dir: Path, project: Path, flow: str, *arg
     from infra.tools.rehearsal.operator import REST_PORT
     _, creds, hosts = audit_pod(r, run_dir)
     hosts.write_text("".join(line for line in hosts.read_text().splitlines(keepends=True) if ".svc" not in line))
-    argv = [sys.executable, "-m", "infra", "-C", str(project), "failover", "--stack", STACK, "--flow", flow,
+    argv = [sys.executable, "-m", "infra", "-C", str(project), command, "--stack", STACK, "--flow", flow,
             "--credentials", str(creds), "--connect", f"{flow}=http://{r.workers[(flow, flow)].host}:{REST_PORT}",
             *args]
     quoted = " ".join(f"'{a}'" for a in argv)

@@ -147,7 +147,7 @@ group readers (committed on a, checkpoint upstream -> translated, committed on b
 def test_the_check_reads_the_flow_at_the_addresses_given(tmp_path):
     model, plan, d = direction(tmp_path)
     config = audit_config(model, plan)
-    reduced = failover.check_config(config, d, {"a": "127.0.0.1:19092"}, {FLOW: "http://127.0.0.1:18083/"},
+    reduced = failover.check_config(config, [d], {"a": "127.0.0.1:19092"}, {FLOW: "http://127.0.0.1:18083/"},
                                     {FLOW: URL})
     expected = copy.deepcopy(config)
     expected["clusters"]["a"]["bootstrapServers"] = "127.0.0.1:19092"

@@ -16,7 +16,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NoReturn
 
 from contract import outputs as contract
 from infra.core import reading
@@ -151,9 +151,15 @@ def run(outputs: str | None, flows: list[str], kubeconfigs: list[str], contexts:
         raise TopologyError(problems, "the command line")
     if watch is None:
         return show.EXIT[_once(stack, chosen, clusters, configs, names, release.api_version, output, watch)]
+    repeat(watch, lambda: _once(stack, chosen, clusters, configs, names, release.api_version, output, watch))
+
+
+def repeat(watch: int, once: Callable[[], object]) -> NoReturn:
+    """`once()` every `watch` seconds until interrupted (KeyboardInterrupt: the command line's
+    exit 130); each round bounded by its own deadlines."""
     with _interruptible() as interrupted:
         while True:
-            _once(stack, chosen, clusters, configs, names, release.api_version, output, watch)
+            once()
             until = time.monotonic() + watch
             while not interrupted:
                 left = until - time.monotonic()

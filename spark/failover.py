@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ from typing import Any, Callable
 
 from contract import audit as audit_contract
 from spark.checkpoints import Stamped, checkpoints_topic
-from spark.job import Clusters, CouldNotAudit, check_out, read_config
+from spark.job import Clusters, CouldNotAudit, read_config, report_command
 from spark.live import ClusterUnverifiable, GroupState, LiveCluster, flow_checkpoints
 from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
 
@@ -422,22 +421,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    try:
-        if args.out:
-            check_out(args.out)
-        result = _main(args)
-    except (CouldNotAudit, Unverifiable) as exc:
-        print(f"failover error: could not tell: {exc}", file=sys.stderr)
-        return EXIT["error"]
-    except Exception as exc:  # a crash is "could not tell", never "not ready"
-        print(f"failover error: could not tell: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr)
-        return EXIT["error"]
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / REPORT_FILE).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    print(json.dumps(result, indent=2, sort_keys=True) if args.json else summary(result))
-    return EXIT[result["verdict"]]
+    # A crash is "could not tell", never "not ready".
+    return report_command(args.out, lambda: _main(args), "failover error: could not tell", REPORT_FILE,
+                          lambda r: json.dumps(r, indent=2, sort_keys=True) if args.json else summary(r), EXIT)
 
 
 def error_text(exc: Unverifiable, procedure: str) -> str:

@@ -1,12 +1,15 @@
-"""The job's shared plumbing, used by the audit (spark/audit.py) and the failover readiness check
-(spark/failover.py) alike: reading the audit configuration against the contract, the output
-folder check, cluster readers made on first use and the Spark session."""
+"""The job's shared plumbing, used by the audit (spark/audit.py), the failover readiness check
+(spark/failover.py) and the live lag (spark/lag.py) alike: reading the audit configuration
+against the contract, the output folder check, a report command's run, cluster readers made on
+first use and the Spark session."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from contract import audit as contract
 from spark.offsets import Unverifiable
@@ -17,6 +20,31 @@ CONFIG_LIMIT = 16 << 20  # bytes of an audit configuration (thousands of flows f
 class CouldNotAudit(Exception):
     """The run cannot produce a verdict (exit 2): bad input, an unwritable output folder, nothing
     to audit. Never confused with findings (exit 1)."""
+
+
+def report_command(out: Path | None, produce: Callable[[], dict[str, Any]], failed: str, report_file: str,
+                   shown: Callable[[dict[str, Any]], str], exits: dict[str, int]) -> int:
+    """A command that writes one report (the failover check, the live lag): the output folder
+    checked first, the report made, written to `<out>/<report_file>` and `shown`; its exit code
+    `exits[report["verdict"]]`. Anything that keeps it from a report, a crash included, is
+    `exits["error"]` with `failed` and the reason on standard error, never a verdict."""
+    try:
+        if out:
+            check_out(out)
+        result = produce()
+    except (CouldNotAudit, Unverifiable) as exc:
+        print(f"{failed}: {exc}", file=sys.stderr)
+        return exits["error"]
+    except Exception as exc:
+        print(f"{failed}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return exits["error"]
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / report_file).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    text = shown(result)
+    if text:
+        print(text)
+    return exits[result["verdict"]]
 
 
 class Clusters(dict):

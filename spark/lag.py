@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 from contract import audit as audit_contract
 from spark.failover import java_filters, live_cluster
-from spark.job import Clusters, CouldNotAudit, check_out, read_config
+from spark.job import Clusters, CouldNotAudit, read_config, report_command
 from spark.live import flow_checkpoints
 from spark.offsets import Status, Unverifiable, audit_flow, connect_get
 
@@ -111,21 +110,9 @@ def report(config: dict, names: list[str], credentials: Path, now_ms: int) -> di
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    try:
-        if args.out:
-            check_out(args.out)
-        result = report(read_config(args.config), args.flow, args.credentials,
-                        args.now_ms or int(time.time() * 1000))
-    except (CouldNotAudit, Unverifiable) as exc:
-        print(f"lag error: could not read: {exc}", file=sys.stderr)
-        return EXIT["error"]
-    except Exception as exc:  # a crash is "could not read", never "caught up"
-        print(f"lag error: could not read: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr)
-        return EXIT["error"]
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / REPORT_FILE).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    if args.json:
-        print(json.dumps(result, indent=2, sort_keys=True))
-    return EXIT[result["verdict"]]
+    # A crash is "could not read", never "caught up".
+    return report_command(
+        args.out, lambda: report(read_config(args.config), args.flow, args.credentials,
+                                 args.now_ms or int(time.time() * 1000)),
+        "lag error: could not read", REPORT_FILE,
+        lambda r: json.dumps(r, indent=2, sort_keys=True) if args.json else "", EXIT)

@@ -124,13 +124,17 @@ class LiveCluster:
                                   TopicPartition(t, p), self.cluster.timeout)
                 for t, n in sorted(partitions.items()) for p in range(n)}
 
-    def records(self, topic: str, partitions: int) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
+    def consumer(self, **overrides: Any) -> Any:
+        """A consumer of the audit's clients (READER_CONFIG, with `overrides`): no group, nothing committed."""
         if self.make_consumer is None:
             from confluent_kafka import Consumer
             make: Callable[[dict], Any] = Consumer
         else:
             make = self.make_consumer
-        consumer = make({**self.client_config, **READER_CONFIG})
+        return make({**self.client_config, **READER_CONFIG, **overrides})
+
+    def records(self, topic: str, partitions: int) -> list[tuple[int, int, int, bytes | None, bytes | None]]:
+        consumer = self.consumer()
         try:
             return _read_topic(consumer, self, topic, partitions)
         finally:
@@ -146,9 +150,7 @@ class LiveCluster:
         from confluent_kafka import TopicPartition
         if not positions:
             return {}
-        make: Callable[[dict], Any] = self.make_consumer or __import__("confluent_kafka").Consumer
-        consumer = make({**self.client_config, **READER_CONFIG, "isolation.level": "read_uncommitted",
-                         "enable.partition.eof": False})
+        consumer = self.consumer(**{"isolation.level": "read_uncommitted", "enable.partition.eof": False})
         found: dict[tuple[str, int], int | None] = {tp: None for tp in positions}
         left = set(positions)
         try:

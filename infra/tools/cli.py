@@ -44,6 +44,12 @@ CONFIG_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,199}")
 OUTPUTS = ("text", "markdown", "json")
 
 
+def _checked_stack(name: str) -> None:
+    """A stack name Pulumi takes (it also picks Pulumi.<stack>.yaml and stacks/<stack>.yaml), or exit 2."""
+    if not STACK_NAME.fullmatch(name):
+        raise TopologyError([_stack_problem(name)], "the command line")
+
+
 def _stack_problem(stack: str) -> Problem:
     return Problem("--stack", "(argument)", stack, "a Pulumi stack name: letters, digits, '-', '_' and '.'")
 
@@ -308,24 +314,20 @@ def _run(args: argparse.Namespace) -> int:
                           args.watch)
     elif args.command == "failover":
         from infra.tools import failover
-        if not STACK_NAME.fullmatch(args.stack):
-            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        _checked_stack(args.stack)
         return failover.run(args.stack, args.flow, args.procedure, args.stop, args.group, args.credentials,
                             args.bootstrap, args.connect, args.dry_run, args.json)
     elif args.command == "lag":
         from infra.tools import lag
-        if not STACK_NAME.fullmatch(args.stack):
-            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        _checked_stack(args.stack)
         return lag.run(args.stack, args.flow, args.credentials, args.bootstrap, args.connect, args.watch, args.json)
     elif args.command == "failback":
         from infra.tools import failover
-        if not STACK_NAME.fullmatch(args.stack):
-            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        _checked_stack(args.stack)
         return failover.run_failback(args.stack, args.flow, args.resume, args.dry_run)
     elif args.command == "init":
         from infra.tools import init
-        if not STACK_NAME.fullmatch(args.stack):
-            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        _checked_stack(args.stack)
         path = init.write(args.stack, {k: getattr(args, k) for k in init.ANSWERS})
         print(f"wrote {path}; next: the secrets it needs (`kafka-replication render --stack {args.stack} "
               "--out DIR` names them), then `pulumi preview`")
@@ -358,8 +360,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         from infra.core import reading
         from infra.tools import render
-        if not STACK_NAME.fullmatch(args.stack):
-            raise TopologyError([_stack_problem(args.stack)], "the command line")
+        _checked_stack(args.stack)
         secrets = _pairs(args.secret, "--secret", secret=True)
         from infra.deploy import config as stack_config
         config = stack_config.plain(args.stack)

@@ -8,24 +8,17 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from infra.tools import lag
 from infra.tools.cli import main
-from tests.unit.test_failover_command import FLOW, credentials, project
+from tests.unit.test_failover_command import FLOW, TOPOLOGY, credentials, project
 
-TWO_FLOWS = """\
-clusters:
-  a: {bootstrapServers: "a-kafka:9092"}
-  b:
-    bootstrapServers: b-kafka:9093
-    security:
-      protocol: SASL_PLAINTEXT
-      sasl: {mechanism: PLAIN, username: mm2}
-  c: {bootstrapServers: "c-kafka:9092"}
-flows:
-  - {source: a, target: b, topics: ["orders.*"]}
-  - {source: c, target: b, topics: ["sales"]}
-"""
+# The failover tests' clusters, a third one, and a flow from each of two sources to b.
+TWO_FLOWS = yaml.safe_dump({
+    "clusters": {**yaml.safe_load(TOPOLOGY)["clusters"], "c": {"bootstrapServers": "c-kafka:9092"}},
+    "flows": [{"source": "a", "target": "b", "topics": ["orders.*"]},
+              {"source": "c", "target": "b", "topics": ["sales"]}]}, sort_keys=False)
 
 
 def row(partition: int, end: int, committed: int | None, lag_: int, status: str = "ok",

@@ -70,7 +70,7 @@ def _pairs(values: list[str], flag: str, secret: bool = False) -> dict[str, str]
 
 
 def _watch_seconds(text: str) -> int:
-    from infra.tools.status import WATCH_SECONDS
+    from infra.tools.watching import WATCH_SECONDS
     low, high = WATCH_SECONDS
     if not text.isdigit() or not low <= int(text) <= high:
         raise argparse.ArgumentTypeError(f"{text!r}: a whole number of seconds from {low} to {high}")
@@ -78,7 +78,8 @@ def _watch_seconds(text: str) -> int:
 
 
 def reaching(p: argparse.ArgumentParser) -> None:
-    """How a command run from the operator's machine reaches a stack's clusters (failover, lag)."""
+    """How a command run from the operator's machine reaches a stack's clusters (failover, lag,
+    status --live)."""
     p.add_argument("--credentials", type=Path, metavar="DIR",
                    help="the clusters' credentials as the audit's Secret holds them: DIR/<alias>/<file> "
                         "(password, ca.crt, truststore, truststore.password, client.crt, client.key)")
@@ -196,6 +197,11 @@ def parser(prog: str = "kafka-replication") -> argparse.ArgumentParser:
     s.add_argument("--context", action="append", default=[], metavar="[CLUSTER=]NAME",
                    help="the kubeconfig context (default: its current context); CLUSTER=NAME per cluster")
     s.add_argument("--output", choices=("text", "json"), default="text", help="text (default) or json (docs/status.md)")
+    s.add_argument("--live", action="store_true",
+                   help="also read each flow's lag now from its Kafka clusters and Connect REST APIs, as "
+                        "`kafka-replication lag` does (with --stack; docs/status.md#live-lag): it decides the "
+                        "health with the objects")
+    reaching(s)
 
     f = command("failover", "check a flow is ready to fail over and write the runbook's change to its stack",
                 description="The failover runbook's readiness check (the audit's, docs/operations.md#the-failover-"
@@ -310,8 +316,10 @@ def _run(args: argparse.Namespace) -> int:
         return _diff(args)
     elif args.command == "status":
         from infra.tools import status
+        if args.stack_name is not None:
+            _checked_stack(args.stack_name)
         return status.run(args.outputs, args.flow, args.kubeconfig, args.context, args.output, args.stack_name,
-                          args.watch)
+                          args.watch, args.live, status.Reach(args.credentials, args.bootstrap, args.connect))
     elif args.command == "failover":
         from infra.tools import failover
         _checked_stack(args.stack)

@@ -70,25 +70,45 @@ def flow_text(flow: dict[str, Any]) -> list[str]:
     return lines
 
 
-def text(report: dict[str, Any]) -> str:
+def report_lines(report: dict[str, Any], heading: str = "replication lag") -> list[str]:
+    """The heading with the time of the read, then each flow's block (`status --live` shows the
+    same under its own heading)."""
     at = datetime.fromtimestamp(report["checkedAt"] / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    lines = [f"replication lag read at {at} UTC", ""]
+    lines = [f"{heading} read at {at} UTC", ""]
     for flow in report["flows"]:
         lines += [*flow_text(flow), ""]
-    findings = [f for flow in report["flows"] for f in flow["findings"]]
+    return lines
+
+
+def _findings(report: dict[str, Any]) -> int:
+    return sum(len(flow["findings"]) for flow in report["flows"])
+
+
+def verdict(report: dict[str, Any]) -> str:
+    """The report's verdict in words, without its exit code (`status --live`'s summary)."""
+    code = exit_code(report)
+    if code == UNKNOWN:
+        return "not everything could be read"
+    if code == FINDINGS:
+        return f"{_findings(report)} partition(s) past the audit's maxLag"
+    return "every partition within the audit's maxLag"
+
+
+def text(report: dict[str, Any]) -> str:
+    lines = report_lines(report)
     code = exit_code(report)
     if code == UNKNOWN:
         lines.append(f"unknown (exit {UNKNOWN}): not everything could be read")
     elif code == FINDINGS:
-        lines.append(f"past the audit's threshold (exit {FINDINGS}): {len(findings)} partition(s)")
+        lines.append(f"past the audit's threshold (exit {FINDINGS}): {_findings(report)} partition(s)")
     else:
         lines.append(f"within the audit's threshold (exit {OK})")
     return "\n".join(lines) + "\n"
 
 
 def exit_code(report: dict[str, Any]) -> int:
-    verdict = report.get("verdict")
-    return OK if verdict == "ok" else FINDINGS if verdict == "findings" else UNKNOWN
+    said = report.get("verdict")
+    return OK if said == "ok" else FINDINGS if said == "findings" else UNKNOWN
 
 
 def prepare(stack: str, flow_names: list[str], credentials: Path | None, bootstrap_args: list[str],
@@ -147,5 +167,5 @@ def run(stack: str, flow_names: list[str], credentials: Path | None, bootstrap_a
 
     if watch is None:
         return once()
-    from infra.tools.status import repeat
+    from infra.tools.watching import repeat
     repeat(watch, once)

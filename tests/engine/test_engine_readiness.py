@@ -51,7 +51,7 @@ from tests.engine.test_engine import STORAGE_CLASS
 from tests.support.audit_job import finished_run
 from tests.support.engine import object_type_and_name, ours_left, servers
 from tests.support.prometheus import prometheus_crds
-from tests.support.replication import audit_run
+from tests.support.replication import audit_run, operator_command
 from tests.support.schemas import strimzi_crds
 from tests.support.stacks import ROOT, RUNTIME_COUNTS, unavailable
 from tests.support.urns import Recorder
@@ -136,7 +136,9 @@ def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsa
     run("checkpoint paused")
     target = r.client("us-east")
     r.clients.alter_topic_configs(target, "us-west.test.orders", {"max.message.bytes": "1024"})
+    refused_before = time.time() * 1000
     r.clients.produce(r.client("us-west"), "test.orders", [{"key": "big", "value": "x" * 4000, "partition": 0}])
+    found["refused record produced"] = (refused_before, time.time() * 1000)
     reported(f"{NS}-source", lambda rest: [t["state"] for t in rest["tasks"]].count("FAILED") == 1)
     run("a source task failed")
     # The flow lags: three more records of partition 0, which the failed task never copies. The
@@ -151,6 +153,12 @@ def status_after_faults(engine, project, kubeconfig, client: Client, r: Rehearsa
     found["audit report"] = (code, report, summary)
     finished_run(client, AUDIT_NS, AUDIT, "29400617", summary, code, started, now_iso())
     run("the flow lags, audited")
+    # `status --live` as on-call runs it from a machine that reaches the clusters: the objects as
+    # above, and the lag now, read with the credentials Pulumi deployed for the audit.
+    before = time.time() * 1000
+    done = operator_command(r, tmp_path / "live", project, "status", NS, "--live", "--kubeconfig", str(kubeconfig),
+                            "--output", "json", stack="dev", objects=deployed, env=engine.env(project))
+    found["live"] = (done, before, time.time() * 1000)
     return found
 
 
@@ -345,6 +353,23 @@ def test_up_waits_until_the_operator_reports_ready_from_the_rest_api(tmp_path):
     assert "! audit run kafka-replication-audit-29400617 failed: BackoffLimitExceeded (exit 1: findings in its " \
            "report; another exit: the audit could not run)\n" in text
 
+    # `status --live`: the same objects, and the lag read now from the real clusters and worker:
+    # partition 0 behind by the refused record and the three after it, the oldest not replicated
+    # the refused record itself (its own timestamp against the read's clock).
+    done, before, after = statuses["live"]
+    assert (done.returncode, done.stderr) == (1, ""), done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert (data["health"], data["liveError"], data["live"]["verdict"]) == ("degraded", None, "findings")
+    assert data["flows"][NS]["health"] == "degraded"
+    assert f"{NS}-source task {failed['id']} is FAILED: org.apache.kafka.connect.errors.ConnectException: " \
+           "Unrecoverable exception from producer send callback" in data["flows"][NS]["problems"]
+    (flow,) = data["live"]["flows"]
+    assert (flow["flow"], flow["errors"], flow["findings"]) == (NS, [], ["test.orders[0]: lagging, lag 4"])
+    assert [(p["topic"], p["partition"], p["lag"], p["status"]) for p in flow["replication"]] == [
+        ("test.orders", 0, 4, "lagging"), ("test.orders", 1, 0, "ok")]
+    refused_before, refused_after = statuses["refused record produced"]
+    age = flow["replication"][0]["oldestUnreplicatedAgeSeconds"]
+    assert (before - refused_after) / 1000 - 1 <= age <= (after - refused_before) / 1000 + 1, age
     assert destroy.code == 0, destroy.output
     assert set(destroy.steps()) == render_urns
     assert set(destroy.steps().values()) == {DELETE}

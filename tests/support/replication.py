@@ -211,24 +211,26 @@ def failover_command(r: Rehearsal, run_dir: Path, project: Path, flow: str, *arg
     return operator_command(r, run_dir, project, "failover", flow, *args)
 
 
-def operator_command(r: Rehearsal, run_dir: Path, project: Path, command: str, flow: str, *args: str
+def operator_command(r: Rehearsal, run_dir: Path, project: Path, command: str, flow: str, *args: str,
+                     stack: str = STACK, objects: list[dict] | None = None, env: dict[str, str] | None = None
                      ) -> subprocess.CompletedProcess[str]:
-    """`kafka-replication COMMAND --stack drill --flow FLOW ARGS` (failover, lag) as on-call runs it from a machine
-    that reaches the clusters: the audit's credential files (audit_pod), the Connect cluster's REST
-    API through --connect at the worker's own address (a port-forward's, as the runbook's PATCH
-    reaches it), the topology's broker names resolved as in the audit's pod (a mount namespace's
-    /etc/hosts, without the Services' names: --connect alone leads to the worker)."""
+    """`kafka-replication COMMAND --stack STACK --flow FLOW ARGS` (failover, lag, status --live) as on-call runs it
+    from a machine that reaches the clusters: the audit's credential files (audit_pod, from `objects` where they
+    are not the rehearsal's), the Connect cluster's REST API through --connect at the worker's own address (a
+    port-forward's, as the runbook's PATCH reaches it), the topology's broker names resolved as in the audit's
+    pod (a mount namespace's /etc/hosts, without the Services' names: --connect alone leads to the worker);
+    `env` added to the environment (a Pulumi backend's)."""
     import sys
     from infra.tools.rehearsal.operator import REST_PORT
-    _, creds, hosts = audit_pod(r, run_dir)
+    _, creds, hosts = audit_pod(r, run_dir, objects)
     hosts.write_text("".join(line for line in hosts.read_text().splitlines(keepends=True) if ".svc" not in line))
-    argv = [sys.executable, "-m", "infra", "-C", str(project), command, "--stack", STACK, "--flow", flow,
+    argv = [sys.executable, "-m", "infra", "-C", str(project), command, "--stack", stack, "--flow", flow,
             "--credentials", str(creds), "--connect", f"{flow}=http://{r.workers[(flow, flow)].host}:{REST_PORT}",
             *args]
     quoted = " ".join(f"'{a}'" for a in argv)
     return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
                            f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)},
                           timeout=600, cwd=ROOT)
 
 

@@ -131,8 +131,8 @@ def test_watch_reads_again_until_interrupted(tmp_path, capsys, monkeypatch):
             raise KeyboardInterrupt
         return lag_report("ok"), ""
     monkeypatch.setattr(lag, "read", read)
-    monkeypatch.setattr("infra.tools.status.time.sleep", lambda s: None)
-    monkeypatch.setattr("infra.tools.status.time.monotonic", iter(range(0, 10**6, 5)).__next__)
+    monkeypatch.setattr("infra.tools.watching.time.sleep", lambda s: None)
+    monkeypatch.setattr("infra.tools.watching.time.monotonic", iter(range(0, 10**6, 5)).__next__)
     assert main(["-C", str(proj), "lag", "--stack", "drill", "--credentials", str(credentials(tmp_path)),
                  "--watch", "2", "--json"]) == 130
     lines = capsys.readouterr().out.splitlines()

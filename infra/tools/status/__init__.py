@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import subprocess
 import sys
-import threading
-import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any
 
 from contract import outputs as contract
 from infra.core import reading
@@ -24,6 +22,7 @@ from infra.core.errors import Problem, TopologyError
 from infra.core.releases import Flavour, find
 from infra.tools.status import assess, show
 from infra.tools.status.kube import Deadline, KubeconfigError, Reader
+from infra.tools.watching import repeat
 
 MAX_STDIN_BYTES = 64 * 1024 * 1024  # a stack's outputs are kilobytes; anything near this is not them
 
@@ -38,7 +37,6 @@ def load_outputs(path: str) -> contract.StackOutputs:
 # `--stack`: the outputs as `pulumi stack output --json --stack NAME` prints them, in the project's
 # folder; a backend that does not answer is the CLI's to report, within this.
 STACK_OUTPUT_SECONDS = 120
-WATCH_SECONDS = (2, 3600)  # --watch's bounds: no tighter than the API server should be read, at most an hour
 
 
 def stack_outputs(name: str) -> contract.StackOutputs:
@@ -129,10 +127,55 @@ def collect(stack: contract.StackOutputs, flows: list[str], readers: dict[str | 
     return assess.assess(stack, flows, objects, audits, now)
 
 
+@dataclass(frozen=True)
+class Reach:
+    """`--live`'s flags, `kafka-replication lag`'s: how the lag reader reaches the stack's Kafka
+    clusters and Connect REST APIs from this machine."""
+    credentials: Path | None = None
+    bootstrap: list[str] = field(default_factory=list)
+    connect: list[str] = field(default_factory=list)
+
+    def given(self) -> list[tuple[str, str]]:
+        """(flag, value) of each one given."""
+        return ([("--credentials", str(self.credentials))] if self.credentials else []) + [
+            ("--bootstrap", b) for b in self.bootstrap] + [("--connect", c) for c in self.connect]
+
+
+@dataclass(frozen=True)
+class LiveRead:
+    """What --live reads each round: the lag reader's configuration for the chosen flows."""
+    config: dict[str, Any]
+    credentials: Path | None
+    flows: list[str]
+
+    def read(self) -> show.Live:
+        from infra.tools import lag
+        return show.Live(*lag.read(self.config, self.credentials, self.flows))
+
+
+def _live(stack_name: str | None, outputs: str | None, flows: list[str], reach: Reach,
+          problems: list[Problem]) -> LiveRead | None:
+    """--live's reader prepared as `kafka-replication lag` prepares it (the stack's topology file,
+    the addresses and credentials given), its problems added to the command line's."""
+    if stack_name is None:
+        problems.append(Problem("--live", "(argument)", f"--outputs {outputs or '-'}",
+                                "--stack NAME: the live lag is read from the clusters of the stack's topology file "
+                                "(stacks/NAME.yaml); or run kafka-replication lag --stack NAME"))
+        return None
+    from infra.tools import lag
+    try:
+        config, chosen = lag.prepare(stack_name, flows, reach.credentials, reach.bootstrap, reach.connect)
+    except TopologyError as exc:
+        problems += exc.problems
+        return None
+    return LiveRead(config, reach.credentials, chosen)
+
+
 def run(outputs: str | None, flows: list[str], kubeconfigs: list[str], contexts: list[str], output: str,
-        stack_name: str | None = None, watch: int | None = None) -> int:
+        stack_name: str | None = None, watch: int | None = None, live: bool = False, reach: Reach = Reach()) -> int:
     """One screen, or with `watch` a screen every `watch` seconds until interrupted (each round
-    reads everything again, within a deadline of its own)."""
+    reads everything again, within a deadline of its own). With `live`, each round also reads the
+    flows' lag now (`kafka-replication lag`'s reader), which decides the health with the objects."""
     stack = stack_outputs(stack_name) if stack_name is not None else load_outputs(outputs or "-")
     problems = [Problem("--flow", "(argument)", f, "a flow of the stack's outputs: "
                         + (", ".join(stack.flows) or "(the outputs have none)")) for f in flows if f not in stack.flows]
@@ -147,72 +190,22 @@ def run(outputs: str | None, flows: list[str], kubeconfigs: list[str], contexts:
     everywhere = {f.kubernetes_cluster for f in stack.flows.values()}
     configs = _per_cluster(split_pairs(kubeconfigs), clusters, everywhere, "--kubeconfig", problems)
     names = _per_cluster(split_pairs(contexts), clusters, everywhere, "--context", problems)
+    reader = None
+    if live:
+        reader = _live(stack_name, outputs, [f for f in flows if f in stack.flows], reach, problems)
+    elif reach.given():
+        problems += [Problem(flag, "(argument)", value, "given with --live only (how the live lag reaches the "
+                             "clusters)") for flag, value in reach.given()]
     if problems or release is None:
         raise TopologyError(problems, "the command line")
     if watch is None:
-        return show.EXIT[_once(stack, chosen, clusters, configs, names, release.api_version, output, watch)]
-    repeat(watch, lambda: _once(stack, chosen, clusters, configs, names, release.api_version, output, watch))
-
-
-def repeat(watch: int, once: Callable[[], object]) -> NoReturn:
-    """`once()` every `watch` seconds until interrupted (KeyboardInterrupt: the command line's
-    exit 130); each round bounded by its own deadlines."""
-    with _interruptible() as interrupted:
-        while True:
-            once()
-            until = time.monotonic() + watch
-            while not interrupted:
-                left = until - time.monotonic()
-                if left <= 0:
-                    break
-                time.sleep(min(left, 0.2))
-            if interrupted:
-                raise KeyboardInterrupt  # the command line's exit 130
-
-
-class _interruptible:
-    """SIGINT remembered as well as raised while the watch runs. Python raises KeyboardInterrupt
-    wherever the main thread is when the signal arrives; inside a finalizer run by the garbage
-    collector (urllib3 closing a pool's sockets, say) it is printed as "Exception ignored" and
-    lost, and the watch went on (a run of the API-server tier saw it). Remembered, it ends the
-    watch at the next check, within 0.2 s between rounds and at the end of a round (each round
-    bounded by its own deadline). The "Exception ignored" report of an interrupt it remembered is
-    not printed either: Ctrl-C ends the watch with exit 130 and no traceback (a run of the engine
-    tier saw one on standard error)."""
-
-    def __init__(self) -> None:
-        self.signals: list[int] = []
-        self.previous: Any = None
-        self.unraisable: Any = None
-
-    def __enter__(self) -> list[int]:
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.getsignal(signal.SIGINT)
-            if self.previous is signal.default_int_handler:  # not where SIGINT is ignored or handled
-                signal.signal(signal.SIGINT, self._handle)
-                self.unraisable = sys.unraisablehook
-                sys.unraisablehook = self._ignored
-            else:
-                self.previous = None
-        return self.signals
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        self.signals.append(signum)
-        raise KeyboardInterrupt
-
-    def _ignored(self, report: Any) -> None:
-        # Only the interrupt this handler raised and remembered; anything else as Python reports it.
-        if not (self.signals and report.exc_type is KeyboardInterrupt):
-            self.unraisable(report)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-            sys.unraisablehook = self.unraisable
+        return show.EXIT[_once(stack, chosen, clusters, configs, names, release.api_version, output, watch, reader)]
+    repeat(watch, lambda: _once(stack, chosen, clusters, configs, names, release.api_version, output, watch, reader))
 
 
 def _once(stack: contract.StackOutputs, chosen: list[str], clusters: set[str | None], configs: dict[str | None, str],
-          names: dict[str | None, str], api_version: str, output: str, watch: int | None) -> assess.Health:
+          names: dict[str | None, str], api_version: str, output: str, watch: int | None,
+          live: LiveRead | None = None) -> assess.Health:
     problems = []
     readers = {}
     deadline = Deadline()  # one for the round: every request of every cluster within it
@@ -231,12 +224,13 @@ def _once(stack: contract.StackOutputs, chosen: list[str], clusters: set[str | N
         raise TopologyError(problems, "the command line")
     now = datetime.now(timezone.utc)
     report = collect(stack, chosen, readers, now)
+    lagged = live.read() if live is not None else None
     if output == "json":  # watched: one document a line, for a pipe
-        print(json.dumps(show.as_json(report), indent=None if watch else 2))
+        print(json.dumps(show.as_json(report, lagged), indent=None if watch else 2))
     else:
         if watch is not None:  # a terminal's screen cleared; a pipe's rounds told apart by their heading
             sys.stdout.write("\x1b[H\x1b[2J" if sys.stdout.isatty() else "")
             sys.stdout.write(f"every {watch} s, {now.strftime('%Y-%m-%d %H:%M:%S')} UTC (Ctrl-C stops)\n")
-        sys.stdout.write(show.text(report))
+        sys.stdout.write(show.text(report, lagged))
     sys.stdout.flush()
-    return report.health
+    return show.health(report, lagged)

@@ -3,14 +3,36 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from infra.tools.status.assess import AuditStatus, Connector, FlowStatus, Health, Report, utc_text
+from infra.tools import lag
+from infra.tools.status.assess import AuditStatus, Connector, FlowStatus, Health, Report, utc_text, worst
 
 # The exit code of each health: 0 and 1 as `diff` uses them (nothing wrong / something to look
 # at), 2 and 3 stay the CLI's (invalid input, internal error).
 EXIT = {Health.healthy: 0, Health.degraded: 1, Health.down: 4, Health.unknown: 5}
 CHECKPOINTS_SHOWN = 5  # groups on a flow's checkpoints line; JSON has them all
+# The live lag's verdict as a health: past maxLag is something to look at; what could not be read
+# is unknown, never caught up.
+LIVE_HEALTH = {lag.OK: Health.healthy, lag.FINDINGS: Health.degraded, lag.UNKNOWN: Health.unknown}
+
+
+@dataclass(frozen=True)
+class Live:
+    """`--live`: the lag reader's report (spark/lag.py; None when it wrote none) and what it said
+    on standard error."""
+    report: dict[str, Any] | None
+    said: str
+
+    @property
+    def health(self) -> Health:
+        return Health.unknown if self.report is None else LIVE_HEALTH[lag.exit_code(self.report)]
+
+
+def health(report: Report, live: Live | None) -> Health:
+    """The stack's health: the Kubernetes objects' and, with --live, the lag read now."""
+    return report.health if live is None else worst([report.health, live.health])
 
 
 def _tasks(c: Connector) -> str:
@@ -67,22 +89,43 @@ def _audit_text(a: AuditStatus) -> list[str]:
     return [line, *(f"    ! {p}" for p in a.problems)]
 
 
-def text(report: Report) -> str:
+def _live_text(live: Live) -> list[str]:
+    if live.report is None:
+        return ["", f"live lag not read: {live.said or 'the reader ended without a report'}"]
+    return ["", *lag.report_lines(live.report, "live lag")[:-1]]
+
+
+def text(report: Report, live: Live | None = None) -> str:
     lines = [f"operator {report.operator}", ""]
     for f in report.flows:
         lines += _flow_text(f)
     for a in report.audits:
         lines += _audit_text(a)
+    if live is not None:
+        lines += _live_text(live)
     def counted(what: str, healths: list[Health]) -> str:
         return f"{len(healths)} {what}{'s' if len(healths) != 1 else ''}" + "".join(
             f", {n} {h.value}" for h in Health if (n := healths.count(h)))
     audits = f"; {counted('audit', [a.health for a in report.audits])}" if report.audits else ""
-    lines += ["", f"{report.health.value} (exit {EXIT[report.health]}): "
-              f"{counted('flow', [f.health for f in report.flows])}{audits}"]
+    now = "" if live is None else "; live lag: " + (
+        "not read" if live.report is None else lag.verdict(live.report))
+    overall = health(report, live)
+    lines += ["", f"{overall.value} (exit {EXIT[overall]}): "
+              f"{counted('flow', [f.health for f in report.flows])}{audits}{now}"]
     return "\n".join(lines) + "\n"
 
 
-def as_json(report: Report) -> dict[str, Any]:
+def as_json(report: Report, live: Live | None = None) -> dict[str, Any]:
+    """The report; with --live, `live` (the lag reader's report, spark/lag.py, or None with
+    `liveError` saying why) and the health both decide."""
+    overall = health(report, live)
+    return {**_objects_json(report), "health": overall.value, "exitCode": EXIT[overall],
+            **({} if live is None else {"live": live.report,
+                                         "liveError": None if live.report is not None else live.said or
+                                         "the reader ended without a report"})}
+
+
+def _objects_json(report: Report) -> dict[str, Any]:
     def connector(c: Connector) -> dict[str, Any]:
         return {"name": c.name, "kind": c.kind, "namespace": c.namespace, "spec": c.wanted, "state": c.state,
                 "workerId": c.worker, "trace": c.trace, "ready": c.ready, "reconciled": c.reconciled,

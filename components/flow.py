@@ -48,12 +48,15 @@ class ConnectCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, objects: tuple[ConnectObject, ...], namespace: pulumi.Input[str],
                  secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None,
-                 uids: Mapping[str, pulumi.Output[str]] | None = None, roll_with: tuple[str, ...] = ()) -> None:
+                 uids: Mapping[str, pulumi.Output[str]] | None = None, roll_with: tuple[str, ...] = (),
+                 files_from: str | None = None) -> None:
         super().__init__(names.component_type("flow", "ConnectCluster"), name, None, opts)
         created: dict[str, pulumi.CustomResource] = {}
+        rolls = {**({names.TARGET_ACCESS_UID: _joined(uids, roll_with)} if roll_with else {}),
+                 **({names.SOURCE_FILES_UID: _joined(uids, (files_from,))} if files_from else {})}
         for o in objects:
-            if o["kind"] == "KafkaConnect" and roll_with:
-                o = _rolling_with(o, _joined(uids, roll_with))
+            if o["kind"] == "KafkaConnect" and rolls:
+                o = _rolling_with(o, rolls)
             # A quota admits pods created after it: the Connect pods must not slip in before.
             after = [created["ResourceQuota"]] if "ResourceQuota" in created else []
             created[o["kind"]] = create(o, pulumi.ResourceOptions(parent=self, depends_on=after),
@@ -68,13 +71,15 @@ def _joined(uids: Mapping[str, pulumi.Output[str]] | None, secrets: tuple[str, .
     return pulumi.Output.all(*[(uids or {})[s] for s in secrets]).apply(",".join)
 
 
-def _rolling_with(connect: KafkaConnect, uids: pulumi.Output[str]) -> KafkaConnect:
-    """The KafkaConnect with the target Secrets' uids in its pod template (names.TARGET_ACCESS_UID)."""
+def _rolling_with(connect: KafkaConnect, annotations: Mapping[str, pulumi.Output[str]]) -> KafkaConnect:
+    """The KafkaConnect with the uids of the Secrets whose replacement rolls its pods in their
+    template: the target's access material (names.TARGET_ACCESS_UID), the source's mounted store
+    files (names.SOURCE_FILES_UID)."""
     spec = connect["spec"]
     template = dict(spec.get("template") or {})
     pod = dict(template.get("pod") or {})
     metadata = dict(pod.get("metadata") or {})
-    metadata["annotations"] = {**(metadata.get("annotations") or {}), names.TARGET_ACCESS_UID: uids}
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), **annotations}
     template["pod"] = {**pod, "metadata": metadata}
     return cast(KafkaConnect, {**connect, "spec": {**spec, "template": template}})
 
@@ -145,11 +150,11 @@ class FlowDirection(pulumi.ComponentResource):
             namespace = create(part.namespace, child, secrets)
             ns = name_of(namespace)
             access = ClusterAccess(f"{name}/access", part.access, ns, secrets, inherited)
-            # Strimzi reads the target Secrets and mounts the source Secret when it creates the
-            # pods; the Role must exist before the config providers first ask.
+            # Strimzi reads the target Secrets and mounts the source's files Secret when it creates
+            # the pods; the Role must exist before the config providers first ask.
             connect = ConnectCluster(f"{name}/connect", part.connect, ns, secrets,
                                      pulumi.ResourceOptions.merge(inherited, pulumi.ResourceOptions(depends_on=[access])),
-                                     access.uids, part.roll_with)
+                                     access.uids, part.roll_with, part.files_from)
             connectors = MirrorConnectors(f"{name}/connectors", part.connectors, ns, connect.cluster_name,
                                           secrets, pulumi.ResourceOptions.merge(
                                               inherited, pulumi.ResourceOptions(depends_on=[connect])), access.uids)

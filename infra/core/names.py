@@ -31,7 +31,7 @@ PATCH_FORCE = "pulumi.com/patchForce"
 # A connector config key holding the uids of the Secrets of the source's access material it reads
 # (ConnectorPlan.restart_with): rotated material is a replaced Secret, a new uid, a changed
 # config, which Strimzi sends and on which Connect restarts the connector and its tasks; they
-# then resolve their `${secrets:...}` and mounted files again. A uid, not a digest of the
+# then resolve their `${secrets:...}` again (mounted files: SOURCE_FILES_UID). A uid, not a digest of the
 # material: nothing in it can be checked against a guessed password.
 SOURCE_ACCESS_UID = "kafka-replication.source-access.uid"
 # A pod template annotation of the KafkaConnect holding the uids of the Secrets of the target's
@@ -40,6 +40,13 @@ SOURCE_ACCESS_UID = "kafka-replication.source-access.uid"
 # `pulumi up` has returned. A replaced target Secret changes the KafkaConnect instead, which the
 # operator reconciles at once, rolling the pods onto the new material.
 TARGET_ACCESS_UID = "kafka-replication.io/target-access-uid"
+# A pod template annotation of the KafkaConnect holding the uid of the Secret of the source's
+# store files (FlowNames.source_files_secret, PartPlan.files_from). Those reach the worker as a
+# mounted Secret volume, and the kubelet projects a replaced Secret into a running pod only at its
+# next sync (its sync period and cache TTL, a minute or more): connectors restarted at once by
+# SOURCE_ACCESS_UID would reopen the old stores and keep them. A replaced files Secret changes the
+# KafkaConnect instead, and the operator rolls the pods, which mount the new Secret as they start.
+SOURCE_FILES_UID = "kafka-replication.io/source-files-uid"
 CLUSTER_LABEL = "strimzi.io/cluster"
 FLOW_LABEL = "kafka-replication.io/flow"
 PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}
@@ -181,6 +188,13 @@ class FlowNames:
     @property
     def source_secret(self) -> str:
         return f"source-{self.source}"
+
+    @property
+    def source_files_secret(self) -> str:
+        """The Secret of the source's store files, mounted into the Connect pods (volume
+        `source_volume`), apart from the source Secret the config providers read: its
+        replacement rolls the pods (SOURCE_FILES_UID), a password's does not."""
+        return f"source-{self.source}-tls"
 
     @property
     def source_volume(self) -> str:

@@ -108,18 +108,19 @@ Located = tuple[Store, str, "str | SecretValue | None"]
 def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict[str, Located]]:
     """The source's store files (mounted from the source Secret) and, per item of
     `java_client_props`, where its value lives: (store, object, value)."""
-    cm, sec = n.source_configmap, n.source_secret
+    cm, sec, mounted = n.source_configmap, n.source_secret, n.source_files_secret
     sec_ = cluster.security
     tls = sec_.effective_tls
     trust = tls.trust if tls else None
     store_file = TRUSTSTORE_FILES[trust] if trust else None
     files = []
     if trust is Trust.pem:
-        files.append(_file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "caCert"),))))
+        files.append(_file(mounted, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "caCert"),))))
     elif trust:
-        files.append(_file(sec, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "truststore"),), binary=True)))
+        files.append(_file(mounted, TRUSTSTORE_FILES[trust], SecretValue((secret_key(alias, "truststore"),),
+                                                                      binary=True)))
     if tls and tls.clientCertificate:
-        files.append(_file(sec, KEYSTORE_FILE, SecretValue(
+        files.append(_file(mounted, KEYSTORE_FILE, SecretValue(
             (secret_key(alias, "clientKey"), secret_key(alias, "clientCert")), pem_keystore)))
     values: dict[str, Located] = {
         "bootstrap": (Store.CONFIGMAP, cm, cluster.bootstrapServers),
@@ -139,7 +140,8 @@ def _file(obj: str, key: str, value: SecretValue) -> Entry:
 
 def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     """The source cluster as the documents lay it out (step 5): non-secret properties in the
-    source ConfigMap, JAAS and store passwords in the source Secret, store files mounted."""
+    source ConfigMap, JAAS and store passwords in the source Secret, store files mounted from a
+    Secret of their own (FlowNames.source_files_secret)."""
     files, values = _source_files(alias, cluster, n)
     b = _Builder(n.namespace)
     b.entries += files
@@ -149,7 +151,7 @@ def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     return b.build()
 
 
-# Files and keys of the source Secret that only the heartbeat producer's representation needs.
+# Files and keys of the source's Secrets that only the heartbeat producer's representation needs.
 CA_TRUSTSTORE_FILE = "ca-truststore.jks"
 CA_TRUSTSTORE_PASSWORD = "ca-truststore.password"
 TRUSTSTORE_PEM = "truststore-certificates.pem"
@@ -177,20 +179,20 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
     tls, target_tls = cluster.security.effective_tls, target.security.effective_tls
     files, values = _source_files(alias, cluster, n)
     by_name = {e.key: e for e in files}
-    cm, sec = n.source_configmap, n.source_secret
+    cm, sec, files_secret = n.source_configmap, n.source_secret, n.source_files_secret
     keys = (secret_key(alias, "clientKey"), secret_key(alias, "clientCert"))
     b = _Builder(n.namespace)
     mounted: set[str] = set()
 
     def mount(name: str) -> str:
-        # A file of the source Secret the heartbeat reads: mounted once, its path as the value.
+        # A store file of the source the heartbeat reads: mounted once, its path as the value.
         if name not in mounted:
             mounted.add(name)
             b.entries.append(by_name[name])
         return n.source_file(name)
 
     def built(name: str, value: SecretValue) -> str:
-        b.file(sec, name, value)
+        b.file(files_secret, name, value)
         return n.source_file(name)
 
     # Where each item of the client item table (contract/clientprops.py) lives for the heartbeat:
@@ -203,10 +205,10 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
             return Store.CONFIGMAP, cm, mount(KEYSTORE_FILE), f"heartbeat.{key}"
         if item == "caCertFile":
             mount(TRUSTSTORE_FILES[Trust.pem])
-            return Store.SECRET, sec, None, TRUSTSTORE_FILES[Trust.pem]
+            return Store.SECRET, files_secret, None, TRUSTSTORE_FILES[Trust.pem]
         if item == "keystorePem":
             mount(KEYSTORE_FILE)
-            return Store.SECRET, sec, None, KEYSTORE_FILE
+            return Store.SECRET, files_secret, None, KEYSTORE_FILE
         if item == "truststorePem":
             return Store.SECRET, sec, SecretValue((secret_key(alias, "truststore"), secret_key(
                 alias, "truststorePassword")), stores.truststore_pem), TRUSTSTORE_PEM

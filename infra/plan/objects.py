@@ -197,8 +197,8 @@ def connect_template(model: Model, n: FlowNames, entries: list[Entry]) -> JSON:
         pod["imagePullSecrets"] = [{"name": pull.name}]
     files = mounted_files(entries)
     if files:
-        # Only the store files are mounted; passwords stay behind the secret config provider.
-        # One flow mounts files of the source Secret only (see connection.py).
+        # Only the store files are mounted, from a Secret of their own; passwords stay behind the
+        # secret config provider. One flow mounts files of the source only (see connection.py).
         (secret, keys), = files.items()
         pod["volumes"] = [{"name": n.source_volume, "secret": {
             "secretName": secret, "items": [{"key": k, "path": k} for k in keys]}}]

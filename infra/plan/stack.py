@@ -19,8 +19,8 @@ from infra.core.manifests import SecretValue
 from infra.plan.connection import (Connection, Entry, Store, docker_config_json, heartbeat_client, source_connection,
                                    target_connection, target_objects)
 from infra.plan.connectors import Wiring, connectors, with_digest
-from infra.plan.objects import (kafka_connect, metrics_configmap, namespace, object_meta, replication_entries,
-                                resource_quota, role, role_binding, stored_objects)
+from infra.plan.objects import (kafka_connect, metrics_configmap, mounted_files, namespace, object_meta,
+                                replication_entries, resource_quota, role, role_binding, stored_objects)
 from infra.plan.symmetry import check_symmetry
 from infra.plan.types import ConnectObject, FlowPlan, PartPlan, StackPlan, Stored
 from infra.topology.resolution import Direction, Model, PartSpec
@@ -75,8 +75,11 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         *replication_entries(flow, n, part),
     ]
     secrets = {e.obj for e in entries if e.store is Store.SECRET}
+    # The pods roll with the target's and the mounted files' Secrets; the connectors restart with
+    # the other Secrets of the source, which their config providers read afresh.
     target_access = {n.target_password_secret, n.target_ca_secret, n.target_client_secret}
-    source_access = tuple(sorted(secrets - target_access))
+    mounted = mounted_files(entries)
+    source_access = tuple(sorted(secrets - target_access - set(mounted)))
     planned = tuple(replace(with_digest(c, entries), restart_with=source_access) for c in
                     connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)]))
     access: list[Stored] = [*stored_objects(entries, n, flow)]
@@ -99,7 +102,8 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         role(flow, n, planned),
         role_binding(flow, n),
     )
-    return PartPlan(part, n, namespace(flow, n), tuple(access), connect, planned, tuple(sorted(secrets & target_access)))
+    return PartPlan(part, n, namespace(flow, n), tuple(access), connect, planned, tuple(sorted(secrets & target_access)),
+                    next(iter(mounted), None))
 
 
 def part_wiring(model: Model, d: Direction, part: PartSpec) -> tuple[Wiring, Connection | None]:

@@ -43,6 +43,9 @@ class PartPlan:
     # The Secrets of the target's access material whose replacement must roll the Connect pods
     # at once (names.TARGET_ACCESS_UID), in `access`.
     roll_with: tuple[str, ...] = ()
+    # The Secret of the source's store files the pods mount, whose replacement must roll them at
+    # once too (names.SOURCE_FILES_UID), in `access`; None when nothing is mounted.
+    files_from: str | None = None
 
     @property
     def kubernetes(self) -> str | None:

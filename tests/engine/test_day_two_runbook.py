@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from cryptography.hazmat.primitives import serialization
 
-from infra.core.names import SOURCE_ACCESS_UID
+from infra.core.names import SOURCE_ACCESS_UID, SOURCE_FILES_UID
 from infra.tools.rehearsal.apiserver import kubectl_binary
 from tests.engine.harness import REPLACE, UPDATE, Engine, Run
 from tests.engine.test_engine import Single, one_cluster, short, without_waiting
@@ -342,10 +342,12 @@ def test_the_replay_steps_run_as_written(engine, tmp_path):
 def test_the_ca_rotation_s_lines_run_as_written(engine, tmp_path):
     """docs/operations.md, the CA rotation's block, its lines as written in the stack's project
     (the dev stack with us-west on mutual TLS, PEM trust), the certificate files beside them:
-    after step 2's `pulumi up`, the source Secret holds the new client certificate and key and
-    trusts both CAs, and every connector reading it carries the new Secret's uid; after step 4's,
-    it trusts the new CA alone. What the brokers make of each step is
-    tests/runtime/test_pause_and_scale.py's (through the operator stand-in)."""
+    after step 2's `pulumi up`, the source's files Secret holds the new client certificate and key
+    and trusts both CAs, the KafkaConnect's pod template carries the new Secret's uid (the
+    operator rolls the pods onto it) and every connector the new uid of the source Secret (the
+    stores' passwords, derived from the material, changed with it); after step 4's, it trusts the
+    new CA alone. What the brokers make of each step is tests/runtime/test_pause_and_scale.py's
+    (through the operator stand-in)."""
     from cryptography import x509
 
     from infra.tools.rehearsal import material as rehearsal_material
@@ -359,17 +361,21 @@ def test_the_ca_rotation_s_lines_run_as_written(engine, tmp_path):
         [["pulumi", "config"], ["pulumi", "up"]]
     old = material("us-west")
     new = rehearsal_material.for_cluster("us-west", ("us-west-kafka-bootstrap.kafka-us-west",), generation=1)
-    secret = "/api/v1/namespaces/repl-us-west-us-east/secrets/source-us-west"
+    secrets = "/api/v1/namespaces/repl-us-west-us-east/secrets"
     base = "/apis/kafka.strimzi.io/v1beta2/namespaces/repl-us-west-us-east/kafkaconnectors/repl-us-west-us-east"
+    connect = "/apis/kafka.strimzi.io/v1beta2/namespaces/repl-us-west-us-east/kafkaconnects/repl-us-west-us-east"
 
-    def held() -> tuple[list[bytes], list[bytes], str, dict[str, str]]:
-        """The source Secret's trusted CAs and client certificates (DER), its uid, and the uid
-        each connector carries."""
-        body = one.client.request("GET", secret)[1]
+    def held() -> tuple[list[bytes], list[bytes], str, str, str, dict[str, str]]:
+        """The files Secret's trusted CAs and client certificates (DER) and its uid, the uid the
+        KafkaConnect's pods roll with, the source Secret's uid and the uid each connector carries."""
+        body = one.client.request("GET", f"{secrets}/source-us-west-tls")[1]
         data = {k: base64.b64decode(v) for k, v in body["data"].items()}
         def certs(pem: bytes) -> list[bytes]:
             return [c.public_bytes(serialization.Encoding.DER) for c in x509.load_pem_x509_certificates(pem)]
+        annotations = one.client.request("GET", connect)[1]["spec"]["template"]["pod"]["metadata"]["annotations"]
         return (certs(data["ca.crt"]), certs(data["keystore.pem"]), body["metadata"]["uid"],
+                annotations[SOURCE_FILES_UID],
+                one.client.request("GET", f"{secrets}/source-us-west")[1]["metadata"]["uid"],
                 {k: one.client.request("GET", f"{base}-{k}")[1]["spec"]["config"][SOURCE_ACCESS_UID] for k in KINDS})
 
     def der(pem: str) -> bytes:
@@ -391,10 +397,12 @@ def test_the_ca_rotation_s_lines_run_as_written(engine, tmp_path):
     assert before[:2] == ([der(old.ca_pem)], [der(old.client_cert_pem)])
     assert after_2[:2] == ([der(old.ca_pem), der(new.ca_pem)], [der(new.client_cert_pem)])
     assert after_4[:2] == ([der(new.ca_pem)], [der(new.client_cert_pem)])
-    # Each `pulumi up` replaced the Secret, and every connector that reads it took the new uid.
-    assert len({before[2], after_2[2], after_4[2]}) == 3
-    for uid, connectors in (before[2:], after_2[2:], after_4[2:]):
-        assert connectors == {k: uid for k in KINDS}
+    # Each `pulumi up` replaced both Secrets: the KafkaConnect took the files Secret's new uid, and
+    # every connector the source Secret's.
+    for index in (2, 4):
+        assert len({before[index], after_2[index], after_4[index]}) == 3
+    for files_uid, rolls_with, uid, connectors in (before[2:], after_2[2:], after_4[2:]):
+        assert rolls_with == files_uid and connectors == {k: uid for k in KINDS}
     # No secret material in what the CLI printed.
     printed = "".join(d.stdout + d.stderr for d in step_2 + step_4)
     assert "PRIVATE KEY" not in printed and new.client_key_pem.splitlines()[1] not in printed

@@ -323,8 +323,10 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
     config changes read from the runbook's block, each `pulumi up` applied as the stand-in
     applies it: the brokers accept client certificates of the new
     CA beside the old; the stack takes the new client certificates and trusts both CAs (a
-    bundle): the Connect cluster rolls (its target material, operator.auth_hash) and exactly the
-    source and checkpoint connectors get their configs again (their source Secret's uid); the
+    bundle), the source's first: the Connect cluster rolls (the source's mounted store files,
+    names.SOURCE_FILES_UID) and its new pods hold the new files; then the target's: it rolls
+    again (its target material, operator.auth_hash); no connector config is sent again (the
+    material is all files, no password); the
     brokers move to the new CA alone, their own certificates and the clients they accept (restarted, so every
     connection is made again: a client still holding the old certificate, or trusting only the
     old CA, is refused); the stack retires the old CA: a roll again, and nothing else. Every
@@ -349,27 +351,36 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
         # The runbook's secret config changes, as written: two `pulumi up`s.
         step_2, step_4 = ca_rotation_runbook()
 
-        def apply(changes: list[tuple[str, list[str]]]) -> None:
-            """Each `pulumi config set` of the runbook, for both clusters (its files: the old or
-            new CA, the new client certificate or key), then `pulumi up` as the stand-in applies it."""
+        def apply(changes: list[tuple[str, list[str]]], clusters: tuple[str, ...] = aliases) -> None:
+            """Each `pulumi config set` of the runbook, for these clusters (its files: the old or
+            new CA, the new client certificate or key), then `pulumi up` as the stand-in applies
+            it. The material is all files (PEM trust, no password): the pods roll onto it and
+            no connector config is sent again."""
             files = {"ca-old.crt": lambda a: old[a].ca_pem, "ca-new.crt": lambda a: new[a].ca_pem,
                      "client-new.crt": lambda a: new[a].client_cert_pem,
                      "client-new.key": lambda a: new[a].client_key_pem}
-            for a in aliases:
+            for a in clusters:
                 for key, names_ in changes:
                     r.secret_config[f"{a}.{key}"] = "".join(files[n.removeprefix("us-west-")](a) for n in names_)
             puts = len(r.config_puts)
             r.update(r.render())
-            assert sorted(name for _, name in r.config_puts[puts:]) == [
-                f"repl-west-east-{k}" for k in ("checkpoint", "source")]
+            assert r.config_puts[puts:] == []
 
         # 1. The brokers accept the new CA's client certificates beside the old one's.
         for a in aliases:
             r.clusters[a].client_cas = new[a].ca_pem
             restart(a)
-        # 2. The stack: the new client certificates, and both CAs trusted.
-        apply(step_2)
+        # 2. The stack: the new client certificates, and both CAs trusted; the source's first,
+        # alone. Its store files are mounted, and a running pod would see a replaced Secret only
+        # at the kubelet's next sync (the stand-in writes pod files at launch only): the Connect
+        # cluster rolls (names.SOURCE_FILES_UID) and its new pods hold the new files.
+        apply(step_2, ("west",))
         assert r.rolled == [connect]
+        held = r.workers[connect].setup.files
+        assert new["west"].client_cert_pem.encode() in held["/mnt/source-west-tls/keystore.pem"]
+        assert held["/mnt/source-west-tls/ca.crt"] == (old["west"].ca_pem + new["west"].ca_pem).encode()
+        apply(step_2, ("east",))
+        assert r.rolled == [connect, connect]
         running(r)
         produce("window")
         copied_at_least_once(r, "east", "rot.orders", sent)
@@ -389,7 +400,7 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
 
         # 4. The old CA retired from the stack.
         apply(step_4)
-        assert r.rolled == [connect, connect]
+        assert r.rolled == [connect, connect, connect]
         running(r)
         twice = copied_at_least_once(r, "east", "rot.orders", sent)
         produce("retired")

@@ -58,12 +58,25 @@ def test_every_urn_deployed_before_the_components_is_kept(stack):
             kept[old] = urn
         else:
             new.append(urn)
-    assert set(kept) == before
+    # The source's store files moved to a Secret of their own (FlowNames.source_files_secret): a
+    # source Secret left with nothing else is retired on purpose, its files under the new URN,
+    # created before the Connect pods roll onto it and the old one deleted after.
+    objects = result.objects()
+    mounting = [o for o in objects if o["kind"] == "KafkaConnect" and o["spec"].get("template", {}).get("pod", {}).get(
+        "volumes")]
+    files = {(o["metadata"]["namespace"], v["secret"]["secretName"]) for o in mounting
+             for v in o["spec"]["template"]["pod"]["volumes"]}
+    retired = before - set(kept)
+    assert sorted(u.rsplit("::", 1)[1] for u in retired) == {
+        "dev": [], "prod": ["repl-eu-central-archive/source-eu-central"]}[stack]
+    assert all(":Secret::" in u for u in retired)
+    assert sorted(u.rsplit("::", 1)[1] for u in new if ":Secret::" in u) == sorted(f"{ns}/{name}" for ns, name in files)
+    new = [u for u in new if ":Secret::" not in u]
     # Objects the program gained since, with no URN to keep: each Connect cluster's metrics
     # rules ConfigMap (infra/plan/metrics.py), under its flow's ClusterAccess.
     metrics_rules = "$kafka-replication:flow:ClusterAccess$kubernetes:core/v1:ConfigMap::"
     added = [u for u in new if metrics_rules in u and u.endswith("/" + FlowNames("f", "s", "t").metrics_configmap)]
-    assert len(added) == len([o for o in result.objects() if o["kind"] == "KafkaConnect"])
+    assert len(added) == len([o for o in objects if o["kind"] == "KafkaConnect"])
     new = [u for u in new if u not in added]
     # And kube-state-metrics' configuration of the operator's view (monitoring/operator.py), and
     # on prod, whose monitoring has a grafanaOperator section, the GrafanaDashboard.

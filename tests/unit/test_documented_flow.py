@@ -92,9 +92,15 @@ def test_step4_target_configmap_and_secrets(doc_objects):
 
 
 def test_step5_source_secret_and_configmap(doc_objects):
+    # The document's one source Secret, its truststore file apart in a Secret of its own: the
+    # file is mounted, and a replaced files Secret rolls the pods (names.SOURCE_FILES_UID) where a
+    # running pod would see the new file only at the kubelet's next sync; a password's rotation
+    # rolls nothing.
+    files = doc_objects[("Secret", "source-us-west-tls")]
+    assert (files["type"], files["data"], "stringData" in files) == (
+        "Opaque", {"truststore.jks": SECRETS["us-west.truststore"]}, False)
     sec = doc_objects[("Secret", "source-us-west")]
-    assert sec["type"] == "Opaque"
-    assert sec["data"] == {"truststore.jks": SECRETS["us-west.truststore"]}
+    assert sec["type"] == "Opaque" and "data" not in sec
     assert sec["stringData"] == {
         "ssl.truststore.password": SECRETS["us-west.truststorePassword"],
         "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
@@ -138,13 +144,16 @@ def test_step7_kafka_connect(doc_objects):
                            "passwordSecret": {"secretName": "target-us-east-password", "password": "pass"}},
         "template": {
             "pod": {
-                # The target Secret's uid (offline, a stand-in named after it): replaced, it rolls
-                # the pods at once (names.TARGET_ACCESS_UID).
-                "metadata": {"annotations": {"kafka-replication.io/target-access-uid": (
-                    "uid-of-repl-us-west-us-east/target-us-east-ca,uid-of-repl-us-west-us-east/target-us-east-password")}},
+                # The target Secrets' uids and the source files Secret's (offline, stand-ins named
+                # after them): replaced, they roll the pods at once (names.TARGET_ACCESS_UID,
+                # names.SOURCE_FILES_UID).
+                "metadata": {"annotations": {
+                    "kafka-replication.io/target-access-uid": (
+                        "uid-of-repl-us-west-us-east/target-us-east-ca,uid-of-repl-us-west-us-east/target-us-east-password"),
+                    "kafka-replication.io/source-files-uid": "uid-of-repl-us-west-us-east/source-us-west-tls"}},
                 "imagePullSecrets": [{"name": "cloudera-registry"}],
                 "volumes": [{"name": "source-us-west-tls", "secret": {
-                    "secretName": "source-us-west",
+                    "secretName": "source-us-west-tls",
                     "items": [{"key": "truststore.jks", "path": "truststore.jks"}]}}],
             },
             "connectContainer": {"volumeMounts": [{"name": "source-us-west-tls",
@@ -275,7 +284,8 @@ def test_exactly_the_documented_objects(doc_render):
     assert kinds == sorted([
         ("Namespace", NS), ("Secret", "cloudera-registry"),
         ("ConfigMap", "target-us-east"), ("Secret", "target-us-east-password"), ("Secret", "target-us-east-ca"),
-        ("Secret", "source-us-west"), ("ConfigMap", "source-us-west"), ("ConfigMap", "replication"),
+        ("Secret", "source-us-west"), ("Secret", "source-us-west-tls"), ("ConfigMap", "source-us-west"),
+        ("ConfigMap", "replication"),
         ("ConfigMap", "connect-metrics"), ("KafkaConnect", NS), ("Role", f"{NS}-connector-configuration"),
         ("RoleBinding", f"{NS}-connector-configuration"),
         ("KafkaConnector", f"{NS}-source"), ("KafkaConnector", f"{NS}-checkpoint"),

@@ -45,9 +45,9 @@ def test_same_topology_same_bytes_whatever_the_flow_order(tmp_path):
     shuffled["clusters"] = dict(reversed(list(shuffled["clusters"].items())))
     reordered = render_to(tmp_path, shuffled, "c")
     assert first == again == reordered
-    # 15 for the documented flow; 13 for each flow into the PLAINTEXT cluster (no target Secrets);
-    # each with its metrics rules ConfigMap
-    assert len([f for f in first if f.endswith(".yaml")]) == 15 + 13 + 13
+    # 16 for the documented flow; 14 for each flow into the PLAINTEXT cluster (no target Secrets);
+    # each with its metrics rules ConfigMap and its source's store files Secret (TLS sources)
+    assert len([f for f in first if f.endswith(".yaml")]) == 16 + 14 + 14
 
 
 def test_no_secret_value_in_any_rendered_byte(tmp_path):
@@ -81,10 +81,10 @@ def test_outputs_json_and_layout(tmp_path):
 def test_summary_counts_objects_per_flow_and_kind(tmp_path):
     r = render_topology(tmp_path, doc_topology(), placeholder_secrets=False)
     text = render.summary(r)
-    assert "  flow repl-us-west-us-east  (namespace repl-us-west-us-east): + 15 objects" in text
-    assert "      + Secret                 4" in text
+    assert "  flow repl-us-west-us-east  (namespace repl-us-west-us-east): + 16 objects" in text
+    assert "      + Secret                 5" in text
     assert "      + KafkaConnector         3" in text
-    assert "Resources: + 20 to create (15 Kubernetes objects; components: 1 flow:ClusterAccess, " \
+    assert "Resources: + 21 to create (16 Kubernetes objects; components: 1 flow:ClusterAccess, " \
            "1 flow:ConnectCluster, 1 flow:MirrorConnectors, 1 flow:ReplicationFlow, 1 index:ReplicationTopology)" in text
     assert "Placeholder" not in text
 

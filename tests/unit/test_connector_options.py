@@ -120,7 +120,7 @@ def test_the_connect_role_of_a_plaintext_target_is_the_release_s(tmp_path, flavo
                                 placeholder_secrets=True).objects()
     connect = next(o for o in objects if o["kind"] == "KafkaConnect")
     secrets = {o["metadata"]["name"]: {} for o in objects if o["kind"] == "Secret"}
-    secrets["source-us-west"] = {"truststore.jks": b"x"}
+    secrets["source-us-west-tls"] = {"truststore.jks": b"x"}  # the mounted store file
     setup = operator.worker(find(Flavour(flavour), version), connect, secrets, "127.0.0.9")
     roles = [o for o in setup.objects if o["kind"] == "Role"]
     assert [r["rules"][0] for r in roles] == ([] if rule is None else [rule])

@@ -121,7 +121,7 @@ def test_a_group_id_change_is_flagged_as_state_loss(base, tmp_path):
     # The same clusters replicate the same topics: no topic stops or starts.
     assert not [e for e in sd.effects if e.kind.startswith("topics")]
     assert (diff.counts(sd.objects), sd.effects[-1].text) == (
-        "16 added, 16 removed, 2 changed, 1 replaced", "the namespace is deleted, and with it every object in it")
+        "17 added, 17 removed, 2 changed, 1 replaced", "the namespace is deleted, and with it every object in it")
 
 
 def test_a_group_id_change_in_place_is_state_loss():
@@ -354,13 +354,16 @@ def test_secrets_are_masked_in_every_format(tmp_path):
     after = render.run("dev", config, secrets_after)
     sd = diff.compare("dev", diff.snapshot(before.placed_objects(), before.outputs),
                       diff.snapshot(after.placed_objects(), after.outputs))
-    secret = [d for d in sd.objects if d.key == ("", "Secret", NS, "source-us-west")][0]
-    assert (secret.action, secret.replaced_by) == ("replace", ("data", "stringData"))
-    # Which keys the Secret holds shows; what they hold never does.
+    secret, files = ([d for d in sd.objects if d.key == ("", "Secret", NS, name)][0]
+                     for name in ("source-us-west", "source-us-west-tls"))
+    assert (secret.action, secret.replaced_by, files.action, files.replaced_by) == (
+        "replace", ("stringData",), "replace", ("data", "stringData"))
+    # Which keys the Secrets hold shows; what they hold never does.
     assert {c.path: (c.before, c.after) for c in secret.changes} == {
+        "stringData.ca-truststore.password": (None, "[secret]"), "stringData.ssl.truststore.password": ("[secret]", None)}
+    assert {c.path: (c.before, c.after) for c in files.changes} == {
         "data.ca-truststore.jks": (None, "[secret]"), "data.truststore.jks": ("[secret]", None),
-        "stringData.ca.crt": (None, "[secret]"), "stringData.ca-truststore.password": (None, "[secret]"),
-        "stringData.ssl.truststore.password": ("[secret]", None)}
+        "stringData.ca.crt": (None, "[secret]")}
     for out in (diff.text([sd], "a", "b"), diff.markdown([sd], "a", "b"), diff.as_json([sd], "a", "b")):
         for value in {**SECRETS, **secrets_after}.values():
             for line in str(value).splitlines():
@@ -372,7 +375,7 @@ def test_markdown_fits_one_comment_and_says_what_it_left_out(base, tmp_path):
     sd = compare(base, edited(tmp_path, "renamed", "  - source: us-west\n", "  - name: west-east\n    source: us-west\n"))
     whole = diff.markdown([sd], "main", "branch")
     assert whole.startswith("<!-- kafka-replication-diff -->\n### Replication diff: `main` → `branch`\n")
-    assert "| dev | (default) | flow west-east | 16 added |" in whole
+    assert "| dev | (default) | flow west-east | 17 added |" in whole
     assert "left out" not in whole
     cut = diff.markdown([sd], "main", "branch", limit=6000)
     assert len(cut) <= 6000

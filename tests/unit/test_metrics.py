@@ -342,7 +342,7 @@ def test_operator_attaches_the_agent_as_the_release_does(flavour, version, varia
     setup = operator.worker(release, connect, {"target-us-east-ca": {"ca.crt": material("us-east").ca_pem.encode(),
                                                                      "ca-0.crt": material("us-east").ca_pem.encode()},
                                                "target-us-east-password": {"pass": b"pw"},
-                                               "source-us-west": {"truststore.jks": b"x"}},
+                                               "source-us-west-tls": {"truststore.jks": b"x"}},
                             "127.0.0.9", maps, "/jars/jmx_prometheus_javaagent-1.0.1.jar")
     # kafka_connect_run.sh's -javaagent, on the pod's own address here.
     assert setup.jvm_options == ["-javaagent:/jars/jmx_prometheus_javaagent-1.0.1.jar=127.0.0.9:9404:"

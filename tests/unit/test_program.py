@@ -31,6 +31,7 @@ def test_resource_names_and_types_are_stable(doc_render):
         ("kubernetes:core/v1:ConfigMap", f"{NS}/source-us-west"),
         ("kubernetes:core/v1:ConfigMap", f"{NS}/target-us-east"),
         ("kubernetes:core/v1:Secret", f"{NS}/source-us-west"),
+        ("kubernetes:core/v1:Secret", f"{NS}/source-us-west-tls"),
         ("kubernetes:core/v1:Secret", f"{NS}/target-us-east-ca"),
         ("kubernetes:core/v1:Secret", f"{NS}/target-us-east-password"),
         ("kubernetes:kafka.strimzi.io/v1beta2:KafkaConnect", f"{NS}/{NS}"),

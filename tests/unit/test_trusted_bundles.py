@@ -31,7 +31,7 @@ from tests.support.stacks import doc_topology, on_release, write_topology
 RELEASES = [("csm", "1.2", True), ("csm", "1.4", True), ("strimzi", "0.48.0", False), ("strimzi", "1.2.0", True)]
 BUNDLE = material("old-root").ca_pem + material("new-root").ca_pem
 FIRST, SECOND = (stores.certificates(material(a).ca_pem)[0] for a in ("old-root", "new-root"))
-OTHER_SECRETS = {"target-us-east-password": {"pass": b"pw"}, "source-us-west": {"truststore.jks": b"x"}}
+OTHER_SECRETS = {"target-us-east-password": {"pass": b"pw"}, "source-us-west-tls": {"truststore.jks": b"x"}}
 
 
 def _render(flavour: str, version: str, secrets: dict[str, str]) -> list[dict]:
@@ -112,7 +112,7 @@ def test_a_bundle_is_accepted_for_sources_and_targets_on_every_release(tmp_path)
                              placeholder_secrets=True).objects()
         secrets = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Secret"}
         assert sorted(secrets["target-us-east-ca"]["stringData"]) == ["ca-0.crt", "ca-1.crt", "ca.crt"]
-        assert BUNDLE in secrets["source-us-west"]["stringData"].values()
+        assert BUNDLE in secrets["source-us-west-tls"]["stringData"].values()
 
 
 def test_a_pattern_matching_nothing_leaves_the_csm_worker_without_a_truststore():

@@ -74,8 +74,11 @@ def test_pkcs12_truststore_and_pem_trust(tmp_path):
         # The heartbeat producer's own: a PKCS12 store is already what a CSM worker has.
         "heartbeat.ssl.truststore.location": "/mnt/source-a-tls/truststore.p12",
         "heartbeat.ssl.truststore.type": "PKCS12"}
-    assert sorted(o[("Secret", "source-a")]["data"]) == ["truststore.p12"]
-    assert sorted(o[("Secret", "source-a")]["stringData"]) == ["ssl.truststore.password"]
+    # The store file in the mounted Secret of its own, its password behind the config provider.
+    assert (sorted(o[("Secret", "source-a-tls")]["data"]), "stringData" in o[("Secret", "source-a-tls")]) == (
+        ["truststore.p12"], False)
+    assert (sorted(o[("Secret", "source-a")]["stringData"]), "data" in o[("Secret", "source-a")]) == (
+        ["ssl.truststore.password"], False)
     assert o[("KafkaConnect", NS)]["spec"]["tls"] == {
         "trustedCertificates": [{"secretName": "target-b-ca", "pattern": "ca-*.crt"}]}
 
@@ -83,11 +86,12 @@ def test_pkcs12_truststore_and_pem_trust(tmp_path):
 def test_source_pem_trust_has_no_password(tmp_path):
     ca = material("a").ca_pem
     o = render(tmp_path, topo({"protocol": "SSL", "tls": {"trust": "pem"}}, {}), {"a.caCert": ca})
-    assert o[("Secret", "source-a")]["stringData"] == {"ca.crt": ca}
+    # Nothing but a file: no source Secret for the config provider, the files Secret mounted.
+    assert o[("Secret", "source-a-tls")]["stringData"] == {"ca.crt": ca} and ("Secret", "source-a") not in o
     assert o[("ConfigMap", "source-a")]["data"]["ssl.truststore.type"] == "PEM"
     assert "source.cluster.ssl.truststore.password" not in cfg(o, "source")
     assert o[("KafkaConnect", NS)]["spec"]["template"]["pod"]["volumes"] == [
-        {"name": "source-a-tls", "secret": {"secretName": "source-a", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]
+        {"name": "source-a-tls", "secret": {"secretName": "source-a-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]
 
 
 def test_mtls_source_and_target(tmp_path):
@@ -96,7 +100,7 @@ def test_mtls_source_and_target(tmp_path):
     secrets = {"a.clientKey": a.client_key_pem, "a.clientCert": a.client_cert_pem, "a.caCert": a.ca_pem,
                "b.clientKey": b.client_key_pem, "b.clientCert": b.client_cert_pem}
     o = render(tmp_path, topo(mtls, mtls), secrets)
-    assert o[("Secret", "source-a")]["stringData"]["keystore.pem"] == a.client_key_pem + a.client_cert_pem
+    assert o[("Secret", "source-a-tls")]["stringData"]["keystore.pem"] == a.client_key_pem + a.client_cert_pem
     data = o[("ConfigMap", "source-a")]["data"]
     assert data["ssl.keystore.location"] == "/mnt/source-a-tls/keystore.pem"
     assert data["ssl.keystore.type"] == "PEM"
@@ -162,7 +166,9 @@ def test_strimzi_flavour_uses_v1_spec_fields_and_cluster_objects(tmp_path):
         "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="pb";'}
     assert o[("Role", f"{NS}-connector-configuration")]["rules"][0] == {
         "apiGroups": [""], "resources": ["secrets"],
-        "resourceNames": ["source-a", "target-b-ca", "target-b-password"], "verbs": ["get"]}
+        # The files Secret too: the heartbeat producer's inline PEM reads its ca.crt through the
+        # config provider (connection.py heartbeat_client, caCertFile).
+        "resourceNames": ["source-a", "source-a-tls", "target-b-ca", "target-b-password"], "verbs": ["get"]}
 
 
 def test_target_connection_can_be_chosen_explicitly(tmp_path):
@@ -224,7 +230,10 @@ def test_no_checkpoints_means_no_groups(tmp_path):
 def test_secrets_are_secret_outputs(tmp_path):
     r = render_topology(tmp_path, doc_topology(), placeholder_secrets=False)
     secrets = [x for x in r.resources if x.type == "kubernetes:core/v1:Secret"]
-    assert secrets and all({"stringData"} <= {p.split(".")[0] for p in x.secret_paths} for x in secrets)
+    # Every value field of every Secret (stringData; data, for the binary store files) is secret.
+    assert secrets and all({k for k in ("data", "stringData") if k in x.inputs} <= {p.split(".")[0] for p in x.secret_paths}
+                           and x.secret_paths for x in secrets)
+    assert sorted(x.name for x in secrets if "data" in x.inputs) == ["repl-us-west-us-east/source-us-west-tls"]
     assert SECRETS["us-west.password"] in str([x.inputs for x in secrets])  # the clear values reached Secrets
 
 

@@ -22,6 +22,7 @@ from infra.core.errors import Problem, TopologyError
 from infra.tools import failover
 
 OK, FINDINGS, INVALID, UNKNOWN = 0, 1, 2, 5
+NO_REPORT = "the reader ended without a report"  # said where the child wrote none and said nothing
 SHOWN = 20  # partitions and groups listed a flow in the text; the JSON has every one
 
 
@@ -152,7 +153,7 @@ def run(stack: str, flow_names: list[str], credentials: Path | None, bootstrap_a
     def once() -> int:
         report, said = read(config, credentials, chosen)
         if report is None:
-            print(f"lag: could not read: {said or 'the reader ended without a report'}", file=sys.stderr)
+            print(f"lag: could not read: {said or NO_REPORT}", file=sys.stderr)
             sys.stdout.flush()
             return UNKNOWN
         if as_json:

@@ -26,6 +26,11 @@ class Live:
     said: str
 
     @property
+    def error(self) -> str | None:
+        """Why no report was read, or None."""
+        return None if self.report is not None else self.said or lag.NO_REPORT
+
+    @property
     def health(self) -> Health:
         return Health.unknown if self.report is None else LIVE_HEALTH[lag.exit_code(self.report)]
 
@@ -91,7 +96,7 @@ def _audit_text(a: AuditStatus) -> list[str]:
 
 def _live_text(live: Live) -> list[str]:
     if live.report is None:
-        return ["", f"live lag not read: {live.said or 'the reader ended without a report'}"]
+        return ["", f"live lag not read: {live.error}"]
     return ["", *lag.report_lines(live.report, "live lag")[:-1]]
 
 
@@ -120,9 +125,7 @@ def as_json(report: Report, live: Live | None = None) -> dict[str, Any]:
     `liveError` saying why) and the health both decide."""
     overall = health(report, live)
     return {**_objects_json(report), "health": overall.value, "exitCode": EXIT[overall],
-            **({} if live is None else {"live": live.report,
-                                         "liveError": None if live.report is not None else live.said or
-                                         "the reader ended without a report"})}
+            **({} if live is None else {"live": live.report, "liveError": live.error})}
 
 
 def _objects_json(report: Report) -> dict[str, Any]:

@@ -186,7 +186,7 @@ def test_render_from_a_folder_of_the_project_is_the_checkout_s_render(installed,
     done = command(installed, "render", "--stack", "dev", "--placeholder-secrets", "--out", str(tmp_path / "team"),
                    cwd=project / "stacks")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.endswith(f"\nWrote 28 objects and outputs.json to {tmp_path / 'team'}\n")
+    assert done.stdout.endswith(f"\nWrote 29 objects and outputs.json to {tmp_path / 'team'}\n")
     docs = f"https://github.com/platform/kafka-replication/blob/v{RELEASE}/docs/operations.md"
     rules = (tmp_path / "team").rglob("PrometheusRule-*.yaml")
     annotations = [r["annotations"] for f in rules for g in yaml.safe_load(f.read_text())["spec"]["groups"]

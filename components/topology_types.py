@@ -16,9 +16,9 @@ __all__ = [
     "Flavour", "Flow", "GrafanaOperator", "ImagePullSecret", "KubernetesCluster", "Mechanism",
     "Monitoring", "OffsetsAction", "OffsetsRequest", "Operator", "PartitionOffset", "Policy",
     "Predicate", "Protocol", "PullPolicy", "Readiness", "ResourceQuota", "Resources", "Sasl",
-    "Security", "SourceInstance", "SparkExecutors", "StartFrom", "SyncGroupOffsets",
-    "SyncTopicAcls", "SyncTopicConfigs", "TargetConnection", "TasksMax", "Tls", "Topology",
-    "Transform", "Trust",
+    "SecretKeyRef", "Security", "SourceInstance", "SparkExecutors", "StartFrom",
+    "SyncGroupOffsets", "SyncTopicAcls", "SyncTopicConfigs", "TargetConnection", "TasksMax",
+    "Tls", "Topology", "Transform", "Trust",
 ]
 
 
@@ -75,9 +75,20 @@ Protocol: t.TypeAlias = t.Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SS
 Mechanism: t.TypeAlias = t.Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
 
+# A key of a Secret the team already keeps (External Secrets, Vault, a CSI driver's sync) in the
+# namespace of each flow that reads it: the program references it and never reads it, so its value
+# enters neither Pulumi config nor state (docs/topology.md#secrets-by-reference).
+SecretKeyRef = t.TypedDict("SecretKeyRef", {
+    "secretName": str,
+    "key": str,
+    "version": t.NotRequired[str | None],
+})
+
+
 Sasl = t.TypedDict("Sasl", {
     "mechanism": Mechanism,
     "username": str,
+    "passwordSecret": t.NotRequired[SecretKeyRef | None],
 })
 
 

@@ -47,6 +47,14 @@ TARGET_ACCESS_UID = "kafka-replication.io/target-access-uid"
 # SOURCE_ACCESS_UID would reopen the old stores and keep them. A replaced files Secret changes the
 # KafkaConnect instead, and the operator rolls the pods, which mount the new Secret as they start.
 SOURCE_FILES_UID = "kafka-replication.io/source-files-uid"
+# A connector config key and a pod template annotation of the KafkaConnect holding the versions of
+# the Secrets the team keeps that they read (`sasl.passwordSecret.version`, as
+# `<secret>:<key>=<version>`, comma-separated). The program never reads those Secrets, so it has no
+# uid to follow: a changed version changes the connector's config (Strimzi sends it, Connect
+# restarts the connector and its tasks, which resolve the Secret afresh) or the pod template (the
+# operator rolls the pods at once). No `secret` in the key: the policy pack reads such keys as secrets.
+REFERENCED_SECRETS = "kafka-replication.referenced.versions"
+REFERENCED_SECRETS_ANNOTATION = "kafka-replication.io/referenced-versions"
 CLUSTER_LABEL = "strimzi.io/cluster"
 FLOW_LABEL = "kafka-replication.io/flow"
 PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}

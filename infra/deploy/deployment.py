@@ -10,7 +10,7 @@ from contract.output_types import Outputs
 from infra.checks import plans, rules, validation
 from infra.core import names, reading
 from infra.core.errors import Problem, TopologyError, at_lines
-from infra.core.names import PROJECT
+from infra.core.names import PROJECT, secret_key
 from infra.core.releases import WorkerFile
 from infra.deploy import config as stack_config, kubeconfig
 from infra.plan.audit import AuditPlan, plan_audits
@@ -137,6 +137,22 @@ def _one_name_per_kubernetes_cluster(model: Model, secret_text: Callable[[str], 
     return problems
 
 
+def _referenced_and_configured(model: Model, has_secret: Callable[[str], bool]) -> list[Problem]:
+    """A password both referenced (`sasl.passwordSecret`) and still in secret config: the config
+    value is never read, and whoever rotates it there would believe it used."""
+    problems = []
+    for alias, cluster in sorted(model.topology.clusters.items()):
+        sasl = cluster.security.sasl
+        key = secret_key(alias, "password")
+        if sasl and sasl.passwordSecret and has_secret(key):
+            ref = sasl.passwordSecret
+            problems.append(Problem(f"clusters.{alias}", f"secret config {PROJECT}:{key}", stack_config.NotShown(),
+                                    f"no value: the password is read from Secret {ref.secretName} (key {ref.key}, "
+                                    f"security.sasl.passwordSecret), never from config; remove it: "
+                                    f"pulumi config rm {PROJECT}:{key}"))
+    return problems
+
+
 def kubeconfig_contexts(model: Model) -> dict[str, str | None]:
     """Per Kubernetes cluster, the context the topology picks (None: the kubeconfig's current)."""
     return {name: c.context for name, c in (model.topology.kubernetes or {}).items()}
@@ -170,6 +186,7 @@ def check(model: Model, stack_plan: StackPlan, audits: tuple[AuditPlan, ...], ha
         own = at_lines(own, lambda steps: reading.line_of(text, steps))
     problems += own
     problems += _one_name_per_kubernetes_cluster(model, secret_text)
+    problems += _referenced_and_configured(model, has_secret)
     # The release the stack runs on: every deployment, since every release move is judged.
     problems += rules.check_operator_move(model, previous_operator(), previous_flows)
     # The previous flows are read only where a rule needs them.

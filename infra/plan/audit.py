@@ -22,7 +22,7 @@ from infra.plan.connectors import SMT_INSERT_HEADER
 from infra.plan.failover import kafka_long
 from infra.plan.types import StackPlan
 from infra.topology.resolution import Model, SourceSpec
-from infra.topology.schema import Audit
+from infra.topology.schema import Audit, SecretKeyRef
 
 
 def _cluster(topo: Model, alias: str) -> JSON:
@@ -198,6 +198,11 @@ def _command(audit: Audit, n: AuditNames, secret_aliases: list[str]) -> list[str
     return [*args, AUDIT_MODULE, *job]
 
 
+def _password_ref(topo: Model, alias: str) -> SecretKeyRef | None:
+    sasl = topo.clusters[alias].security.sasl
+    return sasl.passwordSecret if sasl else None
+
+
 def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None) -> AuditPlan | None:
     audit = topo.audit
     if audit is None:
@@ -206,7 +211,7 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
     ns = n.namespace
     aliases = audited_aliases(stack_plan)
     # Clusters reached with credentials (PLAINTEXT ones have none: no Secret, nothing to mount).
-    secret_aliases = [a for a in aliases if topo.clusters[a].security.secret_items]
+    secret_aliases = [a for a in aliases if topo.clusters[a].security.secret_items or _password_ref(topo, a)]
     objects: list[AuditObject] = [{"apiVersion": "v1", "kind": "ServiceAccount",
                                    "metadata": _meta(n.service_account, ns),
                                    "automountServiceAccountToken": audit.executors is not None}]
@@ -224,10 +229,21 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
     mounts: list[JSON] = [{"name": "config", "mountPath": names.AUDIT_CONFIG_DIR, "readOnly": True}]
     for alias in secret_aliases:
         items = topo.clusters[alias].security.secret_items
-        objects.append(opaque_secret(_meta(n.credentials_secret(alias), ns), {
-            CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=i in BINARY_ITEMS) for i in items}))
-        volumes.append({"name": f"kafka-{alias}", "secret": {"secretName": n.credentials_secret(alias),
-                                                             "defaultMode": 0o440}})
+        sources: list[JSON] = []
+        if items:
+            objects.append(opaque_secret(_meta(n.credentials_secret(alias), ns), {
+                CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=i in BINARY_ITEMS) for i in items}))
+            sources.append({"secret": {"name": n.credentials_secret(alias)}})
+        ref = _password_ref(topo, alias)
+        if ref is not None:
+            # The team's Secret, of the same name in the audit's namespace (a pod mounts Secrets of
+            # its own namespace only), projected beside ours as the same `password` file.
+            sources.append({"secret": {"name": ref.secretName,
+                                       "items": [{"key": ref.key, "path": CREDENTIAL_FILES["password"]}]}})
+        volumes.append({"name": f"kafka-{alias}", "projected": {"sources": sources, "defaultMode": 0o440}}
+                       if ref is not None else
+                       {"name": f"kafka-{alias}", "secret": {"secretName": n.credentials_secret(alias),
+                                                            "defaultMode": 0o440}})
         mounts.append({"name": f"kafka-{alias}", "mountPath": n.credentials_dir(alias), "readOnly": True})
     claim = audit.reports.claim or n.reports_claim_default
     if not audit.reports.claim:

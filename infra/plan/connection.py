@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from contract.clientprops import (HEARTBEAT_INLINE, HEARTBEAT_OWN, HEARTBEAT_STORES, INLINE_PEM, KEYSTORE_FILE,
@@ -54,13 +55,28 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class Inline:
+    """A value written into the connector config itself because it holds a reference inside it:
+    a JAAS line whose password is a key of a Secret the team keeps (schema.SecretKeyRef). Kafka
+    resolves config-provider references once, so a JAAS line stored in a Secret of ours could
+    never reference another; inline, the worker resolves the reference within the line
+    (ConfigTransformer replaces every match in a value), as Strimzi's own worker file does from
+    0.46. The line holds the username and the reference, never the password."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Prop:
     key: str     # the client property, e.g. "ssl.truststore.location"
     store: Store
     obj: str     # ConfigMap/Secret name, or the worker properties file path
     store_key: str
+    inline: str | None = None  # Inline.text: the value itself
 
     def reference(self, namespace: str) -> str:
+        if self.inline is not None:
+            return self.inline
         if self.store is Store.FILE:
             return references.file(self.obj, self.store_key)
         return references.kubernetes(self.store, namespace, self.obj, self.store_key)
@@ -82,8 +98,11 @@ class _Builder:
         self.props: list[Prop] = []
         self.entries: list[Entry] = []
 
-    def add(self, key: str, store: Store, obj: str, value: str | SecretValue | None,
+    def add(self, key: str, store: Store, obj: str, value: str | SecretValue | Inline | None,
             store_key: str | None = None) -> None:
+        if isinstance(value, Inline):
+            self.props.append(Prop(key, store, obj, store_key or key, inline=value.text))
+            return
         self.props.append(Prop(key, store, obj, store_key or key))
         if value is not None:
             self.entries.append(Entry(store, obj, store_key or key, value))
@@ -95,14 +114,20 @@ class _Builder:
         return Connection(self.namespace, tuple(self.props), tuple(self.entries))
 
 
-def _jaas(alias: str, cluster: Cluster) -> SecretValue:
+def _jaas(alias: str, cluster: Cluster, namespace: str) -> SecretValue | Inline:
+    """The cluster's JAAS line: from secret config into a Secret of ours, or inline around a
+    reference to the team's Secret (`sasl.passwordSecret`)."""
     sasl = cluster.security.sasl
     assert sasl is not None, "a JAAS line is only written for a SASL cluster"
+    ref = sasl.passwordSecret
+    if ref is not None:
+        return Inline(jaas_config(sasl.mechanism.value, sasl.username,
+                                  references.kubernetes(Store.SECRET, namespace, ref.secretName, ref.key)))
     return SecretValue((secret_key(alias, "password"),),
                        lambda password: jaas_config(sasl.mechanism.value, sasl.username, password))
 
 
-Located = tuple[Store, str, "str | SecretValue | None"]
+Located = tuple[Store, str, "str | SecretValue | Inline | None"]
 
 
 def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict[str, Located]]:
@@ -126,7 +151,7 @@ def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entr
         "bootstrap": (Store.CONFIGMAP, cm, cluster.bootstrapServers),
         "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value),
         "mechanism": (Store.CONFIGMAP, cm, sec_.sasl.mechanism.value if sec_.sasl else None),
-        "jaas": (Store.SECRET, sec, _jaas(alias, cluster) if sec_.sasl else None),
+        "jaas": (Store.SECRET, sec, _jaas(alias, cluster, n.namespace) if sec_.sasl else None),
         "truststore": (Store.CONFIGMAP, cm, n.source_file(store_file) if store_file else None),
         "truststorePassword": (Store.SECRET, sec, SecretValue((secret_key(alias, "truststorePassword"),))),
         "keystore": (Store.CONFIGMAP, cm, n.source_file(KEYSTORE_FILE)),
@@ -198,7 +223,7 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
     # Where each item of the client item table (contract/clientprops.py) lives for the heartbeat:
     # (store, object, value, key in the object). Settings sit beside the documented ones in the
     # source ConfigMap under `heartbeat.` keys, so neither can change the other.
-    def located(key: str, item: str) -> tuple[Store, str, str | SecretValue | None, str | None]:
+    def located(key: str, item: str) -> tuple[Store, str, str | SecretValue | Inline | None, str | None]:
         if item == "truststore" and tls:
             return Store.CONFIGMAP, cm, mount(TRUSTSTORE_FILES[tls.trust]), f"heartbeat.{key}"
         if item == "keystore":
@@ -246,7 +271,9 @@ def target_objects(alias: str, cluster: Cluster, n: FlowNames) -> tuple[Entry, .
     """What the KafkaConnect resource itself needs of the target (step 4): the alias ConfigMap,
     the SASL password Secret, the CA certificate Secret and, for mTLS, the client key pair."""
     entries = [Entry(Store.CONFIGMAP, n.target_configmap, "alias", alias)]
-    if cluster.security.sasl:
+    if cluster.security.sasl and cluster.security.sasl.passwordSecret is None:
+        # A referenced password (`sasl.passwordSecret`) is read from the team's Secret instead
+        # (objects.connect_spec's passwordSecret).
         entries.append(Entry(Store.SECRET, n.target_password_secret, "pass",
                              SecretValue((secret_key(alias, "password"),))))
     tls = cluster.security.effective_tls
@@ -261,6 +288,24 @@ def target_objects(alias: str, cluster: Cluster, n: FlowNames) -> tuple[Entry, .
             entries.append(Entry(Store.SECRET, n.target_client_secret, "tls.key",
                                  SecretValue((secret_key(alias, "clientKey"),))))
     return tuple(entries)
+
+
+def versioned_references(clusters: Iterable[Cluster]) -> dict[tuple[str, str], str]:
+    """(Secret, key) -> version of each Secret the team keeps that a cluster references with a
+    `version` (names.REFERENCED_SECRETS)."""
+    out = {}
+    for cluster in clusters:
+        sasl = cluster.security.sasl
+        ref = sasl.passwordSecret if sasl else None
+        if ref is not None and ref.version is not None:
+            out[(ref.secretName, ref.key)] = ref.version
+    return out
+
+
+def referenced_versions(read: Iterable[tuple[str, str]], versions: Mapping[tuple[str, str], str]) -> str | None:
+    """The REFERENCED_SECRETS value for the (Secret, key) pairs a reader reads: None when none is versioned."""
+    found = sorted(f"{name}:{key}={versions[(name, key)]}" for name, key in set(read) if (name, key) in versions)
+    return ",".join(found) or None
 
 
 def security(cluster: Cluster) -> Security:
@@ -284,11 +329,12 @@ def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetCo
     # clusterObjects: the same target objects the KafkaConnect uses, plus the connection keys;
     # inline PEM (KIP-651), so no truststore file to mount for the target.
     cm = n.target_configmap
-    values: dict[str, tuple[Store, str, str | SecretValue | None, str | None]] = {
+    values: dict[str, tuple[Store, str, str | SecretValue | Inline | None, str | None]] = {
         "bootstrap": (Store.CONFIGMAP, cm, cluster.bootstrapServers, None),
         "protocol": (Store.CONFIGMAP, cm, sec_.protocol.value, None),
         "mechanism": (Store.CONFIGMAP, cm, sec_.sasl.mechanism.value if sec_.sasl else None, None),
-        "jaas": (Store.SECRET, n.target_password_secret, _jaas(alias, cluster) if sec_.sasl else None, None),
+        "jaas": (Store.SECRET, n.target_password_secret, _jaas(alias, cluster, n.namespace) if sec_.sasl else None,
+                 None),
         "caCert": (Store.SECRET, n.target_ca_secret, None, n.TARGET_CA_BUNDLE),
         "clientCert": (Store.SECRET, n.target_client_secret, None, "tls.crt"),
         "clientKey": (Store.SECRET, n.target_client_secret, None, "tls.key"),

@@ -11,14 +11,14 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from infra.core import names, references
 from infra.core.manifests import ConfigValue, KafkaConnector, KafkaConnectorSpec, meta
 from infra.core.names import FlowNames
 from infra.core.releases import Release
 from infra.plan import metrics
-from infra.plan.connection import Connection, Entry, Store
+from infra.plan.connection import Connection, Entry, Store, referenced_versions
 from infra.plan.offsets import OffsetsPlan, plan_offsets, request_for
 from infra.topology.resolution import Direction, PartSpec, SourceSpec
 from infra.topology.schema import (ConnectorState, ExactlyOnce, Flow, Monitoring, Operator, Predicate, StartFrom,
@@ -105,7 +105,7 @@ FLOW_KEYS = ("connector.class", "tasks.max", "topics", "topics.exclude", "groups
              "replication.policy.class", "replication.policy.separator",
              "replication.policy.internal.topic.separator.enabled", "source.cluster.alias", "target.cluster.alias",
              "source.consumer.auto.offset.reset", "source.consumer.isolation.level", CONFIGMAPS_DIGEST,
-             names.SOURCE_ACCESS_UID)
+             names.SOURCE_ACCESS_UID, names.REFERENCED_SECRETS)
 # Connect worker settings (WorkerConfig, DistributedConfig) that a connector's config does not read:
 # a key here would be accepted and do nothing. The worker's are set through the topology's typed
 # fields (the rebalance delay: `connect.rebalanceDelaySeconds`) or by the program and the operator.
@@ -339,6 +339,18 @@ def with_digest(planned: ConnectorPlan, entries: Iterable[Entry]) -> ConnectorPl
         return planned
     digest = hashlib.sha256("\n".join(sorted(read)).encode()).hexdigest()[:16]
     spec: KafkaConnectorSpec = {**planned.manifest["spec"], "config": {**planned.config, CONFIGMAPS_DIGEST: digest}}
+    return replace(planned, manifest={**planned.manifest, "spec": spec})
+
+
+def with_versions(planned: ConnectorPlan, versions: Mapping[tuple[str, str], str]) -> ConnectorPlan:
+    """The connector with the versions of the team's Secrets its `${secret:...}` references read
+    (names.REFERENCED_SECRETS), so that a rotation declared in the topology restarts it."""
+    read = [(ref.kubernetes_object[1], ref.key) for value in planned.config.values() for ref in references.parse(value)
+            if ref.provider == references.Provider.SECRET.value and ref.kubernetes_object is not None]
+    value = referenced_versions(read, versions)
+    if value is None:
+        return planned
+    spec: KafkaConnectorSpec = {**planned.manifest["spec"], "config": {**planned.config, names.REFERENCED_SECRETS: value}}
     return replace(planned, manifest={**planned.manifest, "spec": spec})
 
 

@@ -15,7 +15,7 @@ from infra.core.manifests import (JSON, Authentication, ConfigMap, ConfigValue, 
 from infra.core.names import FlowNames
 from infra.filters.topics import DEFAULT_GROUPS_EXCLUDE
 from infra.plan import metrics
-from infra.plan.connection import Entry, Store
+from infra.plan.connection import Entry, Store, referenced_versions, versioned_references
 from infra.plan.connectors import ConnectorPlan, readiness_annotations, topics_configmap
 from infra.topology.resolution import Model, PartSpec
 from infra.topology.schema import ExactlyOnce, Flow
@@ -160,8 +160,10 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         spec["tls"] = {"trustedCertificates": [{"secretName": n.target_ca_secret, "pattern": n.TARGET_CA_CERTIFICATES}]}
     authentication: Authentication | None = None
     if target.sasl:
+        ref = target.sasl.passwordSecret
         authentication = {"type": AUTH_TYPES[target.sasl.mechanism.value], "username": target.sasl.username,
-                          "passwordSecret": {"secretName": n.target_password_secret, "password": "pass"}}
+                          "passwordSecret": {"secretName": ref.secretName, "password": ref.key} if ref else
+                          {"secretName": n.target_password_secret, "password": "pass"}}
     elif tls and tls.clientCertificate:
         authentication = {"type": "tls", "certificateAndKey": {
             "secretName": n.target_client_secret, "certificate": "tls.crt", "key": "tls.key"}}
@@ -170,6 +172,15 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
     if settings.resources:
         spec["resources"] = settings.resources.model_dump(exclude_none=True)
     template = connect_template(model, n, entries)
+    ref = target.sasl.passwordSecret if target.sasl else None
+    version = referenced_versions([(ref.secretName, ref.key)], versioned_references([model.clusters[flow.target]])) \
+        if ref else None
+    if version is not None:
+        # The team's Secret the pods authenticate with, at its declared version: a new one rolls
+        # them at once (names.REFERENCED_SECRETS_ANNOTATION) instead of at the operator's next
+        # periodic reconciliation, which sees the changed password in its auth hash.
+        pod = template.setdefault("pod", {})
+        pod["metadata"] = {"annotations": {names.REFERENCED_SECRETS_ANNOTATION: version}}
     if template:
         spec["template"] = template
     metrics_config = metrics.metrics_config(model.topology.monitoring, n)

@@ -17,8 +17,8 @@ from dataclasses import replace
 from infra.core import names
 from infra.core.manifests import SecretValue
 from infra.plan.connection import (Connection, Entry, Store, docker_config_json, heartbeat_client, source_connection,
-                                   target_connection, target_objects)
-from infra.plan.connectors import Wiring, connectors, with_digest
+                                   target_connection, target_objects, versioned_references)
+from infra.plan.connectors import Wiring, connectors, with_digest, with_versions
 from infra.plan.objects import (kafka_connect, metrics_configmap, mounted_files, namespace, object_meta,
                                 replication_entries, resource_quota, role, role_binding, stored_objects)
 from infra.plan.symmetry import check_symmetry
@@ -80,7 +80,8 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
     target_access = {n.target_password_secret, n.target_ca_secret, n.target_client_secret}
     mounted = mounted_files(entries)
     source_access = tuple(sorted(secrets - target_access - set(mounted)))
-    planned = tuple(replace(with_digest(c, entries), restart_with=source_access) for c in
+    versions = versioned_references(model.clusters[a] for a in (flow.source, flow.target))
+    planned = tuple(replace(with_versions(with_digest(c, entries), versions), restart_with=source_access) for c in
                     connectors(wiring, part, heartbeat_conn, heartbeat_copiers[(flow.source, flow.target)]))
     access: list[Stored] = [*stored_objects(entries, n, flow)]
     rules = metrics_configmap(model, flow, n)

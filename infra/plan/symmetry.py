@@ -37,10 +37,11 @@ def _replication_view(part: PartPlan) -> list[JSON]:
     for c in part.connectors:
         # Which connector of a cluster pair copies the heartbeats is decided across the whole
         # stack (heartbeat_replicators), so the key may differ between the two directions.
-        # The digest covers each direction's own ConfigMaps (their aliases differ by nature).
+        # The digest covers each direction's own ConfigMaps (their aliases differ by nature), the
+        # versions the Secrets of its own connections.
         config = {k: v for k, v in c.config.items()
                   if (not k.startswith(connection) or k.endswith(".cluster.alias"))
-                  and k not in ("heartbeats.replication.enabled", CONFIGMAPS_DIGEST)}
+                  and k not in ("heartbeats.replication.enabled", CONFIGMAPS_DIGEST, names.REFERENCED_SECRETS)}
         # An offsets request names one connector of one direction (infra/plan/offsets.py).
         spec = {k: v for k, v in c.manifest["spec"].items() if k not in ("listOffsets", "alterOffsets")}
         view.append({**spec, "config": config, "name": c.name})

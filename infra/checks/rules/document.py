@@ -8,6 +8,7 @@ from infra.checks.rules.flows import (MAX_FLOW_NAME, _check_audit, _check_bidire
                                       _check_shape)
 from infra.checks.rules.kubernetes import _check_kubernetes
 from infra.checks.rules.overrides import _check_overrides
+from infra.checks.rules.referenced import check_references
 from infra.checks.rules.smts import _check_smts
 from infra.core.errors import Problem, in_file_order
 from infra.topology.schema.values import MAX_ALIAS
@@ -89,6 +90,8 @@ def check(model: Model) -> list[Problem]:
     if topo.audit:
         problems += _check_audit(model, topo.audit)
     problems += _check_kubernetes(model)
+    # Secrets the team keeps (schema.SecretKeyRef): never one the program creates.
+    problems += check_references(model)
     return in_file_order(problems)
 
 

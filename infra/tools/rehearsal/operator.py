@@ -156,6 +156,7 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
     # template.pod.volumes of Secrets, mounted where connectContainer.volumeMounts say.
     template = spec.get("template", {})
     check_volumes(release, connect)
+    check_auth_secrets(connect, secrets)
     mounts = {m["name"]: m["mountPath"] for m in template.get("connectContainer", {}).get("volumeMounts", [])}
     for volume in template.get("pod", {}).get("volumes", []):
         if "secret" not in volume or volume["name"] not in mounts:
@@ -373,6 +374,27 @@ def connect_config_forbidden(release: Release, key: str) -> bool:
         lowered not in Release.CONNECT_CONFIG_EXCEPTIONS
 
 
+def check_auth_secrets(connect: Mapping[str, Any], secrets: Secrets) -> None:
+    """What the operator refuses of the Secrets the KafkaConnect's authentication names: one that
+    does not exist, or lacks a key (ReconcilerUtils.getValidatedSecret, 1.2.0: "Secret <name> not
+    found in namespace <ns>", "Items with key(s) [...] are missing in Secret <name>";
+    VertxUtil.getValidatedSecret at 0.40.0, without the namespace). It reads them while hashing
+    them (authTlsHash), before the pods are touched: the reconciliation fails, the KafkaConnect
+    is NotReady (InvalidConfigurationException) and running pods stay as they are. The Secrets
+    the team keeps (`sasl.passwordSecret`) are where this can happen: the program creates its own."""
+    auth = connect["spec"].get("authentication") or {}
+    namespace = connect["metadata"]["namespace"]
+    for ref, keys in ((auth.get("passwordSecret"), ("password",)), (auth.get("certificateAndKey"), ("certificate", "key"))):
+        if not ref:
+            continue
+        found = secrets.get(ref["secretName"])
+        if found is None:
+            raise OperatorRefusal(f"Secret {ref['secretName']} not found in namespace {namespace}")
+        missing = [ref[k] for k in keys if ref[k] not in found]
+        if missing:
+            raise OperatorRefusal(f"Items with key(s) [{', '.join(missing)}] are missing in Secret {ref['secretName']}")
+
+
 def auth_hash(connect: Mapping[str, Any], secrets: Secrets) -> str:
     """What the operator hashes into the Connect pods' `strimzi.io/auth-hash` annotation, so that
     a change rolls the pods: the trusted certificates (each entry's key, or every key its
@@ -380,6 +402,7 @@ def auth_hash(connect: Mapping[str, Any], secrets: Secrets) -> str:
     0.43.0 and 0.45.0, ReconcilerUtils.authTlsHash at 0.48.0 and 1.2.0, via
     KafkaConnectAssemblyOperator.generateAuthHash). Strimzi sums Java hash codes; a digest
     stands in: only whether it changes matters."""
+    check_auth_secrets(connect, secrets)
     spec = connect["spec"]
     parts: list[bytes] = []
     for entry in (spec.get("tls") or {}).get("trustedCertificates", []):

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import yaml
 
 from infra.checks import validation
+from infra.checks.rules import referenced
 from infra.core import names
 from infra.core.releases import Release
 from infra.plan.connectors import ConnectorKind
@@ -68,6 +69,25 @@ def secret_material(model: Model, clusters: dict[str, KafkaCluster]) -> dict[str
                      "truststore": kafka.material.truststore_b64(tls.trust.value if tls else "jks", f"tsp-{alias}"),
                      "clientCert": kafka.material.client_cert_pem, "clientKey": kafka.material.client_key_pem}[item]
             out[f"{alias}.{item}"] = value
+    return out
+
+
+def kept_secrets(model: Model, clusters: dict[str, KafkaCluster]) -> list[dict[str, Any]]:
+    """The Secrets a team keeps itself (External Secrets, Vault...) that the topology references
+    (`sasl.passwordSecret`), made here from the clusters' material in every namespace that reads
+    them (infra/checks/rules/referenced.py `readers`), as the team's tooling would sync them. They
+    are applied with the render, never part of it: the program only references them."""
+    out = []
+    for alias, cluster in sorted(model.clusters.items()):
+        sasl = cluster.security.sasl
+        if sasl is None or sasl.passwordSecret is None:
+            continue
+        ref = sasl.passwordSecret
+        for namespace in referenced.readers(model, alias):
+            out.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                        "metadata": {"name": ref.secretName, "namespace": namespace,
+                                     "labels": {"app.kubernetes.io/managed-by": "the-team"}},
+                        "stringData": {ref.key: clusters[alias].password or ""}})
     return out
 
 
@@ -201,7 +221,7 @@ class Rehearsal:
         secrets = {**secret_material(self.model, self.clusters), **self.secret_config}
         result = render.run(self.stack, {"topology": str(path)}, secrets, previous_outputs=self.outputs, uids=self.uids)
         self.outputs = result.outputs
-        return result.objects()
+        return [*result.objects(), *kept_secrets(validation.parse(topology) if topology else self.model, self.clusters)]
 
     def redeploy(self, objects: Iterable[dict[str, Any]]) -> None:
         """A rolling update as the operator does one: the workers stop, new pods start from the

@@ -7,7 +7,8 @@ the rules across fields are infra/checks/rules/, and infra/checks/validation.py 
 
 from infra.topology.schema.flow import (Alerts, Cluster, ConnectorConfig, ConnectorStates, ConnectPart, ConnectSettings,
                                         Converter, Converters, Failover, Flow, OffsetsRequest, PartitionOffset,
-                                        Predicate, ResourceQuota, Resources, Sasl, Security, SourceInstance,
+                                        Predicate, ResourceQuota, Resources, Sasl, SecretKeyRef, Security,
+                                        SourceInstance,
                                         SyncGroupOffsets, TasksMax, Tls, Transform)
 from infra.topology.schema.topology import (Audit, AuditReports, AuditThresholds, AuditWindow, GrafanaOperator,
                                             ImagePullSecret,
@@ -28,6 +29,6 @@ __all__ = ["Alerts", "Amount", "Audit", "AuditReports", "AuditThresholds", "Audi
            "MAX_FILTERS", "Mechanism", "MemorySize", "Monitoring", "OffsetsAction", "OffsetsRequest",
            "OffsetsRequestId", "Operator", "PartitionOffset", "Policy", "Predicate", "Protocol", "PullPolicy",
            "Quantity", "Readiness", "RegexList", "Regexes", "RegistryUsername", "ResourceName",
-           "ResourceQuota", "Resources", "Sasl", "Security", "SmtName", "SourceInstance", "SparkExecutors",
+           "ResourceQuota", "Resources", "Sasl", "SecretKeyRef", "Security", "SmtName", "SourceInstance", "SparkExecutors",
            "StartFrom", "SyncGroupOffsets", "TargetConnection", "TasksMax", "Tls", "TopicName", "Topology",
            "Transform", "Trust", "Username", "json_schema", "quantity"]

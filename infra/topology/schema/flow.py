@@ -11,8 +11,9 @@ from infra.core.names import default_flow_name
 from infra.topology.schema.values import (BOOTSTRAP, INT32, INT64, Amount, ClassName, ConfigValue, ConnectorState,
                                           Count, DnsLabel, ExactlyOnce, FailoverProcedure, GroupName, ImageRef,
                                           Mechanism, OffsetsAction, OffsetsRequestId, Policy, PropertyRegexList,
-                                          Protocol, Quantity, Regexes, RegexList, ResourceName, SmtName, StartFrom,
-                                          TopicName, Trust, Username, _integer, _shaped, _Strict)
+                                          Protocol, Quantity, Regexes, RegexList, ResourceName, SecretKey, SecretName,
+                                          SecretVersion, SmtName, StartFrom, TopicName, Trust, Username, _integer,
+                                          _shaped, _Strict)
 
 
 class ConnectorStates(_Strict):
@@ -21,9 +22,24 @@ class ConnectorStates(_Strict):
     heartbeat: ConnectorState = ConnectorState.running
 
 
+class SecretKeyRef(_Strict):
+    """A key of a Secret the team already keeps (External Secrets, Vault, a CSI driver's sync) in
+    the namespace of each flow that reads it: the program references it and never reads it, so
+    its value enters neither Pulumi config nor state (docs/topology.md#secrets-by-reference)."""
+    secretName: SecretName
+    key: SecretKey
+    # A label of the value the Secret holds now, changed with each rotation: the next `pulumi up`
+    # then restarts the connectors that read it and rolls the Connect pods that authenticate with it
+    # (names.REFERENCED_SECRETS). Without it, nothing the program deploys changes when the value
+    # does (docs/operations.md#rotating-a-secret-you-keep).
+    version: SecretVersion | None = None
+
+
 class Sasl(_Strict):
     mechanism: Mechanism
     username: Username
+    # The password from an existing Secret instead of secret config `<alias>.password`.
+    passwordSecret: SecretKeyRef | None = None
 
 
 class Tls(_Strict):
@@ -62,7 +78,7 @@ class Security(_Strict):
         """The secret config items (`<alias>.<item>`, infra/deploy/config.py SECRET_ITEMS) a client of
         this cluster needs."""
         tls = self.effective_tls
-        items = ["password"] if self.sasl else []
+        items = ["password"] if self.sasl and self.sasl.passwordSecret is None else []
         if tls:
             items += ["caCert"] if tls.trust is Trust.pem else ["truststore", "truststorePassword"]
             items += ["clientCert", "clientKey"] if tls.clientCertificate else []

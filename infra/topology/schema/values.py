@@ -100,6 +100,25 @@ Username = Annotated[str, _shaped(r'(?:(?!\$\{)[^"\\\x00-\x1f\x7f])+',
                                   256)]
 
 
+# A key of a ConfigMap or Secret (Kubernetes' IsConfigMapKey): letters, digits, '-', '_', '.'.
+SecretKey = Annotated[str, _shaped(r"(?!\.{1,2}$)[-._a-zA-Z0-9]+", "a Secret key: letters, digits, '-', '_' and '.' "
+                                   "(not '.' or '..')", 253)]
+
+
+# A Secret of the flow's namespace, by name only: the connectors' config providers, the operator and
+# a pod's volumes read Secrets of their own namespace (a `namespace/name` could never be read).
+SecretName = Annotated[str, _shaped(DNS1123_SUBDOMAIN.pattern,
+                                    "the name of a Secret in the flow's own namespace: lowercase letters, digits, "
+                                    "'-' and '.', no namespace (connectors, the operator and pods read Secrets of "
+                                    "their own namespace only)", 253)]
+
+
+# A label of a Secret's value (its rotation), written into connector configs and a pod template.
+SecretVersion = Annotated[str, _shaped(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?",
+                                       "a version label: letters, digits, '-', '_' and '.', starting and ending with a "
+                                       "letter or digit, such as 2026-12-03 or v2", 63)]
+
+
 RegistryUsername = Annotated[str, _shaped(r'(?:(?!\$\{)[^"\\\x00-\x1f\x7f:])+',
                                           "a username without ':' (the registry's `auth` is user:password, split at "
                                           "the first ':'), quotes, backslashes, control characters or ${", 256)]

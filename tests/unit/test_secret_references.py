@@ -214,3 +214,22 @@ def test_a_version_is_a_label():
         "clusters.us-west: security.sasl.passwordSecret.version: got 'rotated on 3/12'; expected a version label: "
         "letters, digits, '-', '_' and '.', starting and ending with a letter or digit, such as 2026-12-03 or v2 "
         "(at most 63 characters)"]
+
+
+def test_the_operator_stand_in_refuses_a_missing_secret_or_key_as_strimzi_does(tmp_path):
+    """Strimzi reads the Secrets the KafkaConnect's authentication names while hashing them
+    (ReconcilerUtils.getValidatedSecret, 1.2.0): a missing one fails the reconciliation, the
+    KafkaConnect NotReady, before any pod changes. The stand-in refuses the same."""
+    from infra.tools.rehearsal import operator
+
+    objs = _flow(render_topology(tmp_path, referencing(), secrets=KEPT, placeholder_secrets=False))
+    connect = objs[("KafkaConnect", NS)]
+    ours = {name: {k: v.encode() for k, v in o.get("stringData", {}).items()}
+            for (kind, name), o in objs.items() if kind == "Secret"}
+    with pytest.raises(operator.OperatorRefusal) as missing:
+        operator.check_auth_secrets(connect, ours)
+    assert str(missing.value) == f"Secret east-creds not found in namespace {NS}"
+    with pytest.raises(operator.OperatorRefusal) as no_key:
+        operator.check_auth_secrets(connect, {**ours, "east-creds": {"pass": b"x"}})
+    assert str(no_key.value) == "Items with key(s) [password] are missing in Secret east-creds"
+    operator.check_auth_secrets(connect, {**ours, "east-creds": {"password": b"x"}})

@@ -1,0 +1,111 @@
+"""Passwords from Secrets the team keeps (`security.sasl.passwordSecret`), on real Kafka with SCRAM
+users and a real Connect worker whose Strimzi config providers read the team's Secrets from the
+API server: the flow replicates with no credential of its own anywhere in the render, and each
+password's rotation, declared by its `version`, reaches exactly what reads it.
+
+The team's Secrets are made by the rehearsal as the team's tooling would sync them (run.py
+`kept_secrets`). What `pulumi up` does to the Connect cluster is the operator stand-in's
+(infra/tools/rehearsal/operator.py: the roll on a changed pod template, the connector config PUT
+where the spec differs, the refusal of a missing Secret)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+
+import pytest
+
+from tests.support.replication import Ledger, copied_at_least_once, for_runtime, rehearsal, running
+from tests.support.stacks import on_release
+
+pytestmark = pytest.mark.runtime
+
+REAUTH = 10  # seconds: every SASL connection authenticates again this often
+
+
+def _cluster(alias: str) -> dict:
+    return {"bootstrapServers": f"{alias}-kafka.kafka-{alias}:9092",
+            "security": {"protocol": "SASL_PLAINTEXT", "sasl": {
+                "mechanism": "SCRAM-SHA-512", "username": "mover",
+                "passwordSecret": {"secretName": f"{alias}-kafka", "key": "password", "version": "v1"}}}}
+
+
+TOPOLOGY = {
+    "operator": {},
+    "clusters": {"west": _cluster("west"), "east": _cluster("east")},
+    "flows": [{"source": "west", "target": "east", "topics": ["rot\\..*"], "replicationPolicy": "identity",
+               "topicsExclude": [".*heartbeats"]}],
+}
+NS = "repl-west-east"
+
+
+def _rotated(r, topo: dict, alias: str) -> dict:
+    """The user's password changed on the broker (new sessions need the new one) and in the
+    team's Secret (the rehearsal's kept Secrets follow the cluster's password), and its version
+    raised in the topology: the topology the next `pulumi up` deploys."""
+    cluster = r.clusters[alias]
+    new = f"rotated-{cluster.password}"
+    r.clients.alter_scram(r.client(alias), "mover", "SCRAM-SHA-512", new)
+    cluster.password = new
+    topo = copy.deepcopy(topo)
+    ref = topo["clusters"][alias]["security"]["sasl"]["passwordSecret"]
+    ref["version"] = f"v{int(ref['version'][1:]) + 1}"
+    return topo
+
+
+def test_a_flow_whose_every_credential_is_a_reference_replicates_and_rotates(runtime_api, tmp_path):
+    """On Strimzi 1.2.0, where the connectors read the target through the flow's objects: both
+    JAAS lines reference the team's Secrets inline, the KafkaConnect authenticates with the
+    target's. The source's rotation restarts the three connectors that read it (config PUTs) and
+    rolls nothing; the target's rolls the Connect pods at once and restarts the connectors that
+    read it. Every record arrives, in order per partition; only records sent before a rotation
+    may arrive twice (a task locked out at re-authentication before its restart leaves its
+    offsets uncommitted), nothing after."""
+    topo = for_runtime(on_release(TOPOLOGY, "strimzi", "1.2.0"))
+    with rehearsal(topo, tmp_path, runtime_api, reauthenticate={"west": REAUTH, "east": REAUTH}) as r:
+        r.clients.create_topics(r.client("west"), {"rot.orders": 2})
+        ledger = Ledger(r, "rot.orders", "rot.orders", source="west", target="east")
+        produce, sent = ledger.produce, ledger.sent
+        produce("before")
+        r.deploy()
+        running(r)
+        ledger.holds_exactly()
+        (connect,) = r.workers
+
+        # The program created no Secret: the team's are the only ones, in the flow's namespace.
+        secrets = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in r.objects if o["kind"] == "Secret")
+        assert secrets == [(NS, "east-kafka"), (NS, "west-kafka")]
+        program = [o for o in r.objects if o["kind"] != "Secret"]
+        passwords = [r.clusters[a].password for a in ("west", "east")]
+        assert not [p for p in passwords if p in json.dumps(program)]
+
+        # The source's password rotated: its readers restart, the pods stay.
+        topo = _rotated(r, topo, "west")
+        puts = len(r.config_puts)
+        r.update(r.render(topo))
+        assert r.rolled == []
+        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "heartbeat",
+                                                                                       "source")]
+        running(r)
+        produce("after-west")
+        before_west = {f"before-k{i}" for i in range(4)}
+        twice = copied_at_least_once(r, "east", "rot.orders", sent)
+        assert twice <= before_west, twice
+
+        # The target's: the pods roll at once onto the new password (the pod template's version),
+        # and the connectors that read the target through its objects get a new config.
+        topo = _rotated(r, topo, "east")
+        puts = len(r.config_puts)
+        r.update(r.render(topo))
+        assert r.rolled == [connect]
+        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "source")]
+        running(r)
+        produce("after-east")
+        # Well past a re-authentication on both sides: no client kept an old password.
+        time.sleep(2 * REAUTH)
+        produce("well-after")
+        twice = copied_at_least_once(r, "east", "rot.orders", sent)
+        assert twice <= before_west | {f"after-west-k{i}" for i in range(4)}, twice
+        worker = r.workers[connect]
+        assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}

@@ -57,6 +57,11 @@ REFERENCED_SECRETS = "kafka-replication.referenced.versions"
 REFERENCED_SECRETS_ANNOTATION = "kafka-replication.io/referenced-versions"
 CLUSTER_LABEL = "strimzi.io/cluster"
 FLOW_LABEL = "kafka-replication.io/flow"
+# On a flow's namespace: the aliases of the clusters its connectors read, so that a team's secret
+# tooling can select the namespaces a cluster's Secret must reach (a ClusterExternalSecret's
+# namespaceSelectors, docs/topology.md#secrets-by-reference).
+SOURCE_CLUSTER_LABEL = "kafka-replication.io/source-cluster"
+TARGET_CLUSTER_LABEL = "kafka-replication.io/target-cluster"
 PART_OF = {"app.kubernetes.io/part-of": "kafka-replication", "app.kubernetes.io/managed-by": "pulumi"}
 
 

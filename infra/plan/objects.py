@@ -30,7 +30,9 @@ def object_meta(name: str, n: FlowNames | None, flow: Flow, annotations: dict[st
 
 
 def namespace(flow: Flow, n: FlowNames) -> Namespace:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": object_meta(n.namespace, None, flow)}
+    labels = {**names.flow_labels(flow.flow_name), names.SOURCE_CLUSTER_LABEL: flow.source,
+              names.TARGET_CLUSTER_LABEL: flow.target}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta(n.namespace, None, labels)}
 
 
 def replication_entries(flow: Flow, n: FlowNames, part: PartSpec) -> list[Entry]:

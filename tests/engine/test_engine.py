@@ -42,6 +42,7 @@ import yaml
 
 from contract import outputs
 from infra.checks import policies
+from infra.checks.rules import referenced
 from infra.core import names
 from infra.core.errors import TopologyError
 from infra.core.releases import Release
@@ -117,6 +118,7 @@ class Deployment:
     consumer_outputs: dict[str, Any] = field(default_factory=dict)
     state_before_destroy: str = ""
     left: dict[str, list[str]] = field(default_factory=dict)
+    kept: dict[str, str] = field(default_factory=dict)  # the team's Secrets' values (keep_team_secrets)
 
     def run(self, operation: str, name: str | None = None, **kwargs: Any) -> Run:
         result = self.engine.run(operation, self.project, self.stack, kubeconfig=self.kubeconfig, **kwargs)
@@ -156,6 +158,25 @@ def prepared(client: Client, release: Release) -> None:
     client.create(STORAGE_CLASS)
 
 
+def keep_team_secrets(model: Any, clients: dict[str, Client]) -> dict[str, str]:
+    """Each Secret of the team's the topology references, made with a distinctive value in each
+    (Kubernetes cluster, namespace) that reads it (infra/checks/rules/referenced.py `readers`);
+    the values, by where they are."""
+    kept = {}
+    for alias, cluster in sorted(model.topology.clusters.items()):
+        sasl = cluster.security.sasl
+        ref = sasl.passwordSecret if sasl else None
+        if ref is None:
+            continue
+        for kubernetes, namespace in referenced.readers(model, alias):
+            value = f"team-kept-{alias}-{base64.b32encode(namespace.encode()).decode().strip('=').lower()[:10]}"
+            clients[kubernetes or ""].create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                                              "metadata": {"name": ref.secretName, "namespace": namespace},
+                                              "stringData": {ref.key: value}})
+            kept[f"{kubernetes or ''}/{namespace}/{ref.secretName}:{ref.key}"] = value
+    return kept
+
+
 def deploy(engine: Engine, stack: str, directory: Path) -> Deployment:
     """preview, up, up again, refresh, the outputs read by another project, then destroy."""
     topology_path = without_waiting(stack, directory)
@@ -181,6 +202,9 @@ def deploy(engine: Engine, stack: str, directory: Path) -> Deployment:
             d.cli[f"config {key}"] = done.stdout + done.stderr
         d.run("preview")
         d.run("up")
+        # The Secrets the team keeps (sasl.passwordSecret), synced into the namespaces that read
+        # them as its tooling would once they exist: a second `up` and a refresh read nothing of them.
+        d.kept = keep_team_secrets(model, clients)
         d.run("up", "second up", expect_no_changes=True)
         d.run("refresh", expect_no_changes=True)
         d.outputs = json.loads(d.command("stack output", "stack", "output", "--json"))
@@ -337,8 +361,35 @@ def test_the_engine_moves_every_recorded_urn_through_its_alias(deployed):
 RETIRED = {"dev": set(), "prod": {"repl-eu-central-archive/source-eu-central"}}
 
 
+# The Secrets the team keeps that each stack references, where the engine test made them.
+KEPT = {"dev": set(), "prod": set(), "regions": {
+    f"{kubernetes}/{namespace}/eu-central-replicator:password" for kubernetes, namespace in (
+        ("k8s-eu-central", "orders-us-east-to-eu"), ("k8s-eu-central", "orders-us-west-to-eu"),
+        ("k8s-eu-central", "replication-audit"), ("k8s-us-east", "reference-eu-to-us-east"),
+        ("k8s-us-east", "replication-audit"), ("k8s-us-west", "reference-eu-to-us-west"),
+        ("k8s-us-west", "replication-audit"))}}
+
+
+def test_a_referenced_password_stays_in_the_team_s_secret(deployed):
+    """regions reads eu-central's password from a Secret the team keeps (docs/topology.md#secrets-
+    by-reference): the engine deploys it, the KafkaConnects on eu-central authenticate with the
+    team's Secret and no password Secret of ours exists; its values (made in every namespace that
+    reads it, test_no_secret_in_clear) enter neither state nor outputs."""
+    assert set(deployed.kept) == KEPT[deployed.stack]
+    if not deployed.kept:
+        return
+    auth = {o["metadata"]["name"]: o["spec"]["authentication"]["passwordSecret"]
+            for o in deployed.rendered.objects() if o["kind"] == "KafkaConnect"}
+    assert auth == {"orders-us-east-to-eu": {"secretName": "eu-central-replicator", "password": "password"},
+                    "orders-us-west-to-eu": {"secretName": "eu-central-replicator", "password": "password"},
+                    "reference-eu-to-us-east": {"secretName": "target-us-east-password", "password": "pass"},
+                    "reference-eu-to-us-west": {"secretName": "target-us-west-password", "password": "pass"}}
+    assert "target-eu-central-password" not in deployed.state_before_destroy
+    assert deployed.runs["second up"].code == 0 and deployed.runs["refresh"].code == 0
+
+
 def test_no_secret_in_clear(deployed):
-    forms = secret_forms(deployed.secrets)
+    forms = secret_forms({**deployed.secrets, **deployed.kept})
     texts = {"state": deployed.state_before_destroy, "state after destroy": deployed.engine.state_text(deployed.project),
              "outputs": json.dumps(deployed.outputs), "stack config": (deployed.project / f"Pulumi.{deployed.stack}.yaml").read_text(),
              **{f"pulumi {name}": run.output for name, run in deployed.runs.items()},

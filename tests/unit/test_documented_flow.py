@@ -69,7 +69,10 @@ def prefixed(prefix, props):
 
 def test_step2_namespace(doc_objects):
     ns = doc_objects[("Namespace", NS)]
-    assert ns == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": LABELS}}
+    # With the aliases it reads, which a team's secret tooling selects namespaces by
+    # (docs/topology.md#secrets-by-reference).
+    assert ns == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": {
+        **LABELS, "kafka-replication.io/source-cluster": "us-west", "kafka-replication.io/target-cluster": "us-east"}}}
 
 
 def test_step3_registry_secret(doc_objects):

@@ -32,14 +32,17 @@ def _owned(model: Model) -> dict[str, dict[str, str]]:
     return owned
 
 
-def readers(model: Model, alias: str) -> list[str]:
-    """The namespaces that read a cluster's referenced Secrets: each flow's (and Connect
-    cluster's) reaching it, and the audit's when the audit reads the cluster."""
-    namespaces = {d.names(p).namespace for d in model.flows for p in d.parts if alias in (d.flow.source, d.flow.target)}
+def readers(model: Model, alias: str) -> list[tuple[str | None, str]]:
+    """(Kubernetes cluster, namespace) of each reader of a cluster's referenced Secrets: each
+    flow's (and Connect cluster's) reaching it, and the audit's of each Kubernetes cluster where
+    one of them is deployed (the audit there reads the clusters of the flows deployed there).
+    The Kubernetes cluster is None without a `kubernetes` section."""
+    found = {(p.kubernetes, d.names(p).namespace) for d in model.flows for p in d.parts
+             if alias in (d.flow.source, d.flow.target)}
     audit = model.topology.audit
-    if audit and namespaces:
-        namespaces.add(audit.namespace)
-    return sorted(namespaces)
+    if audit:
+        found |= {(kubernetes, audit.namespace) for kubernetes, _ in list(found)}
+    return sorted(found, key=lambda r: (r[0] or "", r[1]))
 
 
 def check_references(model: Model) -> list[Problem]:
@@ -50,7 +53,7 @@ def check_references(model: Model) -> list[Problem]:
         ref = sasl.passwordSecret if sasl else None
         if ref is None:
             continue
-        for namespace in readers(model, alias):
+        for namespace in sorted({namespace for _, namespace in readers(model, alias)}):
             what = owned.get(namespace, {}).get(ref.secretName)
             if what is not None:
                 problems.append(Problem(

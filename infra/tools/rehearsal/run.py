@@ -83,7 +83,7 @@ def kept_secrets(model: Model, clusters: dict[str, KafkaCluster]) -> list[dict[s
         if sasl is None or sasl.passwordSecret is None:
             continue
         ref = sasl.passwordSecret
-        for namespace in referenced.readers(model, alias):
+        for _, namespace in referenced.readers(model, alias):  # one API server here
             out.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                         "metadata": {"name": ref.secretName, "namespace": namespace,
                                      "labels": {"app.kubernetes.io/managed-by": "the-team"}},

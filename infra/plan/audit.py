@@ -161,7 +161,7 @@ def spark_role_rules() -> list[PolicyRule]:
     ]
 
 
-def _command(audit: Audit, n: AuditNames, secret_aliases: list[str]) -> list[str]:
+def _command(audit: Audit, n: AuditNames, own_secrets: list[str]) -> list[str]:
     job = ["--config", f"{names.AUDIT_CONFIG_DIR}/{names.AUDIT_CONFIG_FILE}", "--out", names.AUDIT_REPORTS_DIR,
            "--runs", "--credentials", names.AUDIT_CREDENTIALS_DIR, *(["--push"] if audit.pushgateway else [])]
     if audit.executors is None:
@@ -187,8 +187,10 @@ def _command(audit: Audit, n: AuditNames, secret_aliases: list[str]) -> list[str
         "spark.executor.memory": ex.memory,
         **{f"spark.kubernetes.executor.label.{k}": v for k, v in names.AUDIT_SELECTOR.items()},
         # Executors read Kafka too: the same credential files at the same paths.
+        # Only the audit's own Secrets: a referenced password is read by the driver alone, which
+        # hands the clients' settings to the executors in the Kafka source's options.
         **{f"spark.kubernetes.executor.secrets.{n.credentials_secret(a)}": n.credentials_dir(a)
-           for a in secret_aliases},
+           for a in own_secrets},
     }
     if audit.imagePullPolicy:
         conf["spark.kubernetes.container.image.pullPolicy"] = audit.imagePullPolicy.value
@@ -211,7 +213,7 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
     ns = n.namespace
     aliases = audited_aliases(stack_plan)
     # Clusters reached with credentials (PLAINTEXT ones have none: no Secret, nothing to mount).
-    secret_aliases = [a for a in aliases if topo.clusters[a].security.secret_items or _password_ref(topo, a)]
+    secret_aliases = [a for a in aliases if topo.clusters[a].security.credential_items]
     objects: list[AuditObject] = [{"apiVersion": "v1", "kind": "ServiceAccount",
                                    "metadata": _meta(n.service_account, ns),
                                    "automountServiceAccountToken": audit.executors is not None}]
@@ -264,7 +266,7 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
         # `python -m` starts the JVM through PySpark: the driver's heap is set here.
         env.append({"name": "PYSPARK_SUBMIT_ARGS", "value": f"--driver-memory {audit.driverMemory} pyspark-shell"})
     container: JSON = {
-        "name": "audit", "image": audit.image, "command": _command(audit, n, secret_aliases), "env": env,
+        "name": "audit", "image": audit.image, "command": _command(audit, n, [a for a in secret_aliases if topo.clusters[a].security.secret_items]), "env": env,
         "resources": audit.resources.model_dump(exclude_none=True), "volumeMounts": mounts,
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
                             "runAsNonRoot": True},

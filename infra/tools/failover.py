@@ -142,9 +142,10 @@ def reach(flows: list[Any], aliases: list[str], bootstrap_args: list[str], conne
 
 def credential_problems(model: Model, aliases: list[str], credentials: Path | None) -> list[Problem]:
     """Every file the check reads that is not there: `<credentials>/<alias>/<file>`, the audit's
-    layout (contract/audit.py CREDENTIAL_FILES), one per secret item of the cluster."""
+    layout (contract/audit.py CREDENTIAL_FILES), one per credential of the cluster (a password
+    taken by reference too: the files are the audit's, whatever their Secrets)."""
     needed = [(alias, item, CREDENTIAL_FILES[item]) for alias in aliases
-              for item in model.clusters[alias].security.secret_items]
+              for item in model.clusters[alias].security.credential_items]
     if credentials is None:
         return [_refused("--credentials", None, "a folder holding " + ", ".join(
             f"{alias}/{name}" for alias, _, name in needed) + " (the audit's Secrets' layout: "

@@ -32,7 +32,7 @@ def regions():
 
 def test_every_resource_carries_its_clusters_provider(regions):
     placed = [(r, r.kubernetes) for r in regions.resources if r.is_kubernetes]
-    assert len(placed) == 86  # with each Connect cluster's metrics rules ConfigMap and its TLS source's files Secret
+    assert len(placed) == 82  # with each Connect cluster's metrics rules ConfigMap and its TLS source's files Secret; no password Secret of eu-central's (the team keeps it)
     for resource, cluster in placed:
         labels = resource.inputs["metadata"]["labels"]
         flow = labels.get(names.FLOW_LABEL)
@@ -79,7 +79,7 @@ def test_render_writes_each_cluster_apart(regions, tmp_path):
         assert sorted(w for w in written if w.startswith(f"{cluster}/replication-audit/Secret-")) == [
             f"{cluster}/replication-audit/Secret-kafka-replication-audit-{a}.yaml" for a in aliases]
     summary = render.summary(regions)
-    assert "Kubernetes cluster k8s-us-east (provider kubernetes-k8s-us-east): + 23 objects" in summary
+    assert "Kubernetes cluster k8s-us-east (provider kubernetes-k8s-us-east): + 22 objects" in summary
     assert "3 Kubernetes providers" in summary
 
 

@@ -233,3 +233,34 @@ def test_the_operator_stand_in_refuses_a_missing_secret_or_key_as_strimzi_does(t
         operator.check_auth_secrets(connect, {**ours, "east-creds": {"pass": b"x"}})
     assert str(no_key.value) == "Items with key(s) [password] are missing in Secret east-creds"
     operator.check_auth_secrets(connect, {**ours, "east-creds": {"password": b"x"}})
+
+
+def test_two_clusters_naming_one_secret_key_are_refused():
+    topo = referencing()
+    topo["clusters"]["us-east"]["security"]["sasl"]["passwordSecret"] = SOURCE_REF
+    assert _refused(topo) == [
+        "clusters.us-west: security.sasl.passwordSecret: got 'kafka-creds:replicator-password'; expected a Secret key "
+        f"no other cluster reads in namespace {NS}: clusters.us-east reads the same, and one key holds one password"]
+
+
+def test_the_audit_s_executors_mount_only_the_audit_s_own_secrets(tmp_path):
+    topo = referencing()
+    topo["audit"]["executors"] = {"instances": 2, "cores": 1, "memory": "1g"}
+    topo["clusters"]["us-east"]["security"] = {"protocol": "SASL_PLAINTEXT",
+                                               "sasl": topo["clusters"]["us-east"]["security"]["sasl"]}
+    r = render_topology(tmp_path, topo, secrets=KEPT, placeholder_secrets=False)
+    cron = by_kind_name(r.objects())[("CronJob", "kafka-replication-audit")]
+    command = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    mounted = sorted(a for a in command if a.startswith("spark.kubernetes.executor.secrets."))
+    # us-east's only credential is the team's Secret: the driver reads it, no Secret of ours to mount.
+    assert mounted == ["spark.kubernetes.executor.secrets.kafka-replication-audit-us-west=/etc/replication-audit/kafka/us-west"]
+
+
+def test_the_failover_and_lag_commands_ask_for_a_referenced_password_s_file(tmp_path):
+    from infra.tools import failover
+
+    model = validation.parse(referencing())
+    (tmp_path / "us-west").mkdir()
+    problems = [str(p) for p in failover.credential_problems(model, ["us-west"], tmp_path)]
+    assert problems[0] == (f"--credentials: (argument): got {str(tmp_path / 'us-west' / 'password')!r}; expected a file: "
+                           "password of clusters.us-west")

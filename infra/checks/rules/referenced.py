@@ -48,6 +48,21 @@ def readers(model: Model, alias: str) -> list[tuple[str | None, str]]:
 def check_references(model: Model) -> list[Problem]:
     problems = []
     owned = _owned(model)
+    # One (Secret, key) per password in a namespace: two clusters naming the same would read one value.
+    taken: dict[tuple[str, str, str], str] = {}
+    for alias, cluster in sorted(model.topology.clusters.items()):
+        sasl = cluster.security.sasl
+        ref = sasl.passwordSecret if sasl else None
+        if ref is None:
+            continue
+        for namespace in sorted({namespace for _, namespace in readers(model, alias)}):
+            other = taken.setdefault((namespace, ref.secretName, ref.key), alias)
+            if other != alias:
+                problems.append(Problem(
+                    f"clusters.{alias}", "security.sasl.passwordSecret", f"{ref.secretName}:{ref.key}",
+                    f"a Secret key no other cluster reads in namespace {namespace}: clusters.{other} reads the same, "
+                    "and one key holds one password"))
+                break
     for alias, cluster in sorted(model.topology.clusters.items()):
         sasl = cluster.security.sasl
         ref = sasl.passwordSecret if sasl else None

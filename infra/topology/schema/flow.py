@@ -85,6 +85,14 @@ class Security(_Strict):
         return items
 
 
+    @property
+    def credential_items(self) -> list[str]:
+        """The credential files a client of this cluster reads (contract/audit.py CREDENTIAL_FILES):
+        the secret items and a password taken by reference (`sasl.passwordSecret`) too."""
+        referenced = ["password"] if self.sasl and self.sasl.passwordSecret is not None else []
+        return referenced + self.secret_items
+
+
 class Cluster(_Strict):
     bootstrapServers: Annotated[str, Field(min_length=1, max_length=4096)]
     security: Security = Security()

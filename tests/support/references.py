@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from infra.checks.rules import referenced
 from infra.core import names
 from infra.plan.stack import plan
 from infra.plan.types import StackPlan
@@ -30,8 +31,21 @@ def plan_random(data: dict) -> tuple[Model, StackPlan] | None:
     stack = plan(topo)
     objects = list(stack.objects)
     assert len({(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}) == len(objects)
-    assert check_references(objects) > 0
+    assert check_references(objects + team_secrets(topo)) > 0
     return topo, stack
+
+
+def team_secrets(model: Model) -> list[dict]:
+    """The Secrets the team keeps that the topology references (`sasl.passwordSecret`), in every
+    namespace that reads them, as its tooling would have them: what references may resolve to
+    besides the plan's own objects."""
+    out = []
+    for alias, cluster in sorted(model.topology.clusters.items()):
+        ref = cluster.security.sasl.passwordSecret if cluster.security.sasl else None
+        for _, namespace in (referenced.readers(model, alias) if ref else []):
+            out.append({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": ref.secretName, "namespace": namespace},
+                        "stringData": {ref.key: ""}})
+    return out
 
 
 def check_references(objects: list[dict]) -> int:

@@ -142,10 +142,8 @@ def _referenced_and_configured(model: Model, has_secret: Callable[[str], bool]) 
     value is never read, and whoever rotates it there would believe it used."""
     problems = []
     for alias, cluster in sorted(model.topology.clusters.items()):
-        sasl = cluster.security.sasl
-        key = secret_key(alias, "password")
-        if sasl and sasl.passwordSecret and has_secret(key):
-            ref = sasl.passwordSecret
+        ref, key = cluster.security.password_secret, secret_key(alias, "password")
+        if ref and has_secret(key):
             problems.append(Problem(f"clusters.{alias}", f"secret config {PROJECT}:{key}", stack_config.NotShown(),
                                     f"no value: the password is read from Secret {ref.secretName} (key {ref.key}, "
                                     f"security.sasl.passwordSecret), never from config; remove it: "

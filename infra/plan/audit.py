@@ -22,7 +22,7 @@ from infra.plan.connectors import SMT_INSERT_HEADER
 from infra.plan.failover import kafka_long
 from infra.plan.types import StackPlan
 from infra.topology.resolution import Model, SourceSpec
-from infra.topology.schema import Audit, SecretKeyRef
+from infra.topology.schema import Audit
 
 
 def _cluster(topo: Model, alias: str) -> JSON:
@@ -200,11 +200,6 @@ def _command(audit: Audit, n: AuditNames, own_secrets: list[str]) -> list[str]:
     return [*args, AUDIT_MODULE, *job]
 
 
-def _password_ref(topo: Model, alias: str) -> SecretKeyRef | None:
-    sasl = topo.clusters[alias].security.sasl
-    return sasl.passwordSecret if sasl else None
-
-
 def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None) -> AuditPlan | None:
     audit = topo.audit
     if audit is None:
@@ -236,7 +231,7 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
             objects.append(opaque_secret(_meta(n.credentials_secret(alias), ns), {
                 CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=i in BINARY_ITEMS) for i in items}))
             sources.append({"secret": {"name": n.credentials_secret(alias)}})
-        ref = _password_ref(topo, alias)
+        ref = topo.clusters[alias].security.password_secret
         if ref is not None:
             # The team's Secret, of the same name in the audit's namespace (a pod mounts Secrets of
             # its own namespace only), projected beside ours as the same `password` file.

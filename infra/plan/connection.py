@@ -119,7 +119,7 @@ def _jaas(alias: str, cluster: Cluster, namespace: str) -> SecretValue | Inline:
     reference to the team's Secret (`sasl.passwordSecret`)."""
     sasl = cluster.security.sasl
     assert sasl is not None, "a JAAS line is only written for a SASL cluster"
-    ref = sasl.passwordSecret
+    ref = cluster.security.password_secret
     if ref is not None:
         return Inline(jaas_config(sasl.mechanism.value, sasl.username,
                                   references.kubernetes(Store.SECRET, namespace, ref.secretName, ref.key)))
@@ -271,7 +271,7 @@ def target_objects(alias: str, cluster: Cluster, n: FlowNames) -> tuple[Entry, .
     """What the KafkaConnect resource itself needs of the target (step 4): the alias ConfigMap,
     the SASL password Secret, the CA certificate Secret and, for mTLS, the client key pair."""
     entries = [Entry(Store.CONFIGMAP, n.target_configmap, "alias", alias)]
-    if cluster.security.sasl and cluster.security.sasl.passwordSecret is None:
+    if cluster.security.sasl and cluster.security.password_secret is None:
         # A referenced password (`sasl.passwordSecret`) is read from the team's Secret instead
         # (objects.connect_spec's passwordSecret).
         entries.append(Entry(Store.SECRET, n.target_password_secret, "pass",
@@ -295,8 +295,7 @@ def versioned_references(clusters: Iterable[Cluster]) -> dict[tuple[str, str], s
     `version` (names.REFERENCED_SECRETS)."""
     out = {}
     for cluster in clusters:
-        sasl = cluster.security.sasl
-        ref = sasl.passwordSecret if sasl else None
+        ref = cluster.security.password_secret
         if ref is not None and ref.version is not None:
             out[(ref.secretName, ref.key)] = ref.version
     return out

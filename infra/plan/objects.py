@@ -162,7 +162,7 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         spec["tls"] = {"trustedCertificates": [{"secretName": n.target_ca_secret, "pattern": n.TARGET_CA_CERTIFICATES}]}
     authentication: Authentication | None = None
     if target.sasl:
-        ref = target.sasl.passwordSecret
+        ref = target.password_secret
         authentication = {"type": AUTH_TYPES[target.sasl.mechanism.value], "username": target.sasl.username,
                           "passwordSecret": {"secretName": ref.secretName, "password": ref.key} if ref else
                           {"secretName": n.target_password_secret, "password": "pass"}}
@@ -174,7 +174,7 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
     if settings.resources:
         spec["resources"] = settings.resources.model_dump(exclude_none=True)
     template = connect_template(model, n, entries)
-    ref = target.sasl.passwordSecret if target.sasl else None
+    ref = target.password_secret
     version = referenced_versions([(ref.secretName, ref.key)], versioned_references([model.clusters[flow.target]])) \
         if ref else None
     if version is not None:

@@ -164,8 +164,7 @@ def keep_team_secrets(model: Any, clients: dict[str, Client]) -> dict[str, str]:
     the values, by where they are."""
     kept = {}
     for alias, cluster in sorted(model.topology.clusters.items()):
-        sasl = cluster.security.sasl
-        ref = sasl.passwordSecret if sasl else None
+        ref = cluster.security.password_secret
         if ref is None:
             continue
         for kubernetes, namespace in referenced.readers(model, alias):

@@ -41,7 +41,7 @@ def team_secrets(model: Model) -> list[dict]:
     besides the plan's own objects."""
     out = []
     for alias, cluster in sorted(model.topology.clusters.items()):
-        ref = cluster.security.sasl.passwordSecret if cluster.security.sasl else None
+        ref = cluster.security.password_secret
         for _, namespace in (referenced.readers(model, alias) if ref else []):
             out.append({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": ref.secretName, "namespace": namespace},
                         "stringData": {ref.key: ""}})

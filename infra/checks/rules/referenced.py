@@ -50,29 +50,24 @@ def check_references(model: Model) -> list[Problem]:
     owned = _owned(model)
     # One (Secret, key) per password in a namespace: two clusters naming the same would read one value.
     taken: dict[tuple[str, str, str], str] = {}
+    shared: list[Problem] = []
     for alias, cluster in sorted(model.topology.clusters.items()):
-        sasl = cluster.security.sasl
-        ref = sasl.passwordSecret if sasl else None
+        ref = cluster.security.password_secret
         if ref is None:
             continue
+        clashed = False
         for namespace in sorted({namespace for _, namespace in readers(model, alias)}):
             other = taken.setdefault((namespace, ref.secretName, ref.key), alias)
-            if other != alias:
-                problems.append(Problem(
+            if other != alias and not clashed:
+                clashed = True
+                shared.append(Problem(
                     f"clusters.{alias}", "security.sasl.passwordSecret", f"{ref.secretName}:{ref.key}",
                     f"a Secret key no other cluster reads in namespace {namespace}: clusters.{other} reads the same, "
                     "and one key holds one password"))
-                break
-    for alias, cluster in sorted(model.topology.clusters.items()):
-        sasl = cluster.security.sasl
-        ref = sasl.passwordSecret if sasl else None
-        if ref is None:
-            continue
-        for namespace in sorted({namespace for _, namespace in readers(model, alias)}):
             what = owned.get(namespace, {}).get(ref.secretName)
             if what is not None:
                 problems.append(Problem(
                     f"clusters.{alias}", "security.sasl.passwordSecret.secretName", ref.secretName,
                     f"a Secret the program does not create: in namespace {namespace} it creates "
                     f"{ref.secretName} ({what}) and would overwrite yours; rename your Secret"))
-    return problems
+    return shared + problems

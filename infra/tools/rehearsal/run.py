@@ -79,10 +79,9 @@ def kept_secrets(model: Model, clusters: dict[str, KafkaCluster]) -> list[dict[s
     are applied with the render, never part of it: the program only references them."""
     out = []
     for alias, cluster in sorted(model.clusters.items()):
-        sasl = cluster.security.sasl
-        if sasl is None or sasl.passwordSecret is None:
+        ref = cluster.security.password_secret
+        if ref is None:
             continue
-        ref = sasl.passwordSecret
         for _, namespace in referenced.readers(model, alias):  # one API server here
             out.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                         "metadata": {"name": ref.secretName, "namespace": namespace,

@@ -78,7 +78,7 @@ class Security(_Strict):
         """The secret config items (`<alias>.<item>`, infra/deploy/config.py SECRET_ITEMS) a client of
         this cluster needs."""
         tls = self.effective_tls
-        items = ["password"] if self.sasl and self.sasl.passwordSecret is None else []
+        items = ["password"] if self.sasl and self.password_secret is None else []
         if tls:
             items += ["caCert"] if tls.trust is Trust.pem else ["truststore", "truststorePassword"]
             items += ["clientCert", "clientKey"] if tls.clientCertificate else []
@@ -86,10 +86,15 @@ class Security(_Strict):
 
 
     @property
+    def password_secret(self) -> SecretKeyRef | None:
+        """The team's Secret the SASL password is read from (`sasl.passwordSecret`), if any."""
+        return self.sasl.passwordSecret if self.sasl else None
+
+    @property
     def credential_items(self) -> list[str]:
         """The credential files a client of this cluster reads (contract/audit.py CREDENTIAL_FILES):
         the secret items and a password taken by reference (`sasl.passwordSecret`) too."""
-        referenced = ["password"] if self.sasl and self.sasl.passwordSecret is not None else []
+        referenced = ["password"] if self.password_secret is not None else []
         return referenced + self.secret_items
 
 

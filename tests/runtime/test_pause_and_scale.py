@@ -19,7 +19,7 @@ from datetime import datetime
 import pytest
 
 from tests.support.replication import (Ledger, copied_at_least_once, dev_for_runtime, eventually, halted,
-                                       records, rehearsal, running)
+                                       records, rehearsal, replicating, running)
 from tests.support.stacks import OFFSETS_RELEASES, RELEASE_ENDS, RELEASES_BY_WORKER_CONNECTION, ROOT, ids
 
 pytestmark = pytest.mark.runtime
@@ -142,19 +142,6 @@ def rotate_scram(r, alias: str, user: str) -> None:
     r.clients.alter_scram(r.client(alias), user, "SCRAM-SHA-512", new)
     cluster.password = new
     r.secret_config[f"{alias}.password"] = new
-
-
-def replicating(r, source: str, target: str) -> tuple[Ledger, tuple[str, str]]:
-    """The rotation tests' start: `rot.orders` on the source, four records, the stack deployed
-    and every record on the target once. Returns the ledger and the one Connect cluster."""
-    r.clients.create_topics(r.client(source), {"rot.orders": 2})
-    ledger = Ledger(r, "rot.orders", "rot.orders", source=source, target=target)
-    ledger.produce("before")
-    r.deploy()
-    running(r)
-    ledger.holds_exactly()
-    (connect,) = r.workers
-    return ledger, connect
 
 
 ROTATION = {

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.support.replication import Ledger, copied_at_least_once, for_runtime, rehearsal, running
+from tests.support.replication import copied_at_least_once, for_runtime, rehearsal, replicating, running
 from tests.support.stacks import on_release
 
 pytestmark = pytest.mark.runtime
@@ -64,14 +64,8 @@ def test_a_flow_whose_every_credential_is_a_reference_replicates_and_rotates(run
     offsets uncommitted), nothing after."""
     topo = for_runtime(on_release(TOPOLOGY, "strimzi", "1.2.0"))
     with rehearsal(topo, tmp_path, runtime_api, reauthenticate={"west": REAUTH, "east": REAUTH}) as r:
-        r.clients.create_topics(r.client("west"), {"rot.orders": 2})
-        ledger = Ledger(r, "rot.orders", "rot.orders", source="west", target="east")
+        ledger, connect = replicating(r, "west", "east")
         produce, sent = ledger.produce, ledger.sent
-        produce("before")
-        r.deploy()
-        running(r)
-        ledger.holds_exactly()
-        (connect,) = r.workers
 
         # The program created no Secret: the team's are the only ones, in the flow's namespace.
         secrets = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in r.objects if o["kind"] == "Secret")

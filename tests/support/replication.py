@@ -275,6 +275,19 @@ def user_topics(r: Rehearsal, alias: str) -> list[str]:
     return [t for t in r.clients.topics(r.client(alias)) if not t.startswith("__")]
 
 
+def replicating(r, source: str, target: str) -> tuple[Ledger, tuple[str, str]]:
+    """The rotation drills' start: `rot.orders` on the source, four records, the stack deployed
+    and every record on the target once. Returns the ledger and the one Connect cluster."""
+    r.clients.create_topics(r.client(source), {"rot.orders": 2})
+    ledger = Ledger(r, "rot.orders", "rot.orders", source=source, target=target)
+    ledger.produce("before")
+    r.deploy()
+    running(r)
+    ledger.holds_exactly()
+    (connect,) = r.workers
+    return ledger, connect
+
+
 def copied_at_least_once(r, alias: str, topic: str, sent: list[dict]) -> set[str]:
     """Every record sent is on `alias`, in order per partition, none lost and none more than
     twice (a rotation's at-least-once); the keys copied twice."""

@@ -244,6 +244,8 @@ def _filters_that_match_nothing(ctx: _Context) -> None:
     for flow in ctx.model.flows:
         for where, spec in _filters(flow):
             field = "topics" if where == "topics" else f"{where}.topics"
+            if spec.witness() is not None:
+                continue  # a topic it keeps, found on the way: nothing to say
             try:
                 if not spec.included(ctx.allowance).nonempty(ctx.allowance):
                     ctx.warnings.append(

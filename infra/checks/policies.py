@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from infra.checks.rules import TOPIC_KEEPING, renames_topic, secret_named
@@ -109,11 +110,12 @@ JAAS_OPTION = re.compile(r"(?P<name>[\w.-]+)\s*=\s*(?P<value>\"(?:[^\"\\]|\\.)*\
 # account tokens, OAuth access tokens), bearer credentials, and the prefixed tokens of common
 # services.
 TOKENS = (
-    ("a JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")),
-    ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}")),
-    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
-    ("a Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("a JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), ("eyJ",)),
+    ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}"), ("Bearer",)),
+    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    ("a Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), ("AKIA", "ASIA")),
 )
 # A key whose last part names a token (`token`, `accessToken`, `oauth.refresh.token`), beside
 # the secret names the topology's rules refuse (infra/checks/rules/ SECRET_LIKE). Not every key with
@@ -147,6 +149,8 @@ def _unquoted(value: str) -> str:
 
 def _jaas(value: str) -> str | None:
     """The first secret option of a JAAS line given literally, or None."""
+    if "LoginModule" not in value:  # what every JAAS_LINE holds
+        return None
     for line in JAAS_LINE.finditer(value):
         if line.group("flag").upper() not in JAAS_FLAGS:
             continue
@@ -163,13 +167,15 @@ def secret_found(key: str, value: Any) -> Hidden | None:
     value under a key that names a secret. Config provider references are never secrets."""
     if not isinstance(value, str) or not value.strip() or only_references(value):
         return None
-    if PEM_PRIVATE_KEY.search(value):
+    if "PRIVATE KEY-----" in value and PEM_PRIVATE_KEY.search(value):
         return Hidden("a PEM private key")
     option = _jaas(value)
     if option is not None:
         return Hidden(f"a JAAS line with a literal {option}")
-    for what, pattern in TOKENS:
-        if pattern.search(value):
+    for what, pattern, hints in TOKENS:
+        # Each pattern starts with a literal (`hints`): a substring test, far cheaper than the
+        # search over a long value (a ConfigMap's file), rules out most values.
+        if any(h in value for h in hints) and pattern.search(value):
             return Hidden(what)
     if _secret_key(key) and "\n" not in value.strip() and not _names_a_secret(key, value):
         return Hidden("a literal value")
@@ -185,16 +191,32 @@ def _names_a_secret(key: str, value: str) -> bool:
     return NAMES_A_SECRET.search(key) is not None and len(value) <= 253 and DNS1123_SUBDOMAIN.fullmatch(value) is not None
 
 
-def _embedded(value: str) -> Iterable[tuple[int, str, str]]:
-    """(line number, key, value) of each `key: value` line of a multi-line value."""
+def _embedded(value: str) -> Iterable[tuple[int, str, Hidden]]:
+    """(line number, key, what) of each secret-looking `key: value` line of a multi-line value."""
     for number, line in enumerate(value.splitlines(), 1):
-        found = EMBEDDED.fullmatch(line)
-        if found is None:
-            continue
-        given = _unquoted(found.group("value"))
-        if given.lower() in NOT_A_VALUE or re.fullmatch(r"-?[\d.]+", given):
-            continue
-        yield number, found.group("key"), given
+        found = _line_secret(line)
+        if found is not None:
+            yield number, *found
+
+
+# A plan's objects repeat the same values and lines hundreds of times (the exporter's rules in
+# every Connect cluster's ConfigMap, the same references in every connector): each distinct one is
+# read once per process. Both are pure functions of their strings.
+@lru_cache(maxsize=1 << 16)
+def _value_secret(key: str, value: str) -> Hidden | None:
+    return secret_found(key, value)
+
+
+@lru_cache(maxsize=1 << 16)
+def _line_secret(line: str) -> tuple[str, Hidden] | None:
+    found = EMBEDDED.fullmatch(line)
+    if found is None:
+        return None
+    given = _unquoted(found.group("value"))
+    if given.lower() in NOT_A_VALUE or re.fullmatch(r"-?[\d.]+", given):
+        return None
+    hidden = _value_secret(found.group("key"), given)
+    return None if hidden is None else (found.group("key"), hidden)
 
 
 def secret_values(obj: Mapping[str, Any]) -> list[Problem]:
@@ -208,14 +230,12 @@ def secret_values(obj: Mapping[str, Any]) -> list[Problem]:
     problems = []
     for key in sorted(values, key=str):
         value, field = values[key], f"{section}.{key}"
-        found = secret_found(str(key), value)
+        found = _value_secret(str(key), value) if isinstance(value, str) else secret_found(str(key), value)
         if found is not None:
             problems.append(Problem(where, field, found, allowed))
         elif isinstance(value, str) and "\n" in value.strip():
-            for number, inner_key, inner in _embedded(value):
-                hidden = secret_found(inner_key, inner)
-                if hidden is not None:
-                    problems.append(Problem(where, f"{field} (line {number}: {inner_key})", hidden, allowed))
+            for number, inner_key, hidden in _embedded(value):
+                problems.append(Problem(where, f"{field} (line {number}: {inner_key})", hidden, allowed))
     return problems
 
 

@@ -147,6 +147,38 @@ class Filter:
         such as the storage topics of a large stack, are set lookups)."""
         return jregex.matches(self._include, topic) and not jregex.matches(self._exclude, topic)
 
+    def witness(self) -> str | None:
+        """A legal topic this filter keeps, found without building an automaton, or None, which
+        proves nothing (the automata decide then). Most filters keep some name a few steps
+        from their start (`orders\\..*` keeps `orders.`): a breadth-first walk of the include
+        pattern's own automaton, a representative character per character class, for at most
+        WITNESS_STEPS sets of states. Each name it reaches is put to Kafka's verdict (`matches`:
+        the include pattern whole, not the excludes), so a name it returns is one the connector
+        replicates; the order of the walk is fixed, so is the answer."""
+        try:
+            nfa = self._include
+        except Undecided:
+            return None
+        for name in sorted(nfa.words)[:WITNESS_STEPS]:  # in a fixed order, whatever the hash seed
+            if legal(name) and self.matches(name):
+                return name
+        first = nfa.closure([nfa.start], True, False)
+        queue, seen = [("", first)], {first}
+        for word, states in queue:  # grows as it is read: breadth first
+            if len(queue) > WITNESS_STEPS:
+                return None
+            if word and nfa.accept in nfa.closure(states, False, True) and legal(word) and self.matches(word):
+                return word
+            if len(word) >= jregex.MAX_TOPIC:
+                continue
+            for c in _representatives(nfa, states):
+                moved = nfa.closure({t for s in states for chars, t in nfa.edges[s]
+                                     if jregex.contains(chars, ord(c))}, False, False)
+                if moved not in seen:
+                    seen.add(moved)
+                    queue.append((word + c, moved))
+        return None
+
     def included(self, allowance: Allowance) -> Language:
         """The legal names the include filter accepts, before any exclude."""
         include = _automaton(("rest", self.include, self.prefix), allowance,
@@ -234,6 +266,23 @@ class Topics:
 
     def with_prefix(self, prefix: str) -> Topics:
         return Topics(tuple(Filter(f.include, f.exclude, prefix) for f in self.filters))
+
+
+# How many sets of states `Filter.witness` visits (and listed names it tries) before it leaves
+# the question to the automata.
+WITNESS_STEPS = 64
+
+
+def _representatives(nfa: jregex.NFA, states: frozenset[int]) -> list[str]:
+    """The first topic character (in TOPIC_ALPHABET's order) of each character class leaving
+    these states, in that order."""
+    found = set()
+    for s in states:
+        for chars, _ in nfa.edges[s]:
+            c = next((c for c in jregex.TOPIC_ALPHABET if jregex.contains(chars, ord(c))), None)
+            if c is not None:
+                found.add(c)
+    return sorted(found, key=_ORDER.__getitem__)
 
 
 def _compiled(patterns: tuple[str, ...], prefix: str) -> jregex.NFA:

@@ -32,6 +32,8 @@ The MBeans, from Kafka's sources:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from infra.core import yamltext
 from infra.core.errors import Problem
 from infra.core.manifests import JSON, ConfigValue
@@ -95,7 +97,11 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
     rule, unanchored, against `domain<key=value, ...><>attribute: value`, tries them in order and
     keeps the first match, so each status rule stands before its kind's numbers, and every
     attribute ends at its ':' (`records-lag` must not take `records-lag-avg`)."""
-    static = {FLOW_LABEL: n.flow, CONNECT_LABEL: n.connect}
+    return _exporter_config(release, n.flow, n.connect, source_alias)
+
+
+def _exporter_config(release: Release, flow: str, connect: str, source_alias: str) -> JSON:
+    static = {FLOW_LABEL: flow, CONNECT_LABEL: connect}
 
     def rule(pattern: str, name: str, labels: dict[str, str], help_: str, value: int | None = None,
              kind: str = "GAUGE") -> JSON:
@@ -179,7 +185,40 @@ def exporter_config(release: Release, n: FlowNames, source_alias: str) -> JSON:
 
 
 def exporter_yaml(release: Release, n: FlowNames, source_alias: str) -> str:
-    return yamltext.dump(exporter_config(release, n, source_alias), sort_keys=False, width=1000)
+    """`exporter_config` as YAML. The text differs between Connect clusters only in three
+    scalars (the flow, the Connect cluster, the source alias), and writing it is most of what the
+    plan costs (PyYAML represents every node in Python: 4 of 7 s at 500 flows). So it is written
+    once per release with a stand-in for each, and the stand-ins replaced by the values, where
+    each value is written as itself (a plain YAML scalar, as every flow and alias name is unless
+    YAML reads it as something else, `on` or `123`); otherwise it is written whole.
+    tests/unit/test_metrics.py holds both to the same text."""
+    values = (n.flow, n.connect, source_alias)
+    if not all(map(_plain, values)):
+        return _yaml(exporter_config(release, n, source_alias))
+    text = _template(release)
+    for standin, value in zip(_STANDINS, values):
+        text = text.replace(standin, value)
+    return text
+
+
+# Written nowhere else in the rules (tests/unit/test_metrics.py): each stands for one value.
+_STANDINS = ("flowstandin", "connectstandin", "sourcestandin")
+
+
+@lru_cache(maxsize=None)
+def _template(release: Release) -> str:
+    return _yaml(_exporter_config(release, *_STANDINS))
+
+
+@lru_cache(maxsize=4096)
+def _plain(value: str) -> bool:
+    # As a mapping's value, where the names stand in the rules (a lone scalar ends with `...`
+    # in PyYAML's Python emitter and not in libyaml's).
+    return _yaml({"label": value}) == f"label: {value}\n"
+
+
+def _yaml(data: object) -> str:
+    return yamltext.dump(data, sort_keys=False, width=1000)
 
 
 def enabled(monitoring: Monitoring) -> bool:

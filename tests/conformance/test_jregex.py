@@ -123,6 +123,41 @@ def test_shortest_common_topics_are_confirmed_by_java(differential):
     assert len(checks) > 60 and len(samples) > 300, (len(checks), len(samples))
 
 
+def test_a_filters_witness_is_a_topic_java_keeps_and_the_automata_agree(differential):
+    """`Filter.witness` (the guardrails' shortcut before the automata): every name it returns,
+    Java matches with the include patterns and not with the excludes (Kafka's defaults
+    included), and it is legal; where it returns None the automata decide, and where they find
+    the filter keeps nothing it never returned a name."""
+    cases, java, _ = differential
+    good = [p for (p, _), (kind, _b) in zip(cases, java) if kind == "M" and ours(p, [])[0] == "ok"]
+    rng = random.Random(SEED + 2)
+    found, empty, undecided = [], 0, 0
+    for _ in range(600):
+        include, exclude = rng.choice(good), rng.choice([[], rng.choice(good)])
+        spec = topics.Filter(tuple(include), tuple(exclude))
+        witness = spec.witness()
+        try:
+            keeps = spec.language(topics.Allowance()).nonempty(topics.Allowance())
+        except topics.Undecided:
+            undecided += 1
+            keeps = None
+        if keeps is False:
+            empty += 1
+            assert witness is None, (include, exclude, witness)
+        if witness is not None:
+            assert topics.legal(witness), (include, exclude, witness)
+            found.append((include, exclude, witness))
+    verdicts = gen.java_verdicts([(i, [w]) for i, _, w in found]
+                                 + [([*e, *topics.DEFAULT_TOPICS_EXCLUDE], [w]) for _, e, w in found])
+    n = len(found)
+    for k, (include, exclude, witness) in enumerate(found):
+        assert verdicts[k] == ("M", "1"), (include, witness, verdicts[k])
+        assert verdicts[n + k] == ("M", "0"), (exclude, witness, verdicts[n + k])
+    # The shortcut must answer most filters that keep a topic, or it saves nothing.
+    print("WITNESS", len(found), empty, undecided)
+    assert len(found) > 300 and empty > 20, (len(found), empty, undecided)
+
+
 # ------------------------------------------------------------------ the dialect, case by case
 
 

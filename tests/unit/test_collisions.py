@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from infra.checks import validation
+from infra.filters import topics
 from tests.support.refusals import accepted, problems
 from tests.support.topologies import among as topo
 
@@ -77,6 +78,19 @@ def test_a_filter_whose_excludes_cover_it_is_warned_about():
         "flows[0] (repl-a-b): topics ['orders\\\\..*'] match no topic that is not excluded (by topicsExclude "
         "['orders.*'] or Kafka's default excludes ['.*[\\\\-\\\\.]internal', '.*\\\\.replica', '__.*']): this source "
         "connector replicates nothing"]
+
+
+def test_a_topic_a_filter_keeps_is_found_before_any_automaton():
+    """The guardrail's shortcut (topics.Filter.witness): a short walk of the include pattern finds
+    a name Kafka keeps; where the excludes or the alphabet leave none, it finds none and the
+    automata above decide (tests/conformance/test_jregex.py holds it to the JDK)."""
+    assert topics.Filter(("orders\\..*",)).witness() == "orders."
+    assert topics.Filter(("payments|orders",)).witness() == "orders"
+    assert topics.Filter(("t[0-9]+\\.(eu|us)",)).witness() == "t0.eu"
+    assert topics.Filter((".*",), ("orders.*",)).witness() == "a"
+    assert topics.Filter(("__.*",)).witness() is None  # Kafka's default excludes take every name
+    assert topics.Filter(("orders\\..*",), ("orders.*",)).witness() is None
+    assert topics.Filter(("orders/eu",)).witness() is None
 
 
 def test_legal_filters_are_not_warned_about():

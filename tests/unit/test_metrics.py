@@ -368,3 +368,24 @@ def test_operator_refuses_a_missing_rules_configmap_or_key():
     assert operator.metrics_json(bare, maps) is None
     reporter, _ = _connect("strimzi", "1.2.0", exporter="strimziMetricsReporter")
     assert operator.metrics_json(reporter, maps) is None
+
+
+@pytest.mark.parametrize("release", SUPPORTED, ids=lambda r: r.name)
+@pytest.mark.parametrize("flow, part, source, plain", [
+    (FLOW, None, "us-west", True), ("repl-a-b", "high", "a", True),
+    # Names YAML reads as something else (a boolean, a number, null): written whole, quoted.
+    ("on", None, "123", False), ("repl-x-y", "null", "yes", False), ("1e3", "no", "off", False)])
+def test_the_exporter_yaml_is_the_rules_written_whole(release, flow, part, source, plain):
+    """exporter_yaml writes the text once per release and puts each Connect cluster's names in
+    (metrics._template): the same text as writing that cluster's rules whole, names that YAML
+    would quote included."""
+    n = FlowNames(flow, source, "target", part)
+    assert all(map(metrics._plain, (n.flow, n.connect, source))) is plain  # the stand-ins replaced, or not
+    text = metrics.exporter_yaml(release, n, source)
+    assert text == yaml.dump(metrics.exporter_config(release, n, source), Dumper=yaml.SafeDumper, sort_keys=False,
+                             width=1000)
+    assert not any(standin in text for standin in metrics._STANDINS)
+    # Each stand-in is a name nothing else in the rules contains.
+    template = metrics._template(release)
+    rules = len(metrics.exporter_config(release, N, "us-west")["rules"])
+    assert [template.count(s) for s in metrics._STANDINS] == [rules, rules, 1 if release.source_tag_optional else 0]

@@ -36,7 +36,11 @@ class ClusterAccess(pulumi.ComponentResource):
                  secrets: SecretResolver, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(names.component_type("flow", "ClusterAccess"), name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.resources = [create(o, child, secrets, namespace) for o in objects]
+        # A loop, not a comprehension (a frame of its own before Python 3.12): the SDK captures
+        # the stack of every resource it registers, at a cost that grows with the stack's depth.
+        self.resources = []
+        for o in objects:
+            self.resources.append(create(o, child, secrets, namespace))
         # Each Secret's uid, as the API server gives it: a replaced Secret gets a new one.
         self.uids: dict[str, pulumi.Output[str]] = {
             o["metadata"]["name"]: uid_of(r) for o, r in zip(objects, self.resources) if o["kind"] == "Secret"}

@@ -148,7 +148,9 @@ def _deploy(parent: pulumi.ComponentResource, prepared: Prepared, secrets: Mappi
                               deployment.writes_target_literally(model))
     providers = kubernetes_providers(parent, model.topology.kubernetes or {}, secrets)
     moved = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
-    flows = [FlowDirection(flow_plan, resolve, moved, providers) for flow_plan in stack_plan.flows]
+    flows = []
+    for flow_plan in stack_plan.flows:  # a loop, not a comprehension: as in ClusterAccess
+        flows.append(FlowDirection(flow_plan, resolve, moved, providers))
     for audit_plan in audits:
         # The REST NetworkPolicies live in the flows' namespaces: created after them.
         ReplicationAudit(audit_plan, resolve, pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(

@@ -10,6 +10,7 @@ import yaml
 
 from infra.checks import validation
 from infra.core import yamltext
+from infra.plan import metrics
 from infra.plan.stack import plan
 from tests.support.stacks import ROOT
 
@@ -28,7 +29,11 @@ def _program_topology(flows: int) -> dict:
 
 @pytest.fixture
 def written(monkeypatch):
-    """Every document the plan hands to yamltext.dump, with its options."""
+    """Every document the plan hands to yamltext.dump, with its options. The exporter's rules
+    are written once per release and process (metrics._template): forgotten first, so that this
+    plan writes them."""
+    metrics._template.cache_clear()
+    metrics._plain.cache_clear()
     seen: list[tuple[object, dict]] = []
     dump = yamltext.dump
 

@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyspark.sql import functions as F  # noqa: E402
 
+from contract import audit as audit_contract  # noqa: E402
 from infra.checks import validation  # noqa: E402
 from infra.plan.audit import audit_config  # noqa: E402
 from infra.plan.stack import plan  # noqa: E402
@@ -118,7 +119,7 @@ def generate(spark, root: Path, n: int) -> dict:
             "end": ends[alias]}}))
     topo = validation.parse(TOPOLOGY)
     config = audit_config(topo, plan(topo))
-    (root / "audit.json").write_text(json.dumps(config))
+    (root / audit_contract.CONFIG_FILE).write_text(json.dumps(config))
     (root / "connect").mkdir(exist_ok=True)
     payload = {"offsets": [{"partition": {"cluster": "src", "partition": p, "topic": "bench"},
                             "offset": {"offset": per - 1}} for p in range(PARTITIONS)]}
@@ -141,7 +142,7 @@ def raw_scan(spark, root: Path) -> int:
 
 
 def run_audit(spark, root: Path, span_ms: int) -> dict:
-    config = json.loads((root / "audit.json").read_text())
+    config = json.loads((root / audit_contract.CONFIG_FILE).read_text())
     window = audit.Window(BASE_MS, BASE_MS + span_ms + 1000, 60_000)
     return audit.run(config, audit.local_clusters(spark, root), audit.local_fetch(root), window, BASE_MS + span_ms,
                      audit.java_filters(spark))

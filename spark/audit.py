@@ -357,7 +357,7 @@ def _error_report(out: Path, reason: str, termination_log: Path) -> None:
 
 
 def _main(args) -> int:
-    config_path = args.config or (args.local / "audit.json" if args.local else None)
+    config_path = args.config or (args.local / audit_contract.CONFIG_FILE if args.local else None)
     if config_path is None:
         raise CouldNotAudit("--config (or --local) is required")
     check_out(args.out)

@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from contract import audit as audit_contract
 from contract.audit import CREDENTIAL_FILES
 from infra.core.errors import Problem, TopologyError
 from infra.core.names import default_flow_name
@@ -183,7 +184,7 @@ def run_audit(config: dict[str, Any], credentials: Path | None, command: list[st
     standard output and its standard error, or a could-not-tell after `seconds`."""
     with tempfile.TemporaryDirectory(prefix="kafka-replication-") as work:
         os.chmod(work, 0o700)
-        path = Path(work) / "audit.json"
+        path = Path(work) / audit_contract.CONFIG_FILE
         path.write_text(json.dumps(config))
         empty = Path(work) / "no-credentials"
         empty.mkdir()

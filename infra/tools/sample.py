@@ -26,6 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contract import audit as audit_contract
 from infra.core.errors import TopologyError
 from infra.tools import folders
 
@@ -326,7 +327,7 @@ def write(root: Path) -> dict:
         payload = {"offsets": [{"partition": {"cluster": flow["sourceAlias"], "partition": p, "topic": t},
                                 "offset": {"offset": o}} for (t, p), o in sorted(offsets.items())]}
         (root / "connect" / f"{connector}.json").write_text(json.dumps(payload, indent=1))
-    (root / "audit.json").write_text(json.dumps(config, indent=2, sort_keys=True))
+    (root / audit_contract.CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True))
     (root / "window.json").write_text(json.dumps({"from": WINDOW[0], "until": WINDOW[1], "now": NOW_MS}))
     (root / "truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True))
     return truth

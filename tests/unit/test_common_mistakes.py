@@ -339,6 +339,18 @@ def test_previous_outputs_without_flows_are_refused(tmp_path):
                    "outputs, which always have `flows` (`pulumi stack output --json`; docs/outputs.md)\n")
 
 
+def test_a_capitalised_operator_flavour_is_refused_in_words_on_the_command_line(tmp_path):
+    """`flavour: Strimzi` as the release notes spell it: exit 2 with the values allowed, never a
+    traceback (status reading previous outputs that say so: tests/unit/test_status_verdicts.py)."""
+    text = (ROOT / "stacks" / "dev.yaml").read_text()
+    (tmp_path / "dev.yaml").write_text(text.replace("flavour: csm", "flavour: Strimzi"))
+    assert "flavour: Strimzi" in (tmp_path / "dev.yaml").read_text()
+    code, out, err = run("validate", str(tmp_path / "dev.yaml"))
+    line = text.splitlines().index("  flavour: csm") + 1
+    assert (code, out, err) == (2, "", "error: the topology has 1 problem(s):\n"
+                                       f"  - line {line}: operator: flavour: got 'Strimzi'; expected 'csm' or 'strimzi'\n")
+
+
 def test_a_misspelt_secret_key_is_refused_on_the_command_line(tmp_path):
     code, _, err = run("render", "--stack", "dev", "--out", str(tmp_path / "o"), "--placeholder-secrets",
                        "--secret", "us-wst.password=hunter2")

@@ -156,3 +156,68 @@ def test_schema_objects_hold_only_what_users_wrote():
     for model in models:
         assert model.model_config.get("frozen") is True, model.__name__
         assert model.__private_attributes__ == {}, model.__name__
+
+
+# ------------------------------------------------------------------ the house rules
+
+# No module of the deployer, the components, the contract or the audit job over this many lines: a
+# file that long does several jobs (split along them, as infra/plan/ and spark/ were).
+MAX_LINES = 600
+SIZED = ["infra", "components", "contract", "spark"]
+
+
+def oversized(root: Path) -> list[str]:
+    return sorted(f"{p.relative_to(root)} ({n} lines)" for pkg in SIZED for p in (root / pkg).rglob("*.py")
+                  if (n := len(p.read_text().splitlines())) > MAX_LINES)
+
+
+def test_no_module_is_over_the_line_limit(tmp_path):
+    assert oversized(ROOT) == []
+    planted = tmp_path / "spark"
+    planted.mkdir()
+    (planted / "big.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    assert oversized(tmp_path) == [f"spark/big.py ({MAX_LINES + 1} lines)"]
+
+
+def repeated_basenames(tests: Path) -> dict[str, list[str]]:
+    """Test files of the same name in several tiers (pytest tells them apart by folder; a reader
+    does not): each file is named after what it tests."""
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(tests.glob("*/test_*.py")):
+        by_name.setdefault(path.name, []).append(path.parent.name)
+    return {name: tiers for name, tiers in by_name.items() if len(tiers) > 1}
+
+
+def test_no_test_file_name_repeats_across_tiers(tmp_path):
+    assert repeated_basenames(ROOT / "tests") == {}
+    for tier in ("unit", "runtime"):
+        (tmp_path / tier).mkdir()
+        (tmp_path / tier / "test_replication.py").write_text("")
+    assert repeated_basenames(tmp_path) == {"test_replication.py": ["runtime", "unit"]}
+
+
+def literal_audit_names(root: Path) -> list[str]:
+    """String literals (docstrings aside) equal to one of the audit's names across the
+    deployer/job boundary (contract/audit.py): written anywhere else, two literals would have to
+    agree for the program's objects and the job to meet."""
+    from contract import audit
+    shared = {audit.JOB, audit.CONFIG_DIR, audit.CONFIG_FILE, audit.CREDENTIALS_DIR, audit.REPORTS_DIR}
+    found = []
+    for pkg in PACKAGES:
+        for path in sorted((root / pkg).rglob("*.py")):
+            if path.relative_to(root).as_posix() == "contract/audit.py":
+                continue
+            tree = ast.parse(path.read_text())
+            docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                          if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                          and node.body and isinstance(node.body[0], ast.Expr)}
+            found += [f"{path.relative_to(root)}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Constant) and node.value in shared and id(node) not in docstrings]
+    return found
+
+
+def test_the_audits_names_are_written_in_the_contract_alone(tmp_path):
+    assert literal_audit_names(ROOT) == []
+    (tmp_path / "spark").mkdir()
+    (tmp_path / "spark" / "job.py").write_text('"""The job: reads audit.json."""\nPATH = "audit.json"\n')
+    assert literal_audit_names(tmp_path) == ["spark/job.py:2 'audit.json'"]

@@ -66,6 +66,7 @@ AGREEMENT = {
     "topics as one string (the docs accept it)": (_set("flows/0/topics", "test.*"), True),
     "groups as one string": (_set("flows/0/groups", "test.*"), True),
     "topicsExclude as one string": (_set("flows/0/topicsExclude", "test.internal.*"), True),
+    "groupsExclude as one string": (_set("flows/0/groupsExclude", "console-.*"), True),
     "an empty topics list": (_set("flows/0/topics", []), False),
     "connect.replicas: 0": (_set("operator/connect/replicas", 0), False),
     "connect.replicas: 2": (_set("operator/connect/replicas", 2), True),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from enum import Enum
 
 
@@ -48,6 +49,9 @@ PATTERN = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
 MARKER = "${"
 
 
+_KUBERNETES = frozenset({Provider.CONFIGMAP.value, Provider.SECRET.value})  # Strimzi's providers
+
+
 @dataclass(frozen=True)
 class Reference:
     provider: str
@@ -57,7 +61,7 @@ class Reference:
     @property
     def kubernetes_object(self) -> tuple[str, str] | None:
         """(namespace, name) of the ConfigMap or Secret a Kubernetes provider reads."""
-        if self.provider not in (Provider.CONFIGMAP.value, Provider.SECRET.value) or "/" not in self.path:
+        if self.provider not in _KUBERNETES or "/" not in self.path:
             return None
         namespace, name = self.path.split("/", 1)
         return namespace, name
@@ -83,8 +87,10 @@ def configmap_key(value: object) -> tuple[str, str, str] | None:
     """(namespace, name, key) when the whole value is one `${cfmap:<namespace>/<name>:<key>}`
     reference (a replication policy's class, read from the flow's replication ConfigMap)."""
     text = str(value).strip()
+    if not (text.startswith("${") and text.endswith("}")):
+        return None  # before the search: most values hold no reference (a plan asks of every one)
     found = parse(text)
-    if len(found) != 1 or not (text.startswith("${") and text.endswith("}")):
+    if len(found) != 1:
         return None
     where = found[0].kubernetes_object if found[0].provider == Provider.CONFIGMAP.value else None
     return (where[0], where[1], found[0].key) if where else None
@@ -92,4 +98,12 @@ def configmap_key(value: object) -> tuple[str, str, str] | None:
 
 def parse(value: object) -> list[Reference]:
     """Every reference in a config value, as the worker finds them."""
-    return [Reference(m.group(1), m.group(3) or "", m.group(4)) for m in PATTERN.finditer(str(value))]
+    text = str(value)
+    return list(_parsed(text)) if MARKER in text else []
+
+
+# A plan reads each connector value several times (its readers' RBAC, its digest, its versions,
+# its classes), and the same values recur across a flow's connectors: each is parsed once.
+@lru_cache(maxsize=1 << 16)
+def _parsed(text: str) -> tuple[Reference, ...]:
+    return tuple(Reference(m.group(1), m.group(3) or "", m.group(4)) for m in PATTERN.finditer(text))

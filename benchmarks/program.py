@@ -2,6 +2,11 @@
 registering as many plain resources with the same engine, measured in the same run.
 
     .venv/bin/python benchmarks/program.py [--sizes 10 100 500] [--repeat 1]
+    .venv/bin/python benchmarks/program.py --phases [--sizes ...] [--repeat 3]
+
+`--phases` prints instead the CPU seconds of the program's own work before it registers anything:
+the topology's validation (its guardrails included), the plan, and the policy rules on every
+planned object, each round in a fresh interpreter, each phase's median round.
 
 For each size a topology mixing every pattern is generated (plain flows, several source
 connectors, flows split over two Connect clusters with quotas, bidirectional pairs with SMT
@@ -125,6 +130,29 @@ def measure_program(path: str) -> dict:
     return {"seconds": seconds, "cpu": cpu, "resources": len(mocks.resources), "flows": len(outputs["flows"])}
 
 
+def measure_phases(path: str) -> dict:
+    """The program's own work before it registers anything, phase by phase, in CPU seconds: the
+    topology's validation (its guardrails included), the plan, and the policy rules run on every
+    planned object (infra/checks/plans.py)."""
+    from infra.checks import plans, validation
+    from infra.core import collector, reading
+    from infra.plan.audit import plan_audits
+    from infra.plan.stack import plan
+
+    document = reading.load_yaml(Path(path).read_text(), path)
+    out = {}
+    with collector.program_run():
+        cpu = time.process_time()
+        model = validation.parse(document, path)
+        out["validate"], cpu = time.process_time() - cpu, time.process_time()
+        stack_plan = plan(model)
+        audits = plan_audits(model, stack_plan)
+        out["plan"], cpu = time.process_time() - cpu, time.process_time()
+        plans.problems(model, stack_plan, audits)
+        out["policy"] = time.process_time() - cpu
+    return out
+
+
 def measure_bare(count: int, objects_file: str | None = None, collector_set: bool = False) -> dict:
     import contextlib
 
@@ -157,6 +185,8 @@ def measure_bare(count: int, objects_file: str | None = None, collector_set: boo
 def child(mode: str, arg: str) -> None:
     if mode == "program":
         result = measure_program(arg)
+    elif mode == "phases":
+        result = measure_phases(arg)
     else:
         count, _, objects_file = arg.partition(":")
         result = measure_bare(int(count), objects_file if mode.startswith("objects") else None, mode == "objects+gc")
@@ -178,10 +208,16 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--repeat", type=int, default=1,
                         help="rounds per size (program, bare, objects, objects+gc in turn); each one's median round is kept")
+    parser.add_argument("--phases", action="store_true",
+                        help="instead: the program's own phases before it registers anything (validate, plan, "
+                             "policy rules), CPU seconds, each phase's median round")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
+        return
+    if args.phases:
+        phases(args.sizes, args.repeat)
         return
     header = (f"{'flows':>6} {'resources':>9} | {'program s':>9} {'bare s':>7} {'ratio':>6} {'objects s':>9} "
               f"{'ratio':>6} | {'ms/flow':>8} {'ms/res':>7} {'bare ms/res':>11} | {'peak MiB':>8} {'bare MiB':>8} "
@@ -222,6 +258,18 @@ def main() -> None:
         first, last = rows[0], rows[-1]
         growth = (last["program"]["seconds"] / last["flows"]) / (first["program"]["seconds"] / first["flows"])
         print(f"\nper-flow cost at {last['flows']} flows / at {first['flows']} flows: {growth:.2f} (1.00 = linear)")
+
+
+def phases(sizes: list[int], repeat: int) -> None:
+    names = ("validate", "plan", "policy")
+    print(f"{'flows':>6} | " + " ".join(f"{n + ' s':>10}" for n in names))
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            path = Path(tmp) / f"bench-{size}.yaml"
+            path.write_text(yaml.safe_dump(topology(size), sort_keys=False))
+            runs = [run_child("phases", str(path)) for _ in range(repeat)]  # each in a fresh interpreter
+            print(f"{size:>6} | " + " ".join(f"{statistics.median_low(r[n] for r in runs):>10.2f}" for n in names),
+                  flush=True)
 
 
 if __name__ == "__main__":

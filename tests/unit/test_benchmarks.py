@@ -25,7 +25,15 @@ def test_program_benchmark_runs_at_a_tiny_size():
     assert out.splitlines()[0].split()[-4:] == ["cpu", "ratio", "cpu", "+gc"], out
 
 
-def test_diff_benchmark_runs_at_a_tiny_size():
+def test_program_benchmark_prints_the_programs_own_phases():
+    out = bench("program.py", "--phases", "--sizes", "2", "--repeat", "1")
+    assert out.splitlines()[0].split() == ["flows", "|", "validate", "s", "plan", "s", "policy", "s"], out
+    (row,) = [line.split() for line in out.splitlines() if line.split()[:1] == ["2"]]
+    assert row[1] == "|" and len(row) == 5, out
+    float(row[2]), float(row[3]), float(row[4])
+
+
+
     out = bench("diff.py", "--sizes", "2", "--repeat", "1")
     (row,) = [r for r in table(out, "flows") if r[0] == "2"]
     # flows, objects, changed, effects | compare s, plain s, compare / plain

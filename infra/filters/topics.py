@@ -157,6 +157,7 @@ class Filter:
         replicates; the order of the walk is fixed, so is the answer."""
         try:
             nfa = self._include
+            self._exclude  # what `matches` reads: an exclude list too large to compile leaves it to the rules
         except Undecided:
             return None
         for name in sorted(nfa.words)[:WITNESS_STEPS]:  # in a fixed order, whatever the hash seed

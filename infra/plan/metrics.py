@@ -193,7 +193,8 @@ def exporter_yaml(release: Release, n: FlowNames, source_alias: str) -> str:
     YAML reads it as something else, `on` or `123`); otherwise it is written whole.
     tests/unit/test_metrics.py holds both to the same text."""
     values = (n.flow, n.connect, source_alias)
-    if not all(map(_plain, values)):
+    # A name holding a stand-in (a flow called `a-connectstandin`) would be replaced twice.
+    if not all(map(_plain, values)) or any(s in v for v in values for s in _STANDINS):
         return _yaml(exporter_config(release, n, source_alias))
     text = _template(release)
     for standin, value in zip(_STANDINS, values):

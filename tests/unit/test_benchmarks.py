@@ -33,7 +33,7 @@ def test_program_benchmark_prints_the_programs_own_phases():
     float(row[2]), float(row[3]), float(row[4])
 
 
-
+def test_diff_benchmark_runs_at_a_tiny_size():
     out = bench("diff.py", "--sizes", "2", "--repeat", "1")
     (row,) = [r for r in table(out, "flows") if r[0] == "2"]
     # flows, objects, changed, effects | compare s, plain s, compare / plain

@@ -93,6 +93,15 @@ def test_a_topic_a_filter_keeps_is_found_before_any_automaton():
     assert topics.Filter(("orders/eu",)).witness() is None
 
 
+def test_excludes_too_large_to_compile_with_kafkas_defaults_leave_the_question_to_the_rules():
+    """An exclude list within the automaton's limit alone, past it once Kafka's default excludes
+    join it: the shortcut answers nothing and the rule passes over it as before (no traceback)."""
+    exclude = "x" + "[0-9]{1000}" * 4 + "[0-9]{990}y.*"
+    assert topics.Filter(("orders.*",), (exclude,)).witness() is None
+    model = validation.parse(topo({"source": "a", "target": "b", "topics": "orders.*", "topicsExclude": exclude}))
+    assert list(model.warnings) == []
+
+
 def test_legal_filters_are_not_warned_about():
     accepted(topo({"source": "a", "target": "b", "topics": ["orders\\.eu", "x{249}", "\\.\\.\\."]}))
 

@@ -374,17 +374,19 @@ def test_operator_refuses_a_missing_rules_configmap_or_key():
 @pytest.mark.parametrize("flow, part, source, plain", [
     (FLOW, None, "us-west", True), ("repl-a-b", "high", "a", True),
     # Names YAML reads as something else (a boolean, a number, null): written whole, quoted.
-    ("on", None, "123", False), ("repl-x-y", "null", "yes", False), ("1e3", "no", "off", False)])
+    ("on", None, "123", False), ("repl-x-y", "null", "yes", False), ("1e3", "no", "off", False),
+    # Names that hold a stand-in: written whole too.
+    ("a-connectstandin", None, "a", True), ("x-sourcestandin", "sourcestandin", "flowstandin", True)])
 def test_the_exporter_yaml_is_the_rules_written_whole(release, flow, part, source, plain):
     """exporter_yaml writes the text once per release and puts each Connect cluster's names in
     (metrics._template): the same text as writing that cluster's rules whole, names that YAML
     would quote included."""
     n = FlowNames(flow, source, "target", part)
-    assert all(map(metrics._plain, (n.flow, n.connect, source))) is plain  # the stand-ins replaced, or not
+    assert all(map(metrics._plain, (n.flow, n.connect, source))) is plain  # YAML writes them as they are, or quoted
     text = metrics.exporter_yaml(release, n, source)
     assert text == yaml.dump(metrics.exporter_config(release, n, source), Dumper=yaml.SafeDumper, sort_keys=False,
                              width=1000)
-    assert not any(standin in text for standin in metrics._STANDINS)
+    assert not any(s in text for s in metrics._STANDINS if not any(s in v for v in (n.flow, n.connect, source)))
     # Each stand-in is a name nothing else in the rules contains.
     template = metrics._template(release)
     rules = len(metrics.exporter_config(release, N, "us-west")["rules"])

@@ -194,29 +194,37 @@ def _names_a_secret(key: str, value: str) -> bool:
 def _embedded(value: str) -> Iterable[tuple[int, str, Hidden]]:
     """(line number, key, what) of each secret-looking `key: value` line of a multi-line value."""
     for number, line in enumerate(value.splitlines(), 1):
-        found = _line_secret(line)
+        found = _line_secret(line) if len(line) <= CACHED_VALUE else _read_line(line)
         if found is not None:
             yield number, *found
 
 
 # A plan's objects repeat the same values and lines hundreds of times (the exporter's rules in
 # every Connect cluster's ConfigMap, the same references in every connector): each distinct one is
-# read once per process. Both are pure functions of their strings.
+# read once per process (both are pure functions of their strings). Only values and lines up to
+# this long are kept (a reference, a JAAS line, a certificate), so the caches hold at most
+# 2 x 65,536 of them, 512 MiB at the very worst: a longer value is a file, read line by line.
+CACHED_VALUE = 4096
+
+
 @lru_cache(maxsize=1 << 16)
 def _value_secret(key: str, value: str) -> Hidden | None:
     return secret_found(key, value)
 
 
-@lru_cache(maxsize=1 << 16)
-def _line_secret(line: str) -> tuple[str, Hidden] | None:
+def _read_line(line: str) -> tuple[str, Hidden] | None:
     found = EMBEDDED.fullmatch(line)
     if found is None:
         return None
     given = _unquoted(found.group("value"))
     if given.lower() in NOT_A_VALUE or re.fullmatch(r"-?[\d.]+", given):
         return None
-    hidden = _value_secret(found.group("key"), given)
+    hidden = _value_secret(found.group("key"), given) if len(given) <= CACHED_VALUE else \
+        secret_found(found.group("key"), given)
     return None if hidden is None else (found.group("key"), hidden)
+
+
+_line_secret = lru_cache(maxsize=1 << 16)(_read_line)
 
 
 def secret_values(obj: Mapping[str, Any]) -> list[Problem]:
@@ -230,7 +238,8 @@ def secret_values(obj: Mapping[str, Any]) -> list[Problem]:
     problems = []
     for key in sorted(values, key=str):
         value, field = values[key], f"{section}.{key}"
-        found = _value_secret(str(key), value) if isinstance(value, str) else secret_found(str(key), value)
+        cached = isinstance(value, str) and len(value) <= CACHED_VALUE
+        found = _value_secret(str(key), value) if cached else secret_found(str(key), value)
         if found is not None:
             problems.append(Problem(where, field, found, allowed))
         elif isinstance(value, str) and "\n" in value.strip():

@@ -146,6 +146,25 @@ def test_a_password_line_in_a_file_held_by_a_configmap(renders):
     assert SECRET not in message
 
 
+def test_values_and_lines_past_the_cached_length_are_read_all_the_same(renders):
+    """The scan keeps its verdicts on values and lines up to policies.CACHED_VALUE characters
+    (policies._value_secret); a longer file, a longer line and a longer value are read uncached,
+    with the same verdicts."""
+    from infra.checks import policies
+    padding = "# " + "x" * policies.CACHED_VALUE
+    config_map = one(renders, "dev", "ConfigMap", "replication")
+    config_map["data"]["client.properties"] = f"{padding}\nssl.truststore.password = {SECRET}\n"
+    config_map["data"]["long.properties"] = f"ssl.key.password = {SECRET}{'y' * policies.CACHED_VALUE}\nother=1\n"
+    config_map["data"]["password"] = SECRET + "z" * policies.CACHED_VALUE
+    assert violations(POLICY["no-secret-values"], config_map) == [
+        "ConfigMap repl-us-west-us-east/replication: data.client.properties (line 2: ssl.truststore.password): "
+        "got a literal value (not shown); " + NO_SECRET_IN_CONFIGMAP,
+        "ConfigMap repl-us-west-us-east/replication: data.long.properties (line 1: ssl.key.password): "
+        "got a literal value (not shown); " + NO_SECRET_IN_CONFIGMAP,
+        "ConfigMap repl-us-west-us-east/replication: data.password: got a literal value (not shown); "
+        + NO_SECRET_IN_CONFIGMAP]
+
+
 def test_a_jaas_line_with_a_literal_password_in_a_connector(renders):
     connector = one(renders, "dev", "KafkaConnector", "repl-us-west-us-east-source")
     connector["spec"]["config"]["source.cluster.sasl.jaas.config"] = (

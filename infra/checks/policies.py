@@ -194,7 +194,7 @@ def _names_a_secret(key: str, value: str) -> bool:
 def _embedded(value: str) -> Iterable[tuple[int, str, Hidden]]:
     """(line number, key, what) of each secret-looking `key: value` line of a multi-line value."""
     for number, line in enumerate(value.splitlines(), 1):
-        found = _line_secret(line) if len(line) <= CACHED_VALUE else _read_line(line)
+        found = _line_secret(line) if len(line) <= CACHED_VALUE else _read_line(line)  # as _found
         if found is not None:
             yield number, *found
 
@@ -212,6 +212,12 @@ def _value_secret(key: str, value: str) -> Hidden | None:
     return secret_found(key, value)
 
 
+def _found(key: str, value: Any) -> Hidden | None:
+    """`secret_found`, through the cache for a string short enough to keep."""
+    return _value_secret(key, value) if isinstance(value, str) and len(value) <= CACHED_VALUE else \
+        secret_found(key, value)
+
+
 def _read_line(line: str) -> tuple[str, Hidden] | None:
     found = EMBEDDED.fullmatch(line)
     if found is None:
@@ -219,8 +225,7 @@ def _read_line(line: str) -> tuple[str, Hidden] | None:
     given = _unquoted(found.group("value"))
     if given.lower() in NOT_A_VALUE or re.fullmatch(r"-?[\d.]+", given):
         return None
-    hidden = _value_secret(found.group("key"), given) if len(given) <= CACHED_VALUE else \
-        secret_found(found.group("key"), given)
+    hidden = _found(found.group("key"), given)
     return None if hidden is None else (found.group("key"), hidden)
 
 
@@ -238,8 +243,7 @@ def secret_values(obj: Mapping[str, Any]) -> list[Problem]:
     problems = []
     for key in sorted(values, key=str):
         value, field = values[key], f"{section}.{key}"
-        cached = isinstance(value, str) and len(value) <= CACHED_VALUE
-        found = _value_secret(str(key), value) if cached else secret_found(str(key), value)
+        found = _found(str(key), value)
         if found is not None:
             problems.append(Problem(where, field, found, allowed))
         elif isinstance(value, str) and "\n" in value.strip():

@@ -87,7 +87,7 @@ def configmap_key(value: object) -> tuple[str, str, str] | None:
     """(namespace, name, key) when the whole value is one `${cfmap:<namespace>/<name>:<key>}`
     reference (a replication policy's class, read from the flow's replication ConfigMap)."""
     text = str(value).strip()
-    if not (text.startswith("${") and text.endswith("}")):
+    if not (text.startswith(MARKER) and text.endswith("}")):
         return None  # before the search: most values hold no reference (a plan asks of every one)
     found = parse(text)
     if len(found) != 1:

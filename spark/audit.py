@@ -28,7 +28,7 @@ from contract import audit as audit_contract, lastrun
 from contract.audit import OFFSET_LAG_MAX_DEFAULT
 from spark import data, report
 from spark.job import Clusters, CouldNotAudit, check_out, read_config, spark_session
-from spark.offsets import Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets
+from spark.offsets import PAST_END, Status, Unverifiable, audit_flow as offsets_audit, fetch_connect_offsets
 from spark.topicfilter import TopicFilters
 
 HEARTBEAT_TAIL = 1000  # records read from the end of each heartbeats partition
@@ -82,7 +82,8 @@ def audit_one_flow(flow: dict, source, target, fetch, settings: dict, window: Wi
     try:
         source_topics, target_topics = source.topics(), target.topics()
         pairs = _topic_pairs(flow, source_topics, target_topics, filters)
-        offsets = offsets_audit(flow, fetch, source.watermarks(source_topics), filters, settings["thresholds"]["maxLag"])
+        offsets = offsets_audit(flow, fetch, lambda: source.watermarks(source_topics), filters,
+                                settings["thresholds"]["maxLag"])
         marks = {(r.topic, r.partition): r for r in offsets}
         target_marks = target.watermarks({p["target"]: p["targetInfo"] for p in pairs if p["targetInfo"]})
         out["topics"] = _data_audit(flow, pairs, source, target, marks, target_marks, window)
@@ -125,6 +126,10 @@ def _data_audit(flow, pairs, source, target, marks, target_marks, window: Window
             row = rows[p] = _blank(p)
             row.update(lag=m.lag, lost=m.lost, committed=m.committed)
             replicated = -1 if m.committed is None else m.committed + 1  # first offset not yet replicated
+            if m.status is Status.offset_past_end:
+                # The records on either side are not each other's: nothing to compare.
+                row["unverifiable"] = PAST_END.format(committed=m.committed, end=m.end)
+                continue
             if t_info is None or p >= t_info.partitions:
                 if m.end > m.earliest:
                     row["unverifiable"] = (f"target topic {t_name} is missing" if t_info is None

@@ -41,7 +41,7 @@ from contract import audit as audit_contract
 from spark.checkpoints import Stamped, checkpoints_topic
 from spark.job import Clusters, CouldNotAudit, read_config, report_command
 from spark.live import ClusterUnverifiable, GroupState, LiveCluster, flow_checkpoints
-from spark.offsets import PartitionAudit, Status, Unverifiable, audit_flow, connect_get
+from spark.offsets import PAST_END, PartitionAudit, Status, Unverifiable, audit_flow, connect_get
 
 PROCEDURES = ("continuous", "cutoff", "disaster")
 EXIT = {"ready": 0, "not-ready": 1, "error": 2}
@@ -160,6 +160,8 @@ def _replication_findings(rows: list[PartitionAudit], procedure: str, max_lag: i
         where = f"{r.topic}[{r.partition}]"
         if r.status is Status.retention_loss:
             found.append(f"{where}: {r.lost} offset(s) aged out of the source before replication")
+        elif r.status is Status.offset_past_end:
+            found.append(f"{where}: {PAST_END.format(committed=r.committed, end=r.end)}")
         elif r.status is Status.never_replicated:
             found.append(f"{where}: never replicated ({r.end - r.earliest} record(s) on the source)")
         elif r.status is Status.lagging:
@@ -355,8 +357,8 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
         return Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
                         target.group_states(chosen), missing_active=missing, target_ends=ends)
     source = clusters[flow["sourceAlias"]]
-    marks = source.watermarks(source.partitions())
-    replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters,
+    replication = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"),
+                             lambda: source.watermarks(source.partitions()), filters,
                              0 if procedure == "cutoff" else max_lag)
     mine = {(r.topic, r.partition) for r in replication}
 
@@ -376,7 +378,7 @@ def observe(flow: dict, procedure: str, clusters, get, filters, groups: list[str
     seen = Observed(connectors, checkpoints, chosen, {g: target.group_offsets(g) for g in chosen},
                     target.group_states(chosen), missing_active=missing, target_ends=ends)
     seen.replication = replication
-    seen.source_ends = {tp: end for tp, (_, end) in marks.items() if tp in mine}
+    seen.source_ends = {(r.topic, r.partition): r.end for r in replication}
     seen.source_offsets = {g: committed[g] for g in chosen}
     seen.source_states = source.group_states(chosen)
     return seen

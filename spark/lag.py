@@ -48,8 +48,8 @@ def flow_lag(flow: dict, source, target, get, filters, max_lag: int, now_ms: int
                  "maxLag": max_lag, "replication": None, "groups": None, "errors": []}
     try:
         cluster = source()
-        marks = cluster.watermarks(cluster.partitions())
-        rows = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"), marks, filters, max_lag)
+        rows = audit_flow(flow, lambda url, name: get(url, f"/connectors/{name}/offsets"),
+                          lambda: cluster.watermarks(cluster.partitions()), filters, max_lag)
         stamps = cluster.first_timestamps(next_offsets(rows), AGE_SECONDS)
         out["replication"] = [
             {**r.row(), "oldestUnreplicatedAgeSeconds": None if stamps.get((r.topic, r.partition)) is None

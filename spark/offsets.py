@@ -15,6 +15,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import Enum
 
@@ -32,6 +33,18 @@ class Status(str, Enum):
     lagging = "lagging"                # more records pending than the threshold allows
     never_replicated = "never-replicated"  # records exist, the connector has no offset for the partition
     retention_loss = "retention-loss"  # records aged out of the source before they were replicated
+    # The connector's stored offset is past the partition's end: the partition is not the one it
+    # read (the topic deleted and created again). MirrorSourceTask seeks past the stored offset when
+    # its task starts (initializeConsumer, Kafka 3.8 to 4.x): below the new end it skips the new
+    # records before it; past the end the consumer's auto.offset.reset (earliest) copies from the
+    # start. Either way the offset must go (docs/operations.md#a-source-topic-deleted-and-created-again).
+    offset_past_end = "offset-past-end"
+
+
+# What a partition past whose end the connector's offset lies is told as, everywhere the audit says it.
+PAST_END = ("the source connector's stored offset {committed} is past the partition's end {end}: the topic was "
+            "deleted and created again; reset the connector's offsets for it "
+            "(docs/operations.md#a-source-topic-deleted-and-created-again)")
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,8 @@ def audit_partitions(connector: str, committed: dict[TopicPartition, int],
         if done is None:
             lag, lost = end - earliest, 0
             status = Status.never_replicated if lag > 0 else Status.ok
+        elif done + 1 > end:
+            lag, lost, status = end - earliest, 0, Status.offset_past_end  # what the partition holds now
         else:
             following = done + 1
             lost = max(0, earliest - following)
@@ -139,16 +154,21 @@ def fetch_connect_offsets(rest_url: str, connector: str, attempts: int = 3, back
     return connect_get(rest_url, f"/connectors/{connector}/offsets", attempts, backoff_seconds, timeout_seconds)
 
 
-def audit_flow(flow: dict, fetch, marks: dict[TopicPartition, tuple[int, int]], filters: TopicFilters,
-               max_lag: int = 0) -> list[PartitionAudit]:
+def audit_flow(flow: dict, fetch, marks: Callable[[], dict[TopicPartition, tuple[int, int]]],
+               filters: TopicFilters, max_lag: int = 0) -> list[PartitionAudit]:
     """The offsets audit of one flow of the audit configuration (infra/plan/audit.py).
 
     `fetch(rest_url, connector)` returns the REST offsets payload (raising Unverifiable when it
-    cannot read); `marks` are {(topic, partition): (earliest, end)} of the source's topics."""
+    cannot read); `marks()` gives {(topic, partition): (earliest, end)} of the source's topics. It
+    is read after every connector's offsets: an offset the connector stored is then never past an
+    end read later, unless the partition itself changed (Status.offset_past_end), not because the
+    connector copied on between the two reads."""
+    committed = [(c, parse_connect_offsets(fetch(c["restUrl"], c["name"]), flow["sourceAlias"]))
+                 for c in flow["connectors"]]
+    watermarks = marks()
     rows = []
-    for connector in flow["connectors"]:
-        committed = parse_connect_offsets(fetch(connector["restUrl"], connector["name"]), flow["sourceAlias"])
-        mine = {tp: m for tp, m in marks.items()
+    for connector, stored in committed:
+        mine = {tp: m for tp, m in watermarks.items()
                 if filters.selects(connector, flow["excludeTopics"]["source"], tp[0])}
-        rows += audit_partitions(connector["name"], committed, mine, max_lag)
+        rows += audit_partitions(connector["name"], stored, mine, max_lag)
     return rows

@@ -9,7 +9,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from spark.audit import java_filters
-from spark.offsets import Status, Unverifiable, audit_partitions, fetch_connect_offsets, parse_connect_offsets
+from spark.offsets import (PAST_END, Status, Unverifiable, audit_partitions, fetch_connect_offsets,
+                           parse_connect_offsets)
 
 PAYLOAD = {"offsets": [
     {"partition": {"cluster": "us-west", "partition": 0, "topic": "test.a"}, "offset": {"offset": 41}},
@@ -48,6 +49,20 @@ def test_audit_rows_per_partition():
         {"connector": "c1", "topic": "test.c", "partition": 0, "earliest": 3, "end": 3, "committed": None,
          "lag": 0, "lost": 0, "status": "ok"},
     ]
+
+
+def test_an_offset_past_the_partitions_end_is_a_partition_created_again():
+    """The topic deleted and created again under a stopped connector: the offset it stored (41)
+    is past the new partition's end (3, or 42 exactly), which no copy can reach by itself."""
+    rows = audit_partitions("c1", {("t", 0): 41, ("t", 1): 41, ("t", 2): 41},
+                            {("t", 0): (0, 3), ("t", 1): (0, 41), ("t", 2): (0, 42)}, max_lag=10)
+    assert [(r.partition, r.committed, r.end, r.lag, r.lost, r.status) for r in rows] == [
+        (0, 41, 3, 3, 0, Status.offset_past_end), (1, 41, 41, 41, 0, Status.offset_past_end),
+        (2, 41, 42, 0, 0, Status.ok)]
+    assert PAST_END.format(committed=41, end=3) == (
+        "the source connector's stored offset 41 is past the partition's end 3: the topic was deleted and "
+        "created again; reset the connector's offsets for it "
+        "(docs/operations.md#a-source-topic-deleted-and-created-again)")
 
 
 def test_lag_within_threshold_is_ok():
@@ -156,8 +171,14 @@ def test_audit_flow_selects_each_connectors_partitions(spark):
         calls.append((url, name))
         return payloads[name]
 
-    rows = audit_flow(FLOW, fetch, marks, java_filters(spark))
-    assert calls == [("http://a", "f-source-a"), ("http://b", "f-source-b")]
+    def watermarks():
+        calls.append("watermarks")
+        return marks
+
+    rows = audit_flow(FLOW, fetch, watermarks, java_filters(spark))
+    # Every connector's offsets first, then the source's ends: an offset is never past an end
+    # read after it unless the partition changed.
+    assert calls == [("http://a", "f-source-a"), ("http://b", "f-source-b"), "watermarks"]
     # test.internal: MirrorMaker 2's default exclude; heartbeats: the source's own; prod.tmp: excluded.
     assert [(r.connector, r.topic, r.partition, r.status.value, r.lag) for r in rows] == [
         ("f-source-a", "test.a", 0, "ok", 0), ("f-source-b", "prod.x", 0, "ok", 0)]
@@ -170,7 +191,7 @@ def test_audit_flow_propagates_what_it_cannot_read(spark):
         raise Unverifiable(f"{url}: HTTP 503 after 3 attempt(s)")
 
     with pytest.raises(Unverifiable, match="HTTP 503"):
-        audit_flow(FLOW, fetch, {("test.a", 0): (0, 1)}, java_filters(spark))
+        audit_flow(FLOW, fetch, lambda: {("test.a", 0): (0, 1)}, java_filters(spark))
 
 
 # ----------------------------------------------------------------- against librdkafka's mock cluster
@@ -215,7 +236,7 @@ def test_offsets_audit_end_to_end_against_broker_and_rest(mock_kafka, connect_ap
                             "topicsExclude": ["prod\\.tmp"]}]}
     marks = cluster.watermarks({t: TopicInfo(n, False) for t, n in cluster.partitions().items()})
     rows = [(r.topic, r.partition, r.committed, r.lag, r.status.value)
-            for r in audit_flow(flow, lambda url, c: fetch_connect_offsets(url, c, backoff_seconds=0), marks,
+            for r in audit_flow(flow, lambda url, c: fetch_connect_offsets(url, c, backoff_seconds=0), lambda: marks,
                                 java_filters(spark), max_lag=5)]
     assert rows == [("test.a", 0, 41, 0, "ok"), ("test.a", 1, 9, 20, "lagging"),
                     ("test.a", 2, None, 12, "never-replicated"), ("test.a", 3, None, 0, "ok")]

@@ -293,7 +293,8 @@ def test_ready_for_a_continuous_failover():
 
 LAGGING = [PartitionAudit("repl-us-west-us-east-source", "t", 0, 0, 9, 4, 4, 0, Status.lagging),
            PartitionAudit("repl-us-west-us-east-source", "t", 1, 2, 5, None, 3, 0, Status.never_replicated),
-           PartitionAudit("repl-us-west-us-east-source", "u", 0, 8, 9, 4, 0, 3, Status.retention_loss)]
+           PartitionAudit("repl-us-west-us-east-source", "u", 0, 8, 9, 4, 0, 3, Status.retention_loss),
+           PartitionAudit("repl-us-west-us-east-source", "v", 0, 0, 2, 6, 2, 0, Status.offset_past_end)]
 
 
 @pytest.mark.parametrize("procedure, changes, expected", [
@@ -310,7 +311,9 @@ LAGGING = [PartitionAudit("repl-us-west-us-east-source", "t", 0, 0, 9, 4, 4, 0, 
     ("continuous", {"replication": LAGGING},
      ["t[0]: replication is 4 record(s) behind the source (threshold 0)",
       "t[1]: never replicated (3 record(s) on the source)",
-      "u[0]: 3 offset(s) aged out of the source before replication"]),
+      "u[0]: 3 offset(s) aged out of the source before replication",
+      "v[0]: the source connector's stored offset 6 is past the partition's end 2: the topic was deleted and created "
+      "again; reset the connector's offsets for it (docs/operations.md#a-source-topic-deleted-and-created-again)"]),
     ("cutoff", {"replication": LAGGING[:1]}, ["t[0]: replication is 4 record(s) behind the source"]),
     ("continuous", {"source_states": {"g": GroupState("STABLE", 2)}},
      ["g: still active on us-west (state STABLE, 2 member(s)): stop its consumers first"]),

@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from tests.support import runbooks
-from tests.support.replication import BASE_MS, dev_for_runtime, eventually, halted, kubectl_line, rehearsal, running
+from tests.support.replication import (BASE_MS, audit_run, dev_for_runtime, eventually, halted, kubectl_line,
+                                      operator_command, rehearsal, running, stack_project)
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
@@ -133,6 +134,106 @@ def test_list_alter_and_reset_on_the_real_worker(flavour, version, runtime_api, 
         r.update(r.render(with_request(topo, "running")))
         running(r)
         assert replicated(r, 3 * N - K - 1) == values + values[K + 1:] + values
+
+
+def created_again(r, values: list[str]) -> None:
+    """The source topic deleted and created again (one partition), then `values` written to it."""
+    source = r.client("us-west")
+    r.clients.delete_topics(source, [TOPIC])
+    eventually(f"{TOPIC} gone", lambda: TOPIC not in r.clients.topics(source), 60)
+    r.clients.create_topics(source, {TOPIC: 1})
+    r.clients.produce(source, TOPIC, [{"key": f"k-{v}", "value": v, "partition": 0} for v in values])
+
+
+def lag_read(r, tmp_path, project):
+    """`kafka-replication lag --json` of the flow, read again while it says it could not read
+    (exit 5, for at most 30 s): once, a read right after the topic was created again could not."""
+    deadline = time.monotonic() + 30
+    while True:
+        done = operator_command(r, tmp_path / "lag", project, "lag", NS, "--json")
+        if done.returncode != 5 or time.monotonic() > deadline:
+            return done
+        time.sleep(3)
+
+
+def test_a_source_topic_deleted_and_created_again(runtime_api, tmp_path):
+    """docs/operations.md#a-source-topic-deleted-and-created-again, on Strimzi 1.2.0: the source
+    connector keeps the offset it stored for the old topic. While the new topic is shorter, `lag`
+    and the audit name the partition; the runbook's reset of that partition's offset (offsets as
+    code, `offset: null`) copies the new topic whole. Left in place once the new topic has grown
+    past it, the stored offset makes MirrorMaker 2 skip the new topic's first records, which the
+    offsets cannot show and the audit's data comparison finds missing."""
+    topo = flow_topology("strimzi", "1.2.0")
+    topo["audit"] = {"window": {"graceMinutes": 0}}
+    old, new, grown = [f"v{i}" for i in range(N)], ["n0", "n1", "n2"], [f"m{i}" for i in range(6)]
+    partition = {"cluster": "us-west", "partition": 0, "topic": TOPIC}
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        source = r.client("us-west")
+        r.clients.create_topics(source, {TOPIC: 1})
+        r.clients.produce(source, TOPIC, [{"key": f"k{i}", "value": v, "partition": 0} for i, v in enumerate(old)])
+        r.deploy()
+        running(r)
+        assert replicated(r, N) == old
+        (connect,) = {c for c, _ in r.connectors.values()}
+        worker = r.workers[connect]
+        project = stack_project(tmp_path, topo)
+
+        # 1. Stopped, the topic deleted and created again with three records: the stored offset
+        # (N - 1) is past the new end, which `lag` and the audit name.
+        r.update(r.render(with_request(topo, "stopped")))
+        stored = {"offsets": [{"partition": partition, "offset": {"offset": N - 1}}]}
+        eventually("the stopped connector's offsets", lambda: worker.get(f"/connectors/{SOURCE}/offsets") == stored, 60)
+        created_again(r, new)
+        done = lag_read(r, tmp_path, project)
+        assert done.returncode == 1, done.stdout + done.stderr
+        (flow,) = json.loads(done.stdout)["flows"]
+        assert flow["findings"] == [f"{TOPIC}[0]: offset-past-end, lag 3"]
+        assert [(row["end"], row["committed"], row["lag"], row["status"]) for row in flow["replication"]] == [
+            (3, N - 1, 3, "offset-past-end")]
+        start_ms = int(time.time() * 1000) - 60_000
+        code, result, _ = audit_run(r, tmp_path, start_ms, "past-end")
+        assert (code, result["status"]) == (1, "findings")
+        assert [(t["target"], p["partition"], p["findings"]) for t in result["flows"][0]["topics"]
+                for p in t["partitions"]] == [(REMOTE, 0, [
+                    f"unverifiable: the source connector's stored offset {N - 1} is past the partition's end 3: the "
+                    "topic was deleted and created again; reset the connector's offsets for it "
+                    "(docs/operations.md#a-source-topic-deleted-and-created-again)"])]
+
+        # 2. The runbook: the partition's offset deleted (alter, `offset: null`), then running:
+        # the new topic arrives whole, after the old one's records.
+        forget = {"connector": SOURCE, "action": "alter", "request": "recreated-1",
+                  "offsets": [{"topic": TOPIC, "partition": 0, "offset": None}]}
+        r.update(r.render(with_request(topo, "stopped", forget)))
+        assert worker.get(f"/connectors/{SOURCE}/offsets") == {"offsets": []}
+        r.update(r.render(with_request(topo, "running")))
+        running(r)
+        assert replicated(r, N + len(new)) == old + new
+
+        # 3. Without the runbook: stopped (stored offset 2), the topic created again and grown to
+        # six records, running again. MirrorMaker 2 resumes after offset 2: m0..m2 never arrive.
+        r.update(r.render(with_request(topo, "stopped")))
+        halted(worker, SOURCE, "STOPPED")
+        eventually("the stopped connector's offsets", lambda: worker.get(f"/connectors/{SOURCE}/offsets") == {
+            "offsets": [{"partition": partition, "offset": {"offset": len(new) - 1}}]}, 60)
+        start_ms = int(time.time() * 1000)
+        created_again(r, grown)
+        r.update(r.render(with_request(topo, "running")))
+        running(r)
+        assert replicated(r, N + len(new) + 3) == old + new + grown[3:]
+        # Connect commits the offsets after the records (offset.flush.interval.ms): once it has,
+        # the offsets say caught up, and cannot tell.
+        eventually("the offsets committed past the copy", lambda: worker.get(f"/connectors/{SOURCE}/offsets") == {
+            "offsets": [{"partition": partition, "offset": {"offset": len(grown) - 1}}]}, 120)
+        assert r.clients.end_offsets(r.client("us-east"), [REMOTE]) == {f"{REMOTE}:0": N + len(new) + 3}
+        done = lag_read(r, tmp_path, project)
+        assert done.returncode == 0, done.stdout + done.stderr
+        (flow,) = json.loads(done.stdout)["flows"]
+        assert [(row["end"], row["committed"], row["lag"], row["status"]) for row in flow["replication"]] == [
+            (len(grown), len(grown) - 1, 0, "ok")]
+        code, result, _ = audit_run(r, tmp_path, start_ms, "skipped")
+        assert (code, result["status"]) == (1, "findings")
+        assert [(t["target"], p["partition"], p["missing"], p["findings"]) for t in result["flows"][0]["topics"]
+                for p in t["partitions"]] == [(REMOTE, 0, 3, ["3 missing record(s)"])]
 
 
 def test_csm_1_2_refuses_an_offsets_request_before_anything_starts(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from infra.core import names
-from infra.tools.rehearsal import jars
+from infra.tools.rehearsal import jars, process
 from infra.tools.rehearsal.kube import ApiServerKube
 from benchmarks.common import DEV, dev_for_runtime  # noqa: F401 - one home, shared with the benchmarks
 from infra.tools.rehearsal.local import local_topology
@@ -150,14 +150,42 @@ def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str,
             "--out", str(run_dir / "out"), "--from-ms", str(start_ms), "--until-ms", str(now), "--now-ms", str(now),
             "--master", "local[2]", "--termination-log", str(termination)]
     quoted = " ".join(f"'{a}'" for a in argv)
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT),
-           "PYSPARK_SUBMIT_ARGS": f"--jars {','.join(str(j) for j in jars.audit_jars())} pyspark-shell"}
+    submit, archive = spark_submit_args()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT), "PYSPARK_SUBMIT_ARGS": submit}
     done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
                            f"mount --bind '{hosts}' /etc/hosts && exec {quoted}"],
                           capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    if archive is not None:
+        # The run's output closed once every process holding it ended, the driver's JVM too, which
+        # wrote its dump as it exited; the job's own ends (0, 1: findings) leave a whole one.
+        archive.settle(0 if done.returncode in (0, 1) else done.returncode)
     report_path = run_dir / "out" / "report.json"
     assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return done.returncode, _json.loads(report_path.read_text()), termination.read_text()
+
+
+# The audit's Spark driver runs here with the JVM profile of the rehearsal's brokers and workers
+# (process.jvm_options "quick": the JIT's first tier, the serial collector) and a class-data archive
+# of its own (process.archive_for), as its CronJob's image does not: the job's work and results are
+# the same, and each of the tier's audit runs starts a driver, whose start was most of its CPU
+# (docs/performance.md, the ledger's tests/runtime/test_replication.py::test_audit_on_real_kafka).
+# KAFKA_REPLICATION_CDS=0 leaves the archive out, as for every other JVM of the tier.
+SPARK_QUICK = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+def spark_submit_args() -> tuple[str, process.ClassArchive | None]:
+    """PYSPARK_SUBMIT_ARGS for the audit's driver: the Kafka source's jars, the quick profile and
+    the archive's options; and the archive to settle once the driver ended (None: none)."""
+    import shlex
+    import pyspark
+    audit_jars = [str(j) for j in jars.audit_jars()]
+    options, archive = list(SPARK_QUICK), None
+    if os.environ.get("KAFKA_REPLICATION_CDS") != "0":
+        spark_jars = f"{Path(pyspark.__file__).parent / 'jars'}/*"
+        archive = process.archive_for("spark-driver", Path(process.java()), [spark_jars, *audit_jars],
+                                      ["org.apache.spark.deploy.SparkSubmit", *SPARK_QUICK])
+        options += archive.options()
+    return f"--driver-java-options {shlex.quote(' '.join(options))} --jars {','.join(audit_jars)} pyspark-shell", archive
 
 
 # Where the audit's pod mounts its configuration and credentials (the CronJob's volumes).

@@ -104,6 +104,7 @@ public final class Clients {
             case "consume": consume(config, request, answer); break;
             case "topics": topics(config, answer); break;
             case "createTopics": createTopics(config, request); break;
+            case "deleteTopics": deleteTopics(config, request); break;
             case "groupOffsets": groupOffsets(config, request.get("group").asText(), answer); break;
             case "endOffsets": endOffsets(config, strings(request.get("topics")), answer); break;
             case "topicConfigs": topicConfigs(config, request.get("topic").asText(), answer); break;
@@ -239,6 +240,12 @@ public final class Clients {
         }
         try (Admin admin = Admin.create(config)) {
             admin.createTopics(topics).all().get();
+        }
+    }
+
+    private static void deleteTopics(Properties config, JsonNode request) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            admin.deleteTopics(strings(request.get("topics"))).all().get();
         }
     }
 

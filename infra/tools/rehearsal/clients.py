@@ -178,6 +178,9 @@ class Clients:
     def create_topics(self, config: dict[str, str], topics: dict[str, int]) -> None:
         self.call("createTopics", config, topics=[{"name": t, "partitions": p} for t, p in topics.items()])
 
+    def delete_topics(self, config: dict[str, str], topics: list[str]) -> None:
+        self.call("deleteTopics", config, topics=topics)
+
     def topic_configs(self, config: dict[str, str], topic: str) -> dict[str, str]:
         """The configuration set on the topic itself (not the brokers' defaults)."""
         configs: dict[str, str] = self.call("topicConfigs", config, topic=topic)["configs"]

@@ -148,16 +148,25 @@ def class_archive(argv: Sequence[str]) -> tuple[list[str], ClassArchive | None]:
     if os.environ.get("KAFKA_REPLICATION_CDS") == "0" or "-cp" not in argv[:-2]:
         return argv, None
     at = argv.index("-cp")
-    binary = Path(argv[0]).resolve()
     # The VM's own options, and an agent's jar without its arguments (the exporter's names the
     # pod's address, new in every rehearsal).
     vm = [a.split("=", 1)[0] if a.startswith("-javaagent") else a for a in argv[1:at] if a.startswith(("-X", "-javaagent"))]
+    archive = archive_for(argv[at + 2].rsplit('.', 1)[-1], Path(argv[0]), argv[at + 1].split(":"),
+                          [argv[at + 1], argv[at + 2], *vm], agent=any(a.startswith("-javaagent") for a in vm))
+    return [argv[0], *archive.options(), *argv[1:]], archive
+
+
+def archive_for(name: str, java_binary: Path, classpath: Sequence[str], options: Sequence[str],
+                agent: bool = False) -> ClassArchive:
+    """The archive of the JVMs of `java_binary` on `classpath` (jars and `<folder>/*` entries)
+    with the VM and launch `options` that decide what they load: `<name>-<key>.jsa` in the
+    cache, to map when it exists, else to dump into at this JVM's exit."""
+    binary = java_binary.resolve()
     # Every jar behind the classpath, by name, size and time: a jar changed (a new pin, Clients.java
     # compiled again) makes a new archive, where the old one would only be refused.
-    jars = [f"{j}:{j.stat().st_size}:{j.stat().st_mtime_ns}" for entry in argv[at + 1].split(":")
+    jars = [f"{j}:{j.stat().st_size}:{j.stat().st_mtime_ns}" for entry in classpath
             for j in (sorted(Path(entry[:-2]).glob("*.jar")) if entry.endswith("/*") else [Path(entry)]) if j.exists()]
-    key = hashlib.sha256("\0".join([str(binary), str(binary.stat().st_mtime_ns), argv[at + 1], argv[at + 2], *vm,
-                                     *jars]).encode()).hexdigest()[:20]
+    key = hashlib.sha256("\0".join([str(binary), str(binary.stat().st_mtime_ns), *options, *jars]).encode()).hexdigest()[:20]
     folder = cache_root() / "cds"
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob("*.jsa.*"):  # the dumps of JVMs killed or crashed before they settled
@@ -166,10 +175,8 @@ def class_archive(argv: Sequence[str]) -> tuple[list[str], ClassArchive | None]:
                 stale.unlink()
         except FileNotFoundError:
             pass
-    final = folder / f"{argv[at + 2].rsplit('.', 1)[-1]}-{key}.jsa"
-    agent = any(a.startswith("-javaagent") for a in vm)
-    archive = ClassArchive(final, None if final.exists() else folder / f"{final.name}.{uuid.uuid4().hex}", agent)
-    return [argv[0], *archive.options(), *argv[1:]], archive
+    final = folder / f"{name}-{key}.jsa"
+    return ClassArchive(final, None if final.exists() else folder / f"{final.name}.{uuid.uuid4().hex}", agent)
 
 
 class Network:

@@ -4,8 +4,8 @@ target falls behind (the links of infra/tools/rehearsal/links.py), the ledger ho
 record exactly once after each; then,
 under steady writes, one of its two workers killed and restarted as the kubelet restarts a
 container (every record at least once, in order), both rolled as the operator rolls them (every
-record exactly once), and the source's and the target's broker restarted (at least once, in
-order).
+record exactly once), and the source's and the target's broker restarted, each onto a newer
+Kafka (a rolling upgrade of each cluster under the flow: at least once, in order).
 
 What the proxy changes is the workers' path alone: the test's producers write to the source
 throughout, so what the target holds during a fault is what crossed the link."""
@@ -16,9 +16,11 @@ import socket
 import ssl
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from infra.core import releases
 from tests.support.replication import (Ledger, Steady, arrived, copied_in_order, dev_for_runtime, eventually,
                                        rehearsal, running, under_writes)
 
@@ -28,6 +30,11 @@ TOPIC = "test.orders"
 # Each drill on a Strimzi release with the default policy and on a CSM release with the identity
 # policy: two Kafka lines (4.x and 3.8) of Connect's group protocol and task life cycle.
 DRILLS = [("default", "strimzi", "1.2.0"), ("identity", "csm", "1.2")]
+# The brokers start on the Kafka of the release before, and each restart upgrades one in place to
+# the next (its storage kept): Kafka 4.2.0 to 4.3.1 under Strimzi 1.2.0's Connect, and under
+# CSM 1.2's Connect (Kafka 3.8) its brokers from CSM 1.2's Kafka to CSM 1.4's (3.9).
+UPGRADES = {("strimzi", "1.2.0"): (("strimzi", "0.51.0"), ("strimzi", "1.2.0")),
+            ("csm", "1.2"): (("csm", "1.2"), ("csm", "1.4"))}
 SOURCE = "repl-us-west-us-east-source"
 GROUP = "test.readers"  # the dev flow's groups: test.*
 FAULT = 10.0  # seconds a fault lasts: ten times the clients' reconnect back-off (1 s at most)
@@ -58,7 +65,10 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
     topo["operator"]["connect"]["replicas"] = 2
     topo["operator"]["connect"]["rebalanceDelaySeconds"] = 10
     topo["flows"][0]["tasksMax"] = {"source": 2}
-    with rehearsal(topo, tmp_path, runtime_api, linked=True, scale=True) as r:
+    older, newer = (releases.find(releases.Flavour(f), v) for f, v in UPGRADES[(flavour, version)])
+    assert older is not None and newer is not None, UPGRADES[(flavour, version)]
+    assert tuple(map(int, older.kafka.split("."))) < tuple(map(int, newer.kafka.split("."))), (older, newer)
+    with rehearsal(topo, tmp_path, runtime_api, linked=True, scale=True, brokers_on=older) as r:
         assert r.links is not None
         r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
         ledger = Ledger(r, TOPIC, remote)
@@ -66,6 +76,8 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
         r.deploy()
         running(r)
         ledger.holds_exactly()
+        assert {alias: broker_version(r, alias) for alias in r.clusters} == {"us-east": older.kafka,
+                                                                            "us-west": older.kafka}
         (connect,) = r.workers
         pods = r.pods_of(connect)
         worker = pods[0]
@@ -181,7 +193,8 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
         copies = again_at_most(r, ledger, copies, starts_since(pods, started), "after the target's link was cut")
 
         # Each cluster's broker restarted (a controlled shutdown, then the same storage and address)
-        # while producers write: the worker's clients reconnect; nothing is lost, order is kept.
+        # onto the newer Kafka, one cluster after the other, while producers write: the worker's
+        # clients reconnect; nothing is lost, order is kept.
         # When the target's broker is down longer than the worker's coordinator may be unreachable
         # (3 s, then Connect revokes its tasks), the tasks' graceful stop cannot commit their
         # offsets and the new tasks start from the last flush: at-least-once, once more per start.
@@ -190,12 +203,13 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
             with Steady(ledger, f"restart-{alias}"):
                 time.sleep(2)
                 r.clusters[alias].stop()
-                r.start_cluster(alias)
+                r.start_cluster(alias, newer)
                 time.sleep(3)
             running(r)
             assert len(ledger.sent) > before + 4, alias
             copies = again_at_most(r, ledger, copies, starts_since(pods, started),
-                                   f"in all, after the {alias} broker's restart")
+                                   f"in all, after the {alias} broker's restart onto Kafka {newer.kafka}")
+            assert broker_version(r, alias) == newer.kafka
 
         # A consumer group of the source fails over after all of this: the offsets the checkpoint
         # connector translated and committed on the target (syncGroupOffsets) leave none of the
@@ -224,6 +238,16 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
             again += len(resumed) - len(unread)
         print(f"group {GROUP} failing over: {sum(position.values())} records read on us-west, "
               f"{sum(at.values())} translated offsets on us-east ({at}); none unread left behind, {again} read again")
+
+
+def broker_version(r, alias: str) -> str:
+    """The Kafka version of the jars the cluster's running broker started on: its command line's
+    classpath (the broker logs its version at INFO, which the rehearsal's brokers do not log)."""
+    process = r.clusters[alias].process
+    assert process is not None, alias
+    argv = Path(f"/proc/{process.popen.pid}/cmdline").read_bytes().split(b"\0")
+    (server,) = Path(argv[argv.index(b"-cp") + 1].decode().removesuffix("/*")).glob("kafka_2.13-*.jar")
+    return server.name.removeprefix("kafka_2.13-").removesuffix(".jar")
 
 
 # What the worker logs (Kafka's AbstractWorkerSourceTask, Worker.awaitStopTask, WorkerCoordinator.poll).

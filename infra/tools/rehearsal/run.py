@@ -167,6 +167,11 @@ class Rehearsal:
     # kernel's TCP in between (distance.py), crossed by everything that reaches it from here,
     # the workers and the tests' clients alike. Started with the clusters, stopped after them.
     distances: dict[str, Distance] = field(default_factory=dict)
+    # The release whose Kafka the brokers start on (None: the rehearsal's own), and the one each
+    # broker runs now: a drill upgrades a broker under a flow by starting it again on a newer
+    # release's Kafka, its storage kept (start_cluster).
+    brokers_on: Release | None = None
+    broker_releases: dict[str, Release] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -183,8 +188,10 @@ class Rehearsal:
         if unknown:
             raise RuntimeStartError(f"a distance for {', '.join(unknown)}, which the topology does not name as a "
                                     f"cluster ({', '.join(sorted(self.model.clusters))})")
-        classpath = jars.classpath(self.release)
+        on = self.brokers_on or self.release
+        classpath = jars.classpath(on)
         for alias, spec in sorted(self.model.clusters.items()):
+            self.broker_releases[alias] = on
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
             self.clusters[alias] = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
                                                 authorizer=alias in self.authorizers,
@@ -202,10 +209,13 @@ class Rehearsal:
                 assert cluster.ip, alias
                 self.links.add(alias, [h for h, _ in cluster.hosts], cluster.port, cluster.ip)
 
-    def start_cluster(self, alias: str) -> None:
-        """A stopped cluster started again on the rehearsal's release: its storage, address and
-        host names kept (a lost cluster back; a broker restarted with other material)."""
-        self.clusters[alias].start(jars.classpath(self.release))
+    def start_cluster(self, alias: str, release: Release | None = None) -> None:
+        """A stopped cluster started again: its storage, address and host names kept (a lost
+        cluster back; a broker restarted with other material), on the Kafka it ran or, given a
+        `release`, on that release's (a broker upgraded in place)."""
+        if release is not None:
+            self.broker_releases[alias] = release
+        self.clusters[alias].start(jars.classpath(self.broker_releases.get(alias, self.release)))
 
     def client(self, alias: str) -> dict[str, str]:
         return self.clusters[alias].client_properties()

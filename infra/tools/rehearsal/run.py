@@ -167,9 +167,7 @@ class Rehearsal:
     # kernel's TCP in between (distance.py), crossed by everything that reaches it from here,
     # the workers and the tests' clients alike. Started with the clusters, stopped after them.
     distances: dict[str, Distance] = field(default_factory=dict)
-    # The release whose Kafka the brokers start on (None: the rehearsal's own), and the one each
-    # broker runs now: a drill upgrades a broker under a flow by starting it again on a newer
-    # release's Kafka, its storage kept (start_cluster).
+    # The release whose Kafka the brokers start on (None: the rehearsal's), and each one's now.
     brokers_on: Release | None = None
     broker_releases: dict[str, Release] = field(default_factory=dict)
 
@@ -188,10 +186,9 @@ class Rehearsal:
         if unknown:
             raise RuntimeStartError(f"a distance for {', '.join(unknown)}, which the topology does not name as a "
                                     f"cluster ({', '.join(sorted(self.model.clusters))})")
-        on = self.brokers_on or self.release
-        classpath = jars.classpath(on)
+        classpath = jars.classpath(self.brokers_on or self.release)
         for alias, spec in sorted(self.model.clusters.items()):
-            self.broker_releases[alias] = on
+            self.broker_releases[alias] = self.brokers_on or self.release
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
             self.clusters[alias] = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
                                                 authorizer=alias in self.authorizers,
@@ -210,12 +207,9 @@ class Rehearsal:
                 self.links.add(alias, [h for h, _ in cluster.hosts], cluster.port, cluster.ip)
 
     def start_cluster(self, alias: str, release: Release | None = None) -> None:
-        """A stopped cluster started again: its storage, address and host names kept (a lost
-        cluster back; a broker restarted with other material), on the Kafka it ran or, given a
-        `release`, on that release's (a broker upgraded in place)."""
-        if release is not None:
-            self.broker_releases[alias] = release
-        self.clusters[alias].start(jars.classpath(self.broker_releases.get(alias, self.release)))
+        """A stopped cluster started again (storage, address, names kept): its Kafka, or `release`'s."""
+        self.broker_releases[alias] = release or self.broker_releases.get(alias, self.release)
+        self.clusters[alias].start(jars.classpath(self.broker_releases[alias]))
 
     def client(self, alias: str) -> dict[str, str]:
         return self.clusters[alias].client_properties()
@@ -596,10 +590,9 @@ class Rehearsal:
 
 def min_tasks(spec: dict[str, Any]) -> int:
     """The tasks a connector has for certain once it has generated them. The source and checkpoint
-    connectors may rightly have none (no topic, no group matches yet); the heartbeat connector
-    has one unless its heartbeats are off (MirrorHeartbeatConnector.taskConfigs: an empty list
-    only when MirrorHeartbeatConfig.emitHeartbeatsInterval is negative, which a negative
-    `emit.heartbeats.interval.seconds` or `emit.heartbeats.enabled=false` gives)."""
+    connectors may rightly have none (no topic, no group matches yet); the heartbeat connector has
+    one unless its heartbeats are off (MirrorHeartbeatConnector.taskConfigs: none only when its
+    interval is negative: `emit.heartbeats.enabled=false` or a negative interval in seconds)."""
     if spec.get("class") != ConnectorKind.heartbeat.connector_class:
         return 0
     interval = str(spec.get("config", {}).get("emit.heartbeats.interval.seconds", "1"))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.tools.rehearsal.apiserver import built, built_version
+from tests.support.processes import run_kept
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "kafka-replication"
@@ -121,8 +122,8 @@ class Engine:
     def cli(self, *args: str, cwd: Path, kubeconfig: Path | None = None, check: bool = True,
             timeout: float = 300) -> subprocess.CompletedProcess[str]:
         """The CLI itself, as a user types it (stack init, config set --secret, stack output...)."""
-        done = subprocess.run([str(self.pulumi), "--non-interactive", *args], cwd=cwd, env=self.env(cwd, kubeconfig),
-                              capture_output=True, text=True, timeout=timeout)
+        done = run_kept([str(self.pulumi), "--non-interactive", *args], cwd=cwd, env=self.env(cwd, kubeconfig),
+                        timeout=timeout)
         if check and done.returncode != 0:
             raise AssertionError(f"pulumi {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
         return done
@@ -152,8 +153,9 @@ class Engine:
         if policy_packs:
             argv += ["--policy-events", str(policy_events)]
         started = time.monotonic()
-        done = subprocess.run(argv, cwd=ROOT, env=self.env(project, kubeconfig), capture_output=True, text=True,
-                              timeout=timeout)
+        # In a session the keeper guards: the CLI's plugins, each in a process group of its own,
+        # end with the run even when it is stopped from outside (tests/support/processes.py).
+        done = run_kept(argv, cwd=ROOT, env=self.env(project, kubeconfig), timeout=timeout)
         seconds = time.monotonic() - started
         recorded = json.loads(events.read_text()) if events.exists() else []
         events.unlink(missing_ok=True)

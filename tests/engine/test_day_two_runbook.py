@@ -20,6 +20,7 @@ from infra.tools.rehearsal.apiserver import kubectl_binary
 from tests.engine.harness import REPLACE, UPDATE, Engine, Run
 from tests.engine.test_engine import Single, one_cluster, short, without_waiting
 from tests.support import runbooks
+from tests.support.processes import run_kept
 from tests.support.stacks import ROOT, unavailable
 
 OPERATIONS = runbooks.OPERATIONS
@@ -222,8 +223,7 @@ def typed(line: str, engine: Engine, one: Single) -> subprocess.CompletedProcess
             shim.chmod(0o755)
     env = engine.env(one.project, one.kubeconfig)
     env.update({"PATH": os.pathsep.join([str(shims), str(binary.parent), env["PATH"]]), "PYTHONPATH": str(ROOT)})
-    return subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True, timeout=900,
-                          cwd=one.project, env=env)
+    return run_kept(["bash", "-o", "pipefail", "-c", line], timeout=900, cwd=one.project, env=env)
 
 
 PULUMI_SHIM = '''#!{python}

@@ -4,6 +4,7 @@ still alive after it was stopped (infra/tools/rehearsal/keeper.py)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -81,3 +82,23 @@ def reap(pid: int) -> None:
         os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+
+
+def run_kept(argv: list[str], *, timeout: float, cwd: Path | str | None = None,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run(argv, capture_output=True, text=True, ...)` in a session of its own that the
+    keeper guards (keeper.guard_session): what the command leaves running when it returns (a
+    Pulumi plugin in a process group of its own, which the CLI did not end) is ended then, and
+    everything of it if this process is stopped first. A timeout ends the whole session too."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, cwd=cwd, env=env, start_new_session=True)
+    keeper.guard_session(proc.pid)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        keeper.end_session(proc.pid)
+        proc.communicate()
+        raise
+    finally:
+        keeper.end_session(proc.pid)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)

@@ -11,12 +11,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from infra.tools.rehearsal import keeper
-from tests.support.processes import descendants, left_alive, reap, started
+from tests.support.processes import descendants, left_alive, reap, run_kept, started
 from tests.support.stacks import ROOT
 
 # A starter: two "servers" through the rehearsal's Process (one of them a group of two, as a
@@ -125,3 +126,37 @@ def test_the_keeper_spares_a_released_group_and_ends_a_guarded_one():
             if p.poll() is None:
                 p.kill()
             p.wait()
+
+
+# A command that starts a process in a process group of its own, as the Pulumi CLI starts each of
+# its plugins, prints its pid and either returns (leaving it behind) or runs on.
+LEAVER = ("import subprocess, sys, time; p = subprocess.Popen(['sleep', '600'], process_group=0, "
+          "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid, flush=True); "
+          "time.sleep(600 if sys.argv[1:] == ['stay'] else 0)")
+
+
+def test_what_a_kept_command_leaves_in_groups_of_its_own_ends_when_it_returns():
+    done = run_kept([sys.executable, "-c", LEAVER], timeout=60)
+    left = int(done.stdout)
+    assert done.returncode == 0
+    assert left_alive({left: (started(left) or "gone", "sleep 600")}, within=keeper.GRACE + 5) == {}
+
+
+def test_a_kept_command_and_its_groups_end_with_the_process_that_ran_it(tmp_path):
+    starter = ("import sys; from tests.support.processes import run_kept; "
+               f"run_kept([sys.executable, '-c', {LEAVER!r}, 'stay'], timeout=600)")
+    proc = subprocess.Popen([sys.executable, "-c", starter], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            start_new_session=True)
+    try:
+        below = {}
+        for _ in range(100):  # the command and the process it started in a group of its own
+            below = {pid: v for pid, v in descendants(proc.pid).items() if "keeper.py" not in v[1]}
+            if any(argv == "sleep 600" for _, argv in below.values()):
+                break
+            time.sleep(0.1)
+        (leaver,) = [pid for pid, (_, argv) in below.items() if argv == "sleep 600"]
+        assert os.getpgid(leaver) == leaver != os.getsid(leaver)  # a group of its own in the command's session
+    finally:
+        proc.kill()  # SIGKILL: no finally of the starter runs; the keeper alone ends them
+        proc.wait(30)
+    assert left_alive(below, within=keeper.GRACE + 10) == {}

@@ -18,6 +18,12 @@ which the kernel does when the starter ends for any reason, the keeper sends SIG
 group still listed, SIGKILL to those alive after GRACE seconds, and exits. A keeper signalled
 itself (SIGTERM, SIGINT, SIGHUP) does the same.
 
+A command that starts processes in process groups of their own (the Pulumi CLI starts each plugin
+so, and a CLI stopped from outside leaves them running) is guarded by its session instead
+(`+s<SID>`, `-s<SID>`): it runs in a session of its own, which its plugins keep, and every group of
+that session is ended with the rest. A session's number is not lent to another process while a
+member of it is alive.
+
 Run with `python keeper.py` (the standard library only: it must start in a blink and import
 nothing of the project).
 """
@@ -76,6 +82,37 @@ def release(pgid: int) -> None:
         _tell(f"-{pgid}")
 
 
+def guard_session(sid: int) -> None:
+    """Every process group of the session `sid` (a command started in a session of its own, so its
+    pid) ends with this process."""
+    if _enabled:
+        _tell(f"+s{sid}")
+
+
+def end_session(sid: int) -> None:
+    """What is left of the session `sid` ended now (its command returned), then forgotten."""
+    _end_all({pgid: started(pgid) for pgid in session_groups(sid)})
+    if _enabled:
+        _tell(f"-s{sid}")
+
+
+def session_groups(sid: int) -> set[int]:
+    """The process groups of the live processes whose session is `sid` (/proc/PID/stat)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()  # state, ppid, pgrp, session...
+        if len(fields) > 3 and fields[0] != "Z" and int(fields[3]) == sid:
+            found.add(int(fields[2]))
+    return found
+
+
 def started(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (/proc/PID/stat, field 22); None when
     there is no such process."""
@@ -120,9 +157,10 @@ def _end_all(groups: dict[int, str | None]) -> None:
 
 def _serve() -> None:
     groups: dict[int, str | None] = {}
+    sessions: set[int] = set()
 
     def stop(*_: object) -> None:
-        _end_all(groups)
+        _end_all({**{pgid: started(pgid) for sid in sessions for pgid in session_groups(sid)}, **groups})
         os._exit(0)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -137,6 +175,10 @@ def _serve() -> None:
                 del groups[gone]
         elif line[:1] == "-" and line[1:].isdigit():
             groups.pop(int(line[1:]), None)
+        elif line[:2] == "+s" and line[2:].isdigit():
+            sessions.add(int(line[2:]))
+        elif line[:2] == "-s" and line[2:].isdigit():
+            sessions.discard(int(line[2:]))
     stop()  # end of input: the process that started us has ended
 
 

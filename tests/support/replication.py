@@ -165,12 +165,12 @@ def audit_run(r: Rehearsal, directory: Path, start_ms: int, name: str,
 
 
 # The audit's Spark driver runs here with the JVM profile of the rehearsal's brokers and workers
-# (process.jvm_options "quick": the JIT's first tier, the serial collector) and a class-data archive
-# of its own (process.archive_for), as its CronJob's image does not: the job's work and results are
-# the same, and each of the tier's audit runs starts a driver, whose start was most of its CPU
+# (process.QUICK_JIT_AND_GC: the JIT's first tier, the serial collector; the heap left to Spark)
+# and a class-data archive of its own (process.archive_for), as its CronJob's image does not: the
+# job's work and results are the same, and each of the tier's audit runs starts a driver, whose start was most of its CPU
 # (docs/performance.md, the ledger's tests/runtime/test_replication.py::test_audit_on_real_kafka).
 # KAFKA_REPLICATION_CDS=0 leaves the archive out, as for every other JVM of the tier.
-SPARK_QUICK = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+SPARK_QUICK = process.QUICK_JIT_AND_GC
 
 
 def spark_submit_args() -> tuple[str, process.ClassArchive | None]:

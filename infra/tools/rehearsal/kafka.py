@@ -44,6 +44,7 @@ class KafkaCluster:
     client_cas: str = ""
     material: materials.ClusterMaterial = field(init=False)
     process: Process | None = None
+    classpath: str = ""  # of the Kafka it last started on (a drill's upgrade starts it on another)
     jvm: str = "quick"  # process.jvm_options
     # A cluster in another region (distance.py): its broker runs in the far namespace of this
     # link, on the link's far address, and every connection to it from here crosses the link.
@@ -132,6 +133,7 @@ class KafkaCluster:
         return props
 
     def start(self, release_classpath: str) -> None:
+        self.classpath = release_classpath
         self.directory.mkdir(parents=True, exist_ok=True)
         self.ip = self.ip or (self.far.far_ip if self.far is not None else self.network.address())
         for host, _ in self.hosts:

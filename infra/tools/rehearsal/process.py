@@ -76,12 +76,13 @@ def _java_major(java_path: str) -> int:
 # from kafka-server-start.sh) and Connect's a worker, so that a measure is of Kafka's code running
 # hot, not of a start-up profile.
 JVM_PROFILES = ("quick", "steady")
+QUICK_JIT_AND_GC = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]  # the quick profile's, whatever the heap
 
 
 def jvm_options(profile: str, quick_heap: tuple[int, int]) -> list[str]:
     """`quick_heap`: the initial and largest heap in MiB of the quick profile."""
     if profile == "quick":
-        return [f"-Xms{quick_heap[0]}m", f"-Xmx{quick_heap[1]}m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+        return [f"-Xms{quick_heap[0]}m", f"-Xmx{quick_heap[1]}m", *QUICK_JIT_AND_GC]
     if profile == "steady":
         return ["-Xms1g", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                 "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent"]

@@ -167,9 +167,8 @@ class Rehearsal:
     # kernel's TCP in between (distance.py), crossed by everything that reaches it from here,
     # the workers and the tests' clients alike. Started with the clusters, stopped after them.
     distances: dict[str, Distance] = field(default_factory=dict)
-    # The release whose Kafka the brokers start on (None: the rehearsal's), and each one's now.
+    # The release whose Kafka the brokers start on (None: the rehearsal's): a drill upgrades them.
     brokers_on: Release | None = None
-    broker_releases: dict[str, Release] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -188,7 +187,6 @@ class Rehearsal:
                                     f"cluster ({', '.join(sorted(self.model.clusters))})")
         classpath = jars.classpath(self.brokers_on or self.release)
         for alias, spec in sorted(self.model.clusters.items()):
-            self.broker_releases[alias] = self.brokers_on or self.release
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
             self.clusters[alias] = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
                                                 authorizer=alias in self.authorizers,
@@ -208,8 +206,8 @@ class Rehearsal:
 
     def start_cluster(self, alias: str, release: Release | None = None) -> None:
         """A stopped cluster started again (storage, address, names kept): its Kafka, or `release`'s."""
-        self.broker_releases[alias] = release or self.broker_releases.get(alias, self.release)
-        self.clusters[alias].start(jars.classpath(self.broker_releases[alias]))
+        cluster = self.clusters[alias]
+        cluster.start(jars.classpath(release) if release is not None else cluster.classpath)
 
     def client(self, alias: str) -> dict[str, str]:
         return self.clusters[alias].client_properties()

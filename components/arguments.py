@@ -152,8 +152,8 @@ def secrets(value: Any, name: str, problems: list[Problem]) -> dict[str, Any]:
     """Secret items by name: text, or Outputs that must resolve to text. Names are those of the
     stack's secret config (infra/deploy/config.py); one that names no item gets the closest item it
     could be. Items the topology does not need are allowed (one mapping may serve several flows),
-    except a password the topology takes by reference (`sasl.passwordSecret`), which the deployment
-    check refuses: it would never be read."""
+    except an item the topology takes by reference (`sasl.passwordSecret`, `tls.secret`), which the
+    deployment check refuses: it would never be read."""
     if isinstance(value, pulumi.Output):
         problems.append(Problem(WHERE, name, kind(value), "a mapping known when the program runs (its values "
                                                           "may be Outputs)"))

@@ -18,7 +18,7 @@ __all__ = [
     "Predicate", "Protocol", "PullPolicy", "Readiness", "ResourceQuota", "Resources", "Sasl",
     "SecretKeyRef", "Security", "SourceInstance", "SparkExecutors", "StartFrom",
     "SyncGroupOffsets", "SyncTopicAcls", "SyncTopicConfigs", "TargetConnection", "TasksMax",
-    "Tls", "Topology", "Transform", "Trust",
+    "Tls", "TlsSecretRef", "Topology", "Transform", "Trust",
 ]
 
 
@@ -43,10 +43,15 @@ ConnectSettings = t.TypedDict("ConnectSettings", {
 })
 
 
+# The registry credentials of the Connect pods: a Secret the program creates (`name`, `server`,
+# `username`; the password from secret config `registry.password`), or a
+# `kubernetes.io/dockerconfigjson` Secret the team keeps in every flow's namespace (`secretName`),
+# which the pods name and the program never reads (docs/topology.md#secrets-by-reference).
 ImagePullSecret = t.TypedDict("ImagePullSecret", {
-    "name": str,
-    "server": str,
-    "username": str,
+    "name": t.NotRequired[str | None],
+    "server": t.NotRequired[str | None],
+    "username": t.NotRequired[str | None],
+    "secretName": t.NotRequired[str | None],
 })
 
 
@@ -95,9 +100,24 @@ Sasl = t.TypedDict("Sasl", {
 Trust: t.TypeAlias = t.Literal["pem", "jks", "pkcs12"]
 
 
+# The cluster's PEM trust and, for mTLS, its client key pair, from one Secret the team already
+# keeps: cert-manager's `kubernetes.io/tls` Secret (`ca.crt`, `tls.crt`, `tls.key`) by default,
+# another's keys named here (a Strimzi KafkaUser's are `ca.crt`, `user.crt`, `user.key`).
+# Referenced, never read: nothing of it enters Pulumi config or state (docs/topology.md#secrets-by-
+# reference).
+TlsSecretRef = t.TypedDict("TlsSecretRef", {
+    "secretName": str,
+    "ca": t.NotRequired[str],
+    "certificate": t.NotRequired[str],
+    "key": t.NotRequired[str],
+    "version": t.NotRequired[str | None],
+})
+
+
 Tls = t.TypedDict("Tls", {
     "trust": t.NotRequired[Trust],
     "clientCertificate": t.NotRequired[bool],
+    "secret": t.NotRequired[TlsSecretRef | None],
 })
 
 

@@ -48,7 +48,7 @@ TARGET_ACCESS_UID = "kafka-replication.io/target-access-uid"
 # KafkaConnect instead, and the operator rolls the pods, which mount the new Secret as they start.
 SOURCE_FILES_UID = "kafka-replication.io/source-files-uid"
 # A connector config key and a pod template annotation of the KafkaConnect holding the versions of
-# the Secrets the team keeps that they read (`sasl.passwordSecret.version`, as
+# the Secrets the team keeps that they read (`sasl.passwordSecret.version`, `tls.secret.version`, as
 # `<secret>:<key>=<version>`, comma-separated). The program never reads those Secrets, so it has no
 # uid to follow: a changed version changes the connector's config (Strimzi sends it, Connect
 # restarts the connector and its tasks, which resolve the Secret afresh) or the pod template (the

@@ -138,16 +138,20 @@ def _one_name_per_kubernetes_cluster(model: Model, secret_text: Callable[[str], 
 
 
 def _referenced_and_configured(model: Model, has_secret: Callable[[str], bool]) -> list[Problem]:
-    """A password both referenced (`sasl.passwordSecret`) and still in secret config: the config
-    value is never read, and whoever rotates it there would believe it used."""
+    """An item both referenced (`sasl.passwordSecret`, `tls.secret`) and still in secret config:
+    the config value is never read, and whoever rotates it there would believe it used."""
+    fields = {"password": "security.sasl.passwordSecret"}
+    what = {"password": "the password", "caCert": "the CA certificate", "clientCert": "the client certificate",
+            "clientKey": "the client key"}
     problems = []
     for alias, cluster in sorted(model.topology.clusters.items()):
-        ref, key = cluster.security.password_secret, secret_key(alias, "password")
-        if ref and has_secret(key):
-            problems.append(Problem(f"clusters.{alias}", f"secret config {PROJECT}:{key}", stack_config.NotShown(),
-                                    f"no value: the password is read from Secret {ref.secretName} (key {ref.key}, "
-                                    f"security.sasl.passwordSecret), never from config; remove it: "
-                                    f"pulumi config rm {PROJECT}:{key}"))
+        for item, (name, key) in cluster.security.referenced_items.items():
+            config_key = secret_key(alias, item)
+            if has_secret(config_key):
+                problems.append(Problem(
+                    f"clusters.{alias}", f"secret config {PROJECT}:{config_key}", stack_config.NotShown(),
+                    f"no value: {what[item]} is read from Secret {name} (key {key}, {fields.get(item, 'security.tls.secret')}), "
+                    f"never from config; remove it: pulumi config rm {PROJECT}:{config_key}"))
     return problems
 
 

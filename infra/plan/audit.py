@@ -188,7 +188,9 @@ def _command(audit: Audit, n: AuditNames, own_secrets: list[str]) -> list[str]:
         **{f"spark.kubernetes.executor.label.{k}": v for k, v in names.AUDIT_SELECTOR.items()},
         # Executors read Kafka too: the same credential files at the same paths.
         # Only the audit's own Secrets: a referenced password is read by the driver alone, which
-        # hands the clients' settings to the executors in the Kafka source's options.
+        # hands the clients' settings to the executors in the Kafka source's options (referenced
+        # TLS material, read from files by the executors too, is refused with executors:
+        # infra/checks/rules/referenced.py).
         **{f"spark.kubernetes.executor.secrets.{n.credentials_secret(a)}": n.credentials_dir(a)
            for a in own_secrets},
     }
@@ -231,14 +233,14 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
             objects.append(opaque_secret(_meta(n.credentials_secret(alias), ns), {
                 CREDENTIAL_FILES[i]: SecretValue((secret_key(alias, i),), binary=i in BINARY_ITEMS) for i in items}))
             sources.append({"secret": {"name": n.credentials_secret(alias)}})
-        ref = topo.clusters[alias].security.password_secret
-        if ref is not None:
-            # The team's Secret, of the same name in the audit's namespace (a pod mounts Secrets of
-            # its own namespace only), projected beside ours as the same `password` file.
-            sources.append({"secret": {"name": ref.secretName,
-                                       "items": [{"key": ref.key, "path": CREDENTIAL_FILES["password"]}]}})
+        kept: dict[str, list[JSON]] = {}
+        for item, (name, key) in topo.clusters[alias].security.referenced_items.items():
+            kept.setdefault(name, []).append({"key": key, "path": CREDENTIAL_FILES[item]})
+        # The team's Secrets, of the same names in the audit's namespace (a pod mounts Secrets of
+        # its own namespace only), projected beside ours as the same files (`password`, `ca.crt`...).
+        sources += [{"secret": {"name": name, "items": items}} for name, items in sorted(kept.items())]
         volumes.append({"name": f"kafka-{alias}", "projected": {"sources": sources, "defaultMode": 0o440}}
-                       if ref is not None else
+                       if kept else
                        {"name": f"kafka-{alias}", "secret": {"secretName": n.credentials_secret(alias),
                                                             "defaultMode": 0o440}})
         mounts.append({"name": f"kafka-{alias}", "mountPath": n.credentials_dir(alias), "readOnly": True})

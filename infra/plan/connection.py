@@ -130,6 +130,13 @@ def _jaas(alias: str, cluster: Cluster, namespace: str) -> SecretValue | Inline:
 Located = tuple[Store, str, "str | SecretValue | Inline | None"]
 
 
+def _referenced(cluster: Cluster) -> dict[str, tuple[Store, str, None, str]]:
+    """Per client item the cluster takes from the team's Secret (`tls.secret`): where a
+    `${secret:...}` reference reads it, (store, Secret, no value of ours, key)."""
+    return {item: (Store.SECRET, name, None, key) for item, (name, key) in cluster.security.referenced_items.items()
+            if item != "password"}  # a password is read inside the JAAS line (`_jaas`)
+
+
 def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict[str, Located]]:
     """The source's store files (mounted from the source Secret) and, per item of
     `java_client_props`, where its value lives: (store, object, value)."""
@@ -169,6 +176,18 @@ def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     Secret of their own (FlowNames.source_files_secret)."""
     files, values = _source_files(alias, cluster, n)
     b = _Builder(n.namespace)
+    referenced = _referenced(cluster)
+    if referenced:
+        # TLS material from the team's Secret (`tls.secret`): inline PEM (KIP-651) whose values are
+        # references to its keys, resolved by the worker's config provider when a task starts. No
+        # file of it is mounted: the pods would need the Secret's keys under the store files'
+        # names, and the PEM key store file joins the key and the certificate in one file.
+        for prop in client_props(INLINE_PEM, security(cluster)):
+            store, obj, value, store_key = ((Store.CONFIGMAP, n.source_configmap, prop.constant, None)
+                                            if prop.item is None else referenced.get(prop.item)
+                                            or (*values[prop.item], None))
+            b.add(prop.key, store, obj, value, store_key=store_key)
+        return b.build()
     b.entries += files
     for prop in client_props(STORE_FILES, security(cluster)):
         store, obj, value = (Store.CONFIGMAP, n.source_configmap, prop.constant) if prop.item is None else values[prop.item]
@@ -200,8 +219,12 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
 
     Keys the worker does not set keep the source connection's own representation. SASL keys of
     a SASL target left on a non-SASL source connection are never read by Kafka (no SASL channel).
+    Material from the team's Secret (`tls.secret`) is inline PEM referencing its keys, over any
+    worker that sets inline PEM or nothing; over password-protected store files the conversion
+    cannot be made from a reference, and the rules refuse it (infra/checks/rules/referenced.py).
     """
     tls, target_tls = cluster.security.effective_tls, target.security.effective_tls
+    referenced = _referenced(cluster)
     files, values = _source_files(alias, cluster, n)
     by_name = {e.key: e for e in files}
     cm, sec, files_secret = n.source_configmap, n.source_secret, n.source_files_secret
@@ -224,6 +247,9 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
     # (store, object, value, key in the object). Settings sit beside the documented ones in the
     # source ConfigMap under `heartbeat.` keys, so neither can change the other.
     def located(key: str, item: str) -> tuple[Store, str, str | SecretValue | Inline | None, str | None]:
+        if referenced and item in ("caCertFile", "keystorePem"):
+            return referenced["caCert" if item == "caCertFile" else
+                              "clientKey" if key == "ssl.keystore.key" else "clientCert"]
         if item == "truststore" and tls:
             return Store.CONFIGMAP, cm, mount(TRUSTSTORE_FILES[tls.trust]), f"heartbeat.{key}"
         if item == "keystore":
@@ -252,6 +278,10 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
         return store, obj, value, None
 
     def representation(worker_sets: bool) -> str:
+        if referenced:
+            # Over a worker's store files (literalStores) this cannot work, and
+            # infra/checks/rules/referenced.py refuses it; the other rules still read this wiring.
+            return HEARTBEAT_INLINE
         if not worker_sets:
             return HEARTBEAT_OWN
         return HEARTBEAT_INLINE if worker is WorkerFile.pemReferences else HEARTBEAT_STORES
@@ -277,7 +307,7 @@ def target_objects(alias: str, cluster: Cluster, n: FlowNames) -> tuple[Entry, .
         entries.append(Entry(Store.SECRET, n.target_password_secret, "pass",
                              SecretValue((secret_key(alias, "password"),))))
     tls = cluster.security.effective_tls
-    if tls:
+    if tls and tls.secret is None:  # else the team's Secret (objects.kafka_connect's tls)
         entries.append(Entry(Store.SECRET, n.target_ca_secret, n.TARGET_CA_BUNDLE,
                              SecretValue((secret_key(alias, "caCert"),))))
         entries.append(Entry(Store.SECRET, n.target_ca_secret, n.TARGET_CA_CERTIFICATES,
@@ -295,9 +325,7 @@ def versioned_references(clusters: Iterable[Cluster]) -> dict[tuple[str, str], s
     `version` (names.REFERENCED_SECRETS)."""
     out = {}
     for cluster in clusters:
-        ref = cluster.security.password_secret
-        if ref is not None and ref.version is not None:
-            out[(ref.secretName, ref.key)] = ref.version
+        out.update(cluster.security.referenced_versions)
     return out
 
 
@@ -337,6 +365,7 @@ def target_connection(alias: str, cluster: Cluster, n: FlowNames, mode: TargetCo
         "caCert": (Store.SECRET, n.target_ca_secret, None, n.TARGET_CA_BUNDLE),
         "clientCert": (Store.SECRET, n.target_client_secret, None, "tls.crt"),
         "clientKey": (Store.SECRET, n.target_client_secret, None, "tls.key"),
+        **_referenced(cluster),
     }
     for prop in client_props(INLINE_PEM, security(cluster)):
         store, obj, value, store_key = (Store.CONFIGMAP, cm, prop.constant, None) if prop.item is None else values[prop.item]

@@ -158,8 +158,12 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         # an operator rolled back to 0.48.0, which reads only these (releases.py).
         config.update({s.key: s.of(n) for s in names.CONNECT_STORAGE})
     tls = target.effective_tls
+    kept = target.tls_secret
     if tls:
-        spec["tls"] = {"trustedCertificates": [{"secretName": n.target_ca_secret, "pattern": n.TARGET_CA_CERTIFICATES}]}
+        # The team's Secret names its CA key whole: the program never sees how many certificates it
+        # holds, so none is split into keys of its own (names.TARGET_CA_CERTIFICATES).
+        spec["tls"] = {"trustedCertificates": [{"secretName": kept.secretName, "certificate": kept.ca} if kept else
+                                               {"secretName": n.target_ca_secret, "pattern": n.TARGET_CA_CERTIFICATES}]}
     authentication: Authentication | None = None
     if target.sasl:
         ref = target.password_secret
@@ -168,19 +172,18 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
                           {"secretName": n.target_password_secret, "password": "pass"}}
     elif tls and tls.clientCertificate:
         authentication = {"type": "tls", "certificateAndKey": {
+            "secretName": kept.secretName, "certificate": kept.certificate, "key": kept.key} if kept else {
             "secretName": n.target_client_secret, "certificate": "tls.crt", "key": "tls.key"}}
     if authentication:
         spec["authentication"] = authentication
     if settings.resources:
         spec["resources"] = settings.resources.model_dump(exclude_none=True)
     template = connect_template(model, n, entries)
-    ref = target.password_secret
-    version = referenced_versions([(ref.secretName, ref.key)], versioned_references([model.clusters[flow.target]])) \
-        if ref else None
+    version = referenced_versions(target.referenced_items.values(), versioned_references([model.clusters[flow.target]]))
     if version is not None:
-        # The team's Secret the pods authenticate with, at its declared version: a new one rolls
+        # The team's Secrets the pods authenticate with, at their declared versions: a new one rolls
         # them at once (names.REFERENCED_SECRETS_ANNOTATION) instead of at the operator's next
-        # periodic reconciliation, which sees the changed password in its auth hash.
+        # periodic reconciliation, which sees the changed material in its auth hash.
         pod = template.setdefault("pod", {})
         pod["metadata"] = {"annotations": {names.REFERENCED_SECRETS_ANNOTATION: version}}
     if template:
@@ -207,7 +210,7 @@ def connect_template(model: Model, n: FlowNames, entries: list[Entry]) -> JSON:
     pod: JSON = {}
     pull = model.operator.imagePullSecret
     if pull:
-        pod["imagePullSecrets"] = [{"name": pull.name}]
+        pod["imagePullSecrets"] = [{"name": pull.pod_secret}]
     files = mounted_files(entries)
     if files:
         # Only the store files are mounted, from a Secret of their own; passwords stay behind the

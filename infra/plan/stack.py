@@ -90,8 +90,9 @@ def plan_part(model: Model, d: Direction, part: PartSpec, heartbeat_copiers: dic
         # metricsConfig whose ConfigMap is missing (MetricsModel.metricsJson).
         access.append(rules)
     pull = model.operator.imagePullSecret
-    if pull:
+    if pull and pull.ours:  # else the team's Secret, which the pods name (objects.connect_template)
         server, username = pull.server, pull.username
+        assert server is not None and username is not None and pull.name is not None
         access.append({"apiVersion": "v1", "kind": "Secret", "metadata": object_meta(pull.name, n, flow),
                        "type": "kubernetes.io/dockerconfigjson",
                        "stringData": {".dockerconfigjson": SecretValue(

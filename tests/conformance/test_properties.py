@@ -19,8 +19,15 @@ VALID_SECURITY = st.one_of(
               st.sampled_from(["pem", "jks", "pkcs12"]), st.booleans()),
     st.builds(lambda proto, mech: {"protocol": proto, "sasl": {"mechanism": mech, "username": "u"}},
               st.sampled_from(["SASL_PLAINTEXT", "SASL_SSL"]), st.sampled_from(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])),
+    # Every credential from the team's Secrets (docs/topology.md#secrets-by-reference).
+    st.builds(lambda mtls: {"protocol": "SSL", "tls": {"clientCertificate": mtls, "secret": {"secretName": "team-tls"}}},
+              st.booleans()),
+    st.just({"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "u",
+                                             "passwordSecret": {"secretName": "team-pw", "key": "password"}},
+             "tls": {"secret": {"secretName": "team-tls", "ca": "ca.pem"}}}),
 )
-INVALID_SECURITY = st.sampled_from([{"protocol": "SASL_SSL"}, {"protocol": "PLAINTEXT", "tls": {"trust": "pem"}}])
+INVALID_SECURITY = st.sampled_from([{"protocol": "SASL_SSL"}, {"protocol": "PLAINTEXT", "tls": {"trust": "pem"}},
+                                    {"protocol": "SSL", "tls": {"trust": "jks", "secret": {"secretName": "team-tls"}}}])
 
 
 @st.composite

@@ -159,20 +159,16 @@ def prepared(client: Client, release: Release) -> None:
 
 
 def keep_team_secrets(model: Any, clients: dict[str, Client]) -> dict[str, str]:
-    """Each Secret of the team's the topology references, made with a distinctive value in each
-    (Kubernetes cluster, namespace) that reads it (infra/checks/rules/referenced.py `readers`);
-    the values, by where they are."""
+    """Each Secret of the team's the topology references, made with a distinctive value for each
+    key in each (Kubernetes cluster, namespace) that reads it (infra/checks/rules/referenced.py
+    `kept_keys`, `readers`); the values, by where they are."""
     kept = {}
-    for alias, cluster in sorted(model.topology.clusters.items()):
-        ref = cluster.security.password_secret
-        if ref is None:
-            continue
-        for kubernetes, namespace in referenced.readers(model, alias):
-            value = f"team-kept-{alias}-{base64.b32encode(namespace.encode()).decode().strip('=').lower()[:10]}"
-            clients[kubernetes or ""].create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                                              "metadata": {"name": ref.secretName, "namespace": namespace},
-                                              "stringData": {ref.key: value}})
-            kept[f"{kubernetes or ''}/{namespace}/{ref.secretName}:{ref.key}"] = value
+    for (kubernetes, namespace, name), keys in referenced.kept_keys(model).items():
+        values = {key: f"team-kept-{alias}-{item}-{base64.b32encode(namespace.encode()).decode().strip('=').lower()[:10]}"
+                  for key, (alias, item) in keys.items()}
+        clients[kubernetes or ""].create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                                          "metadata": {"name": name, "namespace": namespace}, "stringData": values})
+        kept.update({f"{kubernetes or ''}/{namespace}/{name}:{key}": value for key, value in values.items()})
     return kept
 
 
@@ -362,18 +358,19 @@ RETIRED = {"dev": set(), "prod": {"repl-eu-central-archive/source-eu-central"}}
 
 # The Secrets the team keeps that each stack references, where the engine test made them.
 KEPT = {"dev": set(), "prod": set(), "regions": {
-    f"{kubernetes}/{namespace}/eu-central-replicator:password" for kubernetes, namespace in (
+    f"{kubernetes}/{namespace}/{key}" for kubernetes, namespace in (
         ("k8s-eu-central", "orders-us-east-to-eu"), ("k8s-eu-central", "orders-us-west-to-eu"),
         ("k8s-eu-central", "replication-audit"), ("k8s-us-east", "reference-eu-to-us-east"),
         ("k8s-us-east", "replication-audit"), ("k8s-us-west", "reference-eu-to-us-west"),
-        ("k8s-us-west", "replication-audit"))}}
+        ("k8s-us-west", "replication-audit")) for key in ("eu-central-replicator:password", "eu-central-tls:ca.crt")}}
 
 
 def test_a_referenced_password_stays_in_the_team_s_secret(deployed):
-    """regions reads eu-central's password from a Secret the team keeps (docs/topology.md#secrets-
-    by-reference): the engine deploys it, the KafkaConnects on eu-central authenticate with the
-    team's Secret and no password Secret of ours exists; its values (made in every namespace that
-    reads it, test_no_secret_in_clear) enter neither state nor outputs."""
+    """regions reads eu-central's password and CA from Secrets the team keeps (docs/topology.md
+    #secrets-by-reference): the engine deploys it, the KafkaConnects on eu-central authenticate
+    with and trust the team's Secrets and no password or CA Secret of ours exists for it; their
+    values (made in every namespace that reads them, test_no_secret_in_clear) enter neither state
+    nor outputs."""
     assert set(deployed.kept) == KEPT[deployed.stack]
     if not deployed.kept:
         return
@@ -383,7 +380,15 @@ def test_a_referenced_password_stays_in_the_team_s_secret(deployed):
                     "orders-us-west-to-eu": {"secretName": "eu-central-replicator", "password": "password"},
                     "reference-eu-to-us-east": {"secretName": "target-us-east-password", "password": "pass"},
                     "reference-eu-to-us-west": {"secretName": "target-us-west-password", "password": "pass"}}
+    # Its CA too (`tls.secret`): the KafkaConnects on eu-central trust the team's Secret's key.
+    trust = {o["metadata"]["name"]: o["spec"]["tls"]["trustedCertificates"]
+             for o in deployed.rendered.objects() if o["kind"] == "KafkaConnect"}
+    assert {name: t for name, t in trust.items() if name.startswith("orders-")} == {
+        name: [{"secretName": "eu-central-tls", "certificate": "ca.crt"}]
+        for name in ("orders-us-east-to-eu", "orders-us-west-to-eu")}
     assert "target-eu-central-password" not in deployed.state_before_destroy
+    assert "target-eu-central-ca" not in deployed.state_before_destroy
+    assert "source-eu-central-tls" not in deployed.state_before_destroy
     assert deployed.runs["second up"].code == 0 and deployed.runs["refresh"].code == 0
 
 

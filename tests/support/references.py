@@ -36,16 +36,12 @@ def plan_random(data: dict) -> tuple[Model, StackPlan] | None:
 
 
 def team_secrets(model: Model) -> list[dict]:
-    """The Secrets the team keeps that the topology references (`sasl.passwordSecret`), in every
-    namespace that reads them, as its tooling would have them: what references may resolve to
-    besides the plan's own objects."""
-    out = []
-    for alias, cluster in sorted(model.topology.clusters.items()):
-        ref = cluster.security.password_secret
-        for _, namespace in (referenced.readers(model, alias) if ref else []):
-            out.append({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": ref.secretName, "namespace": namespace},
-                        "stringData": {ref.key: ""}})
-    return out
+    """The Secrets the team keeps that the topology references (`sasl.passwordSecret`,
+    `tls.secret`), in every namespace that reads them, as its tooling would have them: what
+    references may resolve to besides the plan's own objects."""
+    return [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
+             "stringData": {key: "" for key in keys}}
+            for (_, namespace, name), keys in referenced.kept_keys(model).items()]
 
 
 def check_references(objects: list[dict]) -> int:
@@ -89,6 +85,20 @@ def check_references(objects: list[dict]) -> int:
                 (volume,) = [v for v in template["pod"]["volumes"] if v["name"] == mount["name"]]
                 assert location == f'{mount["mountPath"]}/{location.rsplit("/", 1)[1]}'
                 assert {"key": location.rsplit("/", 1)[1], "path": location.rsplit("/", 1)[1]} in volume["secret"]["items"]
+    # The Secrets and keys the KafkaConnect itself names (its trust and authentication).
+    for ns, connect in connects.items():
+        spec = connect["spec"]
+        named = [(t["secretName"], t.get("certificate")) for t in (spec.get("tls") or {}).get("trustedCertificates", [])]
+        auth = spec.get("authentication") or {}
+        if "passwordSecret" in auth:
+            named.append((auth["passwordSecret"]["secretName"], auth["passwordSecret"]["password"]))
+        if "certificateAndKey" in auth:
+            pair = auth["certificateAndKey"]
+            named += [(pair["secretName"], pair["certificate"]), (pair["secretName"], pair["key"])]
+        for name, key in named:
+            checked += 1
+            assert ("Secret", ns, name) in stored, f"{ns}: the KafkaConnect names Secret {name}, which nobody makes"
+            assert key is None or key in stored[("Secret", ns, name)], f"{ns}: Secret {name} has no key {key}"
     for ns, connect_role in roles.items():
         granted = {{"configmaps": "ConfigMap", "secrets": "Secret"}[r["resources"][0]]: set(r["resourceNames"])
                    for r in connect_role["rules"]}

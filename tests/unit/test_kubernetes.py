@@ -32,7 +32,9 @@ def regions():
 
 def test_every_resource_carries_its_clusters_provider(regions):
     placed = [(r, r.kubernetes) for r in regions.resources if r.is_kubernetes]
-    assert len(placed) == 82  # with each Connect cluster's metrics rules ConfigMap and its TLS source's files Secret; no password Secret of eu-central's (the team keeps it)
+    # With each Connect cluster's metrics rules ConfigMap and its TLS source's files Secret; no
+    # password, CA or files Secret of eu-central's, nor an audit Secret for it (the team keeps them).
+    assert len(placed) == 75
     for resource, cluster in placed:
         labels = resource.inputs["metadata"]["labels"]
         flow = labels.get(names.FLOW_LABEL)
@@ -76,10 +78,11 @@ def test_render_writes_each_cluster_apart(regions, tmp_path):
         config = json.loads(cm["data"]["audit.json"])
         assert [f["name"] for f in config["flows"]] == flows
         assert sorted(config["clusters"]) == aliases
+        # eu-central's every credential is the team's (projected from its Secrets): no Secret of ours.
         assert sorted(w for w in written if w.startswith(f"{cluster}/replication-audit/Secret-")) == [
-            f"{cluster}/replication-audit/Secret-kafka-replication-audit-{a}.yaml" for a in aliases]
+            f"{cluster}/replication-audit/Secret-kafka-replication-audit-{a}.yaml" for a in aliases if a != "eu-central"]
     summary = render.summary(regions)
-    assert "Kubernetes cluster k8s-us-east (provider kubernetes-k8s-us-east): + 22 objects" in summary
+    assert "Kubernetes cluster k8s-us-east (provider kubernetes-k8s-us-east): + 20 objects" in summary
     assert "3 Kubernetes providers" in summary
 
 

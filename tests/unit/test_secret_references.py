@@ -264,3 +264,54 @@ def test_the_failover_and_lag_commands_ask_for_a_referenced_password_s_file(tmp_
     problems = [str(p) for p in failover.credential_problems(model, ["us-west"], tmp_path)]
     assert problems[0] == (f"--credentials: (argument): got {str(tmp_path / 'us-west' / 'password')!r}; expected a file: "
                            "password of clusters.us-west")
+
+
+def _kept_registry() -> dict:
+    topo = referencing(audit=False)
+    topo["operator"]["imagePullSecret"] = {"secretName": "team-registry"}
+    return topo
+
+
+def test_a_registry_secret_the_team_keeps_is_named_by_the_pods_and_never_created(tmp_path):
+    model = validation.parse(_kept_registry())
+    stack_plan = plan(model)
+    # No registry password asked for: the program creates no registry Secret.
+    assert deployment.secret_keys(model, stack_plan, ()) == ["us-east.caCert", "us-west.truststore",
+                                                             "us-west.truststorePassword"]
+    kept = {k: v for k, v in KEPT.items() if k != "registry.password"}
+    objs = _flow(render_topology(tmp_path, _kept_registry(), secrets=kept, placeholder_secrets=False))
+    assert sorted(name for kind, name in objs if kind == "Secret") == ["source-us-west", "source-us-west-tls",
+                                                                       "target-us-east-ca"]
+    pod = objs[("KafkaConnect", NS)]["spec"]["template"]["pod"]
+    assert pod["imagePullSecrets"] == [{"name": "team-registry"}]
+
+
+@pytest.mark.parametrize("pull,message", [
+    ({"secretName": "team-registry", "username": "bot"},
+     "`secretName` (a Secret your team keeps) alone, or `name`, `server` and `username` (a Secret the program "
+     "creates), not both: remove username"),
+    ({"name": "registry", "server": "registry.example.com"},
+     "`name`, `server` and `username` (a Secret the program creates; missing username), or `secretName` alone "
+     "(a Secret your team keeps)"),
+])
+def test_a_registry_secret_half_ours_half_kept_is_refused_by_the_model_and_the_json_schema(pull, message):
+    import jsonschema
+
+    from infra.topology.schema import json_schema
+
+    topo = referencing(audit=False)
+    topo["operator"]["imagePullSecret"] = pull
+    assert _refused(topo) == [f"operator: imagePullSecret: got {pull!r}; expected {message}"]
+    (error,) = jsonschema.Draft202012Validator(json_schema()).iter_errors(topo)
+    assert list(error.absolute_path) == ["operator", "imagePullSecret"]
+    topo["operator"]["imagePullSecret"] = {"secretName": "team-registry"}
+    assert list(jsonschema.Draft202012Validator(json_schema()).iter_errors(topo)) == []
+
+
+def test_a_kept_registry_secret_named_as_one_the_program_creates_is_refused():
+    topo = _kept_registry()
+    topo["operator"]["imagePullSecret"] = {"secretName": "target-us-east-ca"}
+    assert _refused(topo) == [
+        "operator: imagePullSecret.secretName: got 'target-us-east-ca'; expected a Secret the program does not "
+        f"create: in namespace {NS} it creates target-us-east-ca (flow repl-us-west-us-east's target CA) and would "
+        "overwrite yours; rename your Secret"]

@@ -1,11 +1,14 @@
-"""Secrets the team keeps, referenced by a cluster (`sasl.passwordSecret`): each must be a Secret
-the program never creates itself in the namespaces that read it. One of the program's own names
-would be created by `pulumi up` over the team's Secret (or fail on it), and deleted with the stack."""
+"""Secrets the team keeps, referenced by a cluster (`sasl.passwordSecret`, `tls.secret`): each must
+be a Secret the program never creates itself in the namespaces that read it. One of the program's
+own names would be created by `pulumi up` over the team's Secret (or fail on it), and deleted with
+the stack. And a reader that needs a store made from the material, which a reference never shows
+the program, is refused."""
 
 from __future__ import annotations
 
 from infra.core.errors import Problem
 from infra.core.names import AuditNames
+from infra.core.releases import WorkerFile, find
 from infra.topology.resolution import Model
 
 
@@ -22,7 +25,7 @@ def _owned(model: Model) -> dict[str, dict[str, str]]:
             mine[n.target_password_secret] = f"flow {d.name}'s target password"
             mine[n.target_ca_secret] = f"flow {d.name}'s target CA"
             mine[n.target_client_secret] = f"flow {d.name}'s target client key pair"
-            if pull:
+            if pull and pull.name:
                 mine[pull.name] = "the registry Secret (operator.imagePullSecret)"
     audit = model.topology.audit
     if audit:
@@ -46,7 +49,7 @@ def readers(model: Model, alias: str) -> list[tuple[str | None, str]]:
 
 
 def check_references(model: Model) -> list[Problem]:
-    problems = []
+    problems = _unconvertible(model)
     owned = _owned(model)
     # One (Secret, key) per password in a namespace: two clusters naming the same would read one value.
     taken: dict[tuple[str, str, str], str] = {}
@@ -64,10 +67,72 @@ def check_references(model: Model) -> list[Problem]:
                     f"clusters.{alias}", "security.sasl.passwordSecret", f"{ref.secretName}:{ref.key}",
                     f"a Secret key no other cluster reads in namespace {namespace}: clusters.{other} reads the same, "
                     "and one key holds one password"))
-            what = owned.get(namespace, {}).get(ref.secretName)
+    for alias, cluster in sorted(model.topology.clusters.items()):
+        fields = {"security.sasl.passwordSecret.secretName": cluster.security.password_secret,
+                  "security.tls.secret.secretName": cluster.security.tls_secret}
+        for field, kept in fields.items():
+            if kept is None:
+                continue
+            for namespace in sorted({namespace for _, namespace in readers(model, alias)}):
+                what = owned.get(namespace, {}).get(kept.secretName)
+                if what is not None:
+                    problems.append(Problem(
+                        f"clusters.{alias}", field, kept.secretName,
+                        f"a Secret the program does not create: in namespace {namespace} it creates "
+                        f"{kept.secretName} ({what}) and would overwrite yours; rename your Secret"))
+    pull = model.topology.operator.imagePullSecret
+    if pull and pull.secretName:
+        for namespace in sorted({d.names(p).namespace for d in model.flows for p in d.parts}):
+            what = owned.get(namespace, {}).get(pull.secretName)
             if what is not None:
                 problems.append(Problem(
-                    f"clusters.{alias}", "security.sasl.passwordSecret.secretName", ref.secretName,
+                    "operator", "imagePullSecret.secretName", pull.secretName,
                     f"a Secret the program does not create: in namespace {namespace} it creates "
-                    f"{ref.secretName} ({what}) and would overwrite yours; rename your Secret"))
+                    f"{pull.secretName} ({what}) and would overwrite yours; rename your Secret"))
     return shared + problems
+
+
+def _unconvertible(model: Model) -> list[Problem]:
+    """Readers of a cluster's TLS material that need it converted at deploy time, which a
+    reference (`tls.secret`) never allows: the heartbeat's clients over a worker whose file sets
+    password-protected store files (connection.heartbeat_client), and the audit's Spark executors,
+    which mount the audit's own Secrets only and read the stores at the driver's paths."""
+    problems = []
+    operator = model.topology.operator
+    release = find(operator.flavour, operator.version)  # None: refused by the operator rule
+    if release is not None and release.worker_file is WorkerFile.literalStores:
+        clusters = model.topology.clusters  # a flow may name a cluster that is not there: refused elsewhere
+        for d in model.flows:
+            source, target = clusters.get(d.flow.source), clusters.get(d.flow.target)
+            if source and target and source.security.tls_secret and target.security.effective_tls \
+                    and any(p.heartbeat for p in d.parts):
+                problems.append(Problem(
+                    f"clusters.{d.flow.source}", "security.tls.secret", source.security.tls_secret.secretName,
+                    f"TLS material in secret config (`<alias>.caCert`...): flow {d.name}'s heartbeat connector "
+                    f"reads it as a JKS store over the {release.flavour.value} {release.version} worker's "
+                    f"store files (its target {d.flow.target} uses TLS), made at deploy time from the value, "
+                    "which a reference never shows; or a release from Strimzi 0.47, whose worker sets inline PEM"))
+    audit = model.topology.audit
+    if audit is not None and audit.executors is not None:
+        for alias in sorted(model.topology.clusters):
+            kept = model.topology.clusters[alias].security.tls_secret
+            if kept is not None and any(alias in (d.flow.source, d.flow.target) for d in model.flows):
+                problems.append(Problem(
+                    "audit", "executors.instances", audit.executors.instances,
+                    f"no `executors` (local mode) while clusters.{alias} takes its TLS material from Secret "
+                    f"{kept.secretName} (security.tls.secret): Spark mounts the audit's own Secrets on its "
+                    "executors, not yours; or the material in secret config"))
+    return problems
+
+
+def kept_keys(model: Model) -> dict[tuple[str | None, str, str], dict[str, tuple[str, str]]]:
+    """The Secrets the team keeps that the topology references, as its tooling must sync them:
+    per (Kubernetes cluster, namespace, Secret) of every namespace that reads them (`readers`;
+    the Kubernetes cluster None without a `kubernetes` section), each key with the (cluster alias,
+    secret config item) it stands for. The rehearsal makes them from its clusters' material."""
+    out: dict[tuple[str | None, str, str], dict[str, tuple[str, str]]] = {}
+    for alias, cluster in sorted(model.topology.clusters.items()):
+        for item, (name, key) in cluster.security.referenced_items.items():
+            for kubernetes, namespace in readers(model, alias):
+                out.setdefault((kubernetes, namespace, name), {})[key] = (alias, item)
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0] or "", *kv[0][1:])))

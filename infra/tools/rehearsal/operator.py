@@ -380,11 +380,18 @@ def check_auth_secrets(connect: Mapping[str, Any], secrets: Secrets) -> None:
     found in namespace <ns>", "Items with key(s) [...] are missing in Secret <name>";
     VertxUtil.getValidatedSecret at 0.40.0, without the namespace). It reads them while hashing
     them (authTlsHash), before the pods are touched: the reconciliation fails, the KafkaConnect
-    is NotReady (InvalidConfigurationException) and running pods stay as they are. The Secrets
-    the team keeps (`sasl.passwordSecret`) are where this can happen: the program creates its own."""
-    auth = connect["spec"].get("authentication") or {}
+    is NotReady (InvalidConfigurationException) and running pods stay as they are. The trusted
+    certificates' Secrets first, alike: the Secret, and an entry's `certificate` key (a `pattern`
+    may match none) (getTrustedCertificateAsync at 1.2.0, getCertificateAsync at 0.43.0 and
+    0.48.0, through validatedSecret). The Secrets the team keeps (`sasl.passwordSecret`,
+    `tls.secret`) are where this can happen: the program creates its own."""
+    spec = connect["spec"]
+    auth = spec.get("authentication") or {}
     namespace = connect["metadata"]["namespace"]
-    for ref, keys in ((auth.get("passwordSecret"), ("password",)), (auth.get("certificateAndKey"), ("certificate", "key"))):
+    trusted = [(entry, ("certificate",) if "certificate" in entry else ())
+               for entry in (spec.get("tls") or {}).get("trustedCertificates", [])]
+    for ref, keys in (*trusted, (auth.get("passwordSecret"), ("password",)),
+                      (auth.get("certificateAndKey"), ("certificate", "key"))):
         if not ref:
             continue
         found = secrets.get(ref["secretName"])

@@ -73,21 +73,20 @@ def secret_material(model: Model, clusters: dict[str, KafkaCluster]) -> dict[str
 
 
 def kept_secrets(model: Model, clusters: dict[str, KafkaCluster]) -> list[dict[str, Any]]:
-    """The Secrets a team keeps itself (External Secrets, Vault...) that the topology references
-    (`sasl.passwordSecret`), made here from the clusters' material in every namespace that reads
-    them (infra/checks/rules/referenced.py `readers`), as the team's tooling would sync them. They
-    are applied with the render, never part of it: the program only references them."""
-    out = []
-    for alias, cluster in sorted(model.clusters.items()):
-        ref = cluster.security.password_secret
-        if ref is None:
-            continue
-        for _, namespace in referenced.readers(model, alias):  # one API server here
-            out.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                        "metadata": {"name": ref.secretName, "namespace": namespace,
-                                     "labels": {"app.kubernetes.io/managed-by": "the-team"}},
-                        "stringData": {ref.key: clusters[alias].password or ""}})
-    return out
+    """The Secrets a team keeps itself (External Secrets, Vault, cert-manager...) that the topology
+    references (`sasl.passwordSecret`, `tls.secret`), made here from the clusters' material in
+    every namespace that reads them (infra/checks/rules/referenced.py `kept_keys`; one API server
+    here), as the team's tooling would sync them. They are applied with the render, never part of it: the program only
+    references them."""
+    def value(alias: str, item: str) -> str:
+        kafka = clusters[alias]
+        return {"password": kafka.password or "", "caCert": kafka.material.ca_pem,
+                "clientCert": kafka.material.client_cert_pem, "clientKey": kafka.material.client_key_pem}[item]
+    one_server = {(namespace, name): keys for (_, namespace, name), keys in referenced.kept_keys(model).items()}
+    return [{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+             "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "the-team"}},
+             "stringData": {key: value(*held) for key, held in sorted(keys.items())}}
+            for (namespace, name), keys in sorted(one_server.items())]
 
 
 def _secret_data(obj: dict[str, Any]) -> dict[str, bytes]:

@@ -8,8 +8,7 @@ the rules across fields are infra/checks/rules/, and infra/checks/validation.py 
 from infra.topology.schema.flow import (Alerts, Cluster, ConnectorConfig, ConnectorStates, ConnectPart, ConnectSettings,
                                         Converter, Converters, Failover, Flow, OffsetsRequest, PartitionOffset,
                                         Predicate, ResourceQuota, Resources, Sasl, SecretKeyRef, Security,
-                                        SourceInstance,
-                                        SyncGroupOffsets, TasksMax, Tls, Transform)
+                                        SourceInstance, SyncGroupOffsets, TasksMax, Tls, TlsSecretRef, Transform)
 from infra.topology.schema.topology import (Audit, AuditReports, AuditThresholds, AuditWindow, GrafanaOperator,
                                             ImagePullSecret,
                                             KubernetesCluster, Monitoring, Operator, Readiness, SparkExecutors,
@@ -29,6 +28,6 @@ __all__ = ["Alerts", "Amount", "Audit", "AuditReports", "AuditThresholds", "Audi
            "MAX_FILTERS", "Mechanism", "MemorySize", "Monitoring", "OffsetsAction", "OffsetsRequest",
            "OffsetsRequestId", "Operator", "PartitionOffset", "Policy", "Predicate", "Protocol", "PullPolicy",
            "Quantity", "Readiness", "RegexList", "Regexes", "RegistryUsername", "ResourceName",
-           "ResourceQuota", "Resources", "Sasl", "SecretKeyRef", "Security", "SmtName", "SourceInstance", "SparkExecutors",
+           "ResourceQuota", "Resources", "Sasl", "SecretKeyRef", "Security", "TlsSecretRef", "SmtName", "SourceInstance", "SparkExecutors",
            "StartFrom", "SyncGroupOffsets", "TargetConnection", "TasksMax", "Tls", "TopicName", "Topology",
            "Transform", "Trust", "Username", "json_schema", "quantity"]

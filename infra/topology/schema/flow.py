@@ -42,9 +42,36 @@ class Sasl(_Strict):
     passwordSecret: SecretKeyRef | None = None
 
 
+class TlsSecretRef(_Strict):
+    """The cluster's PEM trust and, for mTLS, its client key pair, from one Secret the team
+    already keeps: cert-manager's `kubernetes.io/tls` Secret (`ca.crt`, `tls.crt`, `tls.key`) by
+    default, another's keys named here (a Strimzi KafkaUser's are `ca.crt`, `user.crt`,
+    `user.key`). Referenced, never read: nothing of it enters Pulumi config or state
+    (docs/topology.md#secrets-by-reference)."""
+    secretName: SecretName
+    ca: SecretKey = "ca.crt"
+    certificate: SecretKey = "tls.crt"  # read with `clientCertificate` only
+    key: SecretKey = "tls.key"          # read with `clientCertificate` only
+    # As SecretKeyRef.version: a label of the material the Secret holds now, changed with each
+    # rotation so that `pulumi up` restarts the connectors and rolls the pods that read it.
+    version: SecretVersion | None = None
+
+
 class Tls(_Strict):
     trust: Trust = Trust.pem
     clientCertificate: bool = False  # mTLS: `<alias>.clientCert` and `<alias>.clientKey` (PEM)
+    # The CA (and the client key pair) from a Secret the team keeps instead of secret config.
+    secret: TlsSecretRef | None = None
+
+    @model_validator(mode="after")
+    def _pem_by_reference(self) -> "Tls":
+        if self.secret is not None and self.trust is not Trust.pem:
+            # The stores' conversions (a JKS truststore to PEM for an inline reader, a PEM CA to a
+            # JKS store for a store reader) are made at deploy time from the value, which a
+            # reference never shows the program.
+            raise ValueError(f"`secret` takes PEM material (`trust: pem`), not a {self.trust.value} truststore: "
+                             "keep the CA as PEM in your Secret, or the truststore in secret config")
+        return self
 
 
 class Security(_Strict):
@@ -79,7 +106,7 @@ class Security(_Strict):
         this cluster needs."""
         tls = self.effective_tls
         items = ["password"] if self.sasl and self.password_secret is None else []
-        if tls:
+        if tls and tls.secret is None:
             items += ["caCert"] if tls.trust is Trust.pem else ["truststore", "truststorePassword"]
             items += ["clientCert", "clientKey"] if tls.clientCertificate else []
         return items
@@ -91,11 +118,42 @@ class Security(_Strict):
         return self.sasl.passwordSecret if self.sasl else None
 
     @property
+    def tls_secret(self) -> TlsSecretRef | None:
+        """The team's Secret the TLS material is read from (`tls.secret`), if any."""
+        tls = self.effective_tls
+        return tls.secret if tls else None
+
+    @property
+    def referenced_items(self) -> dict[str, tuple[str, str]]:
+        """Per secret config item taken by reference instead, the team's (Secret, key) holding it."""
+        out = {}
+        if self.password_secret is not None:
+            out["password"] = (self.password_secret.secretName, self.password_secret.key)
+        ref, tls = self.tls_secret, self.effective_tls
+        if ref is not None and tls is not None:
+            out["caCert"] = (ref.secretName, ref.ca)
+            if tls.clientCertificate:
+                out["clientCert"] = (ref.secretName, ref.certificate)
+                out["clientKey"] = (ref.secretName, ref.key)
+        return out
+
+    @property
+    def referenced_versions(self) -> dict[tuple[str, str], str]:
+        """(Secret, key) -> the declared `version` of each key taken by reference that has one."""
+        out = {}
+        for item, place in self.referenced_items.items():
+            ref = self.password_secret if item == "password" else self.tls_secret
+            if ref is not None and ref.version is not None:
+                out[place] = ref.version
+        return out
+
+    @property
     def credential_items(self) -> list[str]:
         """The credential files a client of this cluster reads (contract/audit.py CREDENTIAL_FILES):
-        the secret items and a password taken by reference (`sasl.passwordSecret`) too."""
-        referenced = ["password"] if self.password_secret is not None else []
-        return referenced + self.secret_items
+        the secret items and the items taken by reference too, in the secret items' order."""
+        referenced = self.referenced_items
+        return [i for i in ("password", "caCert", "truststore", "truststorePassword", "clientCert", "clientKey")
+                if i in referenced or i in self.secret_items]
 
 
 class Cluster(_Strict):

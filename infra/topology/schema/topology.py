@@ -13,18 +13,46 @@ from infra.core.releases import Flavour, Release, find
 from infra.topology.schema.flow import Alerts, Cluster, ConnectSettings, Flow, Resources
 from infra.topology.schema.values import (DNS1123_LABEL, INT32, MAX_ALIAS, Amount, Count, DnsLabel, DnsSubdomain,
                                           Exporter, ImageRef, LabelKey, LabelValue, MemorySize, NamespaceName,
-                                          PullPolicy, Quantity, RegistryUsername, TargetConnection, _integer, _shaped,
-                                          _Strict)
+                                          PullPolicy, Quantity, RegistryUsername, SecretName, TargetConnection, _integer,
+                                          _shaped, _Strict)
 
 
 class ImagePullSecret(_Strict):
-    name: DnsSubdomain
+    """The registry credentials of the Connect pods: a Secret the program creates (`name`,
+    `server`, `username`; the password from secret config `registry.password`), or a
+    `kubernetes.io/dockerconfigjson` Secret the team keeps in every flow's namespace
+    (`secretName`), which the pods name and the program never reads
+    (docs/topology.md#secrets-by-reference)."""
+    name: DnsSubdomain | None = None
     server: Annotated[str, _shaped(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s]*)?",
-                                   "a registry host such as registry.example.com[:port]", 253)]
-    username: RegistryUsername
+                                   "a registry host such as registry.example.com[:port]", 253)] | None = None
+    username: RegistryUsername | None = None
+    secretName: SecretName | None = None
 
+    @model_validator(mode="after")
+    def _ours_or_kept(self) -> "ImagePullSecret":
+        ours = {k: getattr(self, k) for k in ("name", "server", "username")}
+        if self.secretName is not None:
+            given = [k for k, v in ours.items() if v is not None]
+            if given:
+                raise ValueError(f"`secretName` (a Secret your team keeps) alone, or `name`, `server` and `username` "
+                                 f"(a Secret the program creates), not both: remove {', '.join(given)}")
+        elif None in ours.values():
+            missing = [k for k, v in ours.items() if v is None]
+            raise ValueError(f"`name`, `server` and `username` (a Secret the program creates; missing "
+                             f"{', '.join(missing)}), or `secretName` alone (a Secret your team keeps)")
+        return self
 
-    # the password comes from secret config `registry.password`
+    @property
+    def pod_secret(self) -> str:
+        """The Secret the pods name in `imagePullSecrets`."""
+        name = self.secretName or self.name
+        assert name is not None, "one of them, by the model's own check"
+        return name
+
+    @property
+    def ours(self) -> bool:
+        return self.secretName is None
 
 
 class Readiness(_Strict):
@@ -193,4 +221,16 @@ def json_schema() -> dict[str, Any]:
     # A cluster's alias, as infra/checks/rules/document.py refuses it (a rule there, for its message).
     schema["properties"]["clusters"]["propertyNames"] = {"pattern": f"^(?:{DNS1123_LABEL.pattern})$",
                                                          "maxLength": MAX_ALIAS}
+    # The registry Secret: the team's (`secretName`) or ours (`name`, `server`, `username`), as
+    # ImagePullSecret refuses anything else.
+    null = {"type": "null"}
+    schema["$defs"]["ImagePullSecret"]["oneOf"] = [
+        {"required": ["secretName"], "properties": {"name": null, "server": null, "username": null,
+                                                    "secretName": {"type": "string"}}},
+        {"required": ["name", "server", "username"], "properties": {
+            "name": {"type": "string"}, "server": {"type": "string"}, "username": {"type": "string"},
+            "secretName": null}}]
+    # TLS material by reference is PEM only, as schema.Tls refuses another trust.
+    schema["$defs"]["Tls"]["if"] = {"required": ["secret"]}
+    schema["$defs"]["Tls"]["then"] = {"properties": {"trust": {"const": "pem"}}}
     return schema

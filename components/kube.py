@@ -103,6 +103,13 @@ def create(manifest: Manifest, opts: pulumi.ResourceOptions, secrets: SecretReso
     meta.update(metadata or {})
     planned = manifest["metadata"]
     name = names.resource_name(planned.get("namespace"), planned["name"], kubernetes)
+    # Every object is named, so a replacement in one Kubernetes cluster is delete-first already (the
+    # provider says so); a move to another cluster (the flow's `kubernetes`, a new provider) is a
+    # replacement the engine would make create-first: the new Connect cluster would join the old
+    # one's group and storage topics while it still runs, and the old operator would then delete
+    # the shared connectors. Delete-first, the old Connect cluster is gone before the new one
+    # starts (docs/operations.md#moving-a-flow-to-another-kubernetes-cluster).
+    opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True))
     resource: pulumi.CustomResource = _construct(manifest["kind"], name, body, meta, opts)
     return resource
 

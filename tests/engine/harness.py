@@ -135,9 +135,10 @@ class Engine:
 
     def run(self, operation: str, project: Path, stack: str, *, kubeconfig: Path | None = None,
             expect_no_changes: bool = False, program: str = PROJECT, reference: str | None = None,
-            policy_packs: tuple[Path, ...] = (), timeout: float = 900, refresh: bool = False) -> Run:
+            policy_packs: tuple[Path, ...] = (), timeout: float = 900, refresh: bool = False,
+            env: dict[str, str] | None = None) -> Run:
         """`pulumi <operation>` with the program served inline (tests/engine/driver.py), with
-        `--policy-pack` for each of `policy_packs`."""
+        `--policy-pack` for each of `policy_packs` and `env` beside the engine's own variables."""
         events = project / f".events-{operation}.json"
         policy_events = project / f".policy-events-{operation}.json"
         argv = [sys.executable, "-m", "tests.engine.driver", operation, "--dir", str(project), "--stack", stack,
@@ -155,7 +156,7 @@ class Engine:
         started = time.monotonic()
         # In a session the keeper guards: the CLI's plugins, each in a process group of its own,
         # end with the run even when it is stopped from outside (tests/support/processes.py).
-        done = run_kept(argv, cwd=ROOT, env=self.env(project, kubeconfig), timeout=timeout)
+        done = run_kept(argv, cwd=ROOT, env={**self.env(project, kubeconfig), **(env or {})}, timeout=timeout)
         seconds = time.monotonic() - started
         recorded = json.loads(events.read_text()) if events.exists() else []
         events.unlink(missing_ok=True)

@@ -45,6 +45,15 @@ def doc_objects(doc_render) -> dict[tuple[str, str], dict]:
     return by_kind_name(doc_render.objects())
 
 
+@pytest.fixture
+def cds_cache(tmp_path, monkeypatch):
+    """A cache of this test's own for the class-data archives (infra/tools/rehearsal/process.py
+    archive_for), none given by the environment: the folder the archives go to."""
+    monkeypatch.setenv("KAFKA_REPLICATION_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("KAFKA_REPLICATION_CDS", raising=False)
+    return tmp_path / "cache" / "cds"
+
+
 @pytest.fixture(scope="session")
 def spark():
     """One local Spark session for every PySpark test (starting one takes seconds)."""

@@ -6,23 +6,14 @@ from __future__ import annotations
 
 import shlex
 
-import pytest
-
 from infra.tools.rehearsal import jars
 from tests.support.replication import SPARK_QUICK, spark_submit_args
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("KAFKA_REPLICATION_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("KAFKA_REPLICATION_CDS", raising=False)
-    return tmp_path / "cache" / "cds"
-
-
-def test_the_driver_dumps_its_archive_first_and_maps_it_once_settled(cache):
+def test_the_driver_dumps_its_archive_first_and_maps_it_once_settled(cds_cache):
     submit, archive = spark_submit_args()
     assert archive is not None and archive.staged is not None and not archive.final.exists()
-    assert archive.final.parent == cache and archive.final.name.startswith("spark-driver-")
+    assert archive.final.parent == cds_cache and archive.final.name.startswith("spark-driver-")
     assert shlex.split(submit) == [
         "--driver-java-options", " ".join([*SPARK_QUICK, f"-XX:ArchiveClassesAtExit={archive.staged}",
                                            "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]),
@@ -35,7 +26,7 @@ def test_the_driver_dumps_its_archive_first_and_maps_it_once_settled(cache):
                                               "-Xlog:cds=off", "-Xlog:cds+dynamic=off"])
 
 
-def test_a_driver_that_did_not_end_by_itself_leaves_no_archive(cache):
+def test_a_driver_that_did_not_end_by_itself_leaves_no_archive(cds_cache):
     _, archive = spark_submit_args()
     assert archive is not None and archive.staged is not None
     archive.staged.write_bytes(b"half a dump")
@@ -43,9 +34,9 @@ def test_a_driver_that_did_not_end_by_itself_leaves_no_archive(cache):
     assert not archive.final.exists() and not archive.staged.exists()
 
 
-def test_without_class_data_sharing_only_the_profile_is_given(cache, monkeypatch):
+def test_without_class_data_sharing_only_the_profile_is_given(cds_cache, monkeypatch):
     monkeypatch.setenv("KAFKA_REPLICATION_CDS", "0")
     submit, archive = spark_submit_args()
     assert archive is None
     assert shlex.split(submit)[:2] == ["--driver-java-options", " ".join(SPARK_QUICK)]
-    assert not cache.exists()
+    assert not cds_cache.exists()

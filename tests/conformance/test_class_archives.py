@@ -9,19 +9,11 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-import pytest
 
 from infra.tools.rehearsal import process
 from infra.tools.rehearsal.process import ClassArchive, class_archive, java
 
 HELLO = "public class Hello { public static void main(String[] a) { System.out.println(\"hello \" + a.length); } }\n"
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("KAFKA_REPLICATION_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("KAFKA_REPLICATION_CDS", raising=False)
-    return tmp_path / "cache" / "cds"
 
 
 def hello_jar(tmp_path: Path, name: str = "hello.jar") -> Path:
@@ -42,11 +34,11 @@ def run(argv: list[str], archive: ClassArchive | None) -> subprocess.CompletedPr
     return done
 
 
-def test_the_first_jvm_dumps_the_next_maps_and_the_jdk_accepts_the_archive(tmp_path, cache):
+def test_the_first_jvm_dumps_the_next_maps_and_the_jdk_accepts_the_archive(tmp_path, cds_cache):
     jar = hello_jar(tmp_path)
     base = [java(), "-Xmx64m", "-XX:+UseSerialGC", "-Dlog.dir=/somewhere", "-cp", str(jar), "Hello", "x"]
     argv, first = class_archive(base)
-    assert first is not None and first.staged is not None and first.final.parent == cache
+    assert first is not None and first.staged is not None and first.final.parent == cds_cache
     assert argv == [java(), f"-XX:ArchiveClassesAtExit={first.staged}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off",
                     *base[1:]]
     done = run(argv, first)
@@ -64,7 +56,7 @@ def test_the_first_jvm_dumps_the_next_maps_and_the_jdk_accepts_the_archive(tmp_p
     assert (strict.returncode, strict.stdout) == (0, "hello 0\n"), strict.stdout + strict.stderr
 
 
-def test_an_archive_that_does_not_fit_costs_the_saving_not_the_start(tmp_path, cache):
+def test_an_archive_that_does_not_fit_costs_the_saving_not_the_start(tmp_path, cds_cache):
     jar = hello_jar(tmp_path)
     argv, first = class_archive([java(), "-Xmx64m", "-cp", str(jar), "Hello"])
     run(argv, first)
@@ -82,7 +74,7 @@ def test_an_archive_that_does_not_fit_costs_the_saving_not_the_start(tmp_path, c
     assert (relaxed.returncode, relaxed.stdout) == (0, "hello 0\n")  # ...and runs without it, silently
 
 
-def test_a_jvm_killed_leaves_no_archive_and_keys_tell_kinds_apart(tmp_path, cache):
+def test_a_jvm_killed_leaves_no_archive_and_keys_tell_kinds_apart(tmp_path, cds_cache):
     jar = hello_jar(tmp_path)
     _, archive = class_archive([java(), "-cp", str(jar), "Hello"])
     assert archive is not None and archive.staged is not None
@@ -100,14 +92,14 @@ def test_a_jvm_killed_leaves_no_archive_and_keys_tell_kinds_apart(tmp_path, cach
     assert agent1.options()[:2] == ["-XX:+UnlockDiagnosticVMOptions", "-XX:+AllowArchivingWithJavaAgent"]
 
 
-def test_switched_off(tmp_path, cache, monkeypatch):
+def test_switched_off(tmp_path, cds_cache, monkeypatch):
     monkeypatch.setenv("KAFKA_REPLICATION_CDS", "0")
     argv = [java(), "-cp", "x.jar", "Hello"]
     assert class_archive(argv) == (argv, None)
     assert class_archive([java(), "-version"]) == ([java(), "-version"], None)
 
 
-def test_a_jvm_with_an_agent_dumps_and_maps_its_archive(tmp_path, cache):
+def test_a_jvm_with_an_agent_dumps_and_maps_its_archive(tmp_path, cds_cache):
     # The Connect workers run the metrics exporter as a Java agent: their archive is written with
     # AllowArchivingWithJavaAgent, which the JDK then requires of every JVM that maps it.
     jar = hello_jar(tmp_path)

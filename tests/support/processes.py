@@ -93,12 +93,15 @@ def run_kept(argv: list[str], *, timeout: float, cwd: Path | str | None = None,
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, cwd=cwd, env=env, start_new_session=True)
     keeper.guard_session(proc.pid)
+    ended = False
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        keeper.end_session(proc.pid)
+        keeper.end_session(proc.pid)  # before reading the rest: a stuck plugin holds the pipes open
+        ended = True
         proc.communicate()
         raise
     finally:
-        keeper.end_session(proc.pid)
+        if not ended:  # ended once, whatever else stops the wait
+            keeper.end_session(proc.pid)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)

@@ -9,7 +9,6 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-
 from infra.tools.rehearsal import process
 from infra.tools.rehearsal.process import ClassArchive, class_archive, java
 

@@ -210,7 +210,7 @@ def plan_audit(topo: Model, stack_plan: StackPlan, kubernetes: str | None = None
     ns = n.namespace
     aliases = audited_aliases(stack_plan)
     # Clusters reached with credentials (PLAINTEXT ones have none: no Secret, nothing to mount).
-    secret_aliases = [a for a in aliases if topo.clusters[a].security.credential_items]
+    secret_aliases = [a for a in aliases if topo.clusters[a].security.client_items]
     objects: list[AuditObject] = [{"apiVersion": "v1", "kind": "ServiceAccount",
                                    "metadata": _meta(n.service_account, ns),
                                    "automountServiceAccountToken": audit.executors is not None}]

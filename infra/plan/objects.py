@@ -15,7 +15,7 @@ from infra.core.manifests import (JSON, Authentication, ConfigMap, ConfigValue, 
 from infra.core.names import FlowNames
 from infra.filters.topics import DEFAULT_GROUPS_EXCLUDE
 from infra.plan import metrics
-from infra.plan.connection import Entry, Store, referenced_versions, versioned_references
+from infra.plan.connection import Entry, Store, referenced_versions
 from infra.plan.connectors import ConnectorPlan, readiness_annotations, topics_configmap
 from infra.topology.resolution import Model, PartSpec
 from infra.topology.schema import ExactlyOnce, Flow
@@ -179,7 +179,7 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
     if settings.resources:
         spec["resources"] = settings.resources.model_dump(exclude_none=True)
     template = connect_template(model, n, entries)
-    version = referenced_versions(target.referenced_items.values(), versioned_references([model.clusters[flow.target]]))
+    version = referenced_versions(target.referenced_items.values(), target.referenced_versions)
     if version is not None:
         # The team's Secrets the pods authenticate with, at their declared versions: a new one rolls
         # them at once (names.REFERENCED_SECRETS_ANNOTATION) instead of at the operator's next

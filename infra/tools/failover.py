@@ -146,7 +146,7 @@ def credential_problems(model: Model, aliases: list[str], credentials: Path | No
     layout (contract/audit.py CREDENTIAL_FILES), one per credential of the cluster (a password
     taken by reference too: the files are the audit's, whatever their Secrets)."""
     needed = [(alias, item, CREDENTIAL_FILES[item]) for alias in aliases
-              for item in model.clusters[alias].security.credential_items]
+              for item in model.clusters[alias].security.client_items]
     if credentials is None:
         return [_refused("--credentials", None, "a folder holding " + ", ".join(
             f"{alias}/{name}" for alias, _, name in needed) + " (the audit's Secrets' layout: "

@@ -476,19 +476,29 @@ def one_cluster(engine: Engine, tmp_path: Path, topology: dict[str, Any], name: 
     path.write_text(yaml.safe_dump(topology, sort_keys=False))
     states, ambient, _ = servers("dev", topology, tmp_path, controllers)
     try:
-        client = Client(states[""])
-        _, model, stack_plan, audits = deployment.prepare_file(path)
-        prepared(client, model.operator.release)
-        config = tmp_path / "kubeconfig"
-        config.write_text(yaml.safe_dump(ambient))
-        project = engine.project("dev", name)
-        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
-        values = secrets if secrets is not None else secret_values(deployment.secret_keys(model, stack_plan, audits), {})
-        for key, value in values.items():
-            engine.set_secret(project, "dev", key, value)
-        yield Single(client, config, project, path)
+        kubeconfig, project = stack_project(engine, path, states, ambient, "dev", name, secrets)
+        yield Single(Client(states[""]), kubeconfig, project, path)
     finally:
         stop(tmp_path / "apiserver-dev")
+
+
+def stack_project(engine: Engine, path: Path, states: dict[str, Any], ambient: dict[str, Any], stack: str,
+                  name: str, secrets: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """For the topology at `path` and its started API servers (`states`, support/engine.py
+    `servers`): each server prepared for its release, the ambient kubeconfig written beside the
+    topology, and a project `name` of `stack` with the topology and every secret it needs set (or
+    `secrets`). The kubeconfig and the project."""
+    _, model, stack_plan, audits = deployment.prepare_file(path)
+    for state in states.values():
+        prepared(Client(state), model.operator.release)
+    kubeconfig = path.parent / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(ambient))
+    project = engine.project(stack, name)
+    engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", stack, cwd=project)
+    values = secrets if secrets is not None else secret_values(deployment.secret_keys(model, stack_plan, audits), {})
+    for key, value in values.items():
+        engine.set_secret(project, stack, key, value)
+    return kubeconfig, project
 
 
 @dataclass

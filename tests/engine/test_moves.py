@@ -12,11 +12,10 @@ from pathlib import Path
 
 import yaml
 
-from infra.deploy import deployment
 from infra.tools.rehearsal.apiserver import stop
 from infra.tools.rehearsal.kubeapi import Client
 from tests.engine.harness import Engine
-from tests.engine.test_engine import prepared, secret_values
+from tests.engine.test_engine import stack_project
 from tests.support.engine import servers
 
 NS = "repl-west-east"
@@ -54,16 +53,8 @@ def test_a_flow_moved_between_kubernetes_clusters_is_deleted_before_it_is_create
     states, ambient, _ = servers("move", topology, tmp_path)
     try:
         clients = {name: Client(state) for name, state in states.items()}
-        _, model, stack_plan, audits = deployment.prepare_file(path)
-        for client in clients.values():
-            prepared(client, model.operator.release)
-        kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump(ambient))
         # Any stack file of the repository's serves: the topology is this test's.
-        project = engine.project("regions", "moves")
-        engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "regions", cwd=project)
-        for key, value in secret_values(deployment.secret_keys(model, stack_plan, audits), {}).items():
-            engine.set_secret(project, "regions", key, value)
+        kubeconfig, project = stack_project(engine, path, states, ambient, "regions", "moves")
         first = engine.run("up", project, "regions", kubeconfig=kubeconfig)
         assert first.code == 0, first.output
         deployed = _flow_objects(clients["k8s-a"])

@@ -9,25 +9,16 @@ included, is gone within the keeper's grace."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import textwrap
 
-import pytest
-
-from infra.tools.rehearsal import keeper
-from tests.support.processes import descendants, left_alive, program, reap
+from tests.support.processes import program, stopped_from_outside
 from tests.support.stacks import ROOT
 
 INNER = """
-import threading, time
-from pathlib import Path
+import os, threading, time
 import yaml
-from infra.deploy import deployment
-from infra.tools.rehearsal.kubeapi import Client
 from tests.engine import harness
-from tests.engine.test_engine import prepared, secret_values
+from tests.engine.test_engine import stack_project
 from tests.support.engine import servers
 from tests.support.processes import descendants, program
 from tests.support.stacks import ROOT
@@ -39,17 +30,9 @@ def test_runs_until_stopped(tmp_path):
     path = tmp_path / "topology.yaml"
     path.write_text(yaml.safe_dump(topology))
     states, ambient, _ = servers("dev", topology, tmp_path, ())
-    _, model, stack_plan, audits = deployment.prepare_file(path)
-    prepared(Client(states[""]), model.operator.release)
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump(ambient))
-    project = engine.project("dev", "stopped")
-    engine.cli("config", "set", "kafka-replication:topology", str(path), "--stack", "dev", cwd=project)
-    for key, value in secret_values(deployment.secret_keys(model, stack_plan, audits), {}).items():
-        engine.set_secret(project, "dev", key, value)
+    kubeconfig, project = stack_project(engine, path, states, ambient, "dev", "stopped")
     threading.Thread(target=engine.run, args=("up", project, "dev"), kwargs={"kubeconfig": kubeconfig},
                      daemon=True).start()
-    import os
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if "pulumi-resource-kubernetes" in {program(argv) for _, argv in descendants(os.getpid()).values()}:
@@ -61,33 +44,10 @@ def test_runs_until_stopped(tmp_path):
 
 
 def test_a_run_stopped_mid_update_leaves_no_process(tmp_path):
-    (tmp_path / "inner").mkdir()
-    test_file = tmp_path / "inner" / "test_inner.py"
-    test_file.write_text(textwrap.dedent(INNER))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-                              "--rootdir", str(tmp_path / "inner"), "--basetemp", str(tmp_path / "base"),
-                              str(test_file)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                             cwd=tmp_path, start_new_session=True)
-    assert inner.stdout is not None
-    seen = []
-    try:
-        for line in inner.stdout:
-            seen.append(line)
-            if line.startswith("RUNNING"):
-                break
-        else:
-            pytest.fail("the inner run ended before `pulumi up` ran:\n" + "".join(seen[-60:]))
-        below = descendants(inner.pid)
+    with stopped_from_outside(tmp_path, textwrap.dedent(INNER), env, "`pulumi up` ran") as below:
         programs = {program(argv) for _, argv in below.values()}
         # The servers, the keeper, and `pulumi up`: the CLI, the program served to it
         # (tests/engine/driver.py) and the Kubernetes provider it started.
         assert {"etcd", "kube-apiserver", "keeper.py", "pulumi", "pulumi-resource-kubernetes",
                 "tests.engine.driver"} <= programs, programs
-        os.killpg(inner.pid, signal.SIGTERM)  # as a CI timeout stops `make test`'s process group
-        inner.wait(60)
-        assert left_alive(below, within=keeper.GRACE + 20) == {}
-    finally:
-        if inner.poll() is None:
-            os.killpg(inner.pid, signal.SIGKILL)
-        reap(inner.pid)

@@ -10,15 +10,11 @@ itself signalled) on stand-in servers."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from infra.tools.rehearsal import keeper
-from tests.support.processes import descendants, left_alive, program, reap
+from tests.support.processes import program, stopped_from_outside
 from tests.support.stacks import ROOT, RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
@@ -42,32 +38,10 @@ def test_runs_until_stopped(tmp_path_factory, tmp_path):
 
 def test_a_run_stopped_mid_test_leaves_no_process(tmp_path):
     flavour, version = RUNTIME_RELEASES[-1]
-    (tmp_path / "inner").mkdir()
-    test_file = tmp_path / "inner" / "test_inner.py"
-    test_file.write_text(textwrap.dedent(INNER.format(flavour=flavour, version=version)))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("KAFKA_REPLICATION_TEST_QUEUE", None)
-    inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-                              "--rootdir", str(tmp_path / "inner"), "--basetemp", str(tmp_path / "base"),
-                              str(test_file)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                             cwd=tmp_path, start_new_session=True)
-    assert inner.stdout is not None
-    seen = []
-    try:
-        for line in inner.stdout:
-            seen.append(line)
-            if line.startswith("RUNNING"):
-                break
-        else:
-            pytest.fail("the inner run ended before its servers ran:\n" + "".join(seen[-60:]))
-        below = descendants(inner.pid)
+    source = textwrap.dedent(INNER.format(flavour=flavour, version=version))
+    with stopped_from_outside(tmp_path, source, env, "its servers ran") as below:
         programs = sorted(program(argv) for _, argv in below.values())
         assert programs == ["Clients", "etcd", "kafka.Kafka", "kafka.Kafka", "keeper.py", "kube-apiserver",
                             "org.apache.kafka.connect.cli.ConnectDistributed"]
-        os.killpg(inner.pid, signal.SIGTERM)  # as a CI timeout stops `make test`'s process group
-        inner.wait(60)
-        assert left_alive(below, within=keeper.GRACE + 20) == {}
-    finally:
-        if inner.poll() is None:
-            os.killpg(inner.pid, signal.SIGKILL)
-        reap(inner.pid)

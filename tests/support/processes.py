@@ -4,9 +4,15 @@ still alive after it was stopped (infra/tools/rehearsal/keeper.py)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from infra.tools.rehearsal import keeper
 
@@ -105,3 +111,37 @@ def run_kept(argv: list[str], *, timeout: float, cwd: Path | str | None = None,
         if not ended:  # ended once, whatever else stops the wait
             keeper.end_session(proc.pid)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+@contextmanager
+def stopped_from_outside(directory: Path, source: str, env: dict[str, str],
+                         what: str) -> Iterator[dict[int, tuple[str, str]]]:
+    """A pytest run of its own of the module `source` (whose test prints RUNNING once what it
+    starts runs), in a session of its own; yields every process below it then. Leaving the block,
+    the run is stopped as a CI timeout stops `make test` (SIGTERM to its process group), and every
+    one of those processes must be gone within the keeper's grace. `what`: what RUNNING waits for."""
+    (directory / "inner").mkdir()
+    test_file = directory / "inner" / "test_inner.py"
+    test_file.write_text(source)
+    inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
+                              "--rootdir", str(directory / "inner"), "--basetemp", str(directory / "base"),
+                              str(test_file)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                             cwd=directory, start_new_session=True)
+    assert inner.stdout is not None
+    seen = []
+    try:
+        for line in inner.stdout:
+            seen.append(line)
+            if line.startswith("RUNNING"):
+                break
+        else:
+            pytest.fail(f"the inner run ended before {what}:\n" + "".join(seen[-60:]))
+        below = descendants(inner.pid)
+        yield below
+        os.killpg(inner.pid, signal.SIGTERM)  # as a CI timeout stops `make test`'s process group
+        inner.wait(60)
+        assert left_alive(below, within=keeper.GRACE + 20) == {}
+    finally:
+        if inner.poll() is None:
+            os.killpg(inner.pid, signal.SIGKILL)
+        reap(inner.pid)

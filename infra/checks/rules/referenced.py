@@ -68,28 +68,25 @@ def check_references(model: Model) -> list[Problem]:
                     f"a Secret key no other cluster reads in namespace {namespace}: clusters.{other} reads the same, "
                     "and one key holds one password"))
     for alias, cluster in sorted(model.topology.clusters.items()):
-        fields = {"security.sasl.passwordSecret.secretName": cluster.security.password_secret,
-                  "security.tls.secret.secretName": cluster.security.tls_secret}
-        for field, kept in fields.items():
-            if kept is None:
-                continue
-            for namespace in sorted({namespace for _, namespace in readers(model, alias)}):
-                what = owned.get(namespace, {}).get(kept.secretName)
-                if what is not None:
-                    problems.append(Problem(
-                        f"clusters.{alias}", field, kept.secretName,
-                        f"a Secret the program does not create: in namespace {namespace} it creates "
-                        f"{kept.secretName} ({what}) and would overwrite yours; rename your Secret"))
+        namespaces = sorted({namespace for _, namespace in readers(model, alias)})
+        for field, kept in (("security.sasl.passwordSecret.secretName", cluster.security.password_secret),
+                            ("security.tls.secret.secretName", cluster.security.tls_secret)):
+            if kept is not None:
+                problems += _not_ours(owned, f"clusters.{alias}", field, kept.secretName, namespaces)
     pull = model.topology.operator.imagePullSecret
     if pull and pull.secretName:
-        for namespace in sorted({d.names(p).namespace for d in model.flows for p in d.parts}):
-            what = owned.get(namespace, {}).get(pull.secretName)
-            if what is not None:
-                problems.append(Problem(
-                    "operator", "imagePullSecret.secretName", pull.secretName,
-                    f"a Secret the program does not create: in namespace {namespace} it creates "
-                    f"{pull.secretName} ({what}) and would overwrite yours; rename your Secret"))
+        namespaces = sorted({d.names(p).namespace for d in model.flows for p in d.parts})
+        problems += _not_ours(owned, "operator", "imagePullSecret.secretName", pull.secretName, namespaces)
     return shared + problems
+
+
+def _not_ours(owned: dict[str, dict[str, str]], where: str, field: str, name: str,
+              namespaces: list[str]) -> list[Problem]:
+    """A Secret the team keeps, named as one the program creates in a namespace that reads it."""
+    return [Problem(where, field, name,
+                    f"a Secret the program does not create: in namespace {namespace} it creates {name} "
+                    f"({owned[namespace][name]}) and would overwrite yours; rename your Secret")
+            for namespace in namespaces if name in owned.get(namespace, {})]
 
 
 def _unconvertible(model: Model) -> list[Problem]:

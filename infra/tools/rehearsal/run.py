@@ -76,8 +76,8 @@ def kept_secrets(model: Model, clusters: dict[str, KafkaCluster]) -> list[dict[s
     """The Secrets a team keeps itself (External Secrets, Vault, cert-manager...) that the topology
     references (`sasl.passwordSecret`, `tls.secret`), made here from the clusters' material in
     every namespace that reads them (infra/checks/rules/referenced.py `kept_keys`; one API server
-    here), as the team's tooling would sync them. They are applied with the render, never part of it: the program only
-    references them."""
+    here), as the team's tooling would sync them. They are applied with the render, never part of
+    it: the program only references them."""
     def value(alias: str, item: str) -> str:
         kafka = clusters[alias]
         return {"password": kafka.password or "", "caCert": kafka.material.ca_pem,

@@ -28,6 +28,6 @@ __all__ = ["Alerts", "Amount", "Audit", "AuditReports", "AuditThresholds", "Audi
            "MAX_FILTERS", "Mechanism", "MemorySize", "Monitoring", "OffsetsAction", "OffsetsRequest",
            "OffsetsRequestId", "Operator", "PartitionOffset", "Policy", "Predicate", "Protocol", "PullPolicy",
            "Quantity", "Readiness", "RegexList", "Regexes", "RegistryUsername", "ResourceName",
-           "ResourceQuota", "Resources", "Sasl", "SecretKeyRef", "Security", "TlsSecretRef", "SmtName", "SourceInstance", "SparkExecutors",
-           "StartFrom", "SyncGroupOffsets", "TargetConnection", "TasksMax", "Tls", "TopicName", "Topology",
-           "Transform", "Trust", "Username", "json_schema", "quantity"]
+           "ResourceQuota", "Resources", "Sasl", "SecretKeyRef", "Security", "SmtName", "SourceInstance",
+           "SparkExecutors", "StartFrom", "SyncGroupOffsets", "TargetConnection", "TasksMax", "Tls", "TlsSecretRef",
+           "TopicName", "Topology", "Transform", "Trust", "Username", "json_schema", "quantity"]

@@ -101,16 +101,23 @@ class Security(_Strict):
         return (self.tls or Tls()) if self.protocol.tls else None
 
     @property
-    def secret_items(self) -> list[str]:
-        """The secret config items (`<alias>.<item>`, infra/deploy/config.py SECRET_ITEMS) a client of
-        this cluster needs."""
+    def client_items(self) -> list[str]:
+        """The credential items (infra/deploy/config.py SECRET_ITEMS) a client of this cluster
+        reads, from secret config or by reference: the files the audit and the failover command
+        are given (contract/audit.py CREDENTIAL_FILES)."""
         tls = self.effective_tls
-        items = ["password"] if self.sasl and self.password_secret is None else []
-        if tls and tls.secret is None:
+        items = ["password"] if self.sasl else []
+        if tls:
             items += ["caCert"] if tls.trust is Trust.pem else ["truststore", "truststorePassword"]
             items += ["clientCert", "clientKey"] if tls.clientCertificate else []
         return items
 
+    @property
+    def secret_items(self) -> list[str]:
+        """The secret config items (`<alias>.<item>`) a client of this cluster needs: those not taken
+        by reference."""
+        referenced = self.referenced_items
+        return [i for i in self.client_items if i not in referenced]
 
     @property
     def password_secret(self) -> SecretKeyRef | None:
@@ -123,37 +130,27 @@ class Security(_Strict):
         tls = self.effective_tls
         return tls.secret if tls else None
 
+    def _references(self) -> list[tuple[str, SecretKeyRef | TlsSecretRef, str]]:
+        """(item, the reference that holds it, its key) of each item taken by reference."""
+        out: list[tuple[str, SecretKeyRef | TlsSecretRef, str]] = []
+        if self.password_secret is not None:
+            out.append(("password", self.password_secret, self.password_secret.key))
+        ref, tls = self.tls_secret, self.effective_tls
+        if ref is not None and tls is not None:
+            out.append(("caCert", ref, ref.ca))
+            if tls.clientCertificate:
+                out += [("clientCert", ref, ref.certificate), ("clientKey", ref, ref.key)]
+        return out
+
     @property
     def referenced_items(self) -> dict[str, tuple[str, str]]:
         """Per secret config item taken by reference instead, the team's (Secret, key) holding it."""
-        out = {}
-        if self.password_secret is not None:
-            out["password"] = (self.password_secret.secretName, self.password_secret.key)
-        ref, tls = self.tls_secret, self.effective_tls
-        if ref is not None and tls is not None:
-            out["caCert"] = (ref.secretName, ref.ca)
-            if tls.clientCertificate:
-                out["clientCert"] = (ref.secretName, ref.certificate)
-                out["clientKey"] = (ref.secretName, ref.key)
-        return out
+        return {item: (ref.secretName, key) for item, ref, key in self._references()}
 
     @property
     def referenced_versions(self) -> dict[tuple[str, str], str]:
         """(Secret, key) -> the declared `version` of each key taken by reference that has one."""
-        out = {}
-        for item, place in self.referenced_items.items():
-            ref = self.password_secret if item == "password" else self.tls_secret
-            if ref is not None and ref.version is not None:
-                out[place] = ref.version
-        return out
-
-    @property
-    def credential_items(self) -> list[str]:
-        """The credential files a client of this cluster reads (contract/audit.py CREDENTIAL_FILES):
-        the secret items and the items taken by reference too, in the secret items' order."""
-        referenced = self.referenced_items
-        return [i for i in ("password", "caCert", "truststore", "truststorePassword", "clientCert", "clientKey")
-                if i in referenced or i in self.secret_items]
+        return {(ref.secretName, key): ref.version for _, ref, key in self._references() if ref.version is not None}
 
 
 class Cluster(_Strict):

@@ -11,6 +11,7 @@ where the spec differs, the refusal of a missing Secret)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import time
 
@@ -115,17 +116,41 @@ def _mtls(alias: str) -> dict:
 MTLS = {**TOPOLOGY, "clusters": {"west": _mtls("west"), "east": _mtls("east")}}
 
 
-def test_tls_material_by_reference_replicates_over_mutual_tls(runtime_api, tmp_path):
+def _reissued(r, topo: dict, alias: str, new) -> dict:
+    """The team's tooling re-issued `alias`'s client certificate from another CA (`new`'s): its
+    Secret's `tls.crt` and `tls.key` replaced, its `ca.crt` (the brokers' CA) kept, the reference's
+    `version` raised in the topology. The rehearsal's kept Secrets follow the cluster's material
+    (run.py `kept_secrets`), and so do its own clients."""
+    old = r.clusters[alias].material
+    r.clusters[alias].material = dataclasses.replace(old, client_cert_pem=new.client_cert_pem,
+                                                     client_key_pem=new.client_key_pem)
+    topo = copy.deepcopy(topo)
+    ref = topo["clusters"][alias]["security"]["tls"]["secret"]
+    ref["version"] = f"v{int(ref['version'][1:]) + 1}"
+    return topo
+
+
+def test_tls_material_by_reference_replicates_over_mutual_tls_and_rotates(runtime_api, tmp_path):
     """Both clusters mutual TLS, their CA and key pair from the team's Secrets (`tls.secret`), on
     Strimzi 1.2.0: the connectors read the source's and the target's material inline through the
     real config provider (no store file mounted), the worker trusts and authenticates with the
     target's through the KafkaConnect (the stand-in's worker file, from the same Secret), and the
     heartbeat connector's producer overrides the worker's target material with the source's. No
     certificate or key of the program's own anywhere; every record arrives once, in order; the
-    heartbeats reach the source."""
+    heartbeats reach the source.
+
+    Then each cluster's client certificate is re-issued from a new CA in its Secret, its
+    `version` raised, and its brokers, which accepted both CAs' clients meanwhile, restarted to
+    accept the new CA's alone: the source's re-issue restarts the three connectors that read it
+    (config PUTs) and rolls nothing, the target's rolls the Connect pods; a client that kept its
+    old certificate is refused, and every record still arrives, those sent before a broker
+    restart at most twice (a task cut off mid-flush), nothing twice afterwards."""
+    from infra.tools.rehearsal import material
+
     topo = for_runtime(on_release(MTLS, "strimzi", "1.2.0"))
     with rehearsal(topo, tmp_path, runtime_api) as r:
         ledger, connect = replicating(r, "west", "east")
+        produce, sent = ledger.produce, ledger.sent
         secrets = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in r.objects if o["kind"] == "Secret")
         assert secrets == [(NS, "east-tls"), (NS, "west-tls")]
         program = json.dumps([o for o in r.objects if o["kind"] != "Secret"])
@@ -137,8 +162,61 @@ def test_tls_material_by_reference_replicates_over_mutual_tls(runtime_api, tmp_p
         assert "volumes" not in spec.get("template", {}).get("pod", {})
         states = running(r)
         assert sorted(states) == [f"{NS}-{k}" for k in ("checkpoint", "heartbeat", "source")]
-        ledger.produce("after")
-        assert copied_at_least_once(r, "east", "rot.orders", ledger.sent) == set()
+        produce("after")
+        assert copied_at_least_once(r, "east", "rot.orders", sent) == set()
         # Kafka's Heartbeat key: the two aliases, int16-length-prefixed.
         key = "\x00\x04west\x00\x04east"
         assert {h["key"] for h in r.clients.consume(r.client("west"), ["heartbeats"], 1, 60_000)} == {key}
+
+        old = {a: r.clusters[a].material for a in ("west", "east")}
+        new = {a: material.for_cluster(a, tuple(h for h, _ in r.clusters[a].hosts), generation=1)
+               for a in ("west", "east")}
+        for a in ("west", "east"):  # the brokers accept the new CA's client certificates beside the old
+            r.clusters[a].client_cas = new[a].ca_pem
+            r.clusters[a].stop()
+            r.start_cluster(a)
+
+        def moved(alias: str) -> None:
+            """The brokers of `alias` on the new CA's clients alone; the old certificate refused."""
+            r.clusters[alias].client_cas_only = True
+            r.clusters[alias].stop()
+            r.start_cluster(alias)
+            stale = {**r.client(alias), "ssl.keystore.certificate.chain": old[alias].client_cert_pem,
+                     "ssl.keystore.key": old[alias].client_key_pem}
+            with pytest.raises(RuntimeError) as refused:
+                r.clients.topics(stale)
+            assert "SslAuthenticationException" in str(refused.value), str(refused.value)
+
+        # The source's re-issue: the connectors that read it restart and resolve the new pair.
+        topo = _reissued(r, topo, "west", new["west"])
+        puts = len(r.config_puts)
+        r.update(r.render(topo))
+        assert r.rolled == []
+        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "heartbeat",
+                                                                                       "source")]
+        kept = {o["metadata"]["name"]: o["stringData"] for o in r.render(topo) if o["kind"] == "Secret"}
+        assert (kept["west-tls"]["tls.crt"], kept["west-tls"]["ca.crt"]) == (new["west"].client_cert_pem,
+                                                                              old["west"].ca_pem)
+        running(r)
+        moved("west")
+        running(r)
+        produce("west-moved")
+        copied_at_least_once(r, "east", "rot.orders", sent)
+
+        # The target's: the pods roll onto the new pair (the pod template's version), and the
+        # connectors that read the target through its objects get a new config.
+        topo = _reissued(r, topo, "east", new["east"])
+        puts = len(r.config_puts)
+        r.update(r.render(topo))
+        assert r.rolled == [connect]
+        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "source")]
+        running(r)
+        moved("east")
+        running(r)
+        produce("east-moved")
+        twice = copied_at_least_once(r, "east", "rot.orders", sent)
+        assert twice <= {f"{tag}-k{i}" for tag in ("before", "after", "west-moved") for i in range(4)}, twice
+        produce("last")
+        assert copied_at_least_once(r, "east", "rot.orders", sent) == twice
+        worker = r.workers[connect]
+        assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}

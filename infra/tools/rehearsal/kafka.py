@@ -42,6 +42,10 @@ class KafkaCluster:
     # CA certificates (PEM) whose client certificates the broker accepts beside its own CA's: a
     # rotation's window, in which clients move to certificates of the new CA.
     client_cas: str = ""
+    # The broker accepts client certificates of `client_cas` alone, no longer of its own CA: the
+    # end of the clients' move to certificates of another CA, where a client that kept its old
+    # certificate is refused at its next handshake.
+    client_cas_only: bool = False
     material: materials.ClusterMaterial = field(init=False)
     process: Process | None = None
     classpath: str = ""  # of the Kafka it last started on (a drill's upgrade starts it on another)
@@ -125,7 +129,7 @@ class KafkaCluster:
             keystore = self.directory / "broker.pem"
             keystore.write_text(self.material.server_key_pem + self.material.server_cert_pem)
             trust = self.directory / "ca.pem"
-            trust.write_text(self.material.ca_pem + self.client_cas)
+            trust.write_text(("" if self.client_cas_only else self.material.ca_pem) + self.client_cas)
             props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore),
                           "ssl.truststore.type": "PEM", "ssl.truststore.location": str(trust)})
             if tls.clientCertificate:

@@ -100,14 +100,17 @@ Sasl = t.TypedDict("Sasl", {
 Trust: t.TypeAlias = t.Literal["pem", "jks", "pkcs12"]
 
 
-# The cluster's PEM trust and, for mTLS, its client key pair, from one Secret the team already
-# keeps: cert-manager's `kubernetes.io/tls` Secret (`ca.crt`, `tls.crt`, `tls.key`) by default,
-# another's keys named here (a Strimzi KafkaUser's are `ca.crt`, `user.crt`, `user.key`).
-# Referenced, never read: nothing of it enters Pulumi config or state (docs/topology.md#secrets-by-
-# reference).
+# The cluster's trust and, for mTLS, its client key pair, from one Secret the team already keeps:
+# cert-manager's `kubernetes.io/tls` Secret (`ca.crt`, `tls.crt`, `tls.key`) by default, another's
+# keys named here (a Strimzi KafkaUser's are `ca.crt`, `user.crt`, `user.key`); with `trust: jks` or
+# `pkcs12`, a truststore file and its password instead of the PEM CA (keys `truststore.jks` or
+# `truststore.p12`, as cert-manager names its stores, and `truststore.password`). Referenced, never
+# read: nothing of it enters Pulumi config or state (docs/topology.md#secrets-by-reference).
 TlsSecretRef = t.TypedDict("TlsSecretRef", {
     "secretName": str,
     "ca": t.NotRequired[str],
+    "truststore": t.NotRequired[str | None],
+    "truststorePassword": t.NotRequired[str],
     "certificate": t.NotRequired[str],
     "key": t.NotRequired[str],
     "version": t.NotRequired[str | None],

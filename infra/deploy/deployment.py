@@ -141,7 +141,8 @@ def _referenced_and_configured(model: Model, has_secret: Callable[[str], bool]) 
     """An item both referenced (`sasl.passwordSecret`, `tls.secret`) and still in secret config:
     the config value is never read, and whoever rotates it there would believe it used."""
     fields = {"password": "security.sasl.passwordSecret"}
-    what = {"password": "the password", "caCert": "the CA certificate", "clientCert": "the client certificate",
+    what = {"password": "the password", "caCert": "the CA certificate", "truststore": "the truststore",
+            "truststorePassword": "the truststore password", "clientCert": "the client certificate",
             "clientKey": "the client key"}
     problems = []
     for alias, cluster in sorted(model.topology.clusters.items()):

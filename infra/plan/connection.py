@@ -133,8 +133,23 @@ Located = tuple[Store, str, "str | SecretValue | Inline | None"]
 def _referenced(cluster: Cluster) -> dict[str, tuple[Store, str, None, str]]:
     """Per client item the cluster takes from the team's Secret (`tls.secret`): where a
     `${secret:...}` reference reads it, (store, Secret, no value of ours, key)."""
+    # A password is read inside the JAAS line (`_jaas`), a truststore from its mounted file
+    # (`kept_truststore`): neither through a reference of its own.
     return {item: (Store.SECRET, name, None, key) for item, (name, key) in cluster.security.referenced_items.items()
-            if item != "password"}  # a password is read inside the JAAS line (`_jaas`)
+            if item not in ("password", "truststore")}
+
+
+def kept_truststore(cluster: Cluster) -> tuple[str, str, str] | None:
+    """A JKS or PKCS12 truststore from the team's Secret (`tls.secret` with `trust: jks` or
+    `pkcs12`): (Secret, key, file name) of the file the Connect pods mount from it, at the path a
+    truststore from secret config has (FlowNames.source_file). A store file has no inline form:
+    Kafka reads it from a file only, so it is mounted, and the pods roll when its `version`
+    changes (objects.kafka_connect), since the kubelet projects a changed Secret into a running
+    pod only at its next sync."""
+    tls, ref = cluster.security.effective_tls, cluster.security.tls_secret
+    if tls is None or ref is None or tls.trust is Trust.pem:
+        return None
+    return ref.secretName, ref.truststore_key(tls.trust), TRUSTSTORE_FILES[tls.trust]
 
 
 def _source_files(alias: str, cluster: Cluster, n: FlowNames) -> tuple[list[Entry], dict[str, Located]]:
@@ -180,9 +195,15 @@ def source_connection(alias: str, cluster: Cluster, n: FlowNames) -> Connection:
     if referenced:
         # TLS material from the team's Secret (`tls.secret`): inline PEM (KIP-651) whose values are
         # references to its keys, resolved by the worker's config provider when a task starts. No
-        # file of it is mounted: the pods would need the Secret's keys under the store files'
-        # names, and the PEM key store file joins the key and the certificate in one file.
-        for prop in client_props(INLINE_PEM, security(cluster)):
+        # PEM file of it is mounted: the pods would need the Secret's keys under the store files'
+        # names, and the PEM key store file joins the key and the certificate in one file. A JKS
+        # or PKCS12 truststore is the one exception (`kept_truststore`): the store files'
+        # representation for the trust, its password a reference, the key pair inline.
+        props = client_props(INLINE_PEM, security(cluster))
+        if kept_truststore(cluster):
+            props = tuple(p for rep in (STORE_FILES, INLINE_PEM) for p in client_props(rep, security(cluster))
+                          if (rep == INLINE_PEM) == p.key.startswith("ssl.keystore."))
+        for prop in props:
             store, obj, value, store_key = ((Store.CONFIGMAP, n.source_configmap, prop.constant, None)
                                             if prop.item is None else referenced.get(prop.item)
                                             or (*values[prop.item], None))
@@ -250,6 +271,13 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
         if referenced and item in ("caCertFile", "keystorePem"):
             return referenced["caCert" if item == "caCertFile" else
                               "clientKey" if key == "ssl.keystore.key" else "clientCert"]
+        if kept and item in ("truststore", "truststorePassword", "truststorePem"):
+            # The team's store: its mounted file and its password's reference. As PEM (over a
+            # worker that sets inline PEM trust) it would need converting, which the rules refuse
+            # (infra/checks/rules/referenced.py); the wiring is still read by the other rules.
+            if item == "truststorePassword":
+                return referenced[item]
+            return Store.CONFIGMAP, cm, n.source_file(kept[2]), f"heartbeat.{key}"
         if item == "truststore" and tls:
             return Store.CONFIGMAP, cm, mount(TRUSTSTORE_FILES[tls.trust]), f"heartbeat.{key}"
         if item == "keystore":
@@ -277,16 +305,19 @@ def heartbeat_client(alias: str, cluster: Cluster, target: Cluster, n: FlowNames
         store, obj, value = values[item]
         return store, obj, value, None
 
-    def representation(worker_sets: bool) -> str:
-        if referenced:
+    def representation(worker_sets: bool, own_file: bool = False) -> str:
+        if referenced and not own_file:
             # Over a worker's store files (literalStores) this cannot work, and
             # infra/checks/rules/referenced.py refuses it; the other rules still read this wiring.
             return HEARTBEAT_INLINE
+        # The team's truststore file (`kept`) is read as ours is; as inline PEM (over a worker
+        # that sets inline PEM trust) it cannot be, and the rules refuse that too.
         if not worker_sets:
             return HEARTBEAT_OWN
         return HEARTBEAT_INLINE if worker is WorkerFile.pemReferences else HEARTBEAT_STORES
 
-    trust = representation(target_tls is not None)
+    kept = kept_truststore(cluster)
+    trust = representation(target_tls is not None, own_file=kept is not None)
     key_rep = representation(bool(target_tls and target_tls.clientCertificate))
     for prop in heartbeat_props(trust, key_rep, security(cluster)):
         if prop.item is None:

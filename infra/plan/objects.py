@@ -15,7 +15,7 @@ from infra.core.manifests import (JSON, Authentication, ConfigMap, ConfigValue, 
 from infra.core.names import FlowNames
 from infra.filters.topics import DEFAULT_GROUPS_EXCLUDE
 from infra.plan import metrics
-from infra.plan.connection import Entry, Store, referenced_versions
+from infra.plan.connection import Entry, Store, kept_truststore, referenced_versions, versioned_references
 from infra.plan.connectors import ConnectorPlan, readiness_annotations, topics_configmap
 from infra.topology.resolution import Model, PartSpec
 from infra.topology.schema import ExactlyOnce, Flow
@@ -178,12 +178,17 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
         spec["authentication"] = authentication
     if settings.resources:
         spec["resources"] = settings.resources.model_dump(exclude_none=True)
-    template = connect_template(model, n, entries)
-    version = referenced_versions(target.referenced_items.values(), target.referenced_versions)
+    source = model.clusters[flow.source]
+    store = kept_truststore(source)
+    template = connect_template(model, n, entries, store)
+    version = referenced_versions([*target.referenced_items.values(), *([store[:2]] if store else [])],
+                                  versioned_references([model.clusters[flow.target], source]))
     if version is not None:
         # The team's Secrets the pods authenticate with, at their declared versions: a new one rolls
         # them at once (names.REFERENCED_SECRETS_ANNOTATION) instead of at the operator's next
-        # periodic reconciliation, which sees the changed material in its auth hash.
+        # periodic reconciliation, which sees the changed material in its auth hash. And a source
+        # truststore mounted from the team's Secret: a running pod would see it changed only once
+        # the kubelet projects it (connection.kept_truststore).
         pod = template.setdefault("pod", {})
         pod["metadata"] = {"annotations": {names.REFERENCED_SECRETS_ANNOTATION: version}}
     if template:
@@ -206,13 +211,20 @@ def kafka_connect(model: Model, flow: Flow, n: FlowNames, part: PartSpec, entrie
             "spec": spec}
 
 
-def connect_template(model: Model, n: FlowNames, entries: list[Entry]) -> JSON:
+def connect_template(model: Model, n: FlowNames, entries: list[Entry],
+                     kept: tuple[str, str, str] | None = None) -> JSON:
     pod: JSON = {}
     pull = model.operator.imagePullSecret
     if pull:
         pod["imagePullSecrets"] = [{"name": pull.pod_secret}]
     files = mounted_files(entries)
-    if files:
+    assert not (files and kept), "a source's truststore is the team's or ours (connection.source_connection)"
+    if kept:
+        # The source's truststore from the team's Secret, under the file name of ours.
+        files = {kept[0]: [kept[2]]}
+        pod["volumes"] = [{"name": n.source_volume, "secret": {
+            "secretName": kept[0], "items": [{"key": kept[1], "path": kept[2]}]}}]
+    elif files:
         # Only the store files are mounted, from a Secret of their own; passwords stay behind the
         # secret config provider. One flow mounts files of the source only (see connection.py).
         (secret, keys), = files.items()

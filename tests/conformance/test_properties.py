@@ -25,9 +25,14 @@ VALID_SECURITY = st.one_of(
     st.just({"protocol": "SASL_SSL", "sasl": {"mechanism": "SCRAM-SHA-512", "username": "u",
                                              "passwordSecret": {"secretName": "team-pw", "key": "password"}},
              "tls": {"secret": {"secretName": "team-tls", "ca": "ca.pem"}}}),
+    # A source's truststore file from the team's Secret, mounted (refused for a target).
+    st.builds(lambda trust, mtls: {"protocol": "SSL", "tls": {"trust": trust, "clientCertificate": mtls,
+                                                               "secret": {"secretName": "team-tls", "version": "v1"}}},
+              st.sampled_from(["jks", "pkcs12"]), st.booleans()),
 )
 INVALID_SECURITY = st.sampled_from([{"protocol": "SASL_SSL"}, {"protocol": "PLAINTEXT", "tls": {"trust": "pem"}},
-                                    {"protocol": "SSL", "tls": {"trust": "jks", "secret": {"secretName": "team-tls"}}}])
+                                    {"protocol": "SSL", "tls": {"trust": "jks", "secret": {"secretName": "team-tls",
+                                                                                          "ca": "ca.pem"}}}])
 
 
 @st.composite

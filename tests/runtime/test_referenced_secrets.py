@@ -41,6 +41,14 @@ TOPOLOGY = {
 NS = "repl-west-east"
 
 
+def _up(r, topo: dict) -> list[str]:
+    """`pulumi up` of the topology as the stand-in applies it: the connectors whose config it
+    sent again (the suffix of each name), sorted."""
+    puts = len(r.config_puts)
+    r.update(r.render(topo))
+    return sorted(name.removeprefix(f"{NS}-") for _, name in r.config_puts[puts:])
+
+
 def _rotated(r, topo: dict, alias: str) -> dict:
     """The user's password changed on the broker (new sessions need the new one) and in the
     team's Secret (the rehearsal's kept Secrets follow the cluster's password), and its version
@@ -77,11 +85,8 @@ def test_a_flow_whose_every_credential_is_a_reference_replicates_and_rotates(run
 
         # The source's password rotated: its readers restart, the pods stay.
         topo = _rotated(r, topo, "west")
-        puts = len(r.config_puts)
-        r.update(r.render(topo))
+        assert _up(r, topo) == ["checkpoint", "heartbeat", "source"]
         assert r.rolled == []
-        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "heartbeat",
-                                                                                       "source")]
         running(r)
         produce("after-west")
         before_west = {f"before-k{i}" for i in range(4)}
@@ -91,10 +96,8 @@ def test_a_flow_whose_every_credential_is_a_reference_replicates_and_rotates(run
         # The target's: the pods roll at once onto the new password (the pod template's version),
         # and the connectors that read the target through its objects get a new config.
         topo = _rotated(r, topo, "east")
-        puts = len(r.config_puts)
-        r.update(r.render(topo))
+        assert _up(r, topo) == ["checkpoint", "source"]
         assert r.rolled == [connect]
-        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "source")]
         running(r)
         produce("after-east")
         # Well past a re-authentication on both sides: no client kept an old password.
@@ -189,11 +192,8 @@ def test_tls_material_by_reference_replicates_over_mutual_tls_and_rotates(runtim
 
         # The source's re-issue: the connectors that read it restart and resolve the new pair.
         topo = _reissued(r, topo, "west", new["west"])
-        puts = len(r.config_puts)
-        r.update(r.render(topo))
+        assert _up(r, topo) == ["checkpoint", "heartbeat", "source"]
         assert r.rolled == []
-        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "heartbeat",
-                                                                                       "source")]
         kept = {o["metadata"]["name"]: o["stringData"] for o in r.render(topo) if o["kind"] == "Secret"}
         assert (kept["west-tls"]["tls.crt"], kept["west-tls"]["ca.crt"]) == (new["west"].client_cert_pem,
                                                                               old["west"].ca_pem)
@@ -206,10 +206,8 @@ def test_tls_material_by_reference_replicates_over_mutual_tls_and_rotates(runtim
         # The target's: the pods roll onto the new pair (the pod template's version), and the
         # connectors that read the target through its objects get a new config.
         topo = _reissued(r, topo, "east", new["east"])
-        puts = len(r.config_puts)
-        r.update(r.render(topo))
+        assert _up(r, topo) == ["checkpoint", "source"]
         assert r.rolled == [connect]
-        assert sorted(name for _, name in r.config_puts[puts:]) == [f"{NS}-{k}" for k in ("checkpoint", "source")]
         running(r)
         moved("east")
         running(r)
@@ -220,3 +218,75 @@ def test_tls_material_by_reference_replicates_over_mutual_tls_and_rotates(runtim
         assert copied_at_least_once(r, "east", "rot.orders", sent) == twice
         worker = r.workers[connect]
         assert {t["state"] for n in worker.get("/connectors") for t in worker.status(n)["tasks"]} == {"RUNNING"}
+
+
+def _stores(alias: str) -> dict:
+    # cert-manager's JKS keys (truststore.jks) and a password key beside them: a server-TLS source.
+    return {"bootstrapServers": f"{alias}-kafka.kafka-{alias}:9093",
+            "security": {"protocol": "SSL", "tls": {"trust": "jks", "secret": {"secretName": f"{alias}-stores",
+                                                                             "version": "v1"}}}}
+
+
+STORES = {**TOPOLOGY, "clusters": {"west": _stores("west"), "east": {"bootstrapServers": "east-kafka.kafka-east:9092"}}}
+
+
+def test_a_jks_truststore_by_reference_is_mounted_and_its_rotation_rolls_the_pods(runtime_api, tmp_path):
+    """The source's JKS truststore and its password from the team's Secret, on Strimzi 1.2.0: the
+    store file mounted into the Connect pods from that Secret (the stand-in's pod files), its
+    password read by the real config provider, and the heartbeat's producer reading the same file
+    (its target is PLAINTEXT). Then the source's CA rotates: the team's store holds the old and
+    the new CA, its `version` is raised, and `pulumi up` rolls the pods (a running pod would see
+    the file only once the kubelet projects it) and restarts the connectors that read the
+    password; the brokers then serve a certificate of the new CA, a client trusting the old CA
+    alone is refused, and every record arrives, those sent before the brokers' restart at most
+    twice. Without the `version` raised, the pods keep the old store and nothing sent after the
+    brokers' move arrives (checked by hand)."""
+    from infra.core import stores
+    from infra.tools.rehearsal import material
+
+    topo = for_runtime(on_release(STORES, "strimzi", "1.2.0"))
+    with rehearsal(topo, tmp_path, runtime_api) as r:
+        ledger, connect = replicating(r, "west", "east")
+        produce, sent = ledger.produce, ledger.sent
+        secrets = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in r.objects if o["kind"] == "Secret")
+        assert secrets == [(NS, "west-stores")]
+        spec = next(o for o in r.objects if o["kind"] == "KafkaConnect")["spec"]
+        assert spec["template"]["pod"]["volumes"] == [{"name": "source-west-tls", "secret": {
+            "secretName": "west-stores", "items": [{"key": "truststore.jks", "path": "truststore.jks"}]}}]
+        held = r.workers[connect].setup.files["/mnt/source-west-tls/truststore.jks"]
+        assert held[:4] == b"\xfe\xed\xfe\xed"  # the JKS file the team keeps, as the pod mounts it
+        states = running(r)
+        assert sorted(states) == [f"{NS}-{k}" for k in ("checkpoint", "heartbeat", "source")]
+        key = "\x00\x04west\x00\x04east"
+        assert {h["key"] for h in r.clients.consume(r.client("west"), ["heartbeats"], 1, 60_000)} == {key}
+
+        old = r.clusters["west"].material
+        new = material.for_cluster("west", tuple(h for h, _ in r.clusters["west"].hosts), generation=1)
+        # The team's store trusts both CAs (the rehearsal's kept Secret follows the material).
+        r.clusters["west"].material = dataclasses.replace(old, ca_pem=old.ca_pem + new.ca_pem)
+        topo = copy.deepcopy(topo)
+        topo["clusters"]["west"]["security"]["tls"]["secret"]["version"] = "v2"
+        assert _up(r, topo) == ["checkpoint", "heartbeat", "source"]
+        assert r.rolled == [connect]
+        # The new pods mount the new store: both CAs (the rehearsal's store password, run.py).
+        rolled = r.workers[connect].setup.files["/mnt/source-west-tls/truststore.jks"]
+        assert stores.store_certificates(held, "tsp-west") == stores.certificates(old.ca_pem)
+        assert stores.store_certificates(rolled, "tsp-west") == stores.certificates(old.ca_pem + new.ca_pem)
+        running(r)
+        produce("rolled")
+        copied_at_least_once(r, "east", "rot.orders", sent)
+
+        # The brokers on a certificate of the new CA.
+        r.clusters["west"].material = dataclasses.replace(new, ca_pem=old.ca_pem + new.ca_pem)
+        r.clusters["west"].stop()
+        r.start_cluster("west")
+        stale = {**r.client("west"), "ssl.truststore.certificates": old.ca_pem}
+        with pytest.raises(RuntimeError) as refused:
+            r.clients.topics(stale)
+        assert "SslAuthenticationException" in str(refused.value), str(refused.value)
+        running(r)
+        produce("moved")
+        twice = copied_at_least_once(r, "east", "rot.orders", sent)
+        assert twice <= {f"{tag}-k{i}" for tag in ("before", "rolled") for i in range(4)}, twice
+        produce("last")
+        assert copied_at_least_once(r, "east", "rot.orders", sent) == twice

@@ -73,7 +73,8 @@ def check_references(objects: list[dict]) -> int:
                 assert ref_ns == ns, f"{prop} reads another namespace: {value}"
                 assert key in stored.get((kind, ns, name), set()), f"{prop}: {value} dangles"
                 read.setdefault(ns, {}).setdefault(kind, set()).add(name)
-        # Store locations point into a mounted file of the source Secret.
+        # Store locations point into a mounted file of a Secret that holds its key (the source
+        # files Secret, or the team's for a truststore by reference).
         for prop, value in c["spec"]["config"].items():
             if prop.endswith((".ssl.truststore.location", ".ssl.keystore.location")) and "cfmap" in str(value):
                 cm_name, key = value.split("/", 1)[1].rstrip("}").split(":")
@@ -84,7 +85,9 @@ def check_references(objects: list[dict]) -> int:
                 (mount,) = [m for m in template["connectContainer"]["volumeMounts"] if location.startswith(m["mountPath"])]
                 (volume,) = [v for v in template["pod"]["volumes"] if v["name"] == mount["name"]]
                 assert location == f'{mount["mountPath"]}/{location.rsplit("/", 1)[1]}'
-                assert {"key": location.rsplit("/", 1)[1], "path": location.rsplit("/", 1)[1]} in volume["secret"]["items"]
+                (item,) = [i for i in volume["secret"]["items"] if i["path"] == location.rsplit("/", 1)[1]]
+                assert item["key"] in stored.get(("Secret", ns, volume["secret"]["secretName"]), set()), \
+                    f"{prop}: {location} is mounted from a key nobody makes"
     # The Secrets and keys the KafkaConnect itself names (its trust and authentication).
     for ns, connect in connects.items():
         spec = connect["spec"]

@@ -39,6 +39,20 @@ def test_a_dangling_reference_is_caught(doc_render):
         check_references(objects)
 
 
+def test_a_store_mounted_from_a_key_nobody_makes_is_caught(tmp_path):
+    """A source truststore by reference: mounted from the team's Secret, which must hold the key."""
+    topo = doc_topology()
+    topo["clusters"]["us-west"]["security"] = {"protocol": "SSL", "tls": {"trust": "jks", "secret": {
+        "secretName": "west-stores"}}}
+    model = validation.parse(topo)
+    objects = render_topology(tmp_path, topo, secrets={}).objects() + team_secrets(model)
+    assert check_references(objects) > 0
+    kept = next(o for o in objects if o["metadata"]["name"] == "west-stores")
+    del kept["stringData"]["truststore.jks"]
+    with pytest.raises(AssertionError, match="mounted from a key nobody makes"):
+        check_references(objects)
+
+
 def test_an_extra_grant_is_caught(doc_render):
     objects = doc_render.objects()
     role = next(o for o in objects if o["kind"] == "Role")

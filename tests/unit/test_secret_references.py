@@ -14,6 +14,7 @@ from infra.core.errors import TopologyError
 from infra.deploy import deployment
 from infra.plan.audit import plan_audits
 from infra.plan.stack import plan
+from tests.support.refusals import problems as refused
 from tests.support.stacks import SECRETS, by_kind_name, doc_topology, on_release, render_topology
 
 NS = "repl-us-west-us-east"
@@ -118,17 +119,11 @@ def test_a_cluster_whose_only_credential_is_a_reference_is_mounted_from_it_alone
             {"secret": {"name": "kafka-creds", "items": [{"key": "replicator-password", "path": "password"}]}}]}}
 
 
-def _refused(topo: dict) -> list[str]:
-    with pytest.raises(TopologyError) as exc:
-        validation.parse(topo)
-    return [str(p) for p in exc.value.problems]
-
-
-def test_a_reference_that_cannot_work_is_refused():
+def test_a_reference_that_cannot_work_isrefused():
     topo = referencing()
     topo["clusters"]["us-west"]["security"]["sasl"]["passwordSecret"] = {"secretName": "team/kafka-creds", "key": ""}
     topo["clusters"]["us-east"]["security"]["sasl"]["passwordSecret"] = {"secretName": "east-creds"}
-    assert _refused(topo) == [
+    assert refused(topo) == [
         "clusters.us-west: security.sasl.passwordSecret.secretName: got 'team/kafka-creds'; expected the name of a "
         "Secret in the flow's own namespace: lowercase letters, digits, '-' and '.', no namespace (connectors, the "
         "operator and pods read Secrets of their own namespace only) (at most 253 characters)",
@@ -142,10 +137,10 @@ def test_a_reference_that_cannot_work_is_refused():
     ("target-us-east-password", "flow repl-us-west-us-east's target password"),
     ("cloudera-registry", "the registry Secret (operator.imagePullSecret)"),
 ])
-def test_a_reference_to_a_secret_the_program_creates_is_refused(name, what):
+def test_a_reference_to_a_secret_the_program_creates_isrefused(name, what):
     topo = referencing()
     topo["clusters"]["us-east"]["security"]["sasl"]["passwordSecret"] = {"secretName": name, "key": "pass"}
-    assert _refused(topo) == [
+    assert refused(topo) == [
         f"clusters.us-east: security.sasl.passwordSecret.secretName: got {name!r}; expected a Secret the program does "
         f"not create: in namespace {NS} it creates {name} ({what}) and would overwrite yours; rename your Secret"]
 
@@ -154,13 +149,13 @@ def test_the_audit_s_own_secret_names_are_refused_too():
     topo = referencing()
     topo["clusters"]["us-west"]["security"]["sasl"]["passwordSecret"] = {
         "secretName": "kafka-replication-audit-us-west", "key": "password"}
-    assert _refused(topo) == [
+    assert refused(topo) == [
         "clusters.us-west: security.sasl.passwordSecret.secretName: got 'kafka-replication-audit-us-west'; expected a "
         "Secret the program does not create: in namespace replication-audit it creates kafka-replication-audit-us-west "
         "(the audit's credentials for us-west) and would overwrite yours; rename your Secret"]
 
 
-def test_a_password_both_referenced_and_in_secret_config_is_refused():
+def test_a_password_both_referenced_and_in_secret_config_isrefused():
     model = validation.parse(referencing())
     stack_plan = plan(model)
     audits = plan_audits(model, stack_plan)
@@ -210,7 +205,7 @@ def test_a_declared_version_restarts_the_readers_and_rolls_the_pods_that_authent
 def test_a_version_is_a_label():
     topo = referencing()
     topo["clusters"]["us-west"]["security"]["sasl"]["passwordSecret"] = {**SOURCE_REF, "version": "rotated on 3/12"}
-    assert _refused(topo) == [
+    assert refused(topo) == [
         "clusters.us-west: security.sasl.passwordSecret.version: got 'rotated on 3/12'; expected a version label: "
         "letters, digits, '-', '_' and '.', starting and ending with a letter or digit, such as 2026-12-03 or v2 "
         "(at most 63 characters)"]
@@ -235,10 +230,10 @@ def test_the_operator_stand_in_refuses_a_missing_secret_or_key_as_strimzi_does(t
     operator.check_auth_secrets(connect, {**ours, "east-creds": {"password": b"x"}})
 
 
-def test_two_clusters_naming_one_secret_key_are_refused():
+def test_two_clusters_naming_one_secret_key_arerefused():
     topo = referencing()
     topo["clusters"]["us-east"]["security"]["sasl"]["passwordSecret"] = SOURCE_REF
-    assert _refused(topo) == [
+    assert refused(topo) == [
         "clusters.us-west: security.sasl.passwordSecret: got 'kafka-creds:replicator-password'; expected a Secret key "
         f"no other cluster reads in namespace {NS}: clusters.us-east reads the same, and one key holds one password"]
 
@@ -301,17 +296,17 @@ def test_a_registry_secret_half_ours_half_kept_is_refused_by_the_model_and_the_j
 
     topo = referencing(audit=False)
     topo["operator"]["imagePullSecret"] = pull
-    assert _refused(topo) == [f"operator: imagePullSecret: got {pull!r}; expected {message}"]
+    assert refused(topo) == [f"operator: imagePullSecret: got {pull!r}; expected {message}"]
     (error,) = jsonschema.Draft202012Validator(json_schema()).iter_errors(topo)
     assert list(error.absolute_path) == ["operator", "imagePullSecret"]
     topo["operator"]["imagePullSecret"] = {"secretName": "team-registry"}
     assert list(jsonschema.Draft202012Validator(json_schema()).iter_errors(topo)) == []
 
 
-def test_a_kept_registry_secret_named_as_one_the_program_creates_is_refused():
+def test_a_kept_registry_secret_named_as_one_the_program_creates_isrefused():
     topo = _kept_registry()
     topo["operator"]["imagePullSecret"] = {"secretName": "target-us-east-ca"}
-    assert _refused(topo) == [
+    assert refused(topo) == [
         "operator: imagePullSecret.secretName: got 'target-us-east-ca'; expected a Secret the program does not "
         f"create: in namespace {NS} it creates target-us-east-ca (flow repl-us-west-us-east's target CA) and would "
         "overwrite yours; rename your Secret"]

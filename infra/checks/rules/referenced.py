@@ -10,6 +10,7 @@ from infra.core.errors import Problem
 from infra.core.names import AuditNames
 from infra.core.releases import WorkerFile, find
 from infra.topology.resolution import Model
+from infra.topology.schema import Trust
 
 
 def _owned(model: Model) -> dict[str, dict[str, str]]:
@@ -101,14 +102,32 @@ def _unconvertible(model: Model) -> list[Problem]:
         clusters = model.topology.clusters  # a flow may name a cluster that is not there: refused elsewhere
         for d in model.flows:
             source, target = clusters.get(d.flow.source), clusters.get(d.flow.target)
-            if source and target and source.security.tls_secret and target.security.effective_tls \
-                    and any(p.heartbeat for p in d.parts):
+            tls, target_tls = (source.security.effective_tls if source else None,
+                               target.security.effective_tls if target else None)
+            # A PEM CA becomes a JKS store there, and so does a key pair where the worker sets one;
+            # a truststore file of the team's is read as it is (connection.heartbeat_client).
+            if source and target_tls and tls and source.security.tls_secret and any(p.heartbeat for p in d.parts) \
+                    and (tls.trust is Trust.pem or (tls.clientCertificate and target_tls.clientCertificate)):
                 problems.append(Problem(
                     f"clusters.{d.flow.source}", "security.tls.secret", source.security.tls_secret.secretName,
                     f"TLS material in secret config (`<alias>.caCert`...): flow {d.name}'s heartbeat connector "
                     f"reads it as a JKS store over the {release.flavour.value} {release.version} worker's "
                     f"store files (its target {d.flow.target} uses TLS), made at deploy time from the value, "
                     "which a reference never shows; or a release from Strimzi 0.47, whose worker sets inline PEM"))
+    if release is not None and release.worker_file is WorkerFile.pemReferences:
+        clusters = model.topology.clusters
+        for d in model.flows:
+            source, target = clusters.get(d.flow.source), clusters.get(d.flow.target)
+            tls = source.security.effective_tls if source else None
+            if source and target and tls and source.security.tls_secret and tls.trust is not Trust.pem \
+                    and target.security.effective_tls and any(p.heartbeat for p in d.parts):
+                problems.append(Problem(
+                    f"clusters.{d.flow.source}", "security.tls.trust", tls.trust.value,
+                    f"`trust: pem` (the CA as PEM in Secret {source.security.tls_secret.secretName}, key `ca`): flow "
+                    f"{d.name}'s heartbeat connector reads the source's trust as inline PEM over the "
+                    f"{release.flavour.value} {release.version} worker's (its target {d.flow.target} uses TLS), "
+                    f"converted at deploy time from a {tls.trust.value} store's value, which a reference never "
+                    "shows; or the truststore in secret config, or `heartbeats: false` on the flow"))
     audit = model.topology.audit
     if audit is not None and audit.executors is not None:
         for alias in sorted(model.topology.clusters):

@@ -43,34 +43,48 @@ class Sasl(_Strict):
 
 
 class TlsSecretRef(_Strict):
-    """The cluster's PEM trust and, for mTLS, its client key pair, from one Secret the team
-    already keeps: cert-manager's `kubernetes.io/tls` Secret (`ca.crt`, `tls.crt`, `tls.key`) by
-    default, another's keys named here (a Strimzi KafkaUser's are `ca.crt`, `user.crt`,
-    `user.key`). Referenced, never read: nothing of it enters Pulumi config or state
+    """The cluster's trust and, for mTLS, its client key pair, from one Secret the team already
+    keeps: cert-manager's `kubernetes.io/tls` Secret (`ca.crt`, `tls.crt`, `tls.key`) by default,
+    another's keys named here (a Strimzi KafkaUser's are `ca.crt`, `user.crt`, `user.key`); with
+    `trust: jks` or `pkcs12`, a truststore file and its password instead of the PEM CA (keys
+    `truststore.jks` or `truststore.p12`, as cert-manager names its stores, and
+    `truststore.password`). Referenced, never read: nothing of it enters Pulumi config or state
     (docs/topology.md#secrets-by-reference)."""
     secretName: SecretName
-    ca: SecretKey = "ca.crt"
+    ca: SecretKey = "ca.crt"            # read with `trust: pem` only
+    truststore: SecretKey | None = None  # read with `trust: jks`/`pkcs12` only (None: TRUSTSTORE_KEYS)
+    truststorePassword: SecretKey = "truststore.password"  # likewise
     certificate: SecretKey = "tls.crt"  # read with `clientCertificate` only
     key: SecretKey = "tls.key"          # read with `clientCertificate` only
     # As SecretKeyRef.version: a label of the material the Secret holds now, changed with each
     # rotation so that `pulumi up` restarts the connectors and rolls the pods that read it.
     version: SecretVersion | None = None
 
+    def truststore_key(self, trust: Trust) -> str:
+        return self.truststore or TRUSTSTORE_KEYS[trust]
+
+
+# The keys cert-manager writes a certificate's truststore under (its `keystores.jks`/`pkcs12`).
+TRUSTSTORE_KEYS = {Trust.jks: "truststore.jks", Trust.pkcs12: "truststore.p12"}
+# The keys of `tls.secret` each trust reads; another set there is a setting nothing would read.
+_READ_WITH = {"ca": {Trust.pem}, "truststore": {Trust.jks, Trust.pkcs12},
+              "truststorePassword": {Trust.jks, Trust.pkcs12}}
+
 
 class Tls(_Strict):
     trust: Trust = Trust.pem
     clientCertificate: bool = False  # mTLS: `<alias>.clientCert` and `<alias>.clientKey` (PEM)
-    # The CA (and the client key pair) from a Secret the team keeps instead of secret config.
+    # The trust (and the client key pair) from a Secret the team keeps instead of secret config.
     secret: TlsSecretRef | None = None
 
     @model_validator(mode="after")
-    def _pem_by_reference(self) -> "Tls":
-        if self.secret is not None and self.trust is not Trust.pem:
-            # The stores' conversions (a JKS truststore to PEM for an inline reader, a PEM CA to a
-            # JKS store for a store reader) are made at deploy time from the value, which a
-            # reference never shows the program.
-            raise ValueError(f"`secret` takes PEM material (`trust: pem`), not a {self.trust.value} truststore: "
-                             "keep the CA as PEM in your Secret, or the truststore in secret config")
+    def _read_keys(self) -> "Tls":
+        unread = sorted(k for k, trusts in _READ_WITH.items()
+                        if self.secret is not None and k in self.secret.model_fields_set and self.trust not in trusts)
+        if unread:
+            raise ValueError(f"only the `secret` keys `trust: {self.trust.value}` reads (`ca` with `pem`; "
+                             "`truststore` and `truststorePassword` with `jks` or `pkcs12`): remove "
+                             + ", ".join(f"`{k}`" for k in unread))
         return self
 
 
@@ -137,7 +151,11 @@ class Security(_Strict):
             out.append(("password", self.password_secret, self.password_secret.key))
         ref, tls = self.tls_secret, self.effective_tls
         if ref is not None and tls is not None:
-            out.append(("caCert", ref, ref.ca))
+            if tls.trust is Trust.pem:
+                out.append(("caCert", ref, ref.ca))
+            else:
+                out += [("truststore", ref, ref.truststore_key(tls.trust)),
+                        ("truststorePassword", ref, ref.truststorePassword)]
             if tls.clientCertificate:
                 out += [("clientCert", ref, ref.certificate), ("clientKey", ref, ref.key)]
         return out

@@ -230,7 +230,10 @@ def json_schema() -> dict[str, Any]:
         {"required": ["name", "server", "username"], "properties": {
             "name": {"type": "string"}, "server": {"type": "string"}, "username": {"type": "string"},
             "secretName": null}}]
-    # TLS material by reference is PEM only, as schema.Tls refuses another trust.
-    schema["$defs"]["Tls"]["if"] = {"required": ["secret"]}
-    schema["$defs"]["Tls"]["then"] = {"properties": {"trust": {"const": "pem"}}}
+    # The keys of `tls.secret` its trust reads, and no other, as schema.Tls refuses them.
+    def secret_without(*keys: str) -> dict[str, Any]:
+        return {"properties": {"secret": {"anyOf": [null, {"not": {"anyOf": [{"required": [k]} for k in keys]}}]}}}
+    schema["$defs"]["Tls"]["if"] = {"required": ["trust"], "properties": {"trust": {"enum": ["jks", "pkcs12"]}}}
+    schema["$defs"]["Tls"]["then"] = secret_without("ca")
+    schema["$defs"]["Tls"]["else"] = secret_without("truststore", "truststorePassword")
     return schema

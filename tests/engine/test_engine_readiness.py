@@ -44,7 +44,8 @@ from infra.tools.rehearsal.apiserver import kubectl_binary, stop
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.kubeapi import Client
 from infra.tools.rehearsal.local import local_topology
-from infra.tools.rehearsal.run import Rehearsal, secret_material
+from infra.tools.rehearsal.credentials import secret_material
+from infra.tools.rehearsal.run import Rehearsal
 from tests.engine import harness
 from tests.engine.harness import CREATE, DELETE
 from tests.engine.test_engine import STORAGE_CLASS

@@ -359,7 +359,7 @@ def test_client_certificates_and_trust_rotated_on_the_brokers_and_in_the_stack(f
             restart(a)
         # 2. The stack: the new client certificates, and both CAs trusted; the source's first,
         # alone. Its store files are mounted, and a running pod would see a replaced Secret only
-        # at the kubelet's next sync (the stand-in writes pod files at launch only): the Connect
+        # at the kubelet's next sync (the stand-in's, kubelet.py: a minute later): the Connect
         # cluster rolls (names.SOURCE_FILES_UID) and its new pods hold the new files.
         apply(step_2, ("west",))
         assert r.rolled == [connect]

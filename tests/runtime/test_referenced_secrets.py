@@ -3,7 +3,7 @@ users and a real Connect worker whose Strimzi config providers read the team's S
 API server: the flow replicates with no credential of its own anywhere in the render, and each
 password's rotation, declared by its `version`, reaches exactly what reads it.
 
-The team's Secrets are made by the rehearsal as the team's tooling would sync them (run.py
+The team's Secrets are made by the rehearsal as the team's tooling would sync them (credentials.py
 `kept_secrets`). What `pulumi up` does to the Connect cluster is the operator stand-in's
 (infra/tools/rehearsal/operator.py: the roll on a changed pod template, the connector config PUT
 where the spec differs, the refusal of a missing Secret)."""
@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from tests.support.replication import copied_at_least_once, for_runtime, rehearsal, replicating, running
+from tests.support.replication import (copied_at_least_once, eventually, for_runtime, rehearsal, replicating,
+                                       running)
 from tests.support.stacks import on_release
 
 pytestmark = pytest.mark.runtime
@@ -123,7 +124,7 @@ def _reissued(r, topo: dict, alias: str, new) -> dict:
     """The team's tooling re-issued `alias`'s client certificate from another CA (`new`'s): its
     Secret's `tls.crt` and `tls.key` replaced, its `ca.crt` (the brokers' CA) kept, the reference's
     `version` raised in the topology. The rehearsal's kept Secrets follow the cluster's material
-    (run.py `kept_secrets`), and so do its own clients."""
+    (credentials.py `kept_secrets`), and so do its own clients."""
     old = r.clusters[alias].material
     r.clusters[alias].material = dataclasses.replace(old, client_cert_pem=new.client_cert_pem,
                                                      client_key_pem=new.client_key_pem)
@@ -228,16 +229,18 @@ def _stores(alias: str) -> dict:
 
 
 STORES = {**TOPOLOGY, "clusters": {"west": _stores("west"), "east": {"bootstrapServers": "east-kafka.kafka-east:9092"}}}
+PATH = "/mnt/source-west-tls/truststore.jks"  # the source's truststore in the Connect pods
+SYNC = 5.0  # seconds: the kubelet's sync here (a minute by default)
 
 
 def test_a_jks_truststore_by_reference_is_mounted_and_its_rotation_rolls_the_pods(runtime_api, tmp_path):
     """The source's JKS truststore and its password from the team's Secret, on Strimzi 1.2.0: the
     store file mounted into the Connect pods from that Secret (the stand-in's pod files), its
     password read by the real config provider, and the heartbeat's producer reading the same file
-    (its target is PLAINTEXT). Then the source's CA rotates: the team's store holds the old and
-    the new CA, its `version` is raised, and `pulumi up` rolls the pods (a running pod would see
-    the file only once the kubelet projects it) and restarts the connectors that read the
-    password; the brokers then serve a certificate of the new CA, a client trusting the old CA
+    (its target is PLAINTEXT). Then the source's CA rotates: the team's tooling puts the old and
+    the new CA in its store, which the running pod holds only from the kubelet's next sync (the
+    stand-in's kubelet, kubelet.py: nothing of the stack changes, nothing rolls); its `version` is
+    raised, and `pulumi up` rolls the pods and restarts the connectors that read the password; the brokers then serve a certificate of the new CA, a client trusting the old CA
     alone is refused, and every record arrives, those sent before the brokers' restart at most
     twice. Without the `version` raised, the pods keep the old store and nothing sent after the
     brokers' move arrives (checked by hand)."""
@@ -253,7 +256,7 @@ def test_a_jks_truststore_by_reference_is_mounted_and_its_rotation_rolls_the_pod
         spec = next(o for o in r.objects if o["kind"] == "KafkaConnect")["spec"]
         assert spec["template"]["pod"]["volumes"] == [{"name": "source-west-tls", "secret": {
             "secretName": "west-stores", "items": [{"key": "truststore.jks", "path": "truststore.jks"}]}}]
-        held = r.workers[connect].setup.files["/mnt/source-west-tls/truststore.jks"]
+        held = r.workers[connect].files[PATH]
         assert held[:4] == b"\xfe\xed\xfe\xed"  # the JKS file the team keeps, as the pod mounts it
         states = running(r)
         assert sorted(states) == [f"{NS}-{k}" for k in ("checkpoint", "heartbeat", "source")]
@@ -262,14 +265,24 @@ def test_a_jks_truststore_by_reference_is_mounted_and_its_rotation_rolls_the_pod
 
         old = r.clusters["west"].material
         new = material.for_cluster("west", tuple(h for h, _ in r.clusters["west"].hosts), generation=1)
-        # The team's store trusts both CAs (the rehearsal's kept Secret follows the material).
+        # The team's tooling changes its store first (both CAs; the rehearsal's kept Secret follows
+        # the material), before the stack is deployed again: nothing rolls, and the running pod
+        # holds the old file until the kubelet's next sync (kubelet.py, lowered here to SYNC).
+        r.kubelet.sync_seconds = SYNC
         r.clusters["west"].material = dataclasses.replace(old, ca_pem=old.ca_pem + new.ca_pem)
+        assert _up(r, topo) == [] and r.rolled == []
+        pod = r.workers[connect]
+        assert pod.files[PATH] == held and r.kubelet.projected == []
+        eventually("the kubelet's sync", lambda: r.kubelet.projected, 6 * SYNC, 1)
+        assert r.kubelet.projected == [(pod.name, PATH)]
+        synced = (pod.pod / PATH.lstrip("/")).read_bytes()
+        assert stores.store_certificates(synced, "tsp-west") == stores.certificates(old.ca_pem + new.ca_pem)
         topo = copy.deepcopy(topo)
         topo["clusters"]["west"]["security"]["tls"]["secret"]["version"] = "v2"
         assert _up(r, topo) == ["checkpoint", "heartbeat", "source"]
         assert r.rolled == [connect]
         # The new pods mount the new store: both CAs (the rehearsal's store password, run.py).
-        rolled = r.workers[connect].setup.files["/mnt/source-west-tls/truststore.jks"]
+        rolled = r.workers[connect].files[PATH]
         assert stores.store_certificates(held, "tsp-west") == stores.certificates(old.ca_pem)
         assert stores.store_certificates(rolled, "tsp-west") == stores.certificates(old.ca_pem + new.ca_pem)
         running(r)

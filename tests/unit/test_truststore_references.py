@@ -16,7 +16,7 @@ from infra.core.errors import TopologyError
 from infra.deploy import deployment
 from infra.plan.stack import plan
 from infra.tools.rehearsal import operator
-from infra.tools.rehearsal.run import kept_secrets
+from infra.tools.rehearsal.credentials import kept_secrets
 from tests.support.refusals import problems as refused
 from tests.support.stacks import SECRETS, by_kind_name, doc_topology, on_release, render_topology
 

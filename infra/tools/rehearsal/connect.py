@@ -11,6 +11,7 @@ service account: a kubeconfig in the pod with the token the API server minted fo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 import urllib.error
@@ -52,6 +53,7 @@ class Worker:
     log_level: str = "INFO"
     plugins: tuple[Path, ...] = ()  # plugin.path folders of this machine, copied into the pod's
     jvm: str = "quick"  # process.jvm_options
+    deleted: bool = False  # the pod, by `stop`: the kubelet syncs it no more
 
     @property
     def url(self) -> str:
@@ -106,6 +108,20 @@ class Worker:
                                ["unshare", "-m", "--propagation", "private", "sh", "-c", f"{binds} && exec {quoted}"],
                                self.pod / "worker.log", env, archive)
 
+    @property
+    def files(self) -> dict[str, bytes]:
+        return self.setup.files
+
+    def project(self, files: dict[str, bytes]) -> None:
+        """Files of the pod's Secret volumes replaced as the kubelet swaps them in (kubelet.py):
+        each written whole and renamed over the old one; a restarted container sees them."""
+        for path, content in files.items():
+            target = _inside(self.pod, path)
+            written = target.with_name(f"..{target.name}.projected")
+            written.write_bytes(content)
+            os.replace(written, target)
+            self.setup.files[path] = content
+
     def wait_ready(self) -> None:
         assert self.process is not None, "launch() first"
         self.process.wait_for("its REST API", self._ready, 180)
@@ -117,6 +133,9 @@ class Worker:
             return False  # Jetty answers 404 until Connect's resources are registered
 
     def stop(self) -> None:
+        """The pod deleted (rolled, scaled down, the rehearsal's end); a container restart is
+        `launch` again in the same pod."""
+        self.deleted = True
         if self.process is not None:
             self.process.stop()
 

@@ -146,18 +146,12 @@ def trusted_keys(entry: Mapping[str, str], secrets: Mapping[str, Mapping[str, by
     return sorted(k for k in secrets[entry["secretName"]] if fnmatch.fnmatchcase(k, entry["pattern"]))
 
 
-def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_host: str,
-           configmaps: ConfigMaps | None = None, agent: str | None = None) -> WorkerSetup:
-    """The pod the operator would start for `connect`. `configmaps` (the namespace's) and
-    `agent` (the exporter jar) are needed only where the KafkaConnect asks for metrics."""
-    meta, spec = connect["metadata"], connect["spec"]
-    name, namespace = meta["name"], meta["namespace"]
-    files: dict[str, bytes] = {}
-    # template.pod.volumes of Secrets, mounted where connectContainer.volumeMounts say.
-    template = spec.get("template", {})
-    check_volumes(release, connect)
-    check_auth_secrets(connect, secrets)
+def volume_files(connect: Mapping[str, Any], secrets: Secrets) -> dict[str, bytes]:
+    """The files of the pod's Secret volumes (template.pod.volumes), by their path where
+    connectContainer.volumeMounts mount them: what the kubelet projects (kubelet.py)."""
+    template = connect["spec"].get("template", {})
     mounts = {m["name"]: m["mountPath"] for m in template.get("connectContainer", {}).get("volumeMounts", [])}
+    files: dict[str, bytes] = {}
     for volume in template.get("pod", {}).get("volumes", []):
         if "secret" not in volume or volume["name"] not in mounts:
             continue
@@ -165,6 +159,18 @@ def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_
         items = volume["secret"].get("items") or [{"key": k, "path": k} for k in mounted]
         for item in items:
             files[f"{mounts[volume['name']]}/{item['path']}"] = mounted[item["key"]]
+    return files
+
+
+def worker(release: Release, connect: Mapping[str, Any], secrets: Secrets, rest_host: str,
+           configmaps: ConfigMaps | None = None, agent: str | None = None) -> WorkerSetup:
+    """The pod the operator would start for `connect`. `configmaps` (the namespace's) and
+    `agent` (the exporter jar) are needed only where the KafkaConnect asks for metrics."""
+    meta, spec = connect["metadata"], connect["spec"]
+    name, namespace = meta["name"], meta["namespace"]
+    check_volumes(release, connect)
+    check_auth_secrets(connect, secrets)
+    files = volume_files(connect, secrets)
 
     tls, auth = spec.get("tls"), spec.get("authentication")
     protocol = "SSL" if tls is not None else "PLAINTEXT"

@@ -28,7 +28,6 @@ from typing import Any, Protocol
 import yaml
 
 from infra.checks import validation
-from infra.checks.rules import referenced
 from infra.core import names
 from infra.core.releases import Release
 from infra.plan.connectors import ConnectorKind
@@ -37,8 +36,10 @@ from infra.tools import render
 from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
 from infra.tools.rehearsal.clients import Clients
 from infra.tools.rehearsal.connect import Worker
+from infra.tools.rehearsal.credentials import kept_secrets, secret_material
 from infra.tools.rehearsal.distance import Distance
 from infra.tools.rehearsal.kafka import KafkaCluster
+from infra.tools.rehearsal.kubelet import Kubelet
 from infra.tools.rehearsal.links import Links
 from infra.tools.rehearsal.process import Network, RuntimeStartError, stop_all
 from infra.topology.resolution import Model
@@ -54,36 +55,6 @@ class Kube(Protocol):
 
     def kubeconfig(self, token: str, namespace: str) -> str:
         """A kubeconfig reaching the server with that token."""
-
-
-def _material(model: Model, clusters: dict[str, KafkaCluster], alias: str, item: str) -> str:
-    """A secret config item's value (infra/deploy/config.py's: a truststore base64-encoded), from
-    the material the cluster `alias` was started with."""
-    kafka, tls = clusters[alias], model.clusters[alias].security.effective_tls
-    return {"password": kafka.password or "", "caCert": kafka.material.ca_pem, "truststorePassword": f"tsp-{alias}",
-            "truststore": kafka.material.truststore_b64(tls.trust.value if tls else "jks", f"tsp-{alias}"),
-            "clientCert": kafka.material.client_cert_pem, "clientKey": kafka.material.client_key_pem}[item]
-
-
-def secret_material(model: Model, clusters: dict[str, KafkaCluster]) -> dict[str, str]:
-    """The secret config a stack of these clusters needs (infra/deploy/config.py's keys)."""
-    return {"registry.password": random_secrets.token_urlsafe(12),
-            **{f"{alias}.{item}": _material(model, clusters, alias, item)
-               for alias, cluster in model.clusters.items() for item in cluster.security.secret_items}}
-
-
-def kept_secrets(model: Model, clusters: dict[str, KafkaCluster]) -> list[dict[str, Any]]:
-    """The Secrets a team keeps itself (External Secrets, Vault, cert-manager...) that the topology
-    references (`sasl.passwordSecret`, `tls.secret`), made here from the clusters' material in
-    every namespace that reads them (infra/checks/rules/referenced.py `kept_keys`; one API server
-    here), as the team's tooling would sync them: text under `stringData`, a store file under
-    `data`. They are applied with the render, never part of it: the program only references them."""
-    one_server = {(namespace, name): keys for (_, namespace, name), keys in referenced.kept_keys(model).items()}
-    return [{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-             "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "the-team"}},
-             **{field: {key: _material(model, clusters, *held) for key, held in sorted(keys.items())
-                        if (held[1] == "truststore") == (field == "data")} for field in ("stringData", "data")}}
-            for (namespace, name), keys in sorted(one_server.items())]
 
 
 def _secret_data(obj: dict[str, Any]) -> dict[str, bytes]:
@@ -165,6 +136,9 @@ class Rehearsal:
     distances: dict[str, Distance] = field(default_factory=dict)
     # The release whose Kafka the brokers start on (None: the rehearsal's): a drill upgrades them.
     brokers_on: Release | None = None
+    # A Secret changed under running pods reaches their mounted files at the kubelet's next sync
+    # (kubelet.py: `sync_seconds` later, a minute by default; a test may lower it).
+    kubelet: Kubelet = field(default_factory=Kubelet)
 
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -347,6 +321,8 @@ class Rehearsal:
                         self.pending_rolls[key] = (connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self._scale(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self.applied[key] = connect
+        self.kubelet.secrets_changed([(pod, self.connects[key]) for key in self.workers for pod in self.pods_of(key)],
+                                     lambda namespace: self._stores()[0].get(namespace, {}))
         # A Connect cluster the render no longer holds is deleted, and its pods with it.
         kept = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in self.objects if o["kind"] == "KafkaConnect"}
         for key in [k for k in self.workers if k not in kept]:
@@ -569,6 +545,7 @@ class Rehearsal:
         return out
 
     def stop(self) -> None:
+        self.kubelet.stop()
         self._stop_reconciling.set()
         if self._reconciler is not None:
             self._reconciler.join(90)

@@ -162,7 +162,9 @@ def test_a_source_topic_deleted_and_created_again(runtime_api, tmp_path):
     and the audit name the partition; the runbook's reset of that partition's offset (offsets as
     code, `offset: null`) copies the new topic whole. Left in place once the new topic has grown
     past it, the stored offset makes MirrorMaker 2 skip the new topic's first records, which the
-    offsets cannot show and the audit's data comparison finds missing."""
+    offsets cannot show and the audit's data comparison finds missing. A running task does the
+    same from the position its consumer holds: a new topic shorter than it is copied whole, one
+    grown past it loses its first records."""
     topo = flow_topology("strimzi", "1.2.0")
     topo["audit"] = {"window": {"graceMinutes": 0}}
     old, new, grown = [f"v{i}" for i in range(N)], ["n0", "n1", "n2"], [f"m{i}" for i in range(6)]
@@ -234,6 +236,20 @@ def test_a_source_topic_deleted_and_created_again(runtime_api, tmp_path):
         assert (code, result["status"]) == (1, "findings")
         assert [(t["target"], p["partition"], p["missing"], p["findings"]) for t in result["flows"][0]["topics"]
                 for p in t["partitions"]] == [(REMOTE, 0, 3, ["3 missing record(s)"])]
+
+        # 4. While a task runs: its consumer holds its position (6) in memory. The topic deleted and
+        # created again with two records, shorter than the position: out of range, the consumer
+        # starts from the earliest record, and both arrive.
+        copied = old + new + grown[3:]
+        created_again(r, ["r0", "r1"])
+        assert replicated(r, len(copied) + 2) == copied + ["r0", "r1"]
+        # Created again and grown to six past the position (2) while the task was paused (as a
+        # consumer that meets the new topic only once it has grown): the first two never arrive.
+        worker.request("PUT", f"/connectors/{SOURCE}/pause")
+        halted(worker, SOURCE, "PAUSED")
+        created_again(r, [f"g{i}" for i in range(6)])
+        worker.request("PUT", f"/connectors/{SOURCE}/resume")
+        assert replicated(r, len(copied) + 6) == copied + ["r0", "r1"] + [f"g{i}" for i in range(2, 6)]
 
 
 def test_csm_1_2_refuses_an_offsets_request_before_anything_starts(tmp_path):

@@ -119,7 +119,7 @@ def test_a_cluster_whose_only_credential_is_a_reference_is_mounted_from_it_alone
             {"secret": {"name": "kafka-creds", "items": [{"key": "replicator-password", "path": "password"}]}}]}}
 
 
-def test_a_reference_that_cannot_work_isrefused():
+def test_a_reference_that_cannot_work_is_refused():
     topo = referencing()
     topo["clusters"]["us-west"]["security"]["sasl"]["passwordSecret"] = {"secretName": "team/kafka-creds", "key": ""}
     topo["clusters"]["us-east"]["security"]["sasl"]["passwordSecret"] = {"secretName": "east-creds"}
@@ -137,7 +137,7 @@ def test_a_reference_that_cannot_work_isrefused():
     ("target-us-east-password", "flow repl-us-west-us-east's target password"),
     ("cloudera-registry", "the registry Secret (operator.imagePullSecret)"),
 ])
-def test_a_reference_to_a_secret_the_program_creates_isrefused(name, what):
+def test_a_reference_to_a_secret_the_program_creates_is_refused(name, what):
     topo = referencing()
     topo["clusters"]["us-east"]["security"]["sasl"]["passwordSecret"] = {"secretName": name, "key": "pass"}
     assert refused(topo) == [
@@ -155,7 +155,7 @@ def test_the_audit_s_own_secret_names_are_refused_too():
         "(the audit's credentials for us-west) and would overwrite yours; rename your Secret"]
 
 
-def test_a_password_both_referenced_and_in_secret_config_isrefused():
+def test_a_password_both_referenced_and_in_secret_config_is_refused():
     model = validation.parse(referencing())
     stack_plan = plan(model)
     audits = plan_audits(model, stack_plan)
@@ -230,7 +230,7 @@ def test_the_operator_stand_in_refuses_a_missing_secret_or_key_as_strimzi_does(t
     operator.check_auth_secrets(connect, {**ours, "east-creds": {"password": b"x"}})
 
 
-def test_two_clusters_naming_one_secret_key_arerefused():
+def test_two_clusters_naming_one_secret_key_are_refused():
     topo = referencing()
     topo["clusters"]["us-east"]["security"]["sasl"]["passwordSecret"] = SOURCE_REF
     assert refused(topo) == [
@@ -303,7 +303,7 @@ def test_a_registry_secret_half_ours_half_kept_is_refused_by_the_model_and_the_j
     assert list(jsonschema.Draft202012Validator(json_schema()).iter_errors(topo)) == []
 
 
-def test_a_kept_registry_secret_named_as_one_the_program_creates_isrefused():
+def test_a_kept_registry_secret_named_as_one_the_program_creates_is_refused():
     topo = _kept_registry()
     topo["operator"]["imagePullSecret"] = {"secretName": "target-us-east-ca"}
     assert refused(topo) == [

@@ -158,7 +158,7 @@ def test_a_secret_key_its_trust_does_not_read_is_refused_by_the_model_and_the_js
     assert list(jsonschema.Draft202012Validator(json_schema()).iter_errors(topo)) == []
 
 
-def test_the_heartbeat_over_a_worker_of_store_files_isrefused():
+def test_the_heartbeat_over_a_worker_of_store_files_is_refused():
     # CSM 1.2 (Strimzi 0.43): the worker sets the target's PKCS12 stores, which the heartbeat's
     # producer must override with a JKS store made from the source's PEM at deploy time.
     assert refused(mtls("csm", "1.2")) == [
@@ -185,7 +185,7 @@ def test_the_audit_s_executors_are_refused_with_material_by_reference():
         for alias, secret in (("us-east", "east-user"), ("us-west", "west-tls"))]
 
 
-def test_a_reference_to_a_secret_the_program_creates_isrefused():
+def test_a_reference_to_a_secret_the_program_creates_is_refused():
     topo = mtls()
     topo["clusters"]["us-west"]["security"]["tls"]["secret"] = {"secretName": "source-us-west"}
     assert refused(topo) == [
@@ -194,7 +194,7 @@ def test_a_reference_to_a_secret_the_program_creates_isrefused():
         "would overwrite yours; rename your Secret"]
 
 
-def test_material_both_referenced_and_in_secret_config_isrefused():
+def test_material_both_referenced_and_in_secret_config_is_refused():
     model = validation.parse(mtls())
     stack_plan = plan(model)
     given = {**ONLY_REGISTRY, "us-east.caCert": SECRETS["us-east.caCert"]}

@@ -123,7 +123,7 @@ def test_a_new_version_rolls_the_pods_and_restarts_the_connectors(tmp_path):
             "west-stores:tls.crt=v2,west-stores:tls.key=v2,west-stores:truststore.password=v2")
 
 
-def test_the_heartbeat_over_a_worker_that_sets_inline_pem_trust_isrefused():
+def test_the_heartbeat_over_a_worker_that_sets_inline_pem_trust_is_refused():
     """Strimzi 0.47 and later set the target's trust as inline PEM in the worker: the heartbeat's
     producer must override it with the source's as PEM, converted from the store's value."""
     tls_target = {"protocol": "SSL", "tls": {"secret": {"secretName": "east-tls"}}}
@@ -139,7 +139,7 @@ def test_the_heartbeat_over_a_worker_that_sets_inline_pem_trust_isrefused():
     validation.parse(topo)
 
 
-def test_over_csm_s_store_files_the_team_s_store_is_read_as_it_is_and_a_key_pairrefused():
+def test_over_csm_s_store_files_the_team_s_store_is_read_as_it_is_and_a_key_pair_refused():
     """CSM 1.2's worker sets the target's PKCS12 stores: the heartbeat's producer overrides the
     trust with the team's store file as it is; a key pair over the worker's key store would have
     to become a JKS store, which is refused."""
@@ -166,7 +166,7 @@ def test_a_target_s_store_by_reference_is_refused_as_any_target_store():
            "(spec.tls.trustedCertificates)" in refused(topo)
 
 
-def test_a_store_both_referenced_and_in_secret_config_isrefused():
+def test_a_store_both_referenced_and_in_secret_config_is_refused():
     model = validation.parse(stores())
     given = {**ONLY_REGISTRY, "us-west.truststore": "eA==", "us-west.truststorePassword": "pw"}
     with pytest.raises(TopologyError) as exc:

@@ -219,21 +219,19 @@ def connect_template(model: Model, n: FlowNames, entries: list[Entry],
         pod["imagePullSecrets"] = [{"name": pull.pod_secret}]
     files = mounted_files(entries)
     assert not (files and kept), "a source's truststore is the team's or ours (connection.source_connection)"
+    # Only the store files are mounted, from a Secret of their own, or the source's truststore from
+    # the team's Secret under the file name of ours; passwords stay behind the secret config
+    # provider. One flow mounts files of the source only (see connection.py).
+    items = [{"key": k, "path": k} for keys in files.values() for k in keys]
+    secret = kept[0] if kept else next(iter(files), None)
     if kept:
-        # The source's truststore from the team's Secret, under the file name of ours.
-        files = {kept[0]: [kept[2]]}
-        pod["volumes"] = [{"name": n.source_volume, "secret": {
-            "secretName": kept[0], "items": [{"key": kept[1], "path": kept[2]}]}}]
-    elif files:
-        # Only the store files are mounted, from a Secret of their own; passwords stay behind the
-        # secret config provider. One flow mounts files of the source only (see connection.py).
-        (secret, keys), = files.items()
-        pod["volumes"] = [{"name": n.source_volume, "secret": {
-            "secretName": secret, "items": [{"key": k, "path": k} for k in keys]}}]
+        items = [{"key": kept[1], "path": kept[2]}]
+    if secret:
+        pod["volumes"] = [{"name": n.source_volume, "secret": {"secretName": secret, "items": items}}]
     template: JSON = {}
     if pod:
         template["pod"] = pod
-    if files:
+    if secret:
         template["connectContainer"] = {"volumeMounts": [{"name": n.source_volume, "mountPath": n.source_mount}]}
     return template
 

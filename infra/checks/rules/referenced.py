@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from infra.core.errors import Problem
 from infra.core.names import AuditNames
-from infra.core.releases import WorkerFile, find
+from infra.core.releases import Release, WorkerFile, find
 from infra.topology.resolution import Model
 from infra.topology.schema import Trust
 
@@ -93,41 +93,12 @@ def _not_ours(owned: dict[str, dict[str, str]], where: str, field: str, name: st
 def _unconvertible(model: Model) -> list[Problem]:
     """Readers of a cluster's TLS material that need it converted at deploy time, which a
     reference (`tls.secret`) never allows: the heartbeat's clients over a worker whose file sets
-    password-protected store files (connection.heartbeat_client), and the audit's Spark executors,
+    the target's stores in another form (`_heartbeat_conversions`), and the audit's Spark executors,
     which mount the audit's own Secrets only and read the stores at the driver's paths."""
     problems = []
     operator = model.topology.operator
     release = find(operator.flavour, operator.version)  # None: refused by the operator rule
-    if release is not None and release.worker_file is WorkerFile.literalStores:
-        clusters = model.topology.clusters  # a flow may name a cluster that is not there: refused elsewhere
-        for d in model.flows:
-            source, target = clusters.get(d.flow.source), clusters.get(d.flow.target)
-            tls, target_tls = (source.security.effective_tls if source else None,
-                               target.security.effective_tls if target else None)
-            # A PEM CA becomes a JKS store there, and so does a key pair where the worker sets one;
-            # a truststore file of the team's is read as it is (connection.heartbeat_client).
-            if source and target_tls and tls and source.security.tls_secret and any(p.heartbeat for p in d.parts) \
-                    and (tls.trust is Trust.pem or (tls.clientCertificate and target_tls.clientCertificate)):
-                problems.append(Problem(
-                    f"clusters.{d.flow.source}", "security.tls.secret", source.security.tls_secret.secretName,
-                    f"TLS material in secret config (`<alias>.caCert`...): flow {d.name}'s heartbeat connector "
-                    f"reads it as a JKS store over the {release.flavour.value} {release.version} worker's "
-                    f"store files (its target {d.flow.target} uses TLS), made at deploy time from the value, "
-                    "which a reference never shows; or a release from Strimzi 0.47, whose worker sets inline PEM"))
-    if release is not None and release.worker_file is WorkerFile.pemReferences:
-        clusters = model.topology.clusters
-        for d in model.flows:
-            source, target = clusters.get(d.flow.source), clusters.get(d.flow.target)
-            tls = source.security.effective_tls if source else None
-            if source and target and tls and source.security.tls_secret and tls.trust is not Trust.pem \
-                    and target.security.effective_tls and any(p.heartbeat for p in d.parts):
-                problems.append(Problem(
-                    f"clusters.{d.flow.source}", "security.tls.trust", tls.trust.value,
-                    f"`trust: pem` (the CA as PEM in Secret {source.security.tls_secret.secretName}, key `ca`): flow "
-                    f"{d.name}'s heartbeat connector reads the source's trust as inline PEM over the "
-                    f"{release.flavour.value} {release.version} worker's (its target {d.flow.target} uses TLS), "
-                    f"converted at deploy time from a {tls.trust.value} store's value, which a reference never "
-                    "shows; or the truststore in secret config, or `heartbeats: false` on the flow"))
+    problems += _heartbeat_conversions(model, release) if release is not None else []
     audit = model.topology.audit
     if audit is not None and audit.executors is not None:
         for alias in sorted(model.topology.clusters):
@@ -138,6 +109,41 @@ def _unconvertible(model: Model) -> list[Problem]:
                     f"no `executors` (local mode) while clusters.{alias} takes its TLS material from Secret "
                     f"{kept.secretName} (security.tls.secret): Spark mounts the audit's own Secrets on its "
                     "executors, not yours; or the material in secret config"))
+    return problems
+
+
+def _heartbeat_conversions(model: Model, release: Release) -> list[Problem]:
+    """The heartbeat's clients of a flow whose source's TLS material is referenced, where they
+    override the worker's target stores (a TLS target) in a form the material is not in."""
+    clusters = model.topology.clusters  # a flow may name a cluster that is not there: refused elsewhere
+    problems = []
+    for d in model.flows:
+        source, target = clusters.get(d.flow.source), clusters.get(d.flow.target)
+        tls, target_tls = (source.security.effective_tls if source else None,
+                           target.security.effective_tls if target else None)
+        kept = source.security.tls_secret if source else None
+        # Only the heartbeat's clients override the worker's target stores (its target uses TLS).
+        if kept is None or tls is None or target_tls is None or not any(p.heartbeat for p in d.parts):
+            continue
+        over = f"the {release.flavour.value} {release.version} worker's"
+        # Over store files a PEM CA becomes a JKS store, and so does a key pair where the worker
+        # sets one; a truststore file of the team's is read as it is (connection.heartbeat_client).
+        if release.worker_file is WorkerFile.literalStores and (
+                tls.trust is Trust.pem or (tls.clientCertificate and target_tls.clientCertificate)):
+            problems.append(Problem(
+                f"clusters.{d.flow.source}", "security.tls.secret", kept.secretName,
+                f"TLS material in secret config (`<alias>.caCert`...): flow {d.name}'s heartbeat connector "
+                f"reads it as a JKS store over {over} store files (its target {d.flow.target} uses TLS), made "
+                "at deploy time from the value, which a reference never shows; or a release from Strimzi 0.47, "
+                "whose worker sets inline PEM"))
+        # Over inline PEM a truststore becomes PEM certificates.
+        if release.worker_file is WorkerFile.pemReferences and tls.trust is not Trust.pem:
+            problems.append(Problem(
+                f"clusters.{d.flow.source}", "security.tls.trust", tls.trust.value,
+                f"`trust: pem` (the CA as PEM in Secret {kept.secretName}, key `ca`): flow {d.name}'s heartbeat "
+                f"connector reads the source's trust as inline PEM over {over} (its target {d.flow.target} uses "
+                f"TLS), converted at deploy time from a {tls.trust.value} store's value, which a reference never "
+                "shows; or the truststore in secret config, or `heartbeats: false` on the flow"))
     return problems
 
 

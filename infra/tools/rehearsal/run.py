@@ -123,6 +123,9 @@ class Rehearsal:
     # next periodic reconciliation, by (namespace, name), with what they roll onto.
     pending_rolls: dict[tuple[str, str], tuple[dict[str, Any], dict[str, dict[str, bytes]], dict[str, dict[str, str]]]] = \
         field(default_factory=dict)
+    # Connect clusters whose StrimziPodSet carries `strimzi.io/manual-rolling-update=true`
+    # (annotate_for_rolling), rolled by the next reconciliation of their KafkaConnect.
+    manual_rolls: set[tuple[str, str]] = field(default_factory=set)
     _rolling: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _reconciler: threading.Thread | None = field(default=None, init=False, repr=False)
     _stop_reconciling: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
@@ -244,6 +247,8 @@ class Rehearsal:
         fails that connector's reconciliation, and the next pass asks again, as the operator's
         does; a restart request that fails is counted all the same (autoRestartConnector)."""
         with self._rolling:
+            for connect_key in sorted(self.manual_rolls):
+                self._manual_roll(connect_key)
             for connect_key, (connect_obj, secrets, configmaps) in sorted(self.pending_rolls.items()):
                 if connect_key in self.workers:
                     self._roll(connect_key, connect_obj, secrets, configmaps)
@@ -312,6 +317,8 @@ class Rehearsal:
                         # The KafkaConnect changed: the operator reconciles it at once (it
                         # watches custom resources) and rolls its pods.
                         self.pending_rolls.pop(key, None)
+                        if key in self.manual_rolls:  # rolled as they are first, then onto the change
+                            self._manual_roll(key)
                         self._roll(key, connect, ns_secrets, configmaps.get(meta["namespace"], {}))
                     elif auth_changed:
                         # Only Secrets it reads changed: nothing the operator watches. It sees the
@@ -334,6 +341,21 @@ class Rehearsal:
             meta = connector["metadata"]
             self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
         self.manage_offsets()
+
+    def annotate_for_rolling(self, namespace: str, name: str) -> None:
+        """`kubectl annotate strimzipodset -n <namespace> <name>-connect strimzi.io/manual-rolling-update=true`.
+        The operator watches its custom resources, not its pod sets: the pods roll at the next
+        reconciliation of the KafkaConnect (the periodic one, or a change of it), first in it
+        (AbstractConnectOperator.manualRollingUpdate, at 0.43.0 and 1.2.0), onto the Secrets as
+        they are then; the pod set the operator writes after carries no such annotation."""
+        with self._rolling:
+            self.manual_rolls.add((namespace, name))
+
+    def _manual_roll(self, key: tuple[str, str]) -> None:
+        self.manual_rolls.discard(key)
+        if key in self.workers:
+            secrets, configmaps = self._stores()
+            self._roll(key, self.connects[key], secrets.get(key[0], {}), configmaps.get(key[0], {}))
 
     def _roll(self, key: tuple[str, str], connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
               configmaps: dict[str, dict[str, str]]) -> None:

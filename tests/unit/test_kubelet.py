@@ -1,11 +1,14 @@
 """The stand-in's kubelet (infra/tools/rehearsal/kubelet.py): a Secret changed under a running pod
 reaches the files of its Secret volumes at the next sync, not before, with the Secret's content as
-it is then; a deleted pod is synced no more; a Secret gone leaves the files as they were."""
+it is then; a deleted pod is synced no more; a Secret gone leaves the files as they were. What is
+not projected is checked once every scheduled sync has run (Kubelet.settle), not after a guess at
+how long one takes."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+
+import pytest
 
 from infra.tools.rehearsal.kubelet import Kubelet
 
@@ -36,13 +39,11 @@ def test_a_changed_secret_reaches_a_running_pod_at_the_next_sync_with_what_it_ho
         kubelet.secrets_changed([(pod, CONNECT)], lambda namespace: held if namespace == NS else {})
         held["west-stores"] = {"truststore.jks": b"newer"}  # changed again before the sync
         assert pod.files == {PATH: b"old"}
-        deadline = time.monotonic() + 30
-        while not kubelet.projected and time.monotonic() < deadline:
-            time.sleep(SYNC / 3)
+        kubelet.settle()
         assert (pod.swaps, kubelet.projected) == ([{PATH: b"newer"}], [("west-0", PATH)])
         # Nothing changed since: nothing to sync.
         kubelet.secrets_changed([(pod, CONNECT)], lambda namespace: held)
-        time.sleep(SYNC * 4)
+        kubelet.settle()
         assert len(pod.swaps) == 1
     finally:
         kubelet.stop()
@@ -55,7 +56,7 @@ def test_a_deleted_pod_or_a_secret_gone_is_left_as_it_is():
         kubelet.secrets_changed([(p, CONNECT) for p in pods], lambda namespace: held)
         pods[0].deleted = True   # rolled away before the sync
         held.clear()             # and the Secret deleted: the other pod keeps its volume's content
-        time.sleep(SYNC * 4)
+        kubelet.settle()         # both syncs ran
         assert [p.files for p in pods] == [{PATH: b"old"}, {PATH: b"old"}] and kubelet.projected == []
     finally:
         kubelet.stop()
@@ -68,5 +69,17 @@ def test_without_a_sync_period_the_pods_keep_their_start_s_files_and_stop_cancel
     stopped = Kubelet(SYNC)
     stopped.secrets_changed([(pod, CONNECT)], lambda namespace: held)
     stopped.stop()
-    time.sleep(SYNC * 4)
+    never.settle()
+    stopped.settle()  # the cancelled sync's thread ended without running it
     assert pod.files == {PATH: b"old"} and never.projected == stopped.projected == []
+
+
+def test_settle_refuses_to_wait_past_its_timeout_for_a_sync_still_pending():
+    kubelet, pod = Kubelet(30), Pod("west-0")
+    try:
+        kubelet.secrets_changed([(pod, CONNECT)], lambda namespace: {"west-stores": {"truststore.jks": b"new"}})
+        with pytest.raises(TimeoutError, match=r"^a kubelet sync still pending after 0.1 s$"):
+            kubelet.settle(timeout=0.1)
+        assert pod.files == {PATH: b"old"}
+    finally:
+        kubelet.stop()

@@ -18,6 +18,7 @@ meanwhile leaves the files as they were (the kubelet keeps the volume's last con
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -77,6 +78,17 @@ class Kubelet:
             pod.project(changed)
             with self._lock:
                 self.projected += [(pod.name, path) for path in sorted(changed)]
+
+    def settle(self, timeout: float = 60) -> None:
+        """Until every sync scheduled so far has run (or was cancelled): what a check that
+        nothing was projected waits for, instead of a guess at the time a sync takes."""
+        with self._lock:
+            timers = list(self._timers)
+        deadline = time.monotonic() + timeout
+        for timer in timers:
+            timer.join(max(0.0, deadline - time.monotonic()))
+            if timer.is_alive():
+                raise TimeoutError(f"a kubelet sync still pending after {timeout:g} s")
 
     def stop(self) -> None:
         with self._lock:

@@ -4,7 +4,11 @@ failover command runs as on-call would run it (`kafka-replication failover`: the
 and the flow stopped in the stack's topology file); the group moves to the target at the offsets
 MirrorMaker 2 synced there and resumes; producers move too; then the failback the runbook
 documents (docs/operations.md#controlled-failback), with the old source back, written by
-`kafka-replication failback` (and `--resume` under identity) and deployed as it wrote it. Every record is
+`kafka-replication failback` (and `--resume` under identity) and deployed as it wrote it. Before
+the loss the link fails (the source connector paused) and the source takes a record on each
+partition that never reaches the target: once it returns, the check's replication rows name
+exactly those records (docs/operations.md, "When the source returns"), and after the failback
+they are still there, between its history and what is copied back. Every record is
 accounted for by key: none skipped, and the duplicates exactly those the group read after the
 last offset sync (the checkpoint connector is paused before the group's last reads, so that
 window is the drill's own and not a race with the sync interval).
@@ -44,6 +48,7 @@ GROUP, TOPIC = "test.readers", "test.orders"
 HISTORY = 20    # records on the source before the failover, 10 per partition
 READ_FIRST = 10  # the first half, read by the group and synced (read to the end: translated exactly)
 READ_LATE = 4    # what it reads of the second half after the last sync: read again on the target
+DIVERGED = 2     # taken by the source after the link failed, never copied: one per partition
 
 
 def keyed(tag: str, n: int, start: int = 0) -> list[dict]:
@@ -93,17 +98,21 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
         # groups' offsets) still checkpoints what the group committed meanwhile (a drill on CSM
         # 1.2 under load saw it).
         worker.request("PUT", f"/connectors/{FLOW}-checkpoint/pause")
-
-        def paused() -> bool:
-            status = worker.status(f"{FLOW}-checkpoint")
-            return {status["connector"]["state"], *(t["state"] for t in status["tasks"])} == {"PAUSED"}
-        eventually("the checkpoint connector and its tasks PAUSED", paused, 60, 1)
+        eventually("the checkpoint connector and its tasks PAUSED", lambda: paused(worker, f"{FLOW}-checkpoint"), 60, 1)
         r.clients.produce(source, TOPIC, history[READ_FIRST:])
         eventually("the history replicated", lambda: r.clients.end_offsets(target, [replica]) == {
             f"{replica}:0": 10, f"{replica}:1": 10}, 120)
         read_on_source += r.clients.consume(source, [TOPIC], READ_LATE, 30_000, group=GROUP)
         assert len(read_on_source) == READ_FIRST + READ_LATE
         assert r.clients.group_offsets(target, GROUP) == synced
+
+        # The link fails first (the source connector paused): the source takes a record on each
+        # partition that never reaches the target, then it is lost.
+        worker.request("PUT", f"/connectors/{FLOW}-source/pause")
+        eventually("the source connector and its tasks PAUSED", lambda: paused(worker, f"{FLOW}-source"), 60, 1)
+        diverged = keyed("d", DIVERGED)
+        r.clients.produce(source, TOPIC, diverged)
+        assert r.clients.end_offsets(source, [TOPIC]) == {f"{TOPIC}:0": 11, f"{TOPIC}:1": 11}
 
         # The source is lost. Under the default policy the consumers move to the active topic too:
         # created on the target first (the readiness check finds it missing otherwise).
@@ -143,10 +152,26 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
         assert keys(r.clients.consume(target, [TOPIC] if policy == "identity" else [replica, TOPIC], 4, 60_000,
                                       group=GROUP)) == keys(after)
 
-        # Failback: the old source back, with its data.
+        # Failback: the old source back, with its data. The records it took but never copied are
+        # what the check's replication rows show, the flow stopped (docs/operations.md, "When the
+        # source returns"): after the last offset replicated, up to its end.
         r.start_cluster("us-west")
+        returned = failover_command(r, tmp_path / "returned", project, FLOW, "--procedure", "cutoff", "--dry-run",
+                                    "--json")
+        report = json.loads(returned.stdout)["report"] if returned.stdout.startswith("{") else {}
+        assert (returned.returncode, report.get("verdict")) == (1, "not-ready"), returned.stdout + returned.stderr
+        assert [(row["topic"], row["partition"], row["end"], row["committed"], row["lag"], row["status"])
+                for row in report["replication"]] == [(TOPIC, p, 11, 9, 1, "lagging") for p in (0, 1)]
+        assert [f for f in report["findings"] if "replication" in f] == [
+            f"{TOPIC}[{p}]: replication is 1 record(s) behind the source" for p in (0, 1)]
+        # Those rows name them exactly: on each partition, from `committed + 1`, `lag` records.
+        rows = {row["partition"]: row for row in report["replication"]}
+        held = r.clients.consume(r.client("us-west"), [TOPIC], HISTORY + DIVERGED, 60_000)
+        never_copied = sorted((h["partition"], h["key"]) for h in held if rows[h["partition"]]["committed"]
+                              < h["offset"] <= rows[h["partition"]]["committed"] + rows[h["partition"]]["lag"])
+        assert never_copied == [(0, "d0"), (1, "d1")]
         if policy == "default":
-            unread_on_source = [h for h in history if h["key"] not in keys(read_on_source)]
+            unread_on_source = [h for h in history if h["key"] not in keys(read_on_source)] + diverged
             failback_default(r, topo, project, unread_on_source)
         else:
             # The command kept, beside the stack's file, each partition's end offset on us-east when
@@ -154,7 +179,12 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
             record = json.loads((project / "stacks" / f"{STACK}.{FLOW}.failover.json").read_text())
             assert record["targetEnds"] == [{"topic": TOPIC, "partition": int(k.rsplit(":", 1)[1]), "end": v}
                                             for k, v in sorted(ends.items())]
-            failback_identity(r, topo, project, history, after, ends)
+            failback_identity(r, topo, project, history + diverged, after, ends)
+
+
+def paused(worker, connector: str) -> bool:
+    status = worker.status(connector)
+    return {status["connector"]["state"], *(t["state"] for t in status["tasks"])} == {"PAUSED"}
 
 
 def stopped(topo: dict) -> dict:
@@ -262,7 +292,9 @@ def failback_identity(r, topo: dict, project, history: list[dict], after: list[d
     assert written == back
     r.update(r.render(written))
     running(r)
+    # After the records us-west took and never copied (in `history` here: they stay between its
+    # own history and what the failback copies back; Kafka cannot cut a partition's tail).
     eventually("the new records copied back", lambda: r.clients.end_offsets(source, [TOPIC]) == {
-        f"{TOPIC}:0": 12, f"{TOPIC}:1": 12}, 120)
-    copied = r.clients.consume(source, [TOPIC], HISTORY + len(after), 60_000)
+        f"{TOPIC}:0": 13, f"{TOPIC}:1": 13}, 120)
+    copied = r.clients.consume(source, [TOPIC], len(history) + len(after), 60_000)
     assert keys(copied) == keys(history + after)

@@ -239,9 +239,11 @@ def test_a_jks_truststore_by_reference_is_mounted_and_its_rotation_rolls_the_pod
     password read by the real config provider, and the heartbeat's producer reading the same file
     (its target is PLAINTEXT). Then the source's CA rotates: the team's tooling puts the old and
     the new CA in its store, which the running pod holds only from the kubelet's next sync (the
-    stand-in's kubelet, kubelet.py: nothing of the stack changes, nothing rolls); its `version` is
-    raised, and `pulumi up` rolls the pods and restarts the connectors that read the password; the brokers then serve a certificate of the new CA, a client trusting the old CA
-    alone is refused, and every record arrives, those sent before the brokers' restart at most
+    stand-in's kubelet, kubelet.py: nothing of the stack changes, nothing rolls); the runbook's
+    `strimzi.io/manual-rolling-update` on the pod set rolls the pods at the operator's next
+    reconciliation (Rehearsal.annotate_for_rolling); its `version` is raised, and `pulumi up` rolls
+    the pods and restarts the connectors that read the password; the brokers then serve a
+    certificate of the new CA, a client trusting the old CA alone is refused, and every record arrives, those sent before the brokers' restart at most
     twice. Without the `version` raised, the pods keep the old store and nothing sent after the
     brokers' move arrives (checked by hand)."""
     from infra.core import stores
@@ -277,10 +279,19 @@ def test_a_jks_truststore_by_reference_is_mounted_and_its_rotation_rolls_the_pod
         assert r.kubelet.projected == [(pod.name, PATH)]
         synced = (pod.pod / PATH.lstrip("/")).read_bytes()
         assert stores.store_certificates(synced, "tsp-west") == stores.certificates(old.ca_pem + new.ca_pem)
+        # The runbook's step for a store rotated with no change in git (docs/operations.md): the
+        # pod set annotated, its pods rolled at the operator's next reconciliation (run here at
+        # once), their tasks reading the store as it is then.
+        r.annotate_for_rolling(*connect)
+        r.periodic_reconciliation()
+        assert (r.rolled, r.manual_rolls) == ([connect], set())
+        annotated = r.workers[connect].files[PATH]
+        assert stores.store_certificates(annotated, "tsp-west") == stores.certificates(old.ca_pem + new.ca_pem)
+        running(r)
         topo = copy.deepcopy(topo)
         topo["clusters"]["west"]["security"]["tls"]["secret"]["version"] = "v2"
         assert _up(r, topo) == ["checkpoint", "heartbeat", "source"]
-        assert r.rolled == [connect]
+        assert r.rolled == [connect, connect]
         # The new pods mount the new store: both CAs (the rehearsal's store password, run.py).
         rolled = r.workers[connect].files[PATH]
         assert stores.store_certificates(held, "tsp-west") == stores.certificates(old.ca_pem)

@@ -8,7 +8,9 @@ documents (docs/operations.md#controlled-failback), with the old source back, wr
 the loss the link fails (the source connector paused) and the source takes a record on each
 partition that never reaches the target: once it returns, the check's replication rows name
 exactly those records (docs/operations.md, "When the source returns"), and after the failback
-they are still there, between its history and what is copied back. Every record is
+they are still there, between its history and what is copied back. Heartbeats run throughout,
+as a deployed flow runs them (replicated as `us-west.heartbeats` before the loss; the default
+policy's reverse flow brings us-east's back as `us-east.heartbeats`). Every record is
 accounted for by key: none skipped, and the duplicates exactly those the group read after the
 last offset sync (the checkpoint connector is paused before the group's last reads, so that
 window is the drill's own and not a race with the sync interval).
@@ -49,6 +51,8 @@ HISTORY = 20    # records on the source before the failover, 10 per partition
 READ_FIRST = 10  # the first half, read by the group and synced (read to the end: translated exactly)
 READ_LATE = 4    # what it reads of the second half after the last sync: read again on the target
 DIVERGED = 2     # taken by the source after the link failed, never copied: one per partition
+# Kafka's Heartbeat key (serializeKey): the two aliases, int16-length-prefixed.
+BEAT, BEAT_BACK = "\x00\x07us-west\x00\x07us-east", "\x00\x07us-east\x00\x07us-west"
 
 
 def keyed(tag: str, n: int, start: int = 0) -> list[dict]:
@@ -68,7 +72,6 @@ DRILLS = [("default", *p) for p in RELEASE_ENDS] + [("identity", *p) for p in RE
 def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_api, tmp_path):
     topo = dev_for_runtime(flavour, version)
     flow = topo["flows"][0]
-    flow["heartbeats"] = False
     flow["groups"] = [GROUP]
     flow["failover"] = {"procedure": "disaster"}
     # us-west becomes a target on failback: a KafkaConnect trusts PEM certificates only.
@@ -102,6 +105,11 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
         r.clients.produce(source, TOPIC, history[READ_FIRST:])
         eventually("the history replicated", lambda: r.clients.end_offsets(target, [replica]) == {
             f"{replica}:0": 10, f"{replica}:1": 10}, 120)
+        # Heartbeats on, as a flow runs by default: written into the source by the heartbeat
+        # connector and replicated with the flow's topics, through the loss and the failback;
+        # under either policy as `us-west.heartbeats` (IdentityReplicationPolicy prefixes
+        # heartbeat topics).
+        assert {h["key"] for h in r.clients.consume(target, ["us-west.heartbeats"], 1, 60_000)} == {BEAT}
         read_on_source += r.clients.consume(source, [TOPIC], READ_LATE, 30_000, group=GROUP)
         assert len(read_on_source) == READ_FIRST + READ_LATE
         assert r.clients.group_offsets(target, GROUP) == synced
@@ -230,6 +238,8 @@ def failback_default(r, topo: dict, project, unread_on_source: list[dict]) -> No
     eventually("the new records copied back", lambda: r.clients.end_offsets(source, [remote]) == {
         f"{remote}:0": 2, f"{remote}:1": 2}, 120)
     assert f"us-east.us-west.{TOPIC}" not in r.clients.topics(source)
+    # The reverse flow's heartbeats, written into us-east, reach us-west as `us-east.heartbeats`.
+    assert {h["key"] for h in r.clients.consume(source, ["us-east.heartbeats"], 1, 60_000)} == {BEAT_BACK}
     eventually("the group's offsets synced on us-west",
                lambda: r.clients.group_offsets(source, GROUP).get(f"{remote}:0") == 2
                and r.clients.group_offsets(source, GROUP).get(f"{remote}:1") == 2, 120)

@@ -222,10 +222,12 @@ def connect_template(model: Model, n: FlowNames, entries: list[Entry],
     # Only the store files are mounted, from a Secret of their own, or the source's truststore from
     # the team's Secret under the file name of ours; passwords stay behind the secret config
     # provider. One flow mounts files of the source only (see connection.py).
-    items = [{"key": k, "path": k} for keys in files.values() for k in keys]
-    secret = kept[0] if kept else next(iter(files), None)
+    secret: str | None = None
     if kept:
-        items = [{"key": kept[1], "path": kept[2]}]
+        secret, items = kept[0], [{"key": kept[1], "path": kept[2]}]
+    elif files:
+        (secret, keys), = files.items()
+        items = [{"key": k, "path": k} for k in keys]
     if secret:
         pod["volumes"] = [{"name": n.source_volume, "secret": {"secretName": secret, "items": items}}]
     template: JSON = {}

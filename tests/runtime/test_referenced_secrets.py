@@ -234,18 +234,18 @@ SYNC = 5.0  # seconds: the kubelet's sync here (a minute by default)
 
 
 def test_a_jks_truststore_by_reference_is_mounted_and_its_rotation_rolls_the_pods(runtime_api, tmp_path):
-    """The source's JKS truststore and its password from the team's Secret, on Strimzi 1.2.0: the
-    store file mounted into the Connect pods from that Secret (the stand-in's pod files), its
-    password read by the real config provider, and the heartbeat's producer reading the same file
-    (its target is PLAINTEXT). Then the source's CA rotates: the team's tooling puts the old and
-    the new CA in its store, which the running pod holds only from the kubelet's next sync (the
-    stand-in's kubelet, kubelet.py: nothing of the stack changes, nothing rolls); the runbook's
+    """The source's JKS truststore and its password from the team's Secret, on Strimzi 1.2.0: the store
+    file mounted into the Connect pods from that Secret (the stand-in's pod files), its password read by
+    the real config provider, and the heartbeat's producer reading the same file (its target is
+    PLAINTEXT). Then the source's CA rotates: the team's tooling puts the old and the new CA in its
+    store, which the running pod holds only from the kubelet's next sync (the stand-in's kubelet,
+    kubelet.py: nothing of the stack changes, nothing rolls); the runbook's
     `strimzi.io/manual-rolling-update` on the pod set rolls the pods at the operator's next
-    reconciliation (Rehearsal.annotate_for_rolling); its `version` is raised, and `pulumi up` rolls
-    the pods and restarts the connectors that read the password; the brokers then serve a
-    certificate of the new CA, a client trusting the old CA alone is refused, and every record arrives, those sent before the brokers' restart at most
-    twice. Without the `version` raised, the pods keep the old store and nothing sent after the
-    brokers' move arrives (checked by hand)."""
+    reconciliation (Rehearsal.annotate_for_rolling); its `version` is raised, and `pulumi up` rolls the
+    pods and restarts the connectors that read the password; the brokers then serve a certificate of the
+    new CA, a client trusting the old CA alone is refused, and every record arrives, those sent before
+    the brokers' restart at most twice. Without the `version` raised, the pods keep the old store and
+    nothing sent after the brokers' move arrives (checked by hand)."""
     from infra.core import stores
     from infra.tools.rehearsal import material
 

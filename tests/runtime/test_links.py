@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from infra.core import releases
-from tests.support.replication import (Ledger, Steady, arrived, copied_in_order, dev_for_runtime, eventually,
-                                       rehearsal, running, under_writes)
+from tests.support.replication import (DEV_SOURCE as SOURCE, REVOKED, UNCLEAN, Steady, again_at_most, arrived,
+                                       dev_for_runtime, eventually, logged, rehearsal, replicating, running,
+                                       starts_since, task_lines, task_starts, under_writes)
 
 pytestmark = pytest.mark.runtime
 
@@ -35,7 +36,6 @@ DRILLS = [("default", "strimzi", "1.2.0"), ("identity", "csm", "1.2")]
 # CSM 1.2's Connect (Kafka 3.8) its brokers from CSM 1.2's Kafka to CSM 1.4's (3.9).
 UPGRADES = {("strimzi", "1.2.0"): (("strimzi", "0.51.0"), ("strimzi", "1.2.0")),
             ("csm", "1.2"): (("csm", "1.2"), ("csm", "1.4"))}
-SOURCE = "repl-us-west-us-east-source"
 GROUP = "test.readers"  # the dev flow's groups: test.*
 FAULT = 10.0  # seconds a fault lasts: ten times the clients' reconnect back-off (1 s at most)
 # The narrow link's drill: 400 records of 4 KB (1.6 MB) through 32 KB/s: far more than 6 s to carry.
@@ -70,15 +70,9 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
     assert tuple(map(int, older.kafka.split("."))) < tuple(map(int, newer.kafka.split("."))), (older, newer)
     with rehearsal(topo, tmp_path, runtime_api, linked=True, scale=True, brokers_on=older) as r:
         assert r.links is not None
-        r.clients.create_topics(r.client("us-west"), {TOPIC: 2})
-        ledger = Ledger(r, TOPIC, remote)
-        ledger.produce("before")
-        r.deploy()
-        running(r)
-        ledger.holds_exactly()
+        ledger, connect = replicating(r, "us-west", "us-east", TOPIC, remote)
         assert {alias: broker_version(r, alias) for alias in r.clusters} == {"us-east": older.kafka,
                                                                             "us-west": older.kafka}
-        (connect,) = r.workers
         pods = r.pods_of(connect)
         worker = pods[0]
 
@@ -248,51 +242,3 @@ def broker_version(r, alias: str) -> str:
     argv = Path(f"/proc/{process.popen.pid}/cmdline").read_bytes().split(b"\0")
     (server,) = Path(argv[argv.index(b"-cp") + 1].decode().removesuffix("/*")).glob("kafka_2.13-*.jar")
     return server.name.removeprefix("kafka_2.13-").removesuffix(".jar")
-
-
-# What the worker logs (Kafka's AbstractWorkerSourceTask, Worker.awaitStopTask, WorkerCoordinator.poll).
-STARTED = "WorkerSourceTask{{id={task}}} Source task finished initialization and start"
-UNCLEAN = "Graceful stop of task {task} failed"  # no final offset commit
-REVOKED = "Broker coordinator was unreachable for 3000ms. Revoking previous assignment"
-
-
-def logged(pod, line: str) -> int:
-    """How many times a pod's worker logged `line`, every container's log read."""
-    return sum(path.read_text(errors="replace").count(line) for path in pod.pod.glob("worker.log*"))
-
-
-def task_lines(pods, line: str) -> Counter[int]:
-    """How many times each of the flow's source tasks logged `line` on the Connect cluster's pods,
-    every container's log read (Rehearsal keeps the earlier ones as worker.log.<n>)."""
-    return Counter({task: sum(logged(pod, line.format(task=f"{SOURCE}-{task}")) for pod in pods) for task in (0, 1)})
-
-
-def task_starts(pods) -> Counter[int]:
-    """Each source task's starts: each resumes from the offsets last committed."""
-    return task_lines(pods, STARTED)
-
-
-def starts_since(pods, earlier: Counter[int]) -> int:
-    """The most starts of one source task since `earlier` (task_starts)."""
-    now = task_starts(pods)
-    return max(now[task] - earlier[task] for task in now)
-
-
-def again_at_most(r, ledger: Ledger, earlier: Counter[str], starts: int, when: str) -> Counter[str]:
-    """Every record sent has arrived in order per partition, none lost; each key copied at most
-    once more than before the fault for each start of the tasks during it (a task that starts
-    re-copies what was copied since the offsets last committed, no more)."""
-    copies = copied_in_order(r, ledger.target, ledger.remote, ledger.sent)
-    over = {k: (earlier.get(k, 1), n) for k, n in copies.items() if n > earlier.get(k, 1) + starts}
-    assert not over, (f"copied more often than {starts} restart(s) from the last commit explain ({when}); "
-                      f"key: (copies before, copies now): {dict(list(over.items())[:10])}")
-    ledger_line(r, ledger, copies, f"{when}; at most {starts} more each")
-    return copies
-
-
-def ledger_line(r, ledger: Ledger, copies: Counter[str], when: str) -> None:
-    ends = r.clients.end_offsets(r.client(ledger.target), [ledger.remote])
-    print(f"ledger {ledger.remote}: " + "; ".join(
-        f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{ledger.remote}:{p}']} on "
-        f"the target" for p in (0, 1)) + f"; {sum(1 for n in copies.values() if n > 1)} copied more than once, "
-        f"at most {max(copies.values())} times ({when})")

@@ -303,11 +303,13 @@ def user_topics(r: Rehearsal, alias: str) -> list[str]:
     return [t for t in r.clients.topics(r.client(alias)) if not t.startswith("__")]
 
 
-def replicating(r, source: str, target: str) -> tuple[Ledger, tuple[str, str]]:
-    """The rotation drills' start: `rot.orders` on the source, four records, the stack deployed
-    and every record on the target once. Returns the ledger and the one Connect cluster."""
-    r.clients.create_topics(r.client(source), {"rot.orders": 2})
-    ledger = Ledger(r, "rot.orders", "rot.orders", source=source, target=target)
+def replicating(r, source: str, target: str, topic: str = "rot.orders", remote: str | None = None
+                ) -> tuple[Ledger, tuple[str, str]]:
+    """The drills' start: `topic` on the source (the rotation drills' `rot.orders`), four records,
+    the stack deployed and every record on the target once, as `remote` (the topic's own name by
+    default). Returns the ledger and the one Connect cluster."""
+    r.clients.create_topics(r.client(source), {topic: 2})
+    ledger = Ledger(r, topic, remote or topic, source=source, target=target)
     ledger.produce("before")
     r.deploy()
     running(r)
@@ -421,3 +423,54 @@ def under_writes(r: Rehearsal, ledger: Ledger, name: str, fault) -> None:
         running(r)
         time.sleep(2)
     assert len(ledger.sent) > before + 8, (name, before, len(ledger.sent))
+
+
+# The dev flow's source connector (the drills' flow).
+DEV_SOURCE = "repl-us-west-us-east-source"
+# What the worker logs (Kafka's AbstractWorkerSourceTask, Worker.awaitStopTask, WorkerCoordinator.poll).
+STARTED = "WorkerSourceTask{{id={task}}} Source task finished initialization and start"
+UNCLEAN = "Graceful stop of task {task} failed"  # no final offset commit
+REVOKED = "Broker coordinator was unreachable for 3000ms. Revoking previous assignment"
+
+
+def logged(pod, line: str) -> int:
+    """How many times a pod's worker logged `line`, every container's log read."""
+    return sum(path.read_text(errors="replace").count(line) for path in pod.pod.glob("worker.log*"))
+
+
+def task_lines(pods, line: str, tasks: int = 2, source: str = DEV_SOURCE) -> Counter[int]:
+    """How many times each of the flow's `tasks` source tasks logged `line` on the Connect
+    cluster's pods, every container's log read (Rehearsal keeps the earlier ones as worker.log.<n>)."""
+    return Counter({task: sum(logged(pod, line.format(task=f"{source}-{task}")) for pod in pods)
+                    for task in range(tasks)})
+
+
+def task_starts(pods, tasks: int = 2) -> Counter[int]:
+    """Each source task's starts: each resumes from the offsets last committed."""
+    return task_lines(pods, STARTED, tasks)
+
+
+def starts_since(pods, earlier: Counter[int]) -> int:
+    """The most starts of one source task since `earlier` (task_starts)."""
+    now = task_starts(pods, len(earlier))
+    return max(now[task] - earlier[task] for task in now)
+
+
+def again_at_most(r, ledger: Ledger, earlier: Counter[str], starts: int, when: str) -> Counter[str]:
+    """Every record sent has arrived in order per partition, none lost; each key copied at most
+    once more than before the fault for each start of the tasks during it (a task that starts
+    re-copies what was copied since the offsets last committed, no more)."""
+    copies = copied_in_order(r, ledger.target, ledger.remote, ledger.sent)
+    over = {k: (earlier.get(k, 1), n) for k, n in copies.items() if n > earlier.get(k, 1) + starts}
+    assert not over, (f"copied more often than {starts} restart(s) from the last commit explain ({when}); "
+                      f"key: (copies before, copies now): {dict(list(over.items())[:10])}")
+    ledger_line(r, ledger, copies, f"{when}; at most {starts} more each")
+    return copies
+
+
+def ledger_line(r, ledger: Ledger, copies: Counter[str], when: str) -> None:
+    ends = r.clients.end_offsets(r.client(ledger.target), [ledger.remote])
+    print(f"ledger {ledger.remote}: " + "; ".join(
+        f"partition {p}: {sum(1 for s in ledger.sent if s['partition'] == p)} sent, {ends[f'{ledger.remote}:{p}']} on "
+        f"the target" for p in (0, 1)) + f"; {sum(1 for n in copies.values() if n > 1)} copied more than once, "
+        f"at most {max(copies.values())} times ({when})")

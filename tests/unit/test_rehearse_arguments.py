@@ -149,8 +149,8 @@ def test_a_plugin_path_that_is_no_readable_folder_exits_2(tmp_path):
 
 
 def test_a_rehearsal_cluster_has_one_port_or_is_refused(tmp_path):
-    """One broker per cluster in a rehearsal: its bootstrap servers' one port, where it listens
-    and where its link's proxy listens (Rehearsal.start_clusters)."""
+    """A rehearsal's brokers listen on their bootstrap servers' one port, and so does a cluster's
+    link's proxy (Rehearsal.start_clusters)."""
     from infra.tools.rehearsal.kafka import KafkaCluster
     from infra.tools.rehearsal.process import RuntimeStartError
     from infra.tools.rehearsal.process import Network
@@ -159,7 +159,7 @@ def test_a_rehearsal_cluster_has_one_port_or_is_refused(tmp_path):
     assert one.port == 9093
     two = KafkaCluster("b", Cluster(bootstrapServers="b-0:9092,b-1:9093"), None, tmp_path, Network(tmp_path))
     with pytest.raises(RuntimeStartError, match=r"^cluster b: its bootstrap servers use several ports \[9092, 9093\]; "
-                                                r"a rehearsal runs one broker per cluster, on one port$"):
+                                                r"a rehearsal's brokers listen on one port$"):
         two.port
 
 

@@ -107,6 +107,7 @@ public final class Clients {
             case "deleteTopics": deleteTopics(config, request); break;
             case "groupOffsets": groupOffsets(config, request.get("group").asText(), answer); break;
             case "endOffsets": endOffsets(config, strings(request.get("topics")), answer); break;
+            case "leaders": leaders(config, strings(request.get("topics")), answer); break;
             case "topicConfigs": topicConfigs(config, request.get("topic").asText(), answer); break;
             case "alterTopicConfigs": alterTopicConfigs(config, request); break;
             case "createAcls": createAcls(config, request); break;
@@ -331,6 +332,21 @@ public final class Clients {
             Map<String, Long> ends = new TreeMap<>();
             admin.listOffsets(wanted).all().get().forEach((tp, info) -> ends.put(tp.topic() + ":" + tp.partition(), info.offset()));
             ends.forEach(out::put);
+        }
+    }
+
+    /** Each partition's leader and in-sync replicas, by broker id: "topic:partition" -> {leader, isr}. */
+    private static void leaders(Properties config, Collection<String> topics, ObjectNode answer) throws Exception {
+        try (Admin admin = Admin.create(config)) {
+            ObjectNode out = answer.putObject("partitions");
+            for (TopicDescription d : new TreeMap<>(admin.describeTopics(topics).allTopicNames().get()).values()) {
+                for (org.apache.kafka.common.TopicPartitionInfo p : d.partitions()) {
+                    ObjectNode one = out.putObject(d.name() + ":" + p.partition());
+                    one.put("leader", p.leader() == null ? -1 : p.leader().id());
+                    ArrayNode isr = one.putArray("isr");
+                    p.isr().forEach(n -> isr.add(n.id()));
+                }
+            }
         }
     }
 

@@ -209,3 +209,8 @@ class Clients:
     def end_offsets(self, config: dict[str, str], topics: list[str]) -> dict[str, int]:
         offsets: dict[str, int] = self.call("endOffsets", config, topics=topics)["offsets"]
         return offsets
+
+    def leaders(self, config: dict[str, str], topics: list[str]) -> dict[str, dict[str, Any]]:
+        """Each partition's leader and in-sync replicas (broker ids), by `topic:partition`."""
+        partitions: dict[str, dict[str, Any]] = self.call("leaders", config, topics=topics)["partitions"]
+        return partitions

@@ -83,6 +83,7 @@ class Rehearsal:
     secret_config: dict[str, str] = field(default_factory=dict)
     authorizers: frozenset[str] = frozenset()  # aliases whose brokers run Kafka's authorizer (KafkaCluster)
     reauthenticate: dict[str, int] = field(default_factory=dict)  # alias -> KafkaCluster.reauthenticate_seconds
+    brokers: dict[str, int] = field(default_factory=dict)  # alias -> KafkaCluster.brokers (one where absent)
     auth_hashes: dict[tuple[str, str], str] = field(default_factory=dict)  # each worker's, at its start
     rolled: list[tuple[str, str]] = field(default_factory=list)  # Connect clusters `update` rolled, in order
     uids: render.Uids = field(default_factory=dict)  # the Secrets' uids across renders (RecordingMocks.uid)
@@ -158,13 +159,15 @@ class Rehearsal:
         if unknown:
             raise RuntimeStartError(f"a distance for {', '.join(unknown)}, which the topology does not name as a "
                                     f"cluster ({', '.join(sorted(self.model.clusters))})")
+        if self.linked and any(n > 1 for n in self.brokers.values()):
+            raise RuntimeStartError("a link leads to one broker: a linked rehearsal runs one per cluster")
         classpath = jars.classpath(self.brokers_on or self.release)
         for alias, spec in sorted(self.model.clusters.items()):
             password = f"pw-{alias}-{random_secrets.token_hex(4)}" if spec.security.sasl else None
             self.clusters[alias] = KafkaCluster(alias, spec, password, self.directory / "kafka" / alias, self.network,
                                                 authorizer=alias in self.authorizers,
                                                 reauthenticate_seconds=self.reauthenticate.get(alias), jvm=self.jvm,
-                                                far=self.distances.get(alias))
+                                                far=self.distances.get(alias), brokers=self.brokers.get(alias, 1))
         for link in self.distances.values():
             link.start()
         with ThreadPoolExecutor(max_workers=max(len(self.clusters), 1)) as pool:

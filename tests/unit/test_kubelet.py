@@ -41,10 +41,11 @@ def test_a_changed_secret_reaches_a_running_pod_at_the_next_sync_with_what_it_ho
         assert pod.files == {PATH: b"old"}
         kubelet.settle()
         assert (pod.swaps, kubelet.projected) == ([{PATH: b"newer"}], [("west-0", PATH)])
-        # Nothing changed since: nothing to sync.
+        # Nothing changed since: no sync is even scheduled.
+        assert kubelet.scheduled == 1
         kubelet.secrets_changed([(pod, CONNECT)], lambda namespace: held)
         kubelet.settle()
-        assert len(pod.swaps) == 1
+        assert (kubelet.scheduled, len(pod.swaps)) == (1, 1)
     finally:
         kubelet.stop()
 
@@ -57,6 +58,7 @@ def test_a_deleted_pod_or_a_secret_gone_is_left_as_it_is():
         pods[0].deleted = True   # rolled away before the sync
         held.clear()             # and the Secret deleted: the other pod keeps its volume's content
         kubelet.settle()         # both syncs ran
+        assert kubelet.scheduled == 2
         assert [p.files for p in pods] == [{PATH: b"old"}, {PATH: b"old"}] and kubelet.projected == []
     finally:
         kubelet.stop()

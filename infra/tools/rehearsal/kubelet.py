@@ -47,6 +47,7 @@ Secrets = Mapping[str, Mapping[str, bytes]]
 class Kubelet:
     sync_seconds: float | None = SYNC_SECONDS  # None: never synced (each pod keeps its start's files)
     projected: list[tuple[str, str]] = field(default_factory=list)  # (pod, path) of each file swapped in, in order
+    scheduled: int = 0  # syncs scheduled: one per running pod whose volumes a change would alter
     _timers: list[threading.Timer] = field(default_factory=list, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -62,6 +63,7 @@ class Kubelet:
                 timer.daemon = True
                 with self._lock:
                     self._timers.append(timer)
+                    self.scheduled += 1
                 timer.start()
 
     @staticmethod

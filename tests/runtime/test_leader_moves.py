@@ -77,7 +77,12 @@ def test_a_target_broker_restarted_moves_the_connect_topics_leaders_and_nothing_
                 return now if all(v["leader"] not in (node, -1) and node not in v["isr"] for v in now.values()) else None
 
             during.update(eventually(f"every leadership off broker {node}", moved, 60, 1))
+            crossed = sum(r.clients.end_offsets(target, [remote]).values())
             time.sleep(AWAY)
+            # With two brokers of three the flow copies on: what the writers sent meanwhile
+            # arrives, and the worker reports every task RUNNING.
+            assert sum(r.clients.end_offsets(target, [remote]).values()) > crossed
+            assert [t["state"] for t in r.workers[connect].status(DEV_SOURCE)["tasks"]] == ["RUNNING"] * 2
             r.clusters["us-east"].start_node(node - 1)
 
             def back() -> dict[str, dict] | None:

@@ -34,7 +34,7 @@ import yaml
 
 from infra.core.errors import TopologyError
 from infra.plan.offsets import SOURCE, alter_body
-from infra.tools.rehearsal import offsets
+from infra.tools.rehearsal import offsets, operator
 from infra.tools.rehearsal.operator import REST_PORT
 from infra.topology.schema import PartitionOffset
 from tests.support import runbooks
@@ -271,6 +271,12 @@ def failback_identity(r, topo: dict, project, history: list[dict], after: list[d
         written, _ = failback_command(project)  # the flow replaced by the reversed one, as the command writes it
         assert written == back
         r.update(r.render(written))
+        # As the runbook says: `--resume` once the operator has carried out the alter (its
+        # annotation gone). A worker whose configuration is still settling from the stop answers
+        # 409; the operator then keeps the annotation and repeats at its next reconciliation.
+        eventually("the operator carrying out the alter", lambda: any(
+            d[:2] == (REVERSE, f"{REVERSE}-source") for d in r.offsets_done), 3 * operator.RECONCILIATION_SECONDS, 1)
+        print(f"alter carried out; repeated after the worker's answer: {r.offsets_retried or 'never'}")
         del back["flows"][0]["offsets"]  # carried out: removed in the change that sets it running
     else:
         # No offsets requests (CSM 1.2): deployed stopped with the acknowledgement the refusal

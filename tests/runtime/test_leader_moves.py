@@ -74,7 +74,8 @@ def test_a_target_broker_restarted_moves_the_connect_topics_leaders_and_nothing_
 
             def moved() -> dict[str, dict] | None:
                 now = leaders()
-                return now if all(v["leader"] not in (node, -1) and node not in v["isr"] for v in now.values()) else None
+                away = all(v["leader"] not in (node, -1) and node not in v["isr"] for v in now.values())
+                return now if away else None
 
             during.update(eventually(f"every leadership off broker {node}", moved, 60, 1))
             crossed = sum(r.clients.end_offsets(target, [remote]).values())

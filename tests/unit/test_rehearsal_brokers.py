@@ -81,6 +81,7 @@ def test_a_cluster_at_a_distance_refuses_several_brokers_before_anything_starts(
 
 def test_a_linked_rehearsal_refuses_several_brokers_before_anything_starts(tmp_path):
     r = Rehearsal(doc_topology(), tmp_path, kube=None, linked=True, brokers={"us-east": 3})  # type: ignore[arg-type]
-    with pytest.raises(RuntimeStartError, match="^a link leads to one broker: a linked rehearsal runs one per cluster$"):
+    with pytest.raises(RuntimeStartError,
+                       match="^a link leads to one broker: a linked rehearsal runs one per cluster$"):
         r.start_clusters()
     assert r.clusters == {}

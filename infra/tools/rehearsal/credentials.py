@@ -4,6 +4,7 @@ references instead."""
 
 from __future__ import annotations
 
+import base64
 import secrets as random_secrets
 from typing import Any
 
@@ -40,3 +41,10 @@ def kept_secrets(model: Model, clusters: dict[str, KafkaCluster]) -> list[dict[s
              **{field: {key: _material(model, clusters, *held) for key, held in sorted(keys.items())
                         if (held[1] == "truststore") == (field == "data")} for field in ("stringData", "data")}}
             for (namespace, name), keys in sorted(one_server.items())]
+
+
+def secret_data(obj: dict[str, Any]) -> dict[str, bytes]:
+    """A Secret's content as a pod reads it: `data` base64-decoded, `stringData` over it."""
+    data = {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
+    data.update({k: v.encode() for k, v in (obj.get("stringData") or {}).items()})
+    return data

@@ -127,6 +127,15 @@ def manage(worker: Worker, connector: Mapping[str, Any], configmaps: Mapping[tup
     raise RuntimeStartError(f"{name}: {CONNECTOR_OFFSETS_ANNOTATION}={action} is none of list, alter, reset")
 
 
+def retried(error: RuntimeStartError) -> bool:
+    """Whether the operator would retry the request at its next reconciliation rather than the
+    stand-in refuse it: the worker's 409 (its configuration stale after a concurrent change, or
+    a rebalance). On any failure the operator keeps its annotation, adds a warning condition and
+    repeats at its next reconciliation (AbstractConnectOperator.alterConnectorOffsets, 1.2.0);
+    the stand-in raises on the others, which tests prove as refusals."""
+    return "HTTP 409" in str(error)
+
+
 def without_annotation(connector: Mapping[str, Any]) -> dict[str, Any]:
     """The KafkaConnector after removeConnectorOffsetsAnnotations."""
     meta = dict(connector["metadata"])

@@ -8,12 +8,11 @@ The API server is given (`Kube`): the test tier uses a real kube-apiserver on lo
 Offsets requests (infra/plan/offsets.py) are the render's KafkaConnector patches: each one's
 annotations are merged into its connector, as the API server merges the patch, and the
 operator's offsets management (infra/tools/rehearsal/offsets.py) is run once per request, as Pulumi
-creates each request's patch resource once.
+creates each request's patch resource once; after the worker's 409, again at the next reconciliation.
 """
 
 from __future__ import annotations
 
-import base64
 import itertools
 import secrets as random_secrets
 import threading
@@ -36,7 +35,7 @@ from infra.tools import render
 from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
 from infra.tools.rehearsal.clients import Clients
 from infra.tools.rehearsal.connect import Worker
-from infra.tools.rehearsal.credentials import kept_secrets, secret_material
+from infra.tools.rehearsal.credentials import kept_secrets, secret_data, secret_material
 from infra.tools.rehearsal.distance import Distance
 from infra.tools.rehearsal.kafka import KafkaCluster
 from infra.tools.rehearsal.kubelet import Kubelet
@@ -55,12 +54,6 @@ class Kube(Protocol):
 
     def kubeconfig(self, token: str, namespace: str) -> str:
         """A kubeconfig reaching the server with that token."""
-
-
-def _secret_data(obj: dict[str, Any]) -> dict[str, bytes]:
-    data = {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
-    data.update({k: v.encode() for k, v in (obj.get("stringData") or {}).items()})
-    return data
 
 
 @dataclass
@@ -89,9 +82,10 @@ class Rehearsal:
     uids: render.Uids = field(default_factory=dict)  # the Secrets' uids across renders (RecordingMocks.uid)
     generation: int = 0                    # of the workers: a redeploy starts new pods
     started_before_redeploy: int = 0       # workers of earlier generations
-    # Offsets requests carried out, by (namespace, connector, request), and the ConfigMaps the
-    # operator wrote for `list`, by (namespace, name).
+    # Offsets requests carried out, by (namespace, connector, request), those a reconciliation had to
+    # repeat (with the worker's last refusal), and the ConfigMaps the operator wrote for `list`.
     offsets_done: set[tuple[str, str, str]] = field(default_factory=set)
+    offsets_retried: dict[tuple[str, str, str], str] = field(default_factory=dict)
     listed: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # Each connector config PUT to a worker, in order, by (namespace, connector): what send
     # created or found changed.
@@ -256,6 +250,8 @@ class Rehearsal:
                 if connect_key in self.workers:
                     self._roll(connect_key, connect_obj, secrets, configmaps)
             self.pending_rolls.clear()
+            if set(self.offsets_retried) - self.offsets_done:
+                self.manage_offsets()
         restarted = []
         for key, (connect, connector) in sorted(list(self.connectors.items())):
             worker = self.workers.get(connect)
@@ -286,7 +282,7 @@ class Rehearsal:
         configmaps: dict[str, dict[str, dict[str, str]]] = {}
         for obj in self.objects:
             if obj["kind"] == "Secret":
-                secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = _secret_data(obj)
+                secrets.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = secret_data(obj)
             elif obj["kind"] == "ConfigMap":
                 configmaps.setdefault(obj["metadata"]["namespace"], {})[obj["metadata"]["name"]] = obj.get("data", {})
         return secrets, configmaps
@@ -384,32 +380,38 @@ class Rehearsal:
         self.redeploy(self.render())
 
     def manage_offsets(self) -> None:
-        """Each offsets request of the render, once: its patch's annotations on the connector,
-        the operator's REST calls against the connector's worker, the ConfigMap it writes for a
-        list, and the annotation it then removes."""
-        configmaps = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["data"]
-                      for o in self.objects if o["kind"] == "ConfigMap"}
-        configmaps.update({key: cm["data"] for key, cm in self.listed.items()})
-        for patch in (o for o in self.objects if is_patch(o)):
-            meta = patch["metadata"]
-            done = (meta["namespace"], meta["name"], meta["annotations"][names.OFFSETS_REQUEST_ANNOTATION])
-            if done in self.offsets_done:
-                continue
-            connect, connector = self.connectors[(meta["namespace"], meta["name"])]
-            annotated = {**connector, "metadata": {**connector["metadata"], "annotations": {
-                **connector["metadata"].get("annotations", {}), **meta["annotations"]}}}
-            # On the server as `pulumi up` leaves it (the patch's annotations on the connector),
-            # then as the operator leaves it once the request is carried out (its own annotation
-            # removed, ours kept): what `kubectl get` shows at each step.
-            self.kube.apply(annotated)
-            written = operator_offsets.manage(self.workers[connect], annotated, configmaps)
-            if written is not None:
-                self.kube.apply(written)
-                self.listed[(meta["namespace"], written["metadata"]["name"])] = written
-            carried_out = operator_offsets.without_annotation(annotated)
-            self.kube.apply(carried_out)
-            self.connectors[(meta["namespace"], meta["name"])] = (connect, carried_out)
-            self.offsets_done.add(done)
+        """Each offsets request of the render, once carried out: its patch's annotations on the connector, the
+        operator's REST calls, the ConfigMap it writes for a list, and the annotation it then removes."""
+        with self._rolling:  # the periodic reconciliation's thread repeats requests too
+            configmaps = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["data"]
+                          for o in self.objects if o["kind"] == "ConfigMap"}
+            configmaps.update({key: cm["data"] for key, cm in self.listed.items()})
+            for patch in (o for o in self.objects if is_patch(o)):
+                meta = patch["metadata"]
+                done = (meta["namespace"], meta["name"], meta["annotations"][names.OFFSETS_REQUEST_ANNOTATION])
+                if done in self.offsets_done:
+                    continue
+                connect, connector = self.connectors[(meta["namespace"], meta["name"])]
+                annotated = {**connector, "metadata": {**connector["metadata"], "annotations": {
+                    **connector["metadata"].get("annotations", {}), **meta["annotations"]}}}
+                # On the server as `pulumi up` leaves it (the patch's annotations on the connector),
+                # then as the operator leaves it once the request is carried out (its own annotation
+                # removed, ours kept): what `kubectl get` shows at each step.
+                self.kube.apply(annotated)
+                try:
+                    written = operator_offsets.manage(self.workers[connect], annotated, configmaps)
+                except RuntimeStartError as exc:
+                    if not operator_offsets.retried(exc):
+                        raise
+                    self.offsets_retried[done] = str(exc)  # its annotation kept
+                    continue
+                if written is not None:
+                    self.kube.apply(written)
+                    self.listed[(meta["namespace"], written["metadata"]["name"])] = written
+                carried_out = operator_offsets.without_annotation(annotated)
+                self.kube.apply(carried_out)
+                self.connectors[(meta["namespace"], meta["name"])] = (connect, carried_out)
+                self.offsets_done.add(done)
 
     def _scale(self, connect: dict[str, Any], secrets: dict[str, dict[str, bytes]],
                configmaps: dict[str, dict[str, str]]) -> None:

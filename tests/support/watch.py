@@ -38,7 +38,6 @@ object's generation, so a status of an earlier generation never ends a wait.
 
 from __future__ import annotations
 
-import base64
 import threading
 import time
 import traceback
@@ -47,6 +46,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from infra.core import names
+from infra.tools.rehearsal.credentials import secret_data
 from infra.tools.rehearsal.kubeapi import ApiError, Client
 from infra.tools.rehearsal.operator import REST_PORT, OperatorRefusal
 from infra.tools.rehearsal.process import RuntimeStartError
@@ -133,10 +133,6 @@ def without_times(status: JSON | None) -> JSON:
         return {}
     return {**status, "conditions": [{k: v for k, v in c.items() if k != "lastTransitionTime"}
                                      for c in status.get("conditions", [])]}
-
-
-def _secret_data(obj: JSON) -> dict[str, bytes]:
-    return {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
 
 
 @dataclass
@@ -231,7 +227,7 @@ class Reconciler:
             if status != 200:
                 raise ApiError(status, body, f"list {plural} in {namespace}")
             found.append(body.get("items", []))
-        return ({s["metadata"]["name"]: _secret_data(s) for s in found[0]},
+        return ({s["metadata"]["name"]: secret_data(s) for s in found[0]},
                 {c["metadata"]["name"]: c.get("data") or {} for c in found[1]})
 
     def _write(self, obj: JSON, status: JSON) -> None:

@@ -50,7 +50,6 @@ class KafkaCluster:
     # certificate is refused at its next handshake.
     client_cas_only: bool = False
     material: materials.ClusterMaterial = field(init=False)
-    process: Process | None = None  # the first broker's (the only one of a one-node cluster)
     # Brokers (KRaft nodes, each a broker and a controller): one, or one per host of the bootstrap
     # servers (Rehearsal.brokers).
     brokers: int = 1
@@ -229,8 +228,11 @@ class KafkaCluster:
             argv = [*self.far.prefix(), *argv]  # `ip netns exec` execs the JVM: the pid stays the broker's
         name = f"Kafka broker {self.alias}" + (f" (node {node + 1})" if self.brokers > 1 else "")
         self.processes[node] = Process(name, argv, directory / "broker.log", archive=archive)
-        if node == 0:
-            self.process = self.processes[0]
+
+    @property
+    def process(self) -> Process | None:
+        """The first broker's (the only one of a one-node cluster)."""
+        return self.processes[0] if self.processes else None
 
     def _wait(self, node: int) -> None:
         process, ip = self.processes[node], self.ips[node]

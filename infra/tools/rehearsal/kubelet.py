@@ -47,7 +47,6 @@ Secrets = Mapping[str, Mapping[str, bytes]]
 class Kubelet:
     sync_seconds: float | None = SYNC_SECONDS  # None: never synced (each pod keeps its start's files)
     projected: list[tuple[str, str]] = field(default_factory=list)  # (pod, path) of each file swapped in, in order
-    scheduled: int = 0  # syncs scheduled: one per running pod whose volumes a change would alter
     _timers: list[threading.Timer] = field(default_factory=list, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -63,7 +62,6 @@ class Kubelet:
                 timer.daemon = True
                 with self._lock:
                     self._timers.append(timer)
-                    self.scheduled += 1
                 timer.start()
 
     @staticmethod
@@ -80,6 +78,12 @@ class Kubelet:
             pod.project(changed)
             with self._lock:
                 self.projected += [(pod.name, path) for path in sorted(changed)]
+
+    @property
+    def scheduled(self) -> int:
+        """Syncs scheduled so far: one per running pod whose volumes a change would alter."""
+        with self._lock:
+            return len(self._timers)
 
     def settle(self, timeout: float = 60) -> None:
         """Until every sync scheduled so far has run (or was cancelled): what a check that

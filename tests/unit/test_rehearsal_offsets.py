@@ -13,18 +13,23 @@ import pytest
 
 from infra.core.names import CONNECTOR_OFFSETS_ANNOTATION, OFFSETS_KEY, OFFSETS_REQUEST_ANNOTATION
 from infra.tools.rehearsal import offsets
-from infra.tools.rehearsal.process import RuntimeStartError
+from infra.tools.rehearsal.process import RestError, RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
 from tests.support.stacks import doc_topology
 
 NS, NAME = "repl-east-west", "repl-east-west-source"
-STALE = ('w: PATCH /connectors/repl-east-west-source/offsets: HTTP 409: {"error_code":409,"message":"Cannot complete '
-         'request momentarily due to stale configuration (typically caused by a concurrent config change)"}')
+STALE_BODY = ('{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration (typically '
+              'caused by a concurrent config change)"}')
+STALE = f"w: PATCH /connectors/repl-east-west-source/offsets: HTTP 409: {STALE_BODY}"
+UNKNOWN_BODY = '{"message":"Unknown partition"}'
+UNKNOWN = f"w: PATCH /connectors/x/offsets: HTTP 400: {UNKNOWN_BODY}"
+ANSWERS = {STALE: RestError(STALE, 409, STALE_BODY), UNKNOWN: RestError(UNKNOWN, 400, UNKNOWN_BODY)}
 BODY = {"offsets": [{"partition": {"topic": "t", "partition": 0}, "offset": {"offset": 9}}]}
 
 
 class Worker:
-    """Answers each PATCH from `answers` in turn (an error message, or None: done); STOPPED."""
+    """Answers each PATCH from `answers` in turn (the message of a refusal, or None: done), as
+    Worker.request raises a refusal; STOPPED."""
 
     def __init__(self, answers: list[str | None]) -> None:
         self.answers, self.patched = answers, []
@@ -35,7 +40,7 @@ class Worker:
     def request(self, method: str, path: str, body: Any = None) -> Any:
         answer = self.answers.pop(0)
         if answer is not None:
-            raise RuntimeStartError(answer)
+            raise ANSWERS[answer]
         self.patched.append((method, path, body))
         return None
 
@@ -82,14 +87,16 @@ def test_a_409_keeps_the_request_and_the_next_reconciliation_carries_it_out(tmp_
 
 
 def test_another_failure_is_raised_as_the_refusals_tests_prove():
-    assert offsets.retried(RuntimeStartError(STALE))
-    refused = RuntimeStartError('w: PATCH /connectors/x/offsets: HTTP 400: {"message":"Unknown partition"}')
-    assert not offsets.retried(refused)
+    assert offsets.retried(ANSWERS[STALE])
+    assert not offsets.retried(ANSWERS[UNKNOWN])
+    # Decided on the status the worker answered, not on a message's text: a failure that only
+    # mentions a 409 (a connector's trace, a log line) is no refusal to repeat.
+    assert not offsets.retried(RuntimeStartError(STALE))
+    assert not offsets.retried(RestError("w: GET /x: HTTP 500: HTTP 409 earlier", 500, "HTTP 409 earlier"))
 
 
 def test_a_request_the_worker_refuses_otherwise_stops_the_rehearsal(tmp_path):
-    refusal = 'w: PATCH /connectors/x/offsets: HTTP 400: {"message":"Unknown partition"}'
-    r, _ = rehearsal(tmp_path, Worker([refusal]))
+    r, _ = rehearsal(tmp_path, Worker([UNKNOWN]))
     with pytest.raises(RuntimeStartError, match="HTTP 400"):
         r.manage_offsets()
     assert r.offsets_done == set() and r.offsets_retried == {}

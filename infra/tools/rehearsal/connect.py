@@ -23,8 +23,8 @@ from typing import Any
 from infra.plan import metrics
 from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
 from infra.tools.rehearsal.plugins import plugin_locations
-from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, class_archive, java, jvm_options,
-                                           logging_options)
+from infra.tools.rehearsal.process import (Network, Process, RestError, RuntimeStartError, class_archive, java,
+                                           jvm_options, logging_options)
 
 # The refusal of an exactly-once source task whose task config generation is no longer the latest.
 STALE_GENERATION = "as the connector has already generated a new set of task configs"
@@ -150,7 +150,8 @@ class Worker:
         except urllib.error.HTTPError as exc:
             if exc.code in ok:
                 return None
-            raise RuntimeStartError(f"{self.name}: {method} {path}: HTTP {exc.code}: {exc.read().decode()[:2000]}") from None
+            text = exc.read().decode()[:2000]
+            raise RestError(f"{self.name}: {method} {path}: HTTP {exc.code}: {text}", exc.code, text) from None
 
     def get(self, path: str) -> Any:
         return self.request("GET", path)
@@ -165,9 +166,8 @@ class Worker:
         while True:
             try:
                 return self.request(method, path, body, ok)
-            except RuntimeStartError as exc:
-                transient = "HTTP 409" in str(exc) or (
-                    "HTTP 500" in str(exc) and "because a rebalance is expected" in str(exc))
+            except RestError as exc:
+                transient = exc.status == 409 or (exc.status == 500 and "because a rebalance is expected" in exc.body)
                 if not transient or time.monotonic() > deadline:
                     raise
                 time.sleep(1)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.tools import shipped
-from infra.tools.rehearsal.process import Network, Process, RuntimeStartError, free_port, listening
+from infra.tools.rehearsal.process import Network, Process, RestError, RuntimeStartError, free_port, listening
 
 BUILD = shipped.path("tools/engine/build.sh")
 BINARY = "toxiproxy-server"
@@ -134,8 +134,8 @@ class Links:
                     return None
                 if exc.code == 503 and toxic and attempt < self.ATTEMPTS:
                     continue
-                raise RuntimeStartError(f"the links' proxy: {method} {path}: HTTP {exc.code}: "
-                                        f"{exc.read().decode()[:500]}") from None
+                text = exc.read().decode()[:500]
+                raise RestError(f"the links' proxy: {method} {path}: HTTP {exc.code}: {text}", exc.code, text) from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def add(self, alias: str, hosts: list[str], port: int, upstream_ip: str) -> Link:

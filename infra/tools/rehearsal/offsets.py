@@ -33,7 +33,7 @@ from typing import Any
 from infra.core import names
 from infra.core.names import CONNECTOR_OFFSETS_ANNOTATION
 from infra.tools.rehearsal.connect import Worker
-from infra.tools.rehearsal.process import RuntimeStartError
+from infra.tools.rehearsal.process import RestError, RuntimeStartError
 
 MANAGED_BY = "strimzi-cluster-operator"  # AbstractModel.STRIMZI_CLUSTER_OPERATOR_NAME
 # Labels.STRIMZI_LABELS_EXCLUSION_PATTERN's default: labels not copied from the custom resource.
@@ -133,7 +133,7 @@ def retried(error: RuntimeStartError) -> bool:
     a rebalance). On any failure the operator keeps its annotation, adds a warning condition and
     repeats at its next reconciliation (AbstractConnectOperator.alterConnectorOffsets, 1.2.0);
     the stand-in raises on the others, which tests prove as refusals."""
-    return "HTTP 409" in str(error)
+    return isinstance(error, RestError) and error.status == 409
 
 
 def without_annotation(connector: Mapping[str, Any]) -> dict[str, Any]:

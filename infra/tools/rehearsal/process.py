@@ -30,6 +30,16 @@ class RuntimeStartError(RuntimeError):
     """A broker, worker or connector that did not start: says which, and the end of its log."""
 
 
+class RestError(RuntimeStartError):
+    """A REST API's refusal (Connect's, the links' proxy's): the message names the request, and
+    the status and body are kept as they came, so a caller that retries decides on the status
+    rather than on the message's text."""
+
+    def __init__(self, message: str, status: int, body: str) -> None:
+        super().__init__(message)
+        self.status, self.body = status, body
+
+
 def java() -> str:
     found = os.environ.get("JAVA_HOME")
     path = Path(found) / "bin" / "java" if found else None

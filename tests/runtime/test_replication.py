@@ -28,6 +28,7 @@ from cryptography import x509
 from infra.checks import validation
 from infra.tools.rehearsal.process import RuntimeStartError
 from tests.support.material import material
+from tests.support.processes import run_kept
 from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, Ledger, arrived, audit_run, dev_for_runtime,
                                        eventually, expected, for_runtime, halted, records, rehearsal, running,
                                        under_writes, user_topics)
@@ -442,14 +443,13 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
 
 
 def rehearse_cli(*args: str, timeout: float = 900):
-    import subprocess
     import sys
 
     from infra.tools.rehearsal.apiserver import apiserver_binary
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
-    return subprocess.run([sys.executable, "-m", "infra", "rehearse", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+    # In a session the keeper guards: stopped from outside, this test ends the command's servers too.
+    return run_kept([sys.executable, "-m", "infra", "rehearse", *args], timeout=timeout, cwd=ROOT)
 
 
 # The dev stack's rehearsal through the command, every line of its report: from the installed
@@ -548,13 +548,10 @@ def test_make_rehearse_of_the_prod_stack_runs_what_can_run_here_and_names_the_re
     """README's `make rehearse STACK=prod`, as written, on prod's own topology: its metrics
     connector loads Cloudera's SMTs, which no public registry holds; it is named before the
     start and in the report, and every other flow's samples arrive: exit 0."""
-    import subprocess
-
     from infra.tools.rehearsal.apiserver import apiserver_binary
     if apiserver_binary() is None:
         unavailable("no kube-apiserver binary: run tools/engine/build.sh or `make engine` (docs/apiserver.md)")
-    done = subprocess.run(["make", "-s", "--no-print-directory", "rehearse", "STACK=prod"], capture_output=True,
-                          text=True, timeout=1200, cwd=ROOT)
+    done = run_kept(["make", "-s", "--no-print-directory", "rehearse", "STACK=prod"], timeout=1200, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     why = ("it loads com.cloudera.dim.kafka.connect.transforms.ConvertFromBytes$Value (transforms.ConvertFromBytes.type), "

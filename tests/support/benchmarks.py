@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
+from tests.support.processes import run_kept
 from tests.support.stacks import ROOT
 
 
 def bench(script: str, *args: str, timeout: float = 900) -> str:
-    proc = subprocess.run([sys.executable, f"benchmarks/{script}", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    # In a session the keeper guards (processes.run_kept): a benchmark starts brokers and workers,
+    # and a test run stopped from outside must not leave it running them.
+    proc = run_kept([sys.executable, f"benchmarks/{script}", *args], cwd=ROOT, timeout=timeout,
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 

@@ -70,15 +70,19 @@ CONSUMER_LAG_ATTRIBUTES = ("records-lag", "records-lag-max")
 # `<client>-metrics` group): on a new connection, and when an established one authenticates again
 # (`connections.max.reauth.ms`). A credential revoked, expired or rotated on one side only.
 AUTH_ATTRIBUTES = ("failed-authentication-total", "failed-reauthentication-total")
+# The replication consumer's bytes read from the source, all its connections (Selector's
+# SelectorMetrics, the same group): what crosses the link from the source, a counter to rate().
+CONSUMER_ATTRIBUTES = (*AUTH_ATTRIBUTES, "incoming-byte-total")
 # The task producers' (Worker: client.id `connector-producer-<connector>-<task>`, exactly-once
 # tasks too): what the target does to the writes. Errors and retries after the producer's own
-# retries, quota throttling, the buffer a blocked send waits on, the request latency, and the
-# authentications it refused.
+# retries, quota throttling, the buffer a blocked send waits on, the request latency, the bytes
+# written to the target (a counter to rate(), as Strimzi's MirrorMaker 2 dashboard reads them), and
+# the authentications it refused.
 PRODUCER_ATTRIBUTES: tuple[str, ...] = (
     "record-error-total", "record-error-rate", "record-retry-total", "record-retry-rate", "record-send-total",
     "record-send-rate", "produce-throttle-time-avg", "produce-throttle-time-max", "buffer-available-bytes",
     "buffer-total-bytes", "bufferpool-wait-ratio", "request-latency-avg", "request-latency-max", "outgoing-byte-rate",
-    *AUTH_ATTRIBUTES)
+    "outgoing-byte-total", *AUTH_ATTRIBUTES)
 TASK_PRODUCER_PREFIX = "connector-producer-"  # Worker.taskProducerConfigs' default client.id
 REPLICATION_CONSUMER_ROLE = "replication-consumer"  # MirrorSourceTask's consumer
 
@@ -164,8 +168,9 @@ def _exporter_config(release: Release, flow: str, connect: str, source_alias: st
              "kafka_consumer_fetch_manager_$4", {"client_id": "$1", "topic": "$2", "partition": "$3"},
              "The source connector's replication consumer: lag per source partition"),
         rule(f"kafka.consumer<type=consumer-metrics, client-id=\"?([^\"]+\\|{REPLICATION_CONSUMER_ROLE})\"?><>"
-             f"{_alternation(AUTH_ATTRIBUTES)}:", "kafka_consumer_$2", {"client_id": "$1"},
-             "The source connector's replication consumer: authentications the source refused", kind="COUNTER"),
+             f"{_alternation(CONSUMER_ATTRIBUTES)}:", "kafka_consumer_$2", {"client_id": "$1"},
+             "The source connector's replication consumer: authentications the source refused, bytes read",
+             kind="COUNTER"),
         *[rule(f"kafka.producer<type=producer-metrics, client-id={TASK_PRODUCER_PREFIX}(.+)-([0-9]+)><>"
                f"{_alternation(attributes)}:", "kafka_producer_$3", task,
                "The task's producer: its writes to the target", kind=kind)

@@ -81,6 +81,17 @@ def test_a_stale_or_gapped_recording_is_refused():
         "strimzi-1.2.0/healthy: jvm_threads_current is read by the rules or the dashboard and was not recorded"]
 
 
+def test_a_series_read_since_is_stated_by_the_recordings_made_before_and_only_while_one_lacks_it():
+    lacking = {name for r in RECORDED for name in r["absent"]}
+    assert set(recordings.READ_SINCE) <= lacking, "a name no recording lacks any more: drop it from READ_SINCE"
+    # A recording made again that still lacks such a series (its worker did not export it) is
+    # refused: the recorder states it with ABSENT's reason or none, never READ_SINCE's.
+    (recording,) = [r for r in RECORDED if (r["release"], r["scenario"]) == ("strimzi-1.2.0", "healthy")]
+    remade = copy.deepcopy(recording)
+    remade["absent"] = {name: "not exported in this scenario" for name in recording["absent"]}
+    assert recordings.problems(remade)[0].startswith("strimzi-1.2.0/healthy: its stated absences {")
+
+
 def test_the_matrix_refuses_a_wrong_verdict(tmp_path):
     """A recording replayed against a verdict it does not give fails: the matrix asserts."""
     (recording,) = [r for r in RECORDED if (r["release"], r["scenario"]) == ("strimzi-1.2.0", "healthy")]

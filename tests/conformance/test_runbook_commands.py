@@ -63,4 +63,4 @@ def test_the_dashboard_picture_is_drawn_as_written():
     finally:
         OUT.write_text(before)
     # Under a make of its own (the test suite's), make adds its Entering/Leaving directory lines.
-    assert f"{OUT}: 29 panels, 29 with data" in done.stdout.splitlines(), done.stdout
+    assert f"{OUT}: 33 panels, 33 with data" in done.stdout.splitlines(), done.stdout

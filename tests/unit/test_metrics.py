@@ -96,11 +96,13 @@ COMMON_TAIL = [
           {"client_id": "$1", "topic": "$2", "partition": "$3"},
           "The source connector's replication consumer: lag per source partition"),
     {**_rule('kafka.consumer<type=consumer-metrics, client-id="?([^"]+\\|replication-consumer)"?><>'
-             "(failed-reauthentication-total|failed-authentication-total):", "kafka_consumer_$2", {"client_id": "$1"},
-             "The source connector's replication consumer: authentications the source refused"), "type": "COUNTER"},
+             "(failed-reauthentication-total|failed-authentication-total|incoming-byte-total):", "kafka_consumer_$2",
+             {"client_id": "$1"},
+             "The source connector's replication consumer: authentications the source refused, bytes read"),
+     "type": "COUNTER"},
     {**_rule("kafka.producer<type=producer-metrics, client-id=connector-producer-(.+)-([0-9]+)><>"
-             "(failed-reauthentication-total|failed-authentication-total|record-error-total|record-retry-total|"
-             "record-send-total):", "kafka_producer_$3", TASK,
+             "(failed-reauthentication-total|failed-authentication-total|outgoing-byte-total|record-error-total|"
+             "record-retry-total|record-send-total):", "kafka_producer_$3", TASK,
              "The task's producer: its writes to the target"), "type": "COUNTER"},
     _rule("kafka.producer<type=producer-metrics, client-id=connector-producer-(.+)-([0-9]+)><>"
           "(produce-throttle-time-avg|produce-throttle-time-max|buffer-available-bytes|bufferpool-wait-ratio|"

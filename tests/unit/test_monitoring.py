@@ -540,13 +540,17 @@ def test_dashboard_has_the_variables_and_panels():
         "Replication": ["timeseries: Time on the target side (replication latency minus record age, max)",
                         "timeseries: Record age when read (max)", "timeseries: Replication latency (max)",
                         "timeseries: Throughput (records/s)", "timeseries: Throughput (bytes/s)"],
-        "Source lag": ["timeseries: Source consumer lag (records)", "table: Most lagging partitions"],
+        "Source lag": ["timeseries: Source consumer lag (records)", "table: Most lagging partitions",
+                       "timeseries: Bytes read from the source (per second)"],
         "Checkpoints and heartbeats": ["timeseries: Checkpoint write latency (newest, any group)",
                                        "timeseries: Heartbeats replicated (per 5 minutes)"],
         "Writes to the target": ["timeseries: Record errors and retries (per second)",
                                  "timeseries: Throttled by the target (max)",
                                  "timeseries: Waiting for producer buffer (ratio)",
-                                 "timeseries: Produce request latency (avg)"],
+                                 "timeseries: Produce request latency (avg)",
+                                 "timeseries: Bytes written to the target (per second)",
+                                 "timeseries: Records not yet acknowledged by the target",
+                                 "timeseries: Offset commit time (avg)"],
         "Workers": ["timeseries: Connectors and tasks per worker", "timeseries: Rebalances (per 15 minutes)",
                     "timeseries: Rebalancing"],
         "JVM": ["timeseries: Heap (used and max)", "timeseries: Time in garbage collection (share)",
@@ -558,6 +562,30 @@ def test_dashboard_has_the_variables_and_panels():
     assert len(cells) == len(set(cells)) and max(x for x, _ in cells) < 24
     (table,) = [p for p in board["panels"] if p["type"] == "table"]
     assert table["targets"][0]["instant"] is True and table["targets"][0]["format"] == "table"
+
+
+def test_the_panels_strimzi_s_mirror_maker_2_dashboard_has():
+    """Bytes in from the source and out to the target, offset commit time and records not yet
+    acknowledged, as Strimzi's strimzi-kafka-mirror-maker-2.json (1.2.0) reads them (rate() of the
+    byte counters), on our series: every flow and Connect cluster filterable, the source side the
+    replication consumer's alone."""
+    from infra.plan.monitoring.dashboard import PANELS
+    queries = {p.title: (p.unit, p.query, p.legend) for p in PANELS}
+    f = 'flow=~"$flow", connect_cluster=~"$connect_cluster"'
+    assert {t: queries[t] for t in ("Bytes read from the source (per second)", "Bytes written to the target (per second)",
+                                    "Records not yet acknowledged by the target", "Offset commit time (avg)")} == {
+        "Bytes read from the source (per second)": (
+            "Bps", f'sum by (flow, connect_cluster) (rate(kafka_consumer_incoming_byte_total{{{f}, '
+                   f'client_id=~".*\\\\|replication-consumer"}}[5m]))', "{{flow}}"),
+        "Bytes written to the target (per second)": (
+            "Bps", f"sum by (flow, connector) (rate(kafka_producer_outgoing_byte_total{{{f}}}[5m]))",
+            "{{flow}} {{connector}}"),
+        "Records not yet acknowledged by the target": (
+            "none", f"sum by (flow, connector) (kafka_connect_source_task_source_record_active_count{{{f}}})",
+            "{{flow}} {{connector}}"),
+        "Offset commit time (avg)": (
+            "ms", f"max by (flow, connector) (kafka_connect_connector_task_offset_commit_avg_time_ms{{{f}}})",
+            "{{flow}} {{connector}}")}
 
 
 def test_input_series_are_shaped_as_the_scrape(tmp_path):

@@ -41,6 +41,14 @@ REBALANCES = "kafka_connect_worker_rebalance_completed_rebalances_total"
 REBALANCING = "kafka_connect_worker_rebalance_rebalancing"
 TASK_RECORD_FAILURES = "kafka_connect_task_error_total_record_failures"
 PRODUCER = "kafka_producer_"
+# The panels Strimzi's MirrorMaker 2 dashboard has (strimzi-kafka-mirror-maker-2.json, 1.2.0):
+# bytes in from the source and out to the target, offset commit time, records not yet acknowledged.
+BYTES_READ = "kafka_consumer_incoming_byte_total"  # the replication consumer's
+BYTES_WRITTEN = "kafka_producer_outgoing_byte_total"  # every connector's task producers'
+OFFSET_COMMIT_TIME = "kafka_connect_connector_task_offset_commit_avg_time_ms"
+# Records a source task polled and handed to its producer that the target has not acknowledged
+# yet: what its next offset commit waits for (WorkerSourceTask's SubmittedRecords).
+NOT_ACKNOWLEDGED = "kafka_connect_source_task_source_record_active_count"
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,9 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
         Panel("Most lagging partitions", "none",
               f"topk(10, max by (flow, topic, partition) ({RECORDS_LAG}{{{_F}, "
               f"client_id=~{_q(REPLICATION_CONSUMER)}}}))", kind="table"),
+        Panel("Bytes read from the source (per second)", "Bps",
+              f"sum by (flow, connect_cluster) (rate({BYTES_READ}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}}}[5m]))",
+              "{{flow}}"),
     )),
     ("Checkpoints and heartbeats", (
         # One series per flow: Kafka records every group's latency into one sensor (alerts.py).
@@ -138,6 +149,12 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
               f"max by (flow, connector) ({PRODUCER}bufferpool_wait_ratio{_TARGET_WRITES})", "{{flow}} {{connector}}"),
         Panel("Produce request latency (avg)", "ms",
               f"max by (flow, connector) ({PRODUCER}request_latency_avg{_TARGET_WRITES})", "{{flow}} {{connector}}"),
+        Panel("Bytes written to the target (per second)", "Bps",
+              f"sum by (flow, connector) (rate({BYTES_WRITTEN}{_TARGET_WRITES}[5m]))", "{{flow}} {{connector}}"),
+        Panel("Records not yet acknowledged by the target", "none",
+              f"sum by (flow, connector) ({NOT_ACKNOWLEDGED}{_TARGET_WRITES})", "{{flow}} {{connector}}"),
+        Panel("Offset commit time (avg)", "ms",
+              f"max by (flow, connector) ({OFFSET_COMMIT_TIME}{_TARGET_WRITES})", "{{flow}} {{connector}}"),
     )),
     ("Workers", (
         Panel("Connectors and tasks per worker", "none",

@@ -291,7 +291,7 @@ class FlowNames:
 
     @property
     def heartbeat_connector(self) -> str:
-        return f"{self.connect}-heartbeat"
+        return f"{self.connect}{HEARTBEAT_CONNECTOR_SUFFIX}"
 
     # -- Kafka Connect internals (on the TARGET cluster)
     @property
@@ -323,6 +323,9 @@ class FlowNames:
 
 
 HEARTBEATS_TOPIC = "heartbeats"
+# The heartbeat connector's name ends so (FlowNames.heartbeat_connector): its producer writes into
+# the source, and what reads "writes to the target" leaves it out by this.
+HEARTBEAT_CONNECTOR_SUFFIX = "-heartbeat"
 
 # The loop filter of bidirectional prefixless pairs, named as in the documents.
 LOOP_FILTER_TRANSFORM = "FilterReplicatedFromTarget"

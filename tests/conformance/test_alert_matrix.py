@@ -84,12 +84,19 @@ def test_a_stale_or_gapped_recording_is_refused():
 def test_a_series_read_since_is_stated_by_the_recordings_made_before_and_only_while_one_lacks_it():
     lacking = {name for r in RECORDED for name in r["absent"]}
     assert set(recordings.READ_SINCE) <= lacking, "a name no recording lacks any more: drop it from READ_SINCE"
-    # A recording made again that still lacks such a series (its worker did not export it) is
-    # refused: the recorder states it with ABSENT's reason or none, never READ_SINCE's.
+    # A recording made again whose worker still does not export such a series is refused: the
+    # recorder (here on scrapes that had none of it) states it with ABSENT's reason or none, never
+    # READ_SINCE's.
     (recording,) = [r for r in RECORDED if (r["release"], r["scenario"]) == ("strimzi-1.2.0", "healthy")]
-    remade = copy.deepcopy(recording)
-    remade["absent"] = {name: "not exported in this scenario" for name in recording["absent"]}
-    assert recordings.problems(remade)[0].startswith("strimzi-1.2.0/healthy: its stated absences {")
+    kept = [s for s in recording["input_series"] if s["series"].split("{", 1)[0] not in recordings.READ_SINCE]
+    sample = {s["series"]: 1.0 for s in kept}
+    recorder = recordings.Recorder([], recordings.read_by(recording["topology"]), samples=[sample])
+    remade = recorder.recording("strimzi-1.2.0", "healthy", recording["topology"], "", recording["kafka_version"])
+    assert set(remade["absent"]) == set(recordings.READ_SINCE)
+    assert all(remade["absent"][name] != reason for name, reason in recordings.READ_SINCE.items())
+    (refused,) = recordings.problems(remade)
+    assert refused.startswith("strimzi-1.2.0/healthy: its stated absences {") and \
+        refused.endswith("with ABSENT's or READ_SINCE's reasons")
 
 
 def test_the_matrix_refuses_a_wrong_verdict(tmp_path):

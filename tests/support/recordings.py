@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.plan import monitoring
+from infra.plan.monitoring.dashboard import BYTES_READ, BYTES_WRITTEN, NOT_ACKNOWLEDGED, OFFSET_COMMIT_TIME
 from tests.support.monitoring import exposition, groups_of
 from infra.checks import validation
 from tests.support import stacks
@@ -96,7 +97,7 @@ def problems(recording: dict[str, Any]) -> list[str]:
         out.append(f"{where}: {name} is read by the rules or the dashboard and was not recorded")
     if recording.get("absent") != {name: stated[name] for name in sorted(missing & set(stated))}:
         out.append(f"{where}: its stated absences {recording.get('absent')} are not what it lacks "
-                   f"({sorted(missing)}) with ABSENT's reasons")
+                   f"({sorted(missing)}) with ABSENT's or READ_SINCE's reasons")
     return out
 
 
@@ -208,7 +209,8 @@ def load_all() -> list[dict[str, Any]]:
 
 
 # What a scenario's worker does not export of what the rules and the dashboard read, and why; every
-# other series read is in its recording (tests/conformance/test_alert_matrix.py).
+# other series read is in its recording, or read only since it was made (READ_SINCE below;
+# tests/conformance/test_alert_matrix.py).
 _NO_CHECKPOINT = "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms"
 ABSENT: dict[str, dict[str, str]] = {
     # MirrorCheckpointConnector's checkpoint-latency-ms exists per partition once a checkpoint is
@@ -226,8 +228,7 @@ _SINCE_PANELS = ("read by the dashboard since Strimzi's MirrorMaker 2 panels wer
                  "commit time, records not yet acknowledged), after this recording was made; every release's live "
                  "worker exports it (tests/data/scrape)")
 READ_SINCE: dict[str, str] = {name: _SINCE_PANELS for name in (
-    "kafka_connect_connector_task_offset_commit_avg_time_ms", "kafka_connect_source_task_source_record_active_count",
-    "kafka_consumer_incoming_byte_total", "kafka_producer_outgoing_byte_total")}
+    OFFSET_COMMIT_TIME, NOT_ACKNOWLEDGED, BYTES_READ, BYTES_WRITTEN)}
 
 
 # The false-page matrix: per recorded scenario, the alerts that must fire at some point of it,

@@ -568,7 +568,8 @@ def test_the_panels_strimzi_s_mirror_maker_2_dashboard_has():
     """Bytes in from the source and out to the target, offset commit time and records not yet
     acknowledged, as Strimzi's strimzi-kafka-mirror-maker-2.json (1.2.0) reads them (rate() of the
     byte counters), on our series: every flow and Connect cluster filterable, the source side the
-    replication consumer's alone."""
+    replication consumer's alone, the target side without the heartbeat connector (its producer
+    writes into the source)."""
     from infra.plan.monitoring.dashboard import PANELS
     queries = {p.title: (p.unit, p.query, p.legend) for p in PANELS}
     f = 'flow=~"$flow", connect_cluster=~"$connect_cluster"'
@@ -576,13 +577,13 @@ def test_the_panels_strimzi_s_mirror_maker_2_dashboard_has():
                                     "Records not yet acknowledged by the target", "Offset commit time (avg)")} == {
         "Bytes read from the source (per second)": (
             "Bps", f'sum by (flow, connect_cluster) (rate(kafka_consumer_incoming_byte_total{{{f}, '
-                   f'client_id=~".*\\\\|replication-consumer"}}[5m]))', "{{flow}}"),
+                   f'client_id=~".*\\\\|replication-consumer"}}[5m]))', "{{flow}} {{connect_cluster}}"),
         "Bytes written to the target (per second)": (
-            "Bps", f"sum by (flow, connector) (rate(kafka_producer_outgoing_byte_total{{{f}}}[5m]))",
-            "{{flow}} {{connector}}"),
+            "Bps", f'sum by (flow, connector) (rate(kafka_producer_outgoing_byte_total{{{f}, '
+                   f'connector!~".+-heartbeat"}}[5m]))', "{{flow}} {{connector}}"),
         "Records not yet acknowledged by the target": (
-            "none", f"sum by (flow, connector) (kafka_connect_source_task_source_record_active_count{{{f}}})",
-            "{{flow}} {{connector}}"),
+            "none", f'sum by (flow, connector) (kafka_connect_source_task_source_record_active_count{{{f}, '
+                    f'connector!~".+-heartbeat"}})', "{{flow}} {{connector}}"),
         "Offset commit time (avg)": (
             "ms", f"max by (flow, connector) (kafka_connect_connector_task_offset_commit_avg_time_ms{{{f}}})",
             "{{flow}} {{connector}}")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.core.manifests import JSON
+from infra.core.names import HEARTBEAT_CONNECTOR_SUFFIX
 from infra.plan.monitoring.alerts import (BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, LATENCY_MAX,
                                           RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG, REPLICATION_CONSUMER,
                                           TASK_STATUS, WORKER_CONNECTORS)
@@ -44,7 +45,7 @@ PRODUCER = "kafka_producer_"
 # The panels Strimzi's MirrorMaker 2 dashboard has (strimzi-kafka-mirror-maker-2.json, 1.2.0):
 # bytes in from the source and out to the target, offset commit time, records not yet acknowledged.
 BYTES_READ = "kafka_consumer_incoming_byte_total"  # the replication consumer's
-BYTES_WRITTEN = "kafka_producer_outgoing_byte_total"  # every connector's task producers'
+BYTES_WRITTEN = "kafka_producer_outgoing_byte_total"  # the task producers' (_TO_TARGET's to the target)
 OFFSET_COMMIT_TIME = "kafka_connect_connector_task_offset_commit_avg_time_ms"
 # Records a source task polled and handed to its producer that the target has not acknowledged
 # yet: what its next offset commit waits for (WorkerSourceTask's SubmittedRecords).
@@ -81,8 +82,11 @@ def _stat(title: str, unit: str, query: str) -> Panel:
     return Panel(title, unit, query, kind="stat", width=4)
 
 
-# Every connector's producer writes to the target (records, checkpoints, heartbeats).
+# Every connector's task producers: the source and checkpoint connectors' write to the target
+# (records, checkpoints), the heartbeat connector's into the source (connectors.py).
 _TARGET_WRITES = f"{{{_F}}}"
+# Those that write to the target alone, as the alerts on target writes select them (alerts.py).
+_TO_TARGET = f'{{{_F}, connector!~".+{HEARTBEAT_CONNECTOR_SUFFIX}"}}'
 # Rows, each a title and its panels, in the order on-call reads them: is anything down, is it
 # behind, why (the source side, the target side, the workers).
 ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
@@ -128,7 +132,7 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
               f"client_id=~{_q(REPLICATION_CONSUMER)}}}))", kind="table"),
         Panel("Bytes read from the source (per second)", "Bps",
               f"sum by (flow, connect_cluster) (rate({BYTES_READ}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}}}[5m]))",
-              "{{flow}}"),
+              "{{flow}} {{connect_cluster}}"),
     )),
     ("Checkpoints and heartbeats", (
         # One series per flow: Kafka records every group's latency into one sensor (alerts.py).
@@ -150,9 +154,9 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
         Panel("Produce request latency (avg)", "ms",
               f"max by (flow, connector) ({PRODUCER}request_latency_avg{_TARGET_WRITES})", "{{flow}} {{connector}}"),
         Panel("Bytes written to the target (per second)", "Bps",
-              f"sum by (flow, connector) (rate({BYTES_WRITTEN}{_TARGET_WRITES}[5m]))", "{{flow}} {{connector}}"),
+              f"sum by (flow, connector) (rate({BYTES_WRITTEN}{_TO_TARGET}[5m]))", "{{flow}} {{connector}}"),
         Panel("Records not yet acknowledged by the target", "none",
-              f"sum by (flow, connector) ({NOT_ACKNOWLEDGED}{_TARGET_WRITES})", "{{flow}} {{connector}}"),
+              f"sum by (flow, connector) ({NOT_ACKNOWLEDGED}{_TO_TARGET})", "{{flow}} {{connector}}"),
         Panel("Offset commit time (avg)", "ms",
               f"max by (flow, connector) ({OFFSET_COMMIT_TIME}{_TARGET_WRITES})", "{{flow}} {{connector}}"),
     )),

@@ -32,8 +32,8 @@ class RuntimeStartError(RuntimeError):
 
 class RestError(RuntimeStartError):
     """A REST API's refusal (Connect's, the links' proxy's): the message names the request, and
-    the status and body are kept as they came, so a caller that retries decides on the status
-    rather than on the message's text."""
+    the status is kept as it came with the body's head (what the message quotes), so a caller
+    that retries decides on the status rather than on the message's text."""
 
     def __init__(self, message: str, status: int, body: str) -> None:
         super().__init__(message)

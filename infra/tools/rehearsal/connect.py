@@ -23,8 +23,8 @@ from typing import Any
 from infra.plan import metrics
 from infra.tools.rehearsal.operator import REST_PORT, WORKER_FILE, WorkerSetup
 from infra.tools.rehearsal.plugins import plugin_locations
-from infra.tools.rehearsal.process import (Network, Process, RestError, RuntimeStartError, class_archive, java,
-                                           jvm_options, logging_options)
+from infra.tools.rehearsal.process import (Network, Process, RestError, RuntimeStartError, cache_root, class_archive,
+                                           java, jvm_options, logging_options)
 
 # The refusal of an exactly-once source task whose task config generation is no longer the latest.
 STALE_GENERATION = "as the connector has already generated a new set of task configs"
@@ -33,11 +33,42 @@ STALE_GRACE = 30.0
 POD_ROOTS = ("/opt/kafka", "/mnt", "/tmp")  # bound in this order: /tmp last, our folders may be under it
 
 
+def _root_of(path: str) -> str | None:
+    return next((root for root in POD_ROOTS if path == root or path.startswith(root + "/")), None)
+
+
 def _inside(pod: Path, path: str) -> Path:
-    for root in POD_ROOTS:
-        if path == root or path.startswith(root + "/"):
-            return pod / root.strip("/").replace("/", "-") / path[len(root):].lstrip("/")
-    raise RuntimeStartError(f"a pod path outside {', '.join(POD_ROOTS)} is not supported here: {path}")
+    root = _root_of(path)
+    if root is None:
+        raise RuntimeStartError(f"a pod path outside {', '.join(POD_ROOTS)} is not supported here: {path}")
+    return pod / root.strip("/").replace("/", "-") / path[len(root):].lstrip("/")
+
+
+def _quoted(text: str | Path) -> str:
+    return "'" + str(text).replace("'", "'\\''") + "'"
+
+
+def pod_mounts(pod: Path, host: list[Path]) -> str:
+    """The shell commands, run in the worker's own mount namespace, that give it the pod's roots
+    (POD_ROOTS, each bound from the pod's folder), keeping in sight the host folders in `host`
+    that the JVM reads from (the JDK, the jar and class-archive cache): one under a pod root (a
+    cache under /tmp, as a HOME or XDG_CACHE_HOME there gives) is bound into the pod's root at its
+    own path first, and the roots are bound recursively so that it comes along. A host folder
+    that is a pod root, or holds the pod, cannot be kept apart from the pod's own: refused."""
+    binds = []
+    for folder in host:
+        path = str(folder)
+        if _root_of(path) is None:
+            continue
+        if path in POD_ROOTS or pod.is_relative_to(folder):
+            raise RuntimeStartError(
+                f"{path} (the JDK or the rehearsal's cache, KAFKA_REPLICATION_CACHE) would be hidden by or hold the "
+                f"Connect pods' own {', '.join(POD_ROOTS)}: use a folder below them, or elsewhere")
+        inside = _inside(pod, path)
+        inside.mkdir(parents=True, exist_ok=True)
+        binds.append(f"mount --bind {_quoted(path)} {_quoted(inside)}")
+    binds += [f"mount --rbind {_quoted(_inside(pod, root))} {_quoted(root)}" for root in POD_ROOTS]
+    return " && ".join(binds)
 
 
 @dataclass
@@ -101,8 +132,8 @@ class Worker:
                 "-Djdk.net.hosts.file=/tmp/hosts", "-Djava.io.tmpdir=/tmp", *logs, *self.setup.jvm_options,
                 "-cp", self.classpath, "org.apache.kafka.connect.cli.ConnectDistributed", WORKER_FILE]
         argv, archive = class_archive(argv)
-        binds = " && ".join(f"mount --bind '{_inside(self.pod, r)}' '{r}'" for r in POD_ROOTS)
-        quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in argv)
+        binds = pod_mounts(self.pod, [Path(java()).resolve().parents[1], cache_root()])
+        quoted = " ".join(_quoted(a) for a in argv)
         env = {**self.setup.env, "KUBECONFIG": "/tmp/.kube/config", "HOME": "/tmp"}
         self.process = Process(f"Connect worker {self.name}",
                                ["unshare", "-m", "--propagation", "private", "sh", "-c", f"{binds} && exec {quoted}"],

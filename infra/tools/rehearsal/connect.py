@@ -181,8 +181,7 @@ class Worker:
         except urllib.error.HTTPError as exc:
             if exc.code in ok:
                 return None
-            text = exc.read().decode()[:2000]
-            raise RestError(f"{self.name}: {method} {path}: HTTP {exc.code}: {text}", exc.code, text) from None
+            raise RestError.answered(f"{self.name}: {method} {path}", exc, 2000) from None
 
     def get(self, path: str) -> Any:
         return self.request("GET", path)

@@ -134,8 +134,7 @@ class Links:
                     return None
                 if exc.code == 503 and toxic and attempt < self.ATTEMPTS:
                     continue
-                text = exc.read().decode()[:500]
-                raise RestError(f"the links' proxy: {method} {path}: HTTP {exc.code}: {text}", exc.code, text) from None
+                raise RestError.answered(f"the links' proxy: {method} {path}", exc, 500) from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def add(self, alias: str, hosts: list[str], port: int, upstream_ip: str) -> Link:

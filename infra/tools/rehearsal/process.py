@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 import uuid
+import urllib.error
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,12 @@ class RestError(RuntimeStartError):
     def __init__(self, message: str, status: int, body: str) -> None:
         super().__init__(message)
         self.status, self.body = status, body
+
+    @classmethod
+    def answered(cls, request: str, exc: urllib.error.HTTPError, head: int) -> RestError:
+        """The refusal `exc` of `request` ("<who>: <method> <path>"), its body's first `head` characters."""
+        body = exc.read().decode()[:head]
+        return cls(f"{request}: HTTP {exc.code}: {body}", exc.code, body)
 
 
 def java() -> str:

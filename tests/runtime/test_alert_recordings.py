@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from infra.tools.rehearsal.run import Rehearsal
+from tests.runtime.test_links import DRILLS
 from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
 from tests.support.monitoring import target_labels
@@ -45,13 +46,14 @@ class Traffic(Repeating):
     """Producers writing to the source while a scenario runs: four records every few seconds,
     stamped now, or `age_seconds` in the past (producers writing event time)."""
 
-    def __init__(self, r: Rehearsal, age_seconds: int = 0, period: float = 4.0) -> None:
+    def __init__(self, r: Rehearsal, age_seconds: int = 0, period: float = 4.0, size: int = 0) -> None:
         super().__init__(period)
-        self.r, self.age = r, age_seconds
+        self.r, self.age, self.size = r, age_seconds, size
 
     def step(self) -> None:
         now = int(time.time() * 1000) - self.age * 1000
-        batch = [{"key": f"k{now}-{i}", "value": f"v{i}", "partition": i % 2, "timestamp": now} for i in range(4)]
+        batch = [{"key": f"k{now}-{i}", "value": f"v{i}".ljust(self.size, "x"), "partition": i % 2, "timestamp": now}
+                 for i in range(4)]
         try:
             self.r.clients.produce(self.r.client("us-west"), TOPIC, batch)
         except RuntimeError:
@@ -215,6 +217,47 @@ def scenario_active_passive(r, recorder):
     assert 0 < crossed <= written < 1.5 * crossed, (crossed, written)
 
 
+def _link(r: Rehearsal, alias: str):
+    assert r.links is not None, "a linked rehearsal"
+    return r.links[alias]
+
+
+def scenario_source_link_cut(r, recorder):
+    """The link between the worker and the source cut (its proxy disabled: connections closed and
+    new ones refused), producers writing to the source throughout; then restored."""
+    link = _link(r, "us-west")
+    phases(recorder, "the worker's link to the source cut", link.cut, link.restore)
+
+
+def scenario_target_link_cut(r, recorder):
+    """The link between the worker and the target cut: the Connect group's coordinator and its
+    topics are on the target, so the worker revokes its tasks (docs/faults.md); then restored."""
+    link = _link(r, "us-east")
+    phases(recorder, "the worker's link to the target cut", link.cut, link.restore)
+
+
+def scenario_worker_killed(r, recorder):
+    """The first of the Connect cluster's two pods killed (SIGKILL) and its container restarted, as
+    the kubelet does after an OOM kill; the other pod runs on."""
+    (connect,) = r.workers
+    phases(recorder, "the first of two Connect pods killed, its container restarted",
+           lambda: r.kill_worker(connect, pod=0), lambda: None)
+
+
+def short_rebalance_delay(topo: dict) -> None:
+    """As the drills run (tests/runtime/test_links.py): a worker that left holds its tasks 10 s.
+    The 300 s default would read as 37 minutes in the replay, where each scrape is a minute: past
+    the scenario's end and every rule's `for`, a page that five real minutes would not give."""
+    topo["operator"]["connect"]["rebalanceDelaySeconds"] = 10
+
+
+def two_pods(topo: dict) -> None:
+    """As the drill runs it: two pods, a source task each, the short rebalance delay."""
+    short_rebalance_delay(topo)
+    topo["operator"]["connect"]["replicas"] = 2
+    topo["flows"][0]["tasksMax"] = {"source": 2}
+
+
 REAUTH = 10  # seconds: how often the connectors' clients authenticate again to a SCRAM source
 
 
@@ -225,6 +268,7 @@ class Scenario:
     age: int = 0                                       # the traffic's records' age, in seconds
     topology: Callable[[dict], None] | None = None     # changes to the dev flow
     fields: dict = field(default_factory=dict)         # Rehearsal fields
+    size: int = 0                                      # the traffic's record values, in bytes
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -255,6 +299,14 @@ SCENARIOS: dict[str, Scenario] = {
     "active-passive": Scenario("a bidirectional prefixless pair used active/passive: producers write on one side, "
                                "the other direction's loop filter drops every record it polls",
                                scenario_active_passive, topology=bidirectional),
+    "source-link-cut": Scenario("the link between the Connect worker and the source cut while producers write to the "
+                                "source, then restored", scenario_source_link_cut, fields={"linked": True}),
+    "target-link-cut": Scenario("the link between the Connect worker and the target (the Connect group's own Kafka) "
+                                "cut while producers write, then restored", scenario_target_link_cut,
+                                topology=short_rebalance_delay, fields={"linked": True}),
+    "worker-killed": Scenario("one of the Connect cluster's two pods killed (SIGKILL) and its container restarted "
+                              "while producers write", scenario_worker_killed, topology=two_pods,
+                              fields={"scale": True}),
 }
 
 
@@ -268,10 +320,11 @@ def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeyp
         start(r, monkeypatch)
         # What the alert rules and the dashboard read (docs/operations.md#dashboard pictures these).
         names = recordings.read_by(r.topology)
-        # Every Connect cluster's worker (one a flow here), labelled as its PodMonitor target.
-        recorder = recordings.Recorder([(w.scrape, target_labels(flow)) for (flow, _), w in sorted(r.workers.items())],
-                                       names, EVERY)
-        with Traffic(r, scenario.age):
+        # Every pod of every Connect cluster (one a flow here), labelled as its PodMonitor target.
+        recorder = recordings.Recorder([(pod.scrape, {**target_labels(flow), "pod": f"{flow}-connect-{i}"})
+                                        for (flow, name) in sorted(r.workers)
+                                        for i, pod in enumerate(r.pods_of((flow, name)))], names, EVERY)
+        with Traffic(r, scenario.age, size=scenario.size):
             recorder.start("baseline")
             try:
                 scenario.run(r, recorder)
@@ -280,9 +333,14 @@ def record(flavour: str, version: str, name: str, runtime_api, tmp_path, monkeyp
         return recorder.recording(f"{flavour}-{version}", name, r.topology, scenario.what, r.release.kafka)
 
 
+# (flavour, version, scenario) of each recording: every release each scenario, the drills' faults
+# on the drills' releases (recordings.releases_of).
+RECORDINGS = [(f, v, name) for name in SCENARIOS for f, v in RUNTIME_RELEASES
+              if f"{f}-{v}" in recordings.releases_of(name)]
+
+
 @pytest.mark.skipif(not RECORD, reason="records every scenario again: RECORD_ALERTS=1 (the module's docstring)")
-@pytest.mark.parametrize("name", list(SCENARIOS))
-@pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=[f"{f}-{v}" for f, v in RUNTIME_RELEASES])
+@pytest.mark.parametrize("flavour,version,name", RECORDINGS, ids=[f"{f}-{v}-{n}" for f, v, n in RECORDINGS])
 def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
     recording = record(flavour, version, name, runtime_api, tmp_path, monkeypatch)
     assert recording["scrapes"] >= BASELINE + FAULT
@@ -291,3 +349,14 @@ def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
 
 def test_every_scenario_has_its_verdict():
     assert list(SCENARIOS) == list(recordings.MATRIX)
+    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 54
+
+
+def test_the_faults_are_recorded_on_the_drills_releases():
+    """The drills' faults are recorded where the drills run them, with the drills' links and pods."""
+    assert set(recordings.FAULT_RELEASES) == {f"{f}-{v}" for _, f, v in DRILLS}
+    assert {name for name, s in SCENARIOS.items() if s.fields.get("linked")} == {"source-link-cut", "target-link-cut"}
+    topo = dev_for_runtime("strimzi", "1.2.0")
+    two_pods(topo)
+    assert (topo["operator"]["connect"]["replicas"], topo["operator"]["connect"]["rebalanceDelaySeconds"],
+            topo["flows"][0]["tasksMax"]) == (2, 10, {"source": 2})

@@ -48,19 +48,10 @@ def openmetrics(recording: dict[str, Any]) -> str:
     lines = []
     for s in sorted(recording["input_series"], key=lambda s: s["series"]):
         name = s["series"].replace('", ', '",')  # OpenMetrics has no space between labels
-        for i, value in enumerate(expand(s["values"])):
+        for i, value in enumerate(recordings.decode(s["values"])):
             if value is not None:
-                lines.append(f"{name} {value} {T0 + i * every:.3f}")
+                lines.append(f"{name} {recordings.number(value)} {T0 + i * every:.3f}")
     return "\n".join(lines + ["# EOF", ""])
-
-
-def expand(values: str) -> list[str | None]:
-    """promtool's run-length values (`vxN`: N+1 times v; `_`: no sample), one per scrape."""
-    out: list[str | None] = []
-    for token in values.split():
-        value, _, times = token.partition("x")
-        out += [None if value == "_" else value] * (int(times) + 1 if times else 1)
-    return out
 
 
 def _free_port() -> int:

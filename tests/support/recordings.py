@@ -1,11 +1,12 @@
 """Series recorded from real faults, for the alert rules' false-page matrix.
 
-A recording is what Prometheus would have stored of a flow's Connect workers (one per Connect
-cluster) during one scenario on the runtime tier, on every release: each worker's exporter scraped
-every `every_seconds` (tests/runtime/test_alert_recordings.py), the series the alert rules and the
-dashboard read kept, with the labels the Prometheus Operator adds to a PodMonitor's targets
-(monitoring.target_labels). It is stored as promtool's `input_series` (run-length
-encoded: `1x9` is ten 1s, `_` a scrape without the series) in tests/data/recordings/<release>/
+A recording is what Prometheus would have stored of a flow's Connect pods (one per Connect
+cluster, two where a scenario kills one) during one scenario on the runtime tier: each pod's
+exporter scraped every `every_seconds` (tests/runtime/test_alert_recordings.py), the series the
+alert rules and the dashboard read kept, with the labels the Prometheus Operator adds to a
+PodMonitor's targets (monitoring.target_labels). It is stored as promtool's `input_series`
+(run-length encoded: `1x9` is ten 1s, `_` a scrape without the series, `_x3` three of them; every
+series exactly `scrapes` long as promtool reads it) in tests/data/recordings/<release>/
 <scenario>.json, beside the scenario's phases, so that a reviewer reads it like code.
 
 promtool replays a recording one scrape per minute: the rules' windows and `for` durations see
@@ -90,6 +91,11 @@ def problems(recording: dict[str, Any]) -> list[str]:
     kafka = validation.parse(stacks.on_release(recording["topology"], flavour, version)).operator.release.kafka
     if recording.get("kafka_version") != kafka:
         out.append(f"{where}: recorded on Kafka {recording.get('kafka_version')}, the release runs {kafka}")
+    for s in recording["input_series"]:
+        held = len(decode(s["values"]))
+        if held != recording["scrapes"]:
+            out.append(f"{where}: {s['series']} holds {held} scrapes as promtool reads it, the recording "
+                       f"{recording['scrapes']}")
     recorded = {s["series"].split("{", 1)[0] for s in recording["input_series"]}
     stated = {**READ_SINCE, **ABSENT.get(recording["scenario"], {})}
     missing = read_by(recording["topology"]) - recorded
@@ -112,7 +118,8 @@ def parse(text: str, names: set[str], extra: dict[str, str]) -> dict[str, float]
             if name in names}
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
+    """A sample as promtool and OpenMetrics write it."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -121,18 +128,43 @@ def _number(value: float) -> str:
 
 
 def encode(values: list[float | None]) -> str:
-    """promtool's values: runs of one value as `vxN` (N more), a missing scrape as `_`; NaN, which
-    promtool reads only alone, once per scrape."""
+    """promtool's values: a run of one value as `vxN` (the value, then N more), a run of missing
+    scrapes as `_xN` (N of them: promtool counts blanks unlike values, its series grammar,
+    promql/parser/generated_parser.y `BLANK TIMES uint`), one missing as `_`; NaN, which promtool
+    reads only alone, once per scrape."""
     out: list[str] = []
     i = 0
     while i < len(values):
         j = i
         while j + 1 < len(values) and values[j + 1] == values[i]:  # NaN equals nothing: never a run
             j += 1
-        text = "_" if values[i] is None else _number(values[i])  # type: ignore[arg-type]
-        out.append(text if j == i else f"{text}x{j - i}")
+        if values[i] is None:
+            out.append("_" if j == i else f"_x{j - i + 1}")
+        else:
+            text = number(values[i])  # type: ignore[arg-type]
+            out.append(text if j == i else f"{text}x{j - i}")
         i = j + 1
     return " ".join(out)
+
+
+_NUMBERS = {"NaN": math.nan, "Inf": math.inf, "+Inf": math.inf, "-Inf": -math.inf}
+
+
+def decode(text: str) -> list[float | None]:
+    """What promtool reads of `encode`'s values, one entry a scrape (None: missing): `vxN` is N + 1
+    samples, `_xN` N missing ones. Another notation (promtool's `a+bxN` series) is refused."""
+    out: list[float | None] = []
+    for token in text.split():
+        value, times, count = token.partition("x")
+        if value == "_":
+            out += [None] * (int(count) if times else 1)
+            continue
+        try:
+            number = _NUMBERS[value] if value in _NUMBERS else float(value)
+        except ValueError:
+            raise ValueError(f"{token!r}: not a sample or a run of one (an expanding series?)") from None
+        out += [number] * (int(count) + 1 if times else 1)
+    return out
 
 
 @dataclass
@@ -266,6 +298,16 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # The passive direction of a bidirectional pair polls what crossed and its loop filter drops
     # it all: polled, not written; no fault on either side.
     "active-passive": set(),
+    # The faults of docs/faults.md's drills (tests/runtime/test_links.py), recorded on the drills'
+    # releases (FAULT_RELEASES). The link from the worker to the source cut while producers write:
+    # nothing crosses, the heartbeats included, and the tasks stay RUNNING, their consumers retrying.
+    "source-link-cut": {("KafkaReplicationHeartbeatsStale", None)},
+    # The link to the target cut: the target is the Connect group's own Kafka, so each worker
+    # loses its coordinator and revokes its tasks, as with the target's brokers stopped.
+    "target-link-cut": {("KafkaReplicationConnectGroupDown", None)},
+    # One of two pods killed and its container restarted: its tasks move back after the rebalance
+    # delay (10 s here); a pause of seconds, no page.
+    "worker-killed": set(),
 }
 _HEARTBEAT_FAILED = ("KafkaReplicationTaskFailed", "repl-us-west-us-east-heartbeat")
 # Where a release's worker answers a fault otherwise (a consequence, never the cause), the verdict
@@ -290,5 +332,24 @@ def verdict(release: str, scenario: str) -> set[tuple[str, str | None]]:
     return RELEASE_MATRIX.get((release, scenario), MATRIX[scenario])
 
 
-# Every release the runtime tier runs (tests/support/stacks.py RUNTIME_RELEASES): each has every scenario.
+# Every release the runtime tier runs (tests/support/stacks.py RUNTIME_RELEASES): each has every
+# scenario but the drills' faults, which are recorded on the releases the drills run
+# (tests/runtime/test_links.py DRILLS: a CSM line on Kafka 3.8 and a Strimzi line on 4.x).
 RELEASES = tuple(f"{flavour}-{version}" for flavour, version in RUNTIME_RELEASES)
+FAULT_RELEASES = ("csm-1.2", "strimzi-1.2.0")
+FAULTS = ("source-link-cut", "target-link-cut", "worker-killed")
+
+
+def releases_of(scenario: str) -> tuple[str, ...]:
+    """The releases a scenario is recorded on."""
+    return FAULT_RELEASES if scenario in FAULTS else RELEASES
+
+
+# The scenarios whose alerts have all cleared by the recording's end (AFTER scrapes past the
+# fault): the drills' faults, whose alerts must say when the flow is well again.
+CLEARED = frozenset(FAULTS)
+
+
+def recorded_pairs() -> list[tuple[str, str]]:
+    """(release, scenario) of every recording the matrix holds."""
+    return [(release, scenario) for scenario in MATRIX for release in releases_of(scenario)]

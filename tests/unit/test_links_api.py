@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from infra.tools.rehearsal.links import Links
+from infra.tools.rehearsal.links import Link, Links
 from infra.tools.rehearsal.process import RuntimeStartError
 
 
@@ -63,3 +63,20 @@ def test_three_timeouts_are_an_error():
     finally:
         server.shutdown()
     assert len(seen) == 3
+
+
+def test_a_restore_removes_each_chains_last_toxic_first():
+    """A narrow link lifted: each stream's bandwidth toxic (the chain's last) before its latency
+    toxic, then the proxy enabled (Link.restore says why)."""
+    server, links, seen = _serving([200] * 9)
+    try:
+        link = Link(links, "us-west", "127.0.0.2:9093", "127.0.0.3:9093")
+        link.slow(latency_ms=50, rate_kb_per_s=96)
+        link.restore()
+    finally:
+        server.shutdown()
+    assert seen == ["POST /proxies/us-west/toxics"] * 4 + [
+        "DELETE /proxies/us-west/toxics/bandwidth-downstream", "DELETE /proxies/us-west/toxics/latency-downstream",
+        "DELETE /proxies/us-west/toxics/bandwidth-upstream", "DELETE /proxies/us-west/toxics/latency-upstream",
+        "POST /proxies/us-west"]
+    assert link.toxics == []

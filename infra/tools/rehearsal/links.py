@@ -84,7 +84,12 @@ class Link:
         self.server.call("POST", f"/proxies/{self.name}", {"enabled": False})
 
     def restore(self) -> None:
-        for toxic in self.toxics:
+        # The last toxic of each stream's chain first: Toxiproxy removes a toxic by flushing what
+        # it holds into the next one, 5 s a chunk (link.go RemoveToxic, v2.5.0), and a bandwidth
+        # toxic after it, full on a saturated link, takes none: the removal then loops, dropping
+        # chunks, until the API gives up (seen: a latency toxic removed before its bandwidth toxic
+        # while the copy filled the link). The last one flushes straight to the connection.
+        for toxic in reversed(self.toxics):
             self.server.call("DELETE", f"/proxies/{self.name}/toxics/{toxic}")
         self.toxics.clear()
         self.server.call("POST", f"/proxies/{self.name}", {"enabled": True})

@@ -94,6 +94,14 @@ def unit_tests() -> dict:
                                                             client_id=CLIENT, topic="test_orders", partition="1")),
                   "alert_rule_test": [{"eval_time": "20m", "alertname": "KafkaReplicationSourceLagGrowing",
                                        "exp_alerts": []}]})
+    # Kafka 4.1+ reports a partition's lag under the topic's name too (KIP-1109): one page, not two.
+    tests.append({"name": "a lag reported under both topic names pages once", "interval": "1m",
+                  "input_series": replace(healthy(), *[series("kafka_consumer_fetch_manager_records_lag",
+                                                              "20000+100x40", client_id=CLIENT, topic=topic,
+                                                              partition="1")
+                                                       for topic in ("test_orders", "test.orders")]),
+                  "alert_rule_test": [{"eval_time": "15m", "alertname": "KafkaReplicationSourceLagGrowing",
+                                       "exp_alerts": as_fired["KafkaReplicationSourceLagGrowing"]}]})
     return {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
 
 

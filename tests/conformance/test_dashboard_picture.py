@@ -30,7 +30,11 @@ def server(recording, tmp_path_factory):
 
 
 def test_run_lengths_expand_as_promtool_reads_them():
-    assert pic.expand("1x2 _ 3 NaN _x1") == ["1", "1", "1", None, "3", "NaN", None, None]
+    """`_x2` is two missing scrapes, `1x1` two samples (recordings.decode, held to promtool itself in
+    tests/conformance/test_alert_matrix.py): each sample at its scrape's time."""
+    text = pic.openmetrics({"every_seconds": 8.0, "input_series": [{"series": "a", "values": "1x1 _x2 7 NaN"}]})
+    assert text == (f"a 1 {pic.T0}.000\na 1 {pic.T0 + 8}.000\na 7 {pic.T0 + 32}.000\na NaN {pic.T0 + 40}.000\n"
+                    "# EOF\n")
 
 
 def test_the_recording_becomes_openmetrics_at_its_real_spacing():

@@ -236,12 +236,43 @@ def scenario_target_link_cut(r, recorder):
     phases(recorder, "the worker's link to the target cut", link.cut, link.restore)
 
 
+# The source link while narrow: 32 KB/s each way, a third of what the traffic's producers write
+# (four records of 192 KB every 4 s: about 96 KB/s as the source connector read them before the
+# fault, the producers' own pace), so the lag grows and records are read later and later. The
+# flow's source consumer fetches at most 256 KB a partition: a fetch answer (one 192 KB batch a
+# partition, two partitions) crosses the link in 12 s, inside the consumer's request.timeout.ms
+# (30 s). With Kafka's 1 MB an answer would outlast it, be abandoned and be asked again, larger:
+# the copy could stop rather than slow, another scenario than this one (not recorded).
+NARROW_KB_PER_S = 32
+NARROW_RECORD_BYTES = 196_608
+NARROW_FETCH_BYTES = 262_144
+# The scenario's thresholds, at the recording's scale: a lag of 10 records a partition, records
+# read a minute after they were written.
+NARROW_LAG, NARROW_AGE_SECONDS = 10, 60
+
+
+def scenario_source_link_narrow(r, recorder):
+    """The link to the source narrowed to NARROW_KB_PER_S (and 50 ms each way) while producers write
+    about three times that: the flow copies at the link's pace, its lag grows and the records it
+    reads get older; then lifted, the copy catches up."""
+    link = _link(r, "us-west")
+    phases(recorder, f"the worker's link to the source narrowed to {NARROW_KB_PER_S} KB/s, producers writing "
+           f"records of {NARROW_RECORD_BYTES // 1024} KB, four every 4 s",
+           lambda: link.slow(latency_ms=50, rate_kb_per_s=NARROW_KB_PER_S), link.restore)
+
+
 def scenario_worker_killed(r, recorder):
     """The first of the Connect cluster's two pods killed (SIGKILL) and its container restarted, as
     the kubelet does after an OOM kill; the other pod runs on."""
     (connect,) = r.workers
     phases(recorder, "the first of two Connect pods killed, its container restarted",
            lambda: r.kill_worker(connect, pod=0), lambda: None)
+
+
+def narrow_source(topo: dict) -> None:
+    flow = topo["flows"][0]
+    flow.setdefault("alerts", {}).update({"sourceLagRecords": NARROW_LAG, "recordAgeSeconds": NARROW_AGE_SECONDS})
+    flow["config"]["source"]["source.consumer.max.partition.fetch.bytes"] = NARROW_FETCH_BYTES
 
 
 def short_rebalance_delay(topo: dict) -> None:
@@ -304,6 +335,10 @@ SCENARIOS: dict[str, Scenario] = {
     "target-link-cut": Scenario("the link between the Connect worker and the target (the Connect group's own Kafka) "
                                 "cut while producers write, then restored", scenario_target_link_cut,
                                 topology=short_rebalance_delay, fields={"linked": True}),
+    "source-link-narrow": Scenario(f"the link between the Connect worker and the source narrowed to {NARROW_KB_PER_S} "
+                                   "KB/s while producers write about three times that, then lifted",
+                                   scenario_source_link_narrow, topology=narrow_source, fields={"linked": True},
+                                   size=NARROW_RECORD_BYTES),
     "worker-killed": Scenario("one of the Connect cluster's two pods killed (SIGKILL) and its container restarted "
                               "while producers write", scenario_worker_killed, topology=two_pods,
                               fields={"scale": True}),
@@ -349,13 +384,14 @@ def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
 
 def test_every_scenario_has_its_verdict():
     assert list(SCENARIOS) == list(recordings.MATRIX)
-    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 54
+    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 56
 
 
 def test_the_faults_are_recorded_on_the_drills_releases():
     """The drills' faults are recorded where the drills run them, with the drills' links and pods."""
     assert set(recordings.FAULT_RELEASES) == {f"{f}-{v}" for _, f, v in DRILLS}
-    assert {name for name, s in SCENARIOS.items() if s.fields.get("linked")} == {"source-link-cut", "target-link-cut"}
+    assert {name for name, s in SCENARIOS.items() if s.fields.get("linked")} == {
+        "source-link-cut", "target-link-cut", "source-link-narrow"}
     topo = dev_for_runtime("strimzi", "1.2.0")
     two_pods(topo)
     assert (topo["operator"]["connect"]["replicas"], topo["operator"]["connect"]["rebalanceDelaySeconds"],

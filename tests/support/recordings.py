@@ -305,6 +305,11 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # The link to the target cut: the target is the Connect group's own Kafka, so each worker
     # loses its coordinator and revokes its tasks, as with the target's brokers stopped.
     "target-link-cut": {("KafkaReplicationConnectGroupDown", None)},
+    # The link to the source narrower than what producers write: the flow copies at the link's
+    # pace, its consumer's lag grows and the records it reads get old (the scenario's thresholds
+    # at the recording's scale).
+    "source-link-narrow": {("KafkaReplicationSourceLagGrowing", "repl-us-west-us-east-source"),
+                           ("KafkaReplicationRecordAgeHigh", None)},
     # One of two pods killed and its container restarted: its tasks move back after the rebalance
     # delay (10 s here); a pause of seconds, no page.
     "worker-killed": set(),
@@ -337,7 +342,7 @@ def verdict(release: str, scenario: str) -> set[tuple[str, str | None]]:
 # (tests/runtime/test_links.py DRILLS: a CSM line on Kafka 3.8 and a Strimzi line on 4.x).
 RELEASES = tuple(f"{flavour}-{version}" for flavour, version in RUNTIME_RELEASES)
 FAULT_RELEASES = ("csm-1.2", "strimzi-1.2.0")
-FAULTS = ("source-link-cut", "target-link-cut", "worker-killed")
+FAULTS = ("source-link-cut", "target-link-cut", "source-link-narrow", "worker-killed")
 
 
 def releases_of(scenario: str) -> tuple[str, ...]:

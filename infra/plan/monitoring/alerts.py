@@ -93,6 +93,10 @@ CHECKPOINT_LATENCY = "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_
 
 
 RECORDS_LAG = "kafka_consumer_fetch_manager_records_lag"
+# The consumer's per-partition series under the topic's name as Kafka wrote it before 4.1, dots as
+# underscores (FetchMetricsManager); 4.1+ adds the name as it is, a second series (KIP-1109:
+# KAFKA-12469, apache/kafka#18232).
+LEGACY_TOPIC = 'topic!~".*[.].*"'
 
 
 # What the source task's poll() returned, before the transformations (WorkerSourceTask.
@@ -333,7 +337,11 @@ def replication_rules(facts: list[_FlowFacts]) -> list[JSON]:
     client = f"client_id=~{_q(REPLICATION_CONSUMER)}"
     for (records, minutes), flows in _by_threshold(
             [((f.limits.sourceLagRecords, f.limits.forMinutes), f.flow.name) for f in facts]):
-        sel = f"{{{_flows(flows)}, {client}}}"
+        # From Kafka 4.1 the consumer reports a partition's lag twice, under the topic's name and, as
+        # before, with its dots written as underscores (KIP-1109; the older form goes in 5.0): the
+        # older form alone, which every release reports, so that a lag pages once (recorded:
+        # tests/data/recordings/strimzi-1.2.0/source-link-narrow.json).
+        sel = f"{{{_flows(flows)}, {client}, {LEGACY_TOPIC}}}"
         lag = f'label_replace({RECORDS_LAG}{sel}, "connector", "$1", "client_id", {_q(CONSUMER_CONNECTOR)})'
         grows = (f'label_replace(delta({RECORDS_LAG}{sel}[{minutes}m]), "connector", "$1", "client_id", '
                  f'{_q(CONSUMER_CONNECTOR)})')

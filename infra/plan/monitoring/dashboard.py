@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from infra.core.manifests import JSON
 from infra.core.names import HEARTBEAT_CONNECTOR_SUFFIX
 from infra.plan.monitoring.alerts import (BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, LATENCY_MAX,
-                                          RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG, REPLICATION_CONSUMER,
+                                          LEGACY_TOPIC, RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG, REPLICATION_CONSUMER,
                                           TASK_STATUS, WORKER_CONNECTORS)
 from infra.plan.monitoring.rule import DOCS, q as _q
 
@@ -123,13 +123,16 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
         Panel("Throughput (bytes/s)", "Bps",
               f"sum by (flow, source, target, topic) ({BYTE_RATE}{{{_FST}}})", "{{flow}} {{topic}}"),
     )),
+    # The lag's series under the topic's name as every release writes it (alerts.LEGACY_TOPIC):
+    # from Kafka 4.1 each partition is reported twice, once under the name as it is.
     ("Source lag", (
         Panel("Source consumer lag (records)", "none",
-              f"sum by (flow, connect_cluster, topic) ({RECORDS_LAG}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}}})",
+              f"sum by (flow, connect_cluster, topic) ({RECORDS_LAG}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}, "
+              f"{LEGACY_TOPIC}}})",
               "{{flow}} {{topic}}"),
         Panel("Most lagging partitions", "none",
               f"topk(10, max by (flow, topic, partition) ({RECORDS_LAG}{{{_F}, "
-              f"client_id=~{_q(REPLICATION_CONSUMER)}}}))", kind="table"),
+              f"client_id=~{_q(REPLICATION_CONSUMER)}, {LEGACY_TOPIC}}}))", kind="table"),
         Panel("Bytes read from the source (per second)", "Bps",
               f"sum by (flow, connect_cluster) (rate({BYTES_READ}{{{_F}, client_id=~{_q(REPLICATION_CONSUMER)}}}[5m]))",
               "{{flow}} {{connect_cluster}}"),

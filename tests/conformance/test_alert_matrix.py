@@ -153,7 +153,8 @@ def test_the_matrix_refuses_an_alert_still_firing_where_it_should_have_cleared(t
     (recovered,) = [at for at, name in recording["phases"] if name == "recovered"]
     cut = copy.deepcopy(recording)
     cut["scrapes"] = recovered
-    cut["input_series"] = [{"series": s["series"], "values": recordings.encode(recordings.decode(s["values"])[:recovered])}
+    cut["input_series"] = [{"series": s["series"],
+                            "values": recordings.encode(recordings.decode(s["values"])[:recovered])}
                            for s in recording["input_series"]]
     expected = recordings.verdict("strimzi-1.2.0", "source-paused")
     assert replay(cut, expected, tmp_path)[0] == 0

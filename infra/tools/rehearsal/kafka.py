@@ -20,7 +20,7 @@ from pathlib import Path
 from contract.clientprops import LOGIN_MODULES, jaas_config
 from infra.tools.rehearsal import material as materials
 from infra.tools.rehearsal.distance import Distance
-from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, class_archive, free_port, java,
+from infra.tools.rehearsal.process import (Network, Process, RuntimeStartError, class_archive, free_ports, java,
                                            jvm_options, listening, logging_options)
 from infra.topology.schema import Cluster, Protocol
 
@@ -181,7 +181,7 @@ class KafkaCluster:
         # The far namespace holds this broker alone: the ports after its own are free there (and
         # cannot be probed from here, where its address is not local).
         ports = ([(port + 1, port + 2)] if self.far is not None
-                 else [(free_port(ip), free_port(ip)) for ip in self.ips])
+                 else [(c, r) for c, r in (free_ports(ip, 2) for ip in self.ips)])
         cluster_id = str(uuid.uuid4())  # one for every node (the formatted keep theirs)
         for node in range(self.brokers):
             self.node_directory(node).mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ the rendered configuration reaches the broker unchanged, as it would reach it in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -240,10 +241,19 @@ class Network:
         return [f"-Djdk.net.hosts.file={self.hosts_file}"]
 
 
+def free_ports(ip: str, n: int) -> list[int]:
+    """`n` distinct ports free on `ip`. Every socket stays bound until all are chosen: a port bound
+    and released at once can be handed out again by the next bind, and two listeners of one broker
+    on one port stop it at start ("two listeners on the same port")."""
+    with contextlib.ExitStack() as held:
+        socks = [held.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind((ip, 0))
+        return [int(s.getsockname()[1]) for s in socks]
+
+
 def free_port(ip: str) -> int:
-    with socket.socket() as s:
-        s.bind((ip, 0))
-        return int(s.getsockname()[1])
+    return free_ports(ip, 1)[0]
 
 
 def listening(ip: str, port: int) -> bool:

@@ -3,11 +3,12 @@ processes: no Java here."""
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 
-from infra.tools.rehearsal.process import Process, free_port, free_ports, jvm_options, stop_all
+from infra.tools.rehearsal.process import Network, Process, free_port, free_ports, jvm_options, stop_all
 
 
 def test_stop_all_signals_every_process_at_once(tmp_path):
@@ -61,3 +62,18 @@ def test_free_ports_are_distinct():
     ports = free_ports("127.0.0.1", 300)
     assert len(set(ports)) == 300 and all(1024 < p < 65536 for p in ports), ports
     assert free_port("127.0.0.1") > 1024
+
+
+def test_two_rehearsals_never_share_loopback_addresses(tmp_path, monkeypatch):
+    # The random draw gives 127.30.40 twice, then 127.50.60: the second rehearsal, in this process
+    # or another, takes the next draw, since the first holds the prefix's lock.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    draws = iter([30, 40, 30, 40, 50, 60, 30, 40])
+    monkeypatch.setattr(random, "randint", lambda a, b: next(draws))
+    for d in "abc":
+        (tmp_path / d).mkdir()
+    first, second = Network(tmp_path / "a"), Network(tmp_path / "b")
+    assert (first.address(), second.address()) == ("127.30.40.1", "127.50.60.1")
+    first._claim.close()  # the first rehearsal's process ended
+    assert Network(tmp_path / "c").address() == "127.30.40.1"
+    assert sorted(p.name for p in (tmp_path / "kafka-replication-addresses").iterdir()) == ["127.30.40", "127.50.60"]

@@ -10,6 +10,7 @@ the rendered configuration reaches the broker unchanged, as it would reach it in
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import random
@@ -24,6 +25,7 @@ import urllib.error
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from infra.tools.rehearsal import keeper
 
@@ -198,14 +200,32 @@ def archive_for(name: str, java_binary: Path, classpath: Sequence[str], options:
     return ClassArchive(final, None if final.exists() else folder / f"{final.name}.{uuid.uuid4().hex}", agent)
 
 
+def claim_prefix() -> tuple[str, IO[bytes]]:
+    """A /24 of the loopback range of its own for one rehearsal: chosen at random and claimed with
+    a lock file that no other process on the machine holds (the runtime tier runs several test
+    processes at once, and a second rehearsal on the same addresses would meet the first's brokers
+    on their ports). The claim lasts as long as the file stays open, and ends with the process."""
+    folder = Path(os.environ.get("TMPDIR", "/tmp")) / "kafka-replication-addresses"
+    folder.mkdir(parents=True, exist_ok=True)
+    for _ in range(1000):
+        prefix = f"127.{random.randint(20, 250)}.{random.randint(1, 250)}"
+        claim = open(folder / prefix, "ab")  # held open: the claim is its lock
+        try:
+            fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            claim.close()
+            continue
+        return prefix, claim
+    raise RuntimeStartError(f"no free loopback /24 for a rehearsal: 1000 tried, each claimed in {folder}")
+
+
 class Network:
     """Loopback addresses for the clusters, and the hosts file every JVM reads."""
 
     def __init__(self, directory: Path) -> None:
         self.hosts_file = directory / "hosts"
         self.names: dict[str, str] = {}
-        # A /16 of the loopback range per rehearsal, so that two runs on one machine do not meet.
-        self._prefix = f"127.{random.randint(20, 250)}.{random.randint(1, 250)}"
+        self._prefix, self._claim = claim_prefix()
         self._next = 1
         self._lock = threading.Lock()  # brokers start side by side (Rehearsal.start_clusters)
         self.hosts_file.write_text("")

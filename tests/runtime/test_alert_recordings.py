@@ -230,6 +230,14 @@ def scenario_source_link_cut(r, recorder):
     phases(recorder, "the worker's link to the source cut", link.cut, link.restore)
 
 
+def scenario_source_link_black_hole(r, recorder):
+    """The link between the worker and the source black-holed: connections stay open and nothing
+    crosses either way (Toxiproxy's `timeout` toxic at 0), so the clients learn of it only from
+    their request timeouts; then restored."""
+    link = _link(r, "us-west")
+    phases(recorder, "the worker's link to the source black-holed", link.black_hole, link.restore)
+
+
 def scenario_target_link_cut(r, recorder):
     """The link between the worker and the target cut: the Connect group's coordinator and its
     topics are on the target, so the worker revokes its tasks (docs/faults.md); then restored."""
@@ -268,6 +276,13 @@ def scenario_worker_killed(r, recorder):
     (connect,) = r.workers
     phases(recorder, "the first of two Connect pods killed, its container restarted",
            lambda: r.kill_worker(connect, pod=0), lambda: None)
+
+
+def scenario_workers_rolled(r, recorder):
+    """Both Connect pods rolled as the operator rolls them after a change (one at a time, SIGTERM,
+    the next once the first answers), while producers write."""
+    (connect,) = r.workers
+    phases(recorder, "both Connect pods rolled one at a time", lambda: r.roll_pods(connect), lambda: None)
 
 
 def narrow_source(topo: dict) -> None:
@@ -319,6 +334,9 @@ SCENARIOS: dict[str, Scenario] = {
                                scenario_active_passive, topology=bidirectional),
     "source-link-cut": Scenario("the link between the Connect worker and the source cut while producers write to the "
                                 "source, then restored", scenario_source_link_cut, fields={"linked": True}),
+    "source-link-black-hole": Scenario("the link between the Connect worker and the source black-holed (connections "
+                                       "open, nothing answered) while producers write, then restored",
+                                       scenario_source_link_black_hole, fields={"linked": True}),
     "target-link-cut": Scenario("the link between the Connect worker and the target (the Connect group's own Kafka) "
                                 "cut while producers write, then restored", scenario_target_link_cut,
                                 topology=short_rebalance_delay, fields={"linked": True}),
@@ -329,6 +347,9 @@ SCENARIOS: dict[str, Scenario] = {
     "worker-killed": Scenario("one of the Connect cluster's two pods killed (SIGKILL) and its container restarted "
                               "while producers write", scenario_worker_killed, topology=drill_pods,
                               fields={"scale": True}),
+    "workers-rolled": Scenario("the Connect cluster's two pods rolled one at a time, as the operator rolls them, "
+                               "while producers write", scenario_workers_rolled, topology=drill_pods,
+                               fields={"scale": True}),
 }
 
 
@@ -371,16 +392,16 @@ def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
 
 def test_every_scenario_has_its_verdict():
     assert list(SCENARIOS) == list(recordings.MATRIX)
-    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 56
+    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 60
 
 
 def test_the_faults_are_recorded_on_the_drills_releases():
     """The drills' faults are recorded where the drills run them, with the drills' links and pods."""
     assert set(recordings.FAULT_RELEASES) == {f"{f}-{v}" for _, f, v in DRILLS}
     assert {name for name, s in SCENARIOS.items() if s.fields.get("linked")} == {
-        "source-link-cut", "target-link-cut", "source-link-narrow"}
+        "source-link-cut", "source-link-black-hole", "target-link-cut", "source-link-narrow"}
     # The drills' own settings (tests/support/replication.py), which test_links.py runs: the 300 s
     # default rebalance delay would read as 37 minutes in the replay, where each scrape is a minute.
     assert {name: s.topology for name, s in SCENARIOS.items() if name in recordings.FAULTS} == {
-        "source-link-cut": None, "target-link-cut": short_rebalance_delay, "source-link-narrow": narrow_source,
-        "worker-killed": drill_pods}
+        "source-link-cut": None, "source-link-black-hole": None, "target-link-cut": short_rebalance_delay,
+        "source-link-narrow": narrow_source, "worker-killed": drill_pods, "workers-rolled": drill_pods}

@@ -302,6 +302,9 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # releases (FAULT_RELEASES). The link from the worker to the source cut while producers write:
     # nothing crosses, the heartbeats included, and the tasks stay RUNNING, their consumers retrying.
     "source-link-cut": {("KafkaReplicationHeartbeatsStale", None)},
+    # Black-holed instead: connections open and unanswered, the clients time out their requests
+    # and connect again into the same silence; the tasks stay RUNNING as with the cut.
+    "source-link-black-hole": {("KafkaReplicationHeartbeatsStale", None)},
     # The link to the target cut: the target is the Connect group's own Kafka, so each worker
     # loses its coordinator and revokes its tasks, as with the target's brokers stopped.
     "target-link-cut": {("KafkaReplicationConnectGroupDown", None)},
@@ -313,6 +316,9 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # One of two pods killed and its container restarted: its tasks move back after the rebalance
     # delay (10 s here); a pause of seconds, no page.
     "worker-killed": set(),
+    # Both pods rolled, one at a time: each worker hands its tasks over as it leaves; a pause of
+    # seconds, no page.
+    "workers-rolled": set(),
 }
 _HEARTBEAT_FAILED = ("KafkaReplicationTaskFailed", "repl-us-west-us-east-heartbeat")
 # Where a release's worker answers a fault otherwise (a consequence, never the cause), the verdict
@@ -342,7 +348,8 @@ def verdict(release: str, scenario: str) -> set[tuple[str, str | None]]:
 # (tests/runtime/test_links.py DRILLS: a CSM line on Kafka 3.8 and a Strimzi line on 4.x).
 RELEASES = tuple(f"{flavour}-{version}" for flavour, version in RUNTIME_RELEASES)
 FAULT_RELEASES = ("csm-1.2", "strimzi-1.2.0")
-FAULTS = ("source-link-cut", "target-link-cut", "source-link-narrow", "worker-killed")
+FAULTS = ("source-link-cut", "source-link-black-hole", "target-link-cut", "source-link-narrow", "worker-killed",
+          "workers-rolled")
 
 
 def releases_of(scenario: str) -> tuple[str, ...]:

@@ -238,6 +238,14 @@ def scenario_source_link_black_hole(r, recorder):
     phases(recorder, "the worker's link to the source black-holed", link.black_hole, link.restore)
 
 
+def scenario_source_link_slow(r, recorder):
+    """The link between the worker and the source slowed to a 300 ms round trip (150 ms each way,
+    the drill's distance between continents) while producers write; then lifted."""
+    link = _link(r, "us-west")
+    phases(recorder, "the worker's link to the source slowed to a 300 ms round trip",
+           lambda: link.slow(latency_ms=150), link.restore)
+
+
 def scenario_target_link_cut(r, recorder):
     """The link between the worker and the target cut: the Connect group's coordinator and its
     topics are on the target, so the worker revokes its tasks (docs/faults.md); then restored."""
@@ -337,6 +345,9 @@ SCENARIOS: dict[str, Scenario] = {
     "source-link-black-hole": Scenario("the link between the Connect worker and the source black-holed (connections "
                                        "open, nothing answered) while producers write, then restored",
                                        scenario_source_link_black_hole, fields={"linked": True}),
+    "source-link-slow": Scenario("the link between the Connect worker and the source slowed to a 300 ms round trip "
+                                 "while producers write, then lifted", scenario_source_link_slow,
+                                 fields={"linked": True}),
     "target-link-cut": Scenario("the link between the Connect worker and the target (the Connect group's own Kafka) "
                                 "cut while producers write, then restored", scenario_target_link_cut,
                                 topology=short_rebalance_delay, fields={"linked": True}),
@@ -392,16 +403,17 @@ def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
 
 def test_every_scenario_has_its_verdict():
     assert list(SCENARIOS) == list(recordings.MATRIX)
-    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 60
+    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 62
 
 
 def test_the_faults_are_recorded_on_the_drills_releases():
     """The drills' faults are recorded where the drills run them, with the drills' links and pods."""
     assert set(recordings.FAULT_RELEASES) == {f"{f}-{v}" for _, f, v in DRILLS}
     assert {name for name, s in SCENARIOS.items() if s.fields.get("linked")} == {
-        "source-link-cut", "source-link-black-hole", "target-link-cut", "source-link-narrow"}
+        "source-link-cut", "source-link-black-hole", "source-link-slow", "target-link-cut", "source-link-narrow"}
     # The drills' own settings (tests/support/replication.py), which test_links.py runs: the 300 s
     # default rebalance delay would read as 37 minutes in the replay, where each scrape is a minute.
     assert {name: s.topology for name, s in SCENARIOS.items() if name in recordings.FAULTS} == {
-        "source-link-cut": None, "source-link-black-hole": None, "target-link-cut": short_rebalance_delay,
+        "source-link-cut": None, "source-link-black-hole": None, "source-link-slow": None,
+        "target-link-cut": short_rebalance_delay,
         "source-link-narrow": narrow_source, "worker-killed": drill_pods, "workers-rolled": drill_pods}

@@ -305,6 +305,9 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # Black-holed instead: connections open and unanswered, the clients time out their requests
     # and connect again into the same silence; the tasks stay RUNNING as with the cut.
     "source-link-black-hole": {("KafkaReplicationHeartbeatsStale", None)},
+    # A 300 ms round trip to the source: each fetch waits on it, the copy keeps up with what
+    # producers write, and a record's latency grows by the round trip, far under any threshold.
+    "source-link-slow": set(),
     # The link to the target cut: the target is the Connect group's own Kafka, so each worker
     # loses its coordinator and revokes its tasks, as with the target's brokers stopped.
     "target-link-cut": {("KafkaReplicationConnectGroupDown", None)},
@@ -348,8 +351,8 @@ def verdict(release: str, scenario: str) -> set[tuple[str, str | None]]:
 # (tests/runtime/test_links.py DRILLS: a CSM line on Kafka 3.8 and a Strimzi line on 4.x).
 RELEASES = tuple(f"{flavour}-{version}" for flavour, version in RUNTIME_RELEASES)
 FAULT_RELEASES = ("csm-1.2", "strimzi-1.2.0")
-FAULTS = ("source-link-cut", "source-link-black-hole", "target-link-cut", "source-link-narrow", "worker-killed",
-          "workers-rolled")
+FAULTS = ("source-link-cut", "source-link-black-hole", "source-link-slow", "target-link-cut", "source-link-narrow",
+          "worker-killed", "workers-rolled")
 
 
 def releases_of(scenario: str) -> tuple[str, ...]:

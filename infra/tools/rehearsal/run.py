@@ -578,7 +578,8 @@ class Rehearsal:
             self._reconciler.join(90)
         # The workers first, all at once, so that none spends its shutdown retrying a broker gone.
         stop_all([w.process for w in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]])
-        stop_all([kafka.process for kafka in self.clusters.values()])
+        # Every broker of every cluster (a cluster of three has three), not its first alone.
+        stop_all([p for kafka in self.clusters.values() for p in kafka.processes])
         for link in self.distances.values():
             link.stop()
         if self.links is not None:

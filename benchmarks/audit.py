@@ -398,7 +398,7 @@ def kafka_main(sizes: list[int]) -> None:
                   f"{c_raw['session']:.1f} s and {c_aud['session']:.1f} s; {records:,} records read "
                   f"({c_raw['records']:,} cold)")
         finally:
-            stop_all([k.process for k in brokers])
+            stop_all([p for k in brokers for p in k.processes])
             shutil.rmtree(root, ignore_errors=True)
     spark.stop()
 

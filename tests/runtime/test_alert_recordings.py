@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from infra.tools.rehearsal.links import Link
 from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_links import DRILLS
 from tests.runtime.test_runtime_metrics import with_metrics
@@ -223,34 +224,27 @@ def _link(r: Rehearsal, alias: str):
     return r.links[alias]
 
 
-def scenario_source_link_cut(r, recorder):
-    """The link between the worker and the source cut (its proxy disabled: connections closed and
-    new ones refused), producers writing to the source throughout; then restored."""
-    link = _link(r, "us-west")
-    phases(recorder, "the worker's link to the source cut", link.cut, link.restore)
+def link_fault(alias: str, phase: str, act: Callable[[Link], None]) -> Callable[..., None]:
+    """A scenario: the worker's link to cluster `alias` faulted by `act` for the fault phase, then
+    restored (every toxic removed, the proxy enabled)."""
+    def run(r: Rehearsal, recorder: recordings.Recorder) -> None:
+        link = _link(r, alias)
+        phases(recorder, phase, lambda: act(link), link.restore)
+    return run
 
 
-def scenario_source_link_black_hole(r, recorder):
-    """The link between the worker and the source black-holed: connections stay open and nothing
-    crosses either way (Toxiproxy's `timeout` toxic at 0), so the clients learn of it only from
-    their request timeouts; then restored."""
-    link = _link(r, "us-west")
-    phases(recorder, "the worker's link to the source black-holed", link.black_hole, link.restore)
-
-
-def scenario_source_link_slow(r, recorder):
-    """The link between the worker and the source slowed to a 300 ms round trip (150 ms each way,
-    the drill's distance between continents) while producers write; then lifted."""
-    link = _link(r, "us-west")
-    phases(recorder, "the worker's link to the source slowed to a 300 ms round trip",
-           lambda: link.slow(latency_ms=150), link.restore)
-
-
-def scenario_target_link_cut(r, recorder):
-    """The link between the worker and the target cut: the Connect group's coordinator and its
-    topics are on the target, so the worker revokes its tasks (docs/faults.md); then restored."""
-    link = _link(r, "us-east")
-    phases(recorder, "the worker's link to the target cut", link.cut, link.restore)
+# Cut: the proxy disabled, connections closed and new ones refused.
+scenario_source_link_cut = link_fault("us-west", "the worker's link to the source cut", lambda link: link.cut())
+# Black-holed: connections stay open and nothing crosses either way (Toxiproxy's `timeout` toxic
+# at 0), so the clients learn of it only from their request timeouts.
+scenario_source_link_black_hole = link_fault("us-west", "the worker's link to the source black-holed",
+                                             lambda link: link.black_hole())
+# Slowed: 150 ms each way, the drill's 300 ms round trip between continents.
+scenario_source_link_slow = link_fault("us-west", "the worker's link to the source slowed to a 300 ms round trip",
+                                       lambda link: link.slow(latency_ms=150))
+# The target's link cut: the Connect group's coordinator and its topics are on the target, so the
+# worker revokes its tasks (docs/faults.md).
+scenario_target_link_cut = link_fault("us-east", "the worker's link to the target cut", lambda link: link.cut())
 
 
 # The source link while narrow: 32 KB/s each way, a third of what the traffic's producers write
@@ -268,14 +262,13 @@ NARROW_FETCH_BYTES = 262_144
 NARROW_LAG, NARROW_AGE_SECONDS = 10, 60
 
 
-def scenario_source_link_narrow(r, recorder):
-    """The link to the source narrowed to NARROW_KB_PER_S (and 50 ms each way) while producers write
-    about three times that: the flow copies at the link's pace, its lag grows and the records it
-    reads get older; then lifted, the copy catches up."""
-    link = _link(r, "us-west")
-    phases(recorder, f"the worker's link to the source narrowed to {NARROW_KB_PER_S} KB/s, producers writing "
-           f"records of {NARROW_RECORD_BYTES // 1024} KB, four every 4 s",
-           lambda: link.slow(latency_ms=50, rate_kb_per_s=NARROW_KB_PER_S), link.restore)
+# Narrowed to NARROW_KB_PER_S (and 50 ms each way) while producers write about three times that: the
+# flow copies at the link's pace, its lag grows and the records it reads get older; lifted, the
+# copy catches up.
+scenario_source_link_narrow = link_fault(
+    "us-west", f"the worker's link to the source narrowed to {NARROW_KB_PER_S} KB/s, producers writing "
+    f"records of {NARROW_RECORD_BYTES // 1024} KB, four every 4 s",
+    lambda link: link.slow(latency_ms=50, rate_kb_per_s=NARROW_KB_PER_S))
 
 
 def scenario_worker_killed(r, recorder):

@@ -4,7 +4,9 @@ processes: no Java here."""
 from __future__ import annotations
 
 import random
+import tempfile
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -67,13 +69,27 @@ def test_free_ports_are_distinct():
 def test_two_rehearsals_never_share_loopback_addresses(tmp_path, monkeypatch):
     # The random draw gives 127.30.40 twice, then 127.50.60: the second rehearsal, in this process
     # or another, takes the next draw, since the first holds the prefix's lock.
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     draws = iter([30, 40, 30, 40, 50, 60, 30, 40])
     monkeypatch.setattr(random, "randint", lambda a, b: next(draws))
     for d in "abc":
         (tmp_path / d).mkdir()
     first, second = Network(tmp_path / "a"), Network(tmp_path / "b")
     assert (first.address(), second.address()) == ("127.30.40.1", "127.50.60.1")
-    first._claim.close()  # the first rehearsal's process ended
+    first.close()  # the first rehearsal is over
     assert Network(tmp_path / "c").address() == "127.30.40.1"
     assert sorted(p.name for p in (tmp_path / "kafka-replication-addresses").iterdir()) == ["127.30.40", "127.50.60"]
+
+
+def test_a_rehearsal_stops_every_broker_of_every_cluster_and_gives_its_addresses_back(tmp_path, monkeypatch):
+    # A cluster of three brokers: all three stopped, not its first alone (KafkaCluster.process).
+    from infra.tools.rehearsal.run import Rehearsal
+    from tests.support.replication import dev_for_runtime
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    r = Rehearsal(dev_for_runtime("strimzi", "1.2.0"), tmp_path, kube=None)  # type: ignore[arg-type]
+    brokers = [Process(f"broker {i}", ["sh", "-c", "while :; do sleep 0.05; done"], tmp_path / f"b{i}.log")
+               for i in range(3)]
+    r.clusters["us-east"] = SimpleNamespace(process=brokers[0], processes=brokers)  # type: ignore[assignment]
+    r.stop()
+    assert [b.popen.returncode for b in brokers] == [-15, -15, -15]  # each ended by its SIGTERM
+    assert r.network._claim.closed

@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -205,7 +206,7 @@ def claim_prefix() -> tuple[str, IO[bytes]]:
     a lock file that no other process on the machine holds (the runtime tier runs several test
     processes at once, and a second rehearsal on the same addresses would meet the first's brokers
     on their ports). The claim lasts as long as the file stays open, and ends with the process."""
-    folder = Path(os.environ.get("TMPDIR", "/tmp")) / "kafka-replication-addresses"
+    folder = Path(tempfile.gettempdir()) / "kafka-replication-addresses"
     folder.mkdir(parents=True, exist_ok=True)
     for _ in range(1000):
         prefix = f"127.{random.randint(20, 250)}.{random.randint(1, 250)}"
@@ -231,6 +232,10 @@ class Network:
         self.hosts_file.write_text("")
         # Host names the pods resolve to a link's proxy instead (links.py): host -> the proxy's address.
         self.linked: dict[str, str] = {}
+
+    def close(self) -> None:
+        """The rehearsal is over: its addresses go back to the machine (claim_prefix)."""
+        self._claim.close()
 
     def address(self) -> str:
         with self._lock:

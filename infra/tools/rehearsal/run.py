@@ -585,6 +585,7 @@ class Rehearsal:
         if self.links is not None:
             self.links.stop()
         self.clients.close()
+        self.network.close()
 
 
 def min_tasks(spec: dict[str, Any]) -> int:

@@ -286,6 +286,72 @@ def scenario_workers_rolled(r, recorder):
     phases(recorder, "both Connect pods rolled one at a time", lambda: r.roll_pods(connect), lambda: None)
 
 
+BROKERS = 3  # a cluster whose brokers are rolled: each partition on three, two in sync required
+# MirrorMaker 2's own topics on each side of the flow, which a rehearsal makes at replication factor
+# 1 (infra/tools/rehearsal/local.py SINGLE_BROKER): on a cluster of three, on every broker, so that
+# a roll keeps them in sync. The offset syncs are written to the source (Kafka's default
+# `offset-syncs.topic.location`), the heartbeats too (docs/heartbeats.md), the checkpoints to the target.
+ITS_OWN_TOPICS = {"us-west": {"source": "offset-syncs.topic.replication.factor",
+                              "heartbeat": "heartbeats.topic.replication.factor"},
+                  "us-east": {"checkpoint": "checkpoints.topic.replication.factor"}}
+
+
+def three_brokers(alias: str) -> Callable[[dict], None]:
+    """The cluster `alias` on three brokers (each a broker and a KRaft voter), its bootstrap
+    listing each, as tests/runtime/test_leader_moves.py runs the target."""
+    def change(topo: dict) -> None:
+        port = topo["clusters"][alias]["bootstrapServers"].rsplit(":", 1)[1]
+        topo["clusters"][alias]["bootstrapServers"] = ",".join(
+            f"{alias}-kafka-{n}.kafka-{alias}:{port}" for n in range(BROKERS))
+        for kind, key in ITS_OWN_TOPICS[alias].items():
+            topo["flows"][0]["config"][kind][key] = BROKERS
+    return change
+
+
+three_source_brokers, three_target_brokers = three_brokers("us-west"), three_brokers("us-east")
+
+
+def brokers_rolled(alias: str, phase: str) -> Callable[..., None]:
+    """A scenario: the brokers of cluster `alias` rolled one at a time during the fault phase, as
+    their operator rolls them after a change (a controlled shutdown, the same storage and address
+    started again). Strimzi's roller restarts no broker whose restart would take a partition it
+    holds under min.insync.replicas (KafkaAvailability.canRoll, `wouldAffectAvailability`: ISR
+    size equal to min ISR with the broker in it). Every partition here is on all three brokers
+    with a min ISR of two, so that is: the next broker once the one before is back in every
+    in-sync replica set, which the scenario waits for on the topics the admin client lists. The
+    roller reads the internal topics too; the scenario does not wait on `__consumer_offsets`, so
+    it may roll sooner than the roller, never later. Each restart moves the stopped broker's
+    leaderships to the others, and the controller hands them back once it is in sync
+    (leader.imbalance.check.interval.seconds, 5 s in the rehearsal)."""
+    def run(r: Rehearsal, recorder: recordings.Recorder) -> None:
+        cluster, client = r.clusters[alias], r.client(alias)
+        nodes = len(cluster.processes)
+        assert nodes == BROKERS, nodes
+
+        def in_sync(when: str) -> None:
+            deadline, lagging = time.monotonic() + 120, None
+            while time.monotonic() < deadline:
+                partitions = r.clients.leaders(client, r.clients.topics(client))
+                lagging = {p: v for p, v in partitions.items() if sorted(v["isr"]) != list(range(1, nodes + 1))}
+                if partitions and not lagging:
+                    return
+                time.sleep(1)
+            pytest.fail(f"partitions of {alias} not in sync {when} after 120 s: {lagging}")
+
+        def roll() -> None:
+            for node in range(nodes):
+                in_sync(f"before broker {node + 1} stops")
+                cluster.stop_node(node)
+                cluster.start_node(node)
+            in_sync("after the roll")
+        phases(recorder, phase, roll, lambda: None)
+    return run
+
+
+scenario_source_brokers_rolled = brokers_rolled("us-west", "the source's three brokers rolled one at a time")
+scenario_target_brokers_rolled = brokers_rolled("us-east", "the target's three brokers rolled one at a time")
+
+
 def narrow_source(topo: dict) -> None:
     flow = topo["flows"][0]
     flow.setdefault("alerts", {}).update({"sourceLagRecords": NARROW_LAG, "recordAgeSeconds": NARROW_AGE_SECONDS})
@@ -354,6 +420,13 @@ SCENARIOS: dict[str, Scenario] = {
     "workers-rolled": Scenario("the Connect cluster's two pods rolled one at a time, as the operator rolls them, "
                                "while producers write", scenario_workers_rolled, topology=drill_pods,
                                fields={"scale": True}),
+    "source-brokers-rolled": Scenario("the source cluster's three brokers rolled one at a time, as their operator "
+                                      "rolls them, while producers write", scenario_source_brokers_rolled,
+                                      topology=three_source_brokers, fields={"brokers": {"us-west": BROKERS}}),
+    "target-brokers-rolled": Scenario("the target cluster's three brokers (the Connect cluster's own Kafka) rolled one "
+                                      "at a time, as their operator rolls them, while producers write",
+                                      scenario_target_brokers_rolled, topology=three_target_brokers,
+                                      fields={"brokers": {"us-east": BROKERS}}),
 }
 
 
@@ -396,7 +469,7 @@ def test_record(flavour, version, name, runtime_api, tmp_path, monkeypatch):
 
 def test_every_scenario_has_its_verdict():
     assert list(SCENARIOS) == list(recordings.MATRIX)
-    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 62
+    assert len(RECORDINGS) == len(recordings.recorded_pairs()) == 66
 
 
 def test_the_faults_are_recorded_on_the_drills_releases():
@@ -409,4 +482,5 @@ def test_the_faults_are_recorded_on_the_drills_releases():
     assert {name: s.topology for name, s in SCENARIOS.items() if name in recordings.FAULTS} == {
         "source-link-cut": None, "source-link-black-hole": None, "source-link-slow": None,
         "target-link-cut": short_rebalance_delay,
-        "source-link-narrow": narrow_source, "worker-killed": drill_pods, "workers-rolled": drill_pods}
+        "source-link-narrow": narrow_source, "worker-killed": drill_pods, "workers-rolled": drill_pods,
+        "source-brokers-rolled": three_source_brokers, "target-brokers-rolled": three_target_brokers}

@@ -298,7 +298,7 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # The passive direction of a bidirectional pair polls what crossed and its loop filter drops
     # it all: polled, not written; no fault on either side.
     "active-passive": set(),
-    # The faults of docs/faults.md's drills (tests/runtime/test_links.py), recorded on the drills'
+    # The faults of docs/faults.md (tests/runtime/test_links.py, test_leader_moves.py), recorded on the drills'
     # releases (FAULT_RELEASES). The link from the worker to the source cut while producers write:
     # nothing crosses, the heartbeats included, and the tasks stay RUNNING, their consumers retrying.
     "source-link-cut": {("KafkaReplicationHeartbeatsStale", None)},
@@ -322,6 +322,12 @@ MATRIX: dict[str, set[tuple[str, str | None]]] = {
     # Both pods rolled, one at a time: each worker hands its tasks over as it leaves; a pause of
     # seconds, no page.
     "workers-rolled": set(),
+    # A three-broker source rolled one broker at a time: the source consumers follow each moved
+    # leadership, the copy goes on; no page.
+    "source-brokers-rolled": set(),
+    # The target's three brokers rolled, the Connect cluster's own Kafka: its topics' leaders and
+    # the group's coordinator move and move back; no page.
+    "target-brokers-rolled": set(),
 }
 _HEARTBEAT_FAILED = ("KafkaReplicationTaskFailed", "repl-us-west-us-east-heartbeat")
 # Where a release's worker answers a fault otherwise (a consequence, never the cause), the verdict
@@ -352,7 +358,7 @@ def verdict(release: str, scenario: str) -> set[tuple[str, str | None]]:
 RELEASES = tuple(f"{flavour}-{version}" for flavour, version in RUNTIME_RELEASES)
 FAULT_RELEASES = ("csm-1.2", "strimzi-1.2.0")
 FAULTS = ("source-link-cut", "source-link-black-hole", "source-link-slow", "target-link-cut", "source-link-narrow",
-          "worker-killed", "workers-rolled")
+          "worker-killed", "workers-rolled", "source-brokers-rolled", "target-brokers-rolled")
 
 
 def releases_of(scenario: str) -> tuple[str, ...]:

@@ -39,6 +39,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
 import org.apache.kafka.clients.admin.Admin;
@@ -237,7 +238,10 @@ public final class Clients {
     private static void createTopics(Properties config, JsonNode request) throws Exception {
         List<NewTopic> topics = new ArrayList<>();
         for (JsonNode t : request.get("topics")) {
-            topics.add(new NewTopic(t.get("name").asText(), t.path("partitions").asInt(1), (short) 1));
+            // The broker's default replication factor, as `kafka-topics.sh --create` without
+            // --replication-factor: every broker of a rehearsal's cluster of three, one of one.
+            topics.add(new NewTopic(t.get("name").asText(), Optional.of(t.path("partitions").asInt(1)),
+                                    Optional.empty()));
         }
         try (Admin admin = Admin.create(config)) {
             admin.createTopics(topics).all().get();

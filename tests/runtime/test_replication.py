@@ -136,6 +136,7 @@ def values(got: list[dict]) -> list[tuple[str, str, str]]:
     return sorted((r["topic"], r["key"], r["value"]) for r in got)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("flavour,version", RUNTIME_RELEASES, ids=RUNTIME_IDS)
 def test_prod_stack_replicates_on_every_release(flavour, version, runtime_api, tmp_path):
     """prod: four clusters with four security setups (SASL_SSL PLAIN with JKS trust, SASL_SSL
@@ -544,6 +545,7 @@ def test_rehearse_refuses_invalid_input_before_starting_anything(tmp_path):
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.heavy
 def test_make_rehearse_of_the_prod_stack_runs_what_can_run_here_and_names_the_rest():
     """README's `make rehearse STACK=prod`, as written, on prod's own topology: its metrics
     connector loads Cloudera's SMTs, which no public registry holds; it is named before the

@@ -16,17 +16,26 @@ A module whose tests share a costly module-scoped fixture says `CLAIM_TOGETHER =
 process that claims its first test claims them all (one file, the first test's index), so that
 the fixture is built once in the tier, not once per process (tests/runtime/test_installed.py's
 wheel and virtualenv: a minute of both cores each time).
+
+A test marked `heavy` runs while no other process of the queue runs one (`one_at_a_time`: it
+waits for `<dir>/heavy.lock`). The prod stack starts five clusters and seven Connect workers: its
+JVMs alone keep both cores busy for minutes, and three of them started side by side (the three
+processes reach test_replication.py together) made a worker's initialization take 157 s
+instead of one, and every such test overran its wait for the connectors.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 QUEUE = "KAFKA_REPLICATION_TEST_QUEUE"
+HEAVY = "heavy"  # the marker (pyproject.toml's markers)
 RAN = pytest.StashKey[tuple[int, int]]()  # (tests this process ran, tests in the queue)
 
 
@@ -49,6 +58,17 @@ def claimed(items: list[pytest.Item], directory: Path) -> Iterator[pytest.Item]:
         yield item
 
 
+@contextmanager
+def one_at_a_time(item: pytest.Item, directory: Path) -> Iterator[None]:
+    """While `item` runs, if it is marked heavy: no other heavy test of the queue's processes."""
+    if item.get_closest_marker(HEAVY) is None:
+        yield
+        return
+    with open(directory / "heavy.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        yield
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> object:
     directory = os.environ.get(QUEUE)
@@ -56,14 +76,16 @@ def pytest_runtestloop(session: pytest.Session) -> object:
         return None  # pytest's own loop
     if session.testsfailed and not session.config.option.continue_on_collection_errors:
         raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
-    mine = claimed(list(session.items), Path(directory))
+    queue = Path(directory)
+    mine = claimed(list(session.items), queue)
     item, ran = next(mine, None), 0
     session.config.stash[RAN] = (0, len(session.items))
     while item is not None:
         following = next(mine, None)
         ran += 1
         session.config.stash[RAN] = (ran, len(session.items))
-        item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+        with one_at_a_time(item, queue):
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
         if session.shouldfail:
             raise session.Failed(session.shouldfail)
         if session.shouldstop:

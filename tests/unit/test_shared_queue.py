@@ -5,6 +5,7 @@ several tests are set up and torn down as a single process would."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,54 @@ def test_a_module_claimed_together_runs_in_one_process(suite, tmp_path):
     assert second.returncode == 0, second.stdout + second.stderr
     assert (tmp_path / "log2").read_text().split("\n")[:-1] == ["setup a", "a0", "a1", "a2", "a3", "teardown a", "b"]
     assert sorted(int(p.name) for p in fresh.iterdir()) == [0, 4]
+
+
+
+# Tests that wait until both processes are up, note their start, then wait until another test
+# runs beside them (its start noted, its end not) or 2 s have passed, then note their end: run
+# side by side they overlap; one at a time they cannot.
+OVERLAPPING = '''
+import os, time, pytest
+LOG = os.environ["LOG"]
+def note(text):
+    with open(LOG, "a") as f:
+        f.write(text + "\\n")
+def running():
+    text = open(LOG).read()
+    return text.count("start") - text.count("end")
+MARK
+@pytest.mark.parametrize("n", range(4))
+def test_h(n):
+    deadline = time.monotonic() + 60
+    while open(LOG).read().count("up") < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # both processes started (and claimed their tests): a loaded machine starts them late
+    note(f"start {n}")
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and running() < 2:
+        time.sleep(0.05)
+    note(f"end {n}")
+'''
+
+
+@pytest.mark.parametrize("marked", [True, False], ids=["heavy", "unmarked"])
+def test_heavy_tests_of_two_processes_run_one_at_a_time(tmp_path, marked):
+    """`heavy`: two processes sharing four heavy tests run them one at a time, never two side by
+    side; unmarked, the same tests overlap (so the test can fail)."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "conftest.py").write_text(SUITE["conftest.py"] + "import os\n\n\ndef pytest_sessionstart(session):\n"
+                                       "    with open(os.environ['LOG'], 'a') as f:\n        f.write('up\\n')\n")
+    (suite / "test_h.py").write_text(OVERLAPPING.replace("MARK", "@pytest.mark.heavy" if marked else ""))
+    (suite / "pytest.ini").write_text("[pytest]\nmarkers =\n    heavy: one at a time\n")
+    queue, log = tmp_path / "queue", tmp_path / "log"
+    env = {**os.environ, QUEUE: str(queue), "LOG": str(log), "PYTHONPATH": f"{ROOT}:{suite}"}
+    both = [subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(suite)], cwd=suite,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=120)[0] for p in both]
+    assert [p.returncode for p in both] == [0, 0], outputs
+    assert sum(int(n) for o in outputs for n in re.findall(r"this process ran (\d) of its 4", o)) == 4, outputs
+    side_by_side, most = 0, 0
+    for line in log.read_text().splitlines():
+        side_by_side += {"up": 0, "start": 1, "end": -1}[line.split()[0]]
+        most = max(most, side_by_side)
+    assert most == (1 if marked else 2), log.read_text()

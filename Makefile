@@ -69,9 +69,10 @@ test-engine: venv engine shellcheck prometheus-crds grafana-crds
 #   - meanwhile the other binaries, then the API-server and engine tiers;
 #   - once the first run is done, a second runtime process, and once the API-server and engine
 #     tiers are done, a third: they share the tier's tests, each test run by one of them, a
-#     test marked heavy (the prod stack) while no other is (tests/support/shared_queue.py). A runtime test waits on brokers and workers about half of
-#     its time, and the tier is the longest: two runtime processes alone keep the cores 55-65 %
-#     busy (measured, docs/performance.md), three use what the other tiers leave.
+#     test marked heavy (the prod stack) while no other is (tests/support/shared_queue.py). A
+#     runtime test waits on brokers and workers about half of its time, and the tier is the
+#     longest: two runtime processes alone keep the cores 55-65 % busy (measured,
+#     docs/performance.md), three use what the other tiers leave.
 # Cold, the builds take about 17 minutes in all; warm they are found at once. The background runs'
 # output is kept in build/tier-*.log and printed after the first run's, then each tier's CPU time and
 # the costliest tests (tests/support/cputime.py: on two shared cores, what a test costs is its CPU,

@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 import pytest
 
 from infra.tools.rehearsal.links import Link
+from infra.tools.rehearsal.local import SINGLE_BROKER
 from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_links import DRILLS
 from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
 from tests.support.monitoring import target_labels
-from tests.support.replication import (Repeating, dev_for_runtime, drill_pods, rehearsal, running,
+from tests.support.replication import (Repeating, dev_for_runtime, drill_pods, on_brokers, rehearsal, running,
                                        short_rebalance_delay)
 from tests.support.stacks import RUNTIME_RELEASES
 
@@ -291,20 +292,16 @@ BROKERS = 3  # a cluster whose brokers are rolled: each partition on three, two 
 # 1 (infra/tools/rehearsal/local.py SINGLE_BROKER): on a cluster of three, on every broker, so that
 # a roll keeps them in sync. The offset syncs are written to the source (Kafka's default
 # `offset-syncs.topic.location`), the heartbeats too (docs/heartbeats.md), the checkpoints to the target.
-ITS_OWN_TOPICS = {"us-west": {"source": "offset-syncs.topic.replication.factor",
-                              "heartbeat": "heartbeats.topic.replication.factor"},
-                  "us-east": {"checkpoint": "checkpoints.topic.replication.factor"}}
+ITS_OWN_TOPICS = {"us-west": ("source", "heartbeat"), "us-east": ("checkpoint",)}
 
 
 def three_brokers(alias: str) -> Callable[[dict], None]:
     """The cluster `alias` on three brokers (each a broker and a KRaft voter), its bootstrap
     listing each, as tests/runtime/test_leader_moves.py runs the target."""
     def change(topo: dict) -> None:
-        port = topo["clusters"][alias]["bootstrapServers"].rsplit(":", 1)[1]
-        topo["clusters"][alias]["bootstrapServers"] = ",".join(
-            f"{alias}-kafka-{n}.kafka-{alias}:{port}" for n in range(BROKERS))
-        for kind, key in ITS_OWN_TOPICS[alias].items():
-            topo["flows"][0]["config"][kind][key] = BROKERS
+        on_brokers(topo, alias, BROKERS)
+        for kind in ITS_OWN_TOPICS[alias]:
+            topo["flows"][0]["config"][kind].update({key: BROKERS for key in SINGLE_BROKER[kind]})
     return change
 
 
@@ -484,3 +481,16 @@ def test_the_faults_are_recorded_on_the_drills_releases():
         "target-link-cut": short_rebalance_delay,
         "source-link-narrow": narrow_source, "worker-killed": drill_pods, "workers-rolled": drill_pods,
         "source-brokers-rolled": three_source_brokers, "target-brokers-rolled": three_target_brokers}
+
+
+def test_the_stored_recordings_ran_the_topology_their_scenario_builds_today():
+    """Each stored recording's topology is the one `record` gives its scenario on its release now
+    (the dev flow and the scenario's changes): a scenario's builder changed without a new
+    recording fails here, not in a replay that still passes."""
+    for recording in recordings.load_all():
+        flavour, version = recording["release"].split("-", 1)
+        topo = dev_for_runtime(flavour, version)
+        change = SCENARIOS[recording["scenario"]].topology
+        if change:
+            change(topo)
+        assert recording["topology"] == topo, (recording["release"], recording["scenario"])

@@ -20,8 +20,8 @@ from collections import Counter
 import pytest
 
 from infra.core.names import FlowNames
-from tests.support.replication import (DEV_SOURCE, again_at_most, dev_for_runtime, eventually, rehearsal,
-                                       replicating, starts_since, task_starts, under_writes)
+from tests.support.replication import (DEV_SOURCE, again_at_most, dev_for_runtime, eventually, on_brokers,
+                                       rehearsal, replicating, starts_since, task_starts, under_writes)
 
 pytestmark = pytest.mark.runtime
 
@@ -47,9 +47,7 @@ def test_a_target_broker_restarted_moves_the_connect_topics_leaders_and_nothing_
     if policy == "identity":
         flow["replicationPolicy"] = "identity"
     remote = f"us-west.{TOPIC}" if policy == "default" else TOPIC
-    port = topo["clusters"]["us-east"]["bootstrapServers"].rsplit(":", 1)[1]
-    topo["clusters"]["us-east"]["bootstrapServers"] = ",".join(
-        f"us-east-kafka-{n}.kafka-us-east:{port}" for n in range(BROKERS))
+    on_brokers(topo, "us-east", BROKERS)
     with rehearsal(topo, tmp_path, runtime_api, brokers={"us-east": BROKERS}) as r:
         target = r.client("us-east")
         ledger, connect = replicating(r, "us-west", "us-east", TOPIC, remote)

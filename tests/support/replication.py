@@ -49,6 +49,14 @@ def rehearsal(topology: dict, directory: Path, api, **fields) -> Iterator[Rehear
         r.stop()
 
 
+def on_brokers(topo: dict, alias: str, brokers: int) -> None:
+    """Cluster `alias` of `topo` on `brokers` brokers (a rehearsal's `brokers={alias: n}`): its
+    bootstrap lists each broker's own address, on the port it had."""
+    port = topo["clusters"][alias]["bootstrapServers"].rsplit(":", 1)[1]
+    topo["clusters"][alias]["bootstrapServers"] = ",".join(
+        f"{alias}-kafka-{n}.kafka-{alias}:{port}" for n in range(brokers))
+
+
 def running(r: Rehearsal, timeout: float = 180) -> dict:
     """Every connector whose spec says running, RUNNING with every task (counted for the summary)."""
     found = r.wait_running(timeout)

@@ -25,12 +25,12 @@ from infra.tools.rehearsal.links import Link
 from infra.tools.rehearsal.local import SINGLE_BROKER
 from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_links import DRILLS
-from tests.runtime.test_runtime_metrics import with_metrics
 from tests.support import recordings
 from tests.support.monitoring import target_labels
 from tests.support.replication import (Repeating, dev_for_runtime, drill_pods, on_brokers, rehearsal, running,
                                        short_rebalance_delay)
 from tests.support.stacks import RUNTIME_RELEASES
+from tests.support.worker_metrics import with_metrics
 
 pytestmark = pytest.mark.runtime
 

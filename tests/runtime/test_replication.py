@@ -34,6 +34,7 @@ from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, Ledger, ar
                                        under_writes, user_topics)
 from tests.support.stacks import (RELEASE_ENDS, RELEASES, RELEASES_BY_WORKER_CONNECTION, ROOT, RUNTIME_RELEASES, ids,
                                   on_release, unavailable)
+from tests.support.worker_metrics import attach_exporter, prove_worker_metrics
 
 pytestmark = pytest.mark.runtime
 
@@ -42,10 +43,15 @@ pytestmark = pytest.mark.runtime
 
 
 @pytest.mark.parametrize("flavour,version", RELEASES, ids=RELEASE_IDS)
-def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tmp_path):
+def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tmp_path, monkeypatch):
     """The documents' flow (us-west SASL_SSL PLAIN, JKS trust -> us-east SASL_SSL PLAIN, PEM
-    trust; Default policy) on the release's Kafka, config providers and worker file."""
+    trust; Default policy) on the release's Kafka, config providers and worker file; on each
+    release a stack stays on, with the release's metrics exporter on the worker and its scrape
+    proven once the flow has copied (tests/support/worker_metrics.py)."""
+    metered = (flavour, version) in RUNTIME_RELEASES
     with rehearsal(dev_for_runtime(flavour, version), tmp_path, runtime_api) as r:
+        if metered:
+            attach_exporter(monkeypatch, r, flavour, version)
         source, target = r.client("us-west"), r.client("us-east")
         r.clients.create_topics(source, {"test.orders": 2, "other": 1})
         sent = records(6, "dev")
@@ -85,6 +91,8 @@ def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tm
             "repl-us-west-us-east-status-topic", "us-west.checkpoints.internal", "us-west.heartbeats",
             "us-west.test.orders"]
         assert user_topics(r, "us-west") == ["heartbeats", "mm2-offset-syncs.us-east.internal", "other", "test.orders"]
+        if metered:
+            prove_worker_metrics(r, flavour, version, tmp_path)
 
 
 def test_the_worker_runs_the_kafka_of_its_connect_version(runtime_api, tmp_path):

@@ -108,7 +108,7 @@ LEDGER: dict[tuple[str, ...], tuple[str, str]] = {
     ("Checking the endpoint", "kubectl -n repl-us-west-us-east get configmap connect-metrics"): (RUN, _SCALE),
     ("Checking the endpoint", "kubectl -n repl-us-west-us-east port-forward"): (NEVER, _NO_POD),
     ("Checking the endpoint", "curl -s localhost:9404/metrics"):
-        (RUN, f"tests/runtime/test_runtime_metrics.py::test_metrics_on_the_real_worker on CSM 1.2 {_FORWARDED}"),
+        (RUN, f"tests/runtime/test_replication.py::test_dev_stack_replicates_on_every_release on CSM 1.2 {_FORWARDED}"),
     ("How it is proven", ".venv/bin/python -m pytest -q tests/unit/test_metrics.py"): (SUITE, "make test"),
     ("How it is proven", "SCRAPE_REWRITE=1"): (SUITE, "the scrape files' rewrite"),
     ("How it is proven", "RECORD_ALERTS=1"): (SUITE, "the recordings' rewrite"),

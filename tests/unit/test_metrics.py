@@ -1,7 +1,7 @@
 """infra/plan/metrics.py and its place in the plan: the JMX exporter's rules per release, the
 KafkaConnect's metricsConfig and its ConfigMap, what the connectors need, the refusals, and
-`metrics: false`. The rules are proven against the real worker in tests/runtime/test_runtime_metrics.py;
-here they are held exactly, and run through a model of the exporter's matching."""
+`metrics: false`. The rules are proven against the real worker in the dev stack's runtime test
+(tests/support/worker_metrics.py); here they are held exactly, and run through a model of the exporter's matching."""
 
 from __future__ import annotations
 

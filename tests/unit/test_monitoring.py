@@ -1,9 +1,9 @@
 """The monitoring objects (infra/plan/monitoring/): the PodMonitor, the PrometheusRule and the Grafana
 dashboard as rendered, field by field; every rule checked by `promtool check rules` and every
 alert unit-tested by `promtool test rules` on series shaped as the real worker's scrape shows
-(tests/data/scrape/*.txt, written by tests/runtime/test_runtime_metrics.py), firing exactly the expected
-alert with its exact labels and annotations, and nothing on a healthy set; every series and label
-the rules and the dashboard read present in every release's scrape.
+(tests/data/scrape/*.txt, written by the dev stack's runtime test, tests/support/worker_metrics.py),
+firing exactly the expected alert with its exact labels and annotations, and nothing on a healthy
+set; every series and label the rules and the dashboard read present in every release's scrape.
 
 promtool comes from Debian's prometheus package (`make promtool`); without it the promtool tests
 skip, unless APISERVER_REQUIRED=1 (CI), where they fail.
@@ -493,7 +493,7 @@ def test_every_series_and_label_read_is_in_every_scrape():
     problems = {q: m for q in all_queries() for m in [missing(q, available)] if m}
     assert problems == {}
     if scraped() is None:
-        pytest.skip(f"no scrape files in {SCRAPES.relative_to(ROOT)} yet (tests/runtime/test_runtime_metrics.py writes "
+        pytest.skip(f"no scrape files in {SCRAPES.relative_to(ROOT)} yet (the dev stack's runtime test writes "
                     "them): checked against the metrics contract only")
     # The contract's shapes are what the scrape showed.
     for name, labels in CONTRACT.items():

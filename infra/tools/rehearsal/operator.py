@@ -43,7 +43,7 @@ import fnmatch
 import hashlib
 import json
 import secrets as random_secrets
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -472,6 +472,21 @@ def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[
         config["connector.plugin.version"] = str(spec["version"])
     config["connector.class"] = spec["class"]
     return connector["metadata"]["name"], config, spec.get("state", "running")
+
+
+def reconciled_at_apply(connector: Mapping[str, Any], sent: Mapping[tuple[str, str], tuple[Any, Any]],
+                        pending_rolls: Container[tuple[str, str]]) -> bool:
+    """Whether an apply of the stack (`pulumi up`) has the operator reconcile this KafkaConnector
+    now. Not when it is as last reconciled (`sent`, by (namespace, name): (its KafkaConnect, the
+    object)) and only Secrets its Connect cluster reads changed (in `pending_rolls`): no custom
+    resource the operator watches changed, so nothing reconciles it before the periodic
+    reconciliation that rolls the pods. By then the old pods may be locked out: a worker whose
+    group membership fails to authenticate exits (DistributedHerder.run, "Uncaught exception in
+    herder work thread")."""
+    meta = connector["metadata"]
+    last = sent.get((meta["namespace"], meta["name"]))
+    roll_pending = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL]) in pending_rolls
+    return not (roll_pending and last is not None and last[1] == connector)
 
 
 def needs_reconfiguring(name: str, config: Mapping[str, str], actual: Mapping[str, str]) -> bool:

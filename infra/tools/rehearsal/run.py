@@ -288,14 +288,12 @@ class Rehearsal:
         return secrets, configmaps
 
     def update(self, objects: Iterable[dict[str, Any]]) -> None:
-        """A render applied to the running Connect clusters, as `pulumi up` applies it: the
-        objects replaced; a new Connect cluster started; one whose pod template changed, or whose
-        target credentials or trust changed (`strimzi.io/auth-hash`, operator.auth_hash) together
-        with the KafkaConnect, rolled at once, as the operator does on the change of a custom
-        resource it watches; one whose credentials changed in its Secrets only, at the next
-        periodic reconciliation (`pending_rolls`); the others left running; every KafkaConnector
-        reconciled again as the operator does on a change (`send`: a config PUT only where it
-        differs), then the offsets requests carried out."""
+        """A render applied as `pulumi up` applies it: the objects replaced; a new Connect cluster
+        started; one whose pod template, or target credentials or trust (`strimzi.io/auth-hash`)
+        with the KafkaConnect, changed rolled at once, as the operator does on a change of a
+        custom resource it watches; one whose credentials changed in its Secrets only, at the next
+        periodic reconciliation (`pending_rolls`); each KafkaConnector reconciled again (`send`,
+        operator.reconciled_at_apply), then the offsets requests carried out."""
         self.objects = list(objects)
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
             if not is_patch(obj):
@@ -338,7 +336,8 @@ class Rehearsal:
             self.connectors = {k: v for k, v in self.connectors.items() if v[0] != key}
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
-            self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
+            if operator.reconciled_at_apply(connector, self.connectors, self.pending_rolls):
+                self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
         self.manage_offsets()
 
     def annotate_for_rolling(self, namespace: str, name: str) -> None:

@@ -188,6 +188,12 @@ def test_a_target_password_rotated_on_the_broker_and_in_the_stack(flavour, versi
             # until its next periodic reconciliation, which rolls the pods (the stand-in's, as
             # the operator's: the rehearsal's reconciler, called here at once).
             held = [r.connects[connect] if o["kind"] == "KafkaConnect" else o for o in rendered]
+            # By the time it is applied the old pod is locked out: its group membership fails to
+            # authenticate again and the worker exits (DistributedHerder: "Uncaught exception in
+            # herder work thread"). Nothing of the apply may ask it anything (reconciled_at_apply).
+            old = r.workers[connect].process
+            eventually("the old worker locked out", lambda: old is not None and old.popen.poll() is not None,
+                       4 * REAUTH + 60)
             r.update(held)
             assert (r.rolled, list(r.pending_rolls)) == ([], [connect])
             r.periodic_reconciliation()

@@ -34,7 +34,7 @@ from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, Ledger, ar
                                        under_writes, user_topics)
 from tests.support.stacks import (RELEASE_ENDS, RELEASES, RELEASES_BY_WORKER_CONNECTION, ROOT, RUNTIME_RELEASES, ids,
                                   on_release, unavailable)
-from tests.support.worker_metrics import attach_exporter, prove_worker_metrics
+from tests.support.worker_metrics import GROUP, attach_exporter, prove_worker_metrics
 
 pytestmark = pytest.mark.runtime
 
@@ -57,9 +57,9 @@ def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tm
         sent = records(6, "dev")
         r.clients.produce(source, "test.orders", sent)
         r.clients.produce(source, "other", [{"key": "x", "value": "not replicated"}])
-        # A consumer group on the source, before the connectors start.
-        r.clients.consume(source, ["test.orders"], 6, 30_000, group="test.readers")
-        assert r.clients.group_offsets(source, "test.readers") == {"test.orders:0": 3, "test.orders:1": 3}
+        # A consumer group on the source, before the connectors start (the metrics' checkpoints read it too).
+        r.clients.consume(source, ["test.orders"], 6, 30_000, group=GROUP)
+        assert r.clients.group_offsets(source, GROUP) == {"test.orders:0": 3, "test.orders:1": 3}
 
         r.deploy()
         states = running(r)
@@ -84,7 +84,7 @@ def test_dev_stack_replicates_on_every_release(flavour, version, runtime_api, tm
         assert r.clients.consume(target, ["us-west.checkpoints.internal"], 1, 90_000)
         translated = {"us-west.test.orders:0": 3, "us-west.test.orders:1": 3}
         eventually("the group's offsets on us-east",
-                   lambda: r.clients.group_offsets(target, "test.readers") == translated, 120)
+                   lambda: r.clients.group_offsets(target, GROUP) == translated, 120)
         # The excluded topic never arrives; the target holds the flow's topics and nothing else.
         assert user_topics(r, "us-east") == [
             "repl-us-west-us-east-config-topic", "repl-us-west-us-east-offsets-topic",

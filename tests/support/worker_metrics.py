@@ -36,7 +36,8 @@ SCRAPES = ROOT / "tests" / "data" / "scrape"
 REWRITE = os.environ.get("SCRAPE_REWRITE") == "1"
 FLOW = "repl-us-west-us-east"
 CONNECTORS = [f"{FLOW}-checkpoint", f"{FLOW}-heartbeat", f"{FLOW}-source"]
-GROUP = "test.readers"  # the dev test's group on the source, with committed offsets: the checkpoints' subject
+# The group the dev test commits offsets for on the source before deploying: the checkpoints' subject.
+GROUP = "test.readers"
 RULES = FlowNames(FLOW, "us-west", "us-east").metrics_configmap
 SHAPED = ("kafka_", "jvm_", "process_")  # the agent's JVM metrics (JvmMetrics) beside our rules'
 

@@ -27,8 +27,8 @@ from infra.tools.rehearsal.run import Rehearsal
 from tests.runtime.test_links import DRILLS
 from tests.support import recordings
 from tests.support.monitoring import target_labels
-from tests.support.replication import (Repeating, dev_for_runtime, drill_pods, on_brokers, rehearsal, running,
-                                       short_rebalance_delay)
+from tests.support.replication import (HAND_MADE_STATES, Repeating, dev_for_runtime, drill_pods, on_brokers,
+                                       rehearsal, running, short_rebalance_delay)
 from tests.support.stacks import RUNTIME_RELEASES
 from tests.support.worker_metrics import with_metrics
 
@@ -377,16 +377,16 @@ SCENARIOS: dict[str, Scenario] = {
     "source-down": Scenario("the source's brokers stopped for the fault phase, then started again",
                             scenario_source_down),
     "source-paused": Scenario("the source connector paused through the REST API while producers write, then resumed",
-                              scenario_source_paused),
+                              scenario_source_paused, fields=HAND_MADE_STATES),
     "checkpoint-stopped": Scenario("the checkpoint connector stopped through the REST API, then resumed",
-                                   scenario_checkpoint_stopped),
+                                   scenario_checkpoint_stopped, fields=HAND_MADE_STATES),
     "heartbeats-stopped": Scenario("the heartbeat connector stopped through the REST API, then resumed",
-                                   scenario_heartbeats_stopped),
+                                   scenario_heartbeats_stopped, fields=HAND_MADE_STATES),
     "task-failed": Scenario("a record larger than the target topic accepts fails the source task copying it; the "
                             "limit put back and the task restarted", scenario_task_failed),
     "connector-failed": Scenario("the source connector's configuration changed by hand to an unresolvable source "
                                  "address, the connector FAILED; then the configuration put back",
-                                 scenario_connector_failed),
+                                 scenario_connector_failed, fields=HAND_MADE_STATES),
     "credential-revoked": Scenario("the source user's SCRAM password changed on the broker, not in the stack, then "
                                    "put back", scenario_credential_revoked, topology=scram_source,
                                    fields={"reauthenticate": {"us-west": REAUTH}}),

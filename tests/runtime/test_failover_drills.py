@@ -39,8 +39,8 @@ from infra.tools.rehearsal.operator import REST_PORT
 from infra.topology.schema import PartitionOffset
 from tests.support import runbooks
 from tests.support.portforward import forwarded
-from tests.support.replication import (STACK, dev_for_runtime, eventually, failover_command, rehearsal, running,
-                                       stack_project)
+from tests.support.replication import (HAND_MADE_STATES, STACK, dev_for_runtime, eventually, failover_command,
+                                       rehearsal, running, stack_project)
 from tests.support.stacks import RELEASE_ENDS, RELEASES_BY_OFFSETS_PATH, ROOT
 
 pytestmark = pytest.mark.runtime
@@ -80,7 +80,7 @@ def test_failover_on_disaster_then_failback(policy, flavour, version, runtime_ap
     if policy == "identity":
         flow["replicationPolicy"] = "identity"
     replica = f"us-west.{TOPIC}" if policy == "default" else TOPIC
-    with rehearsal(topo, tmp_path, runtime_api) as r:
+    with rehearsal(topo, tmp_path, runtime_api, **HAND_MADE_STATES) as r:
         source, target = r.client("us-west"), r.client("us-east")
         r.clients.create_topics(source, {TOPIC: 2})
         history = keyed("h", HISTORY)

@@ -60,11 +60,16 @@ def test_pause_resume_and_scaling_account_for_every_record(flavour, version, run
         (worker,) = r.workers.values()
         holds_exactly()
 
-        # Paused by hand through the REST API: Strimzi's next reconciliation resumes it, as the
-        # KafkaConnector says running (updateState); what was produced meanwhile arrives.
-        worker.request("PUT", f"/connectors/{SOURCE}/pause")
-        stays_paused(len(sent))
-        r.update(r.objects)
+        # Paused by hand through the REST API: nothing the operator watches changed, so no apply
+        # puts it back (operator.reconciled_at_apply); its next periodic reconciliation does, as
+        # the KafkaConnector says running (updateState); what was produced meanwhile arrives.
+        with r.reconciling:  # seen PAUSED, copying nothing, before any reconciliation meets it
+            worker.request("PUT", f"/connectors/{SOURCE}/pause")
+            stays_paused(len(sent))
+            r.update(r.objects)
+            assert state() == "PAUSED"
+        eventually("the source connector RUNNING again, resumed by a periodic reconciliation",
+                   lambda: state() == "RUNNING", 6 * RECONCILE, 0.5)
         running(r)
         holds_exactly()
 

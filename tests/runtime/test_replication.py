@@ -29,9 +29,9 @@ from infra.checks import validation
 from infra.tools.rehearsal.process import RuntimeStartError
 from tests.support.material import material
 from tests.support.processes import run_kept
-from tests.support.replication import (DEV, RELEASE_IDS, RUNTIME_IDS, Ledger, arrived, audit_run, dev_for_runtime,
-                                       eventually, expected, for_runtime, halted, records, rehearsal, running,
-                                       under_writes, user_topics)
+from tests.support.replication import (HAND_MADE_STATES, DEV, RELEASE_IDS, RUNTIME_IDS, Ledger, arrived, audit_run,
+                                       dev_for_runtime, eventually, expected, for_runtime, halted, records, rehearsal,
+                                       running, under_writes, user_topics)
 from tests.support.stacks import (RELEASE_ENDS, RELEASES, RELEASES_BY_WORKER_CONNECTION, ROOT, RUNTIME_RELEASES, ids,
                                   on_release, unavailable)
 from tests.support.worker_metrics import GROUP, attach_exporter, prove_worker_metrics
@@ -358,7 +358,7 @@ def test_audit_on_real_kafka(runtime_api, tmp_path):
     topo["audit"] = {"thresholds": {"maxLag": 3, "maxCheckpointAgeSeconds": 5}, "window": {"graceMinutes": 0}}
     start_ms = int(time.time() * 1000) - 60_000
     group, checkpoints = "test.readers", ["us-west.checkpoints.internal"]
-    with rehearsal(topo, tmp_path, runtime_api) as r:
+    with rehearsal(topo, tmp_path, runtime_api, **HAND_MADE_STATES) as r:
         source, target = r.client("us-west"), r.client("us-east")
         r.clients.create_topics(source, {"test.orders": 2})
         r.clients.produce(source, "test.orders", [{"key": f"k{i}", "value": f"v{i}", "partition": i % 2}

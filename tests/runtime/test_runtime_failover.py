@@ -22,8 +22,9 @@ import yaml
 
 from infra.tools.rehearsal.run import Rehearsal
 from tests.support import runbooks
-from tests.support.replication import (POD_CONFIG, STACK, audit_pod, dev_for_runtime, eventually, failover_command,
-                                       in_audit_pod, operator_command, rehearsal, running, stack_project)
+from tests.support.replication import (HAND_MADE_STATES, POD_CONFIG, STACK, audit_pod, dev_for_runtime, eventually,
+                                       failover_command, in_audit_pod, operator_command, rehearsal, running,
+                                       stack_project)
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
@@ -101,7 +102,7 @@ def test_failover_readiness_on_real_kafka(flavour, version, runtime_api, tmp_pat
     topo = dev_for_runtime(flavour, version)  # emit.checkpoints and sync.group.offsets every 5 s
     topo["flows"][0]["failover"] = {"procedure": "continuous"}
     topo["audit"] = {"thresholds": {"maxLag": 0}, "window": {"graceMinutes": 0}}
-    with rehearsal(topo, tmp_path, runtime_api) as r:
+    with rehearsal(topo, tmp_path, runtime_api, **HAND_MADE_STATES) as r:
         source, target = r.client("us-west"), r.client("us-east")
         r.clients.create_topics(source, {"test.orders": 2})
         r.clients.produce(source, "test.orders", [{"key": f"k{i}", "value": f"v{i}", "partition": i % 2}

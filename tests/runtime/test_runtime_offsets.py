@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from tests.support import runbooks
-from tests.support.replication import (BASE_MS, audit_run, dev_for_runtime, eventually, halted, kubectl_line,
-                                      operator_command, rehearsal, running, stack_project)
+from tests.support.replication import (HAND_MADE_STATES, BASE_MS, audit_run, dev_for_runtime, eventually, halted,
+                                       kubectl_line, operator_command, rehearsal, running, stack_project)
 from tests.support.stacks import ROOT
 
 pytestmark = pytest.mark.runtime
@@ -169,7 +169,7 @@ def test_a_source_topic_deleted_and_created_again(runtime_api, tmp_path):
     topo["audit"] = {"window": {"graceMinutes": 0}}
     old, new, grown = [f"v{i}" for i in range(N)], ["n0", "n1", "n2"], [f"m{i}" for i in range(6)]
     partition = {"cluster": "us-west", "partition": 0, "topic": TOPIC}
-    with rehearsal(topo, tmp_path, runtime_api) as r:
+    with rehearsal(topo, tmp_path, runtime_api, **HAND_MADE_STATES) as r:
         source = r.client("us-west")
         r.clients.create_topics(source, {TOPIC: 1})
         r.clients.produce(source, TOPIC, [{"key": f"k{i}", "value": v, "partition": 0} for i, v in enumerate(old)])

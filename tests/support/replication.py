@@ -30,6 +30,14 @@ RELEASE_IDS = [f"{f}-{v}" for f, v in RELEASES]
 RUNTIME_IDS = [f"{f}-{v}" for f, v in RUNTIME_RELEASES]
 
 
+# For a test that sets connector states on the worker by hand to arrange what it proves (a
+# connector stopped under the audit, a failed link stood for by a paused connector): the
+# operator's periodic reconciliation, which puts every connector back to its KafkaConnector's state
+# (Rehearsal.periodic_reconciliation), held off for the test, as STRIMZI_FULL_RECONCILIATION_INTERVAL_MS
+# set past its end would hold it. What an apply reconciles is unchanged.
+HAND_MADE_STATES: dict = {"reconcile_every": None}
+
+
 @contextmanager
 def rehearsal(topology: dict, directory: Path, api, **fields) -> Iterator[Rehearsal]:
     """A rehearsal of `topology` with its clusters started; `fields` of Rehearsal (authorizers...)."""

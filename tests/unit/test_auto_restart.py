@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from infra.core.names import CLUSTER_LABEL, USE_CONNECTOR_RESOURCES
 from infra.tools.rehearsal import operator
 from infra.tools.rehearsal.process import RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
@@ -65,8 +66,16 @@ def test_without_auto_restart_a_failure_stays(spec):
 
 
 class FakeWorker:
+    """A worker's REST API as the stand-in's reconciliation asks it: each connector's config (as
+    Connect returns it, with its `name`) and status; a connector it has no answer for raises."""
+
     def __init__(self, statuses: dict[str, dict], refuse_restart: bool = False) -> None:
         self.statuses, self.refuse_restart, self.requests = statuses, refuse_restart, []
+
+    def connector_config(self, name: str) -> dict:
+        if name not in self.statuses:
+            raise RuntimeStartError(f"GET /connectors/{name}/config: no answer")
+        return {"name": name, "connector.class": CLASS}
 
     def status(self, name: str) -> dict:
         if name not in self.statuses:
@@ -75,16 +84,26 @@ class FakeWorker:
 
     def request(self, method: str, path: str) -> None:
         self.requests.append((method, path))
-        if self.refuse_restart:
+        if self.refuse_restart and path.startswith("/connectors/") and "/restart" in path:
             raise RuntimeStartError(f"{method} {path}: HTTP 500")
 
 
-def rehearsal_with(tmp_path, worker: FakeWorker) -> Rehearsal:
+CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+
+
+def connector(name: str, **spec) -> dict:
+    return {"kind": "KafkaConnector", "metadata": {"name": name, "namespace": "repl", "labels": {CLUSTER_LABEL: "repl"}},
+            "spec": {"class": CLASS, "config": {}, **ON, **spec}}
+
+
+def rehearsal_with(tmp_path, worker: FakeWorker, **spec) -> Rehearsal:
     r = Rehearsal(dev_for_runtime("strimzi", "1.2.0"), tmp_path, kube=None)  # type: ignore[arg-type]
     connect = ("repl", "repl")
     r.workers[connect] = worker  # type: ignore[assignment]
+    r.connects[connect] = {"metadata": {"namespace": "repl", "name": "repl",
+                                        "annotations": {USE_CONNECTOR_RESOURCES: "true"}}}
     for name in ("source", "checkpoint", "gone"):
-        r.connectors[("repl", name)] = (connect, {"spec": ON})
+        r.connectors[("repl", name)] = (connect, connector(name, **spec))
     return r
 
 
@@ -108,3 +127,19 @@ def test_a_refused_restart_is_counted_all_the_same(tmp_path):
     r = rehearsal_with(tmp_path, FakeWorker({"source": CONNECTOR_FAILED}, refuse_restart=True))
     assert r.periodic_reconciliation(T0) == [("repl", "source")]
     assert r.auto_restarts[("repl", "source")]["count"] == 1
+
+
+def test_a_reconciliation_puts_back_the_state_the_spec_says_before_its_auto_restart(tmp_path):
+    """Every periodic pass reconciles every connector (reconcileAll, then reconcileConnectors and
+    maybeCreateOrUpdateConnector, AbstractConnectOperator 1.2.0 lines 414-450): its config left as
+    it is when Connect holds the spec's, a state set by hand on the worker put back
+    (updateState), then autoRestart on the status read after."""
+    worker = FakeWorker({"source": {"connector": {"state": "PAUSED"}, "tasks": []}, "checkpoint": RUNNING})
+    r = rehearsal_with(tmp_path, worker)
+    assert r.periodic_reconciliation(T0) == []
+    assert worker.requests == [("PUT", "/connectors/source/resume")]
+    # A connector the topology holds stopped is stopped again; nothing is PUT to its config.
+    worker = FakeWorker({"source": RUNNING, "checkpoint": {"connector": {"state": "STOPPED"}, "tasks": []}})
+    r = rehearsal_with(tmp_path, worker, state="stopped")
+    r.periodic_reconciliation(T0)
+    assert worker.requests == [("PUT", "/connectors/source/stop")]

@@ -1,7 +1,8 @@
 """Which KafkaConnectors an apply of the stack has the stand-in operator reconcile at once
-(infra/tools/rehearsal/operator.py `reconciled_at_apply`, called by Rehearsal.update): every one,
-but for a connector unchanged on a Connect cluster whose Secrets alone changed, which waits, as
-the operator does, for the periodic reconciliation that rolls the pods."""
+(infra/tools/rehearsal/operator.py `reconciled_at_apply`, called by Rehearsal.update): those the
+operator's watches see, a connector new or changed and every connector of a KafkaConnect that
+changed; the others, unchanged (a state set by hand on the worker included), wait for the
+periodic reconciliation, as with the operator."""
 
 from __future__ import annotations
 
@@ -18,15 +19,17 @@ CONNECTOR = {"kind": "KafkaConnector", "metadata": {"name": f"{NS}-source", "nam
 SENT = {(NS, f"{NS}-source"): ((NS, NS), copy.deepcopy(CONNECTOR))}
 
 
-def test_an_unchanged_connector_waits_for_the_roll_its_secrets_asked_for():
-    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), SENT, {(NS, NS)}) is False
+def test_an_unchanged_connector_of_an_unchanged_connect_cluster_waits_for_the_periodic_reconciliation():
+    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), SENT, set()) is False
+    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), SENT, {("other", "other")}) is False  # another's change
 
 
-def test_a_changed_new_or_unrolled_connector_is_reconciled_at_once():
+def test_a_new_or_changed_connector_or_one_of_a_changed_connect_cluster_is_reconciled_at_once():
     changed = copy.deepcopy(CONNECTOR)
     changed["spec"]["config"]["topics"] = "rot\\..*|more"
-    assert reconciled_at_apply(changed, SENT, {(NS, NS)}) is True          # its own object changed
-    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), {}, {(NS, NS)}) is True  # never reconciled
-    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), SENT, set()) is True     # no roll pending
-    elsewhere = {("other", "other")}
-    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), SENT, elsewhere) is True  # another cluster's roll
+    assert reconciled_at_apply(changed, SENT, set()) is True                          # its own object changed
+    paused = copy.deepcopy(CONNECTOR)
+    paused["spec"]["state"] = "paused"
+    assert reconciled_at_apply(paused, SENT, set()) is True                           # its state in the topology
+    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), {}, set()) is True           # never reconciled
+    assert reconciled_at_apply(copy.deepcopy(CONNECTOR), SENT, {(NS, NS)}) is True    # its KafkaConnect changed

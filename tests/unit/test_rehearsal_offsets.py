@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from infra.core.names import CONNECTOR_OFFSETS_ANNOTATION, OFFSETS_KEY, OFFSETS_REQUEST_ANNOTATION
+from infra.core.names import (CLUSTER_LABEL, CONNECTOR_OFFSETS_ANNOTATION, OFFSETS_KEY, OFFSETS_REQUEST_ANNOTATION,
+                              USE_CONNECTOR_RESOURCES)
 from infra.tools.rehearsal import offsets
 from infra.tools.rehearsal.process import RestError, RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
@@ -24,6 +25,7 @@ STALE = f"w: PATCH /connectors/repl-east-west-source/offsets: HTTP 409: {STALE_B
 UNKNOWN_BODY = '{"message":"Unknown partition"}'
 UNKNOWN = f"w: PATCH /connectors/x/offsets: HTTP 400: {UNKNOWN_BODY}"
 ANSWERS = {STALE: RestError(STALE, 409, STALE_BODY), UNKNOWN: RestError(UNKNOWN, 400, UNKNOWN_BODY)}
+CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 BODY = {"offsets": [{"partition": {"topic": "t", "partition": 0}, "offset": {"offset": 9}}]}
 
 
@@ -36,6 +38,9 @@ class Worker:
 
     def status(self, name: str) -> dict[str, Any]:
         return {"connector": {"state": "STOPPED"}, "tasks": []}
+
+    def connector_config(self, name: str) -> dict[str, str]:  # as the spec says: nothing to PUT
+        return {"name": name, "connector.class": CLASS}
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         answer = self.answers.pop(0)
@@ -58,8 +63,9 @@ def rehearsal(tmp_path, worker: Worker) -> tuple[Rehearsal, Kube]:
     kube = Kube()
     r = Rehearsal(doc_topology(), tmp_path, kube, reconcile_every=None)  # type: ignore[arg-type]
     connector = {"apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaConnector",
-                 "metadata": {"name": NAME, "namespace": NS},
-                 "spec": {"alterOffsets": {"fromConfigMap": {"name": f"{NAME}-offsets-alter"}}}}
+                 "metadata": {"name": NAME, "namespace": NS, "labels": {CLUSTER_LABEL: NS}},
+                 "spec": {"class": CLASS, "state": "stopped",
+                          "alterOffsets": {"fromConfigMap": {"name": f"{NAME}-offsets-alter"}}}}
     patch = {"apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaConnector", "metadata": {  # the patch: no spec
         "name": NAME, "namespace": NS, "annotations": {CONNECTOR_OFFSETS_ANNOTATION: "alter",
                                                       OFFSETS_REQUEST_ANNOTATION: "alter/failback"}}}
@@ -68,6 +74,7 @@ def rehearsal(tmp_path, worker: Worker) -> tuple[Rehearsal, Kube]:
     r.objects = [connector, configmap, patch]
     r.connectors[(NS, NAME)] = ((NS, NS), connector)
     r.workers[(NS, NS)] = worker  # type: ignore[assignment]
+    r.connects[(NS, NS)] = {"metadata": {"namespace": NS, "name": NS, "annotations": {USE_CONNECTOR_RESOURCES: "true"}}}
     return r, kube
 
 

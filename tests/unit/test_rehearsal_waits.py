@@ -12,7 +12,7 @@ import pytest
 from infra.plan.connectors import ConnectorKind
 from infra.tools.rehearsal.connect import Worker
 from infra.tools.rehearsal.process import RuntimeStartError
-from infra.tools.rehearsal.run import min_tasks
+from infra.tools.rehearsal.operator import min_tasks
 
 RUNNING = {"state": "RUNNING", "worker_id": "w:8083"}
 

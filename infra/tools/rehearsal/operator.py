@@ -57,6 +57,7 @@ from contract.clientprops import LOGIN_MODULES
 from infra.core import names, stores
 from infra.core.releases import Release, WorkerFile
 from infra.plan import metrics
+from infra.plan.connectors import ConnectorKind
 
 WORKER_FILE = "/tmp/strimzi-connect.properties"
 REST_PORT = 8083
@@ -475,18 +476,22 @@ def connector_requests(release: Release, connector: Mapping[str, Any]) -> tuple[
 
 
 def reconciled_at_apply(connector: Mapping[str, Any], sent: Mapping[tuple[str, str], tuple[Any, Any]],
-                        pending_rolls: Container[tuple[str, str]]) -> bool:
+                        reconciled: Container[tuple[str, str]]) -> bool:
     """Whether an apply of the stack (`pulumi up`) has the operator reconcile this KafkaConnector
-    now. Not when it is as last reconciled (`sent`, by (namespace, name): (its KafkaConnect, the
-    object)) and only Secrets its Connect cluster reads changed (in `pending_rolls`): no custom
-    resource the operator watches changed, so nothing reconciles it before the periodic
-    reconciliation that rolls the pods. By then the old pods may be locked out: a worker whose
-    group membership fails to authenticate exits (DistributedHerder.run, "Uncaught exception in
-    herder work thread")."""
+    now: when it is new or changed since it was last reconciled (`sent`, by (namespace, name): (its
+    KafkaConnect, the object)), which the operator's watch on KafkaConnectors sees (ADDED or
+    MODIFIED, KafkaConnectAssemblyOperator.connectorEventHandler: 1.2.0 line 471, 0.48.0 496,
+    0.43.0 534), or when its Connect cluster is in `reconciled`: its KafkaConnect changed, and every
+    reconciliation of a KafkaConnect ends by reconciling its connectors (reconcileConnectors: 1.2.0
+    line 199, 0.48.0 207, 0.43.0 229). Otherwise nothing the operator watches changed, and it meets
+    the connector at its next periodic reconciliation only: a state set by hand on the worker
+    stays until then, and a Connect cluster whose Secrets alone changed is asked nothing by the
+    apply, though its old pods may be locked out by then (a worker whose group membership fails to
+    authenticate exits: DistributedHerder.run, "Uncaught exception in herder work thread")."""
     meta = connector["metadata"]
     last = sent.get((meta["namespace"], meta["name"]))
-    roll_pending = (meta["namespace"], meta["labels"][names.CLUSTER_LABEL]) in pending_rolls
-    return not (roll_pending and last is not None and last[1] == connector)
+    return (last is None or last[1] != connector
+            or (meta["namespace"], meta["labels"][names.CLUSTER_LABEL]) in reconciled)
 
 
 def needs_reconfiguring(name: str, config: Mapping[str, str], actual: Mapping[str, str]) -> bool:
@@ -524,9 +529,24 @@ def state_change(release: Release, current: str | None, wanted: str) -> str | No
 
 
 # The operator's periodic reconciliation: STRIMZI_FULL_RECONCILIATION_INTERVAL_MS, 120000 by
-# default (ClusterOperatorConfig.FULL_RECONCILIATION_INTERVAL_MS, 1.2.0). A KafkaConnector is
-# reconciled on a change of its own and at every such pass; autoRestart acts only there.
+# default (ClusterOperatorConfig.FULL_RECONCILIATION_INTERVAL_MS, 1.2.0). Every pass reconciles
+# every KafkaConnect (ClusterOperator's timer, reconcileAll: 1.2.0 lines 124-127) and so each of
+# its connectors: config, state, offsets, restarts, then autoRestart (maybeCreateOrUpdateConnector,
+# AbstractConnectOperator 1.2.0 lines 414-450). A KafkaConnector is also reconciled on a change of
+# its own or of its KafkaConnect (reconciled_at_apply).
 RECONCILIATION_SECONDS = 120.0
+
+
+def min_tasks(spec: Mapping[str, Any]) -> int:
+    """The tasks a connector has for certain once it has generated them. The source and checkpoint
+    connectors may rightly have none (no topic, no group matches yet); the heartbeat connector has
+    one unless its heartbeats are off (MirrorHeartbeatConnector.taskConfigs: none only when its
+    interval is negative: `emit.heartbeats.enabled=false` or a negative interval in seconds)."""
+    if spec.get("class") != ConnectorKind.heartbeat.connector_class:
+        return 0
+    interval = str(spec.get("config", {}).get("emit.heartbeats.interval.seconds", "1"))
+    enabled = str(spec.get("config", {}).get("emit.heartbeats.enabled", "true")).lower() != "false"
+    return 1 if enabled and not interval.startswith("-") else 0
 
 
 def auto_restart_backoff_minutes(count: int) -> int:

@@ -29,7 +29,6 @@ import yaml
 from infra.checks import validation
 from infra.core import names
 from infra.core.releases import Release
-from infra.plan.connectors import ConnectorKind
 from infra.plan.offsets import is_patch
 from infra.tools import render
 from infra.tools.rehearsal import jars, offsets as operator_offsets, operator
@@ -121,7 +120,8 @@ class Rehearsal:
     # Connect clusters whose StrimziPodSet carries `strimzi.io/manual-rolling-update=true`
     # (annotate_for_rolling), rolled by the next reconciliation of their KafkaConnect.
     manual_rolls: set[tuple[str, str]] = field(default_factory=set)
-    _rolling: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    # Held by every reconciliation (the operator's lock); a test holds it to see a state it set by hand.
+    reconciling: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _reconciler: threading.Thread | None = field(default=None, init=False, repr=False)
     _stop_reconciling: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     # With `linked`, every worker reaches every cluster through a link of its own that the caller
@@ -197,15 +197,14 @@ class Rehearsal:
     def redeploy(self, objects: Iterable[dict[str, Any]]) -> None:
         """A rolling update as the operator does one: the workers stop, new pods start from the
         new objects, and every connector is reconciled again (`send`)."""
-        for worker in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]:
-            worker.stop()
-        self.started_before_redeploy += len(self.workers) + sum(len(ws) for ws in self.pods.values())
-        self.workers.clear()
-        self.pods.clear()
-        self.applied.clear()
-        self.connectors.clear()
-        self.generation += 1
-        self.deploy(objects)
+        with self.reconciling:  # no periodic reconciliation meanwhile
+            for worker in [*self.workers.values(), *(w for ws in self.pods.values() for w in ws)]:
+                worker.stop()
+            self.started_before_redeploy += len(self.workers) + sum(len(ws) for ws in self.pods.values())
+            for held in (self.workers, self.pods, self.applied, self.connectors):
+                held.clear()
+            self.generation += 1
+            self.deploy(objects)
 
     def deploy(self, objects: Iterable[dict[str, Any]] | None = None) -> None:
         """Apply the render, start a worker per KafkaConnect, reconcile every KafkaConnector
@@ -239,11 +238,14 @@ class Rehearsal:
             self.periodic_reconciliation()
 
     def periodic_reconciliation(self, now: datetime | None = None) -> list[tuple[str, str]]:
-        """One periodic reconciliation's autoRestart (operator.auto_restart) of every connector
-        sent: the connectors it restarted, by (namespace, name). A worker that does not answer
-        fails that connector's reconciliation, and the next pass asks again, as the operator's
-        does; a restart request that fails is counted all the same (autoRestartConnector)."""
-        with self._rolling:
+        """One periodic reconciliation (operator.RECONCILIATION_SECONDS): the pods of each Connect
+        cluster rolled where due, then every connector sent reconciled (`reconcile`, on the state
+        its worker reports then: a state set by hand is put back), then its `autoRestart`
+        (operator.auto_restart): the connectors it restarted. A worker that does not answer fails
+        that connector's reconciliation, and the next pass asks again, as the operator's does; a
+        failed restart request is counted all the same (autoRestartConnector)."""
+        restarted = []
+        with self.reconciling:
             for connect_key in sorted(self.manual_rolls):
                 self._manual_roll(connect_key)
             for connect_key, (connect_obj, secrets, configmaps) in sorted(self.pending_rolls.items()):
@@ -252,29 +254,33 @@ class Rehearsal:
             self.pending_rolls.clear()
             if set(self.offsets_retried) - self.offsets_done:
                 self.manage_offsets()
-        restarted = []
-        for key, (connect, connector) in sorted(list(self.connectors.items())):
-            worker = self.workers.get(connect)
-            if worker is None:
-                continue
-            try:
-                status = worker.status(key[1])
-            except (RuntimeStartError, OSError):
-                continue
-            when = now or datetime.now(timezone.utc)
-            restart, written = operator.auto_restart(connector["spec"], status, self.auto_restarts.get(key), when)
-            if restart:
+            for key, (connect, connector) in sorted(list(self.connectors.items())):
+                worker = self.workers.get(connect)
+                if worker is None:
+                    continue
                 try:
-                    worker.request("POST", f"/connectors/{key[1]}/restart?includeTasks=true&onlyFailed=true")
-                except (RuntimeStartError, OSError):
-                    pass
-                restarted.append(key)
-                self.auto_restarted.append((*key, when.isoformat(timespec="seconds")))
-            if written is None:
-                self.auto_restarts.pop(key, None)
-            else:
-                self.auto_restarts[key] = written
+                    self.reconcile(connect, connector, settle=0)
+                    status = worker.status(key[1])
+                except (RuntimeStartError, OSError, operator.OperatorRefusal):
+                    continue  # the operator logs the failure; the next pass tries again
+                if self._auto_restart(worker, key, connector, status, now or datetime.now(timezone.utc)):
+                    restarted.append(key)
         return restarted
+
+    def _auto_restart(self, worker: Worker, key: tuple[str, str], connector: dict[str, Any], status: dict[str, Any],
+                      when: datetime) -> bool:
+        restart, written = operator.auto_restart(connector["spec"], status, self.auto_restarts.get(key), when)
+        if restart:
+            try:
+                worker.request("POST", f"/connectors/{key[1]}/restart?includeTasks=true&onlyFailed=true")
+            except (RuntimeStartError, OSError):
+                pass
+            self.auto_restarted.append((*key, when.isoformat(timespec="seconds")))
+        if written is None:
+            self.auto_restarts.pop(key, None)
+        else:
+            self.auto_restarts[key] = written
+        return restart
 
     def _stores(self) -> tuple[dict[str, dict[str, dict[str, bytes]]], dict[str, dict[str, dict[str, str]]]]:
         """The render's Secrets (their data as bytes) and ConfigMaps, by namespace and name."""
@@ -292,13 +298,20 @@ class Rehearsal:
         started; one whose pod template, or target credentials or trust (`strimzi.io/auth-hash`)
         with the KafkaConnect, changed rolled at once, as the operator does on a change of a
         custom resource it watches; one whose credentials changed in its Secrets only, at the next
-        periodic reconciliation (`pending_rolls`); each KafkaConnector reconciled again (`send`,
-        operator.reconciled_at_apply), then the offsets requests carried out."""
-        self.objects = list(objects)
+        periodic reconciliation (`pending_rolls`). The KafkaConnectors the operator's watches see
+        reconciled (`send`): those new or changed, and all of a changed KafkaConnect's
+        (operator.reconciled_at_apply); the others wait for the periodic reconciliation. Then the
+        offsets requests carried out."""
+        with self.reconciling:  # the periodic reconciliation waits, as the operator's lock makes it
+            self._update(list(objects))
+
+    def _update(self, objects: list[dict[str, Any]]) -> None:
+        self.objects = objects
         for obj in sorted(self.objects, key=lambda o: o["kind"] != "Namespace"):
             if not is_patch(obj):
                 self.kube.apply(obj)
         secrets, configmaps = self._stores()
+        reconciled: set[tuple[str, str]] = set()  # the KafkaConnects the apply changed
         for connect in (o for o in self.objects if o["kind"] == "KafkaConnect"):
             meta = connect["metadata"]
             key = (meta["namespace"], meta["name"])
@@ -307,22 +320,21 @@ class Rehearsal:
                 self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             else:
                 before = self.applied.get(key, self.connects[key])
+                if connect != before:
+                    reconciled.add(key)
                 template_changed = connect["spec"].get("template") != before["spec"].get("template")
                 auth_changed = self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets)
-                with self._rolling:
-                    if template_changed or (auth_changed and connect != before):
-                        # The KafkaConnect changed: the operator reconciles it at once (it
-                        # watches custom resources) and rolls its pods.
-                        self.pending_rolls.pop(key, None)
-                        if key in self.manual_rolls:  # rolled as they are first, then onto the change
-                            self._manual_roll(key)
-                        self._roll(key, connect, ns_secrets, configmaps.get(meta["namespace"], {}))
-                    elif auth_changed:
-                        # Only Secrets it reads changed: nothing the operator watches. It sees the
-                        # new auth hash at its next periodic reconciliation (the full reconciliation,
-                        # STRIMZI_FULL_RECONCILIATION_INTERVAL_MS, 120 s by default), after `pulumi
-                        # up` has returned; until then the old pods run on.
-                        self.pending_rolls[key] = (connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+                if template_changed or (auth_changed and connect != before):
+                    # The KafkaConnect changed: the operator reconciles it at once (it
+                    # watches custom resources) and rolls its pods.
+                    self.pending_rolls.pop(key, None)
+                    if key in self.manual_rolls:  # rolled as they are first, then onto the change
+                        self._manual_roll(key)
+                    self._roll(key, connect, ns_secrets, configmaps.get(meta["namespace"], {}))
+                elif auth_changed:
+                    # Only Secrets it reads changed, which the operator does not watch: it sees the new
+                    # auth hash at its next periodic reconciliation, after `pulumi up` has returned.
+                    self.pending_rolls[key] = (connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self._scale(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             self.applied[key] = connect
         self.kubelet.secrets_changed([(pod, self.connects[key]) for key in self.workers for pod in self.pods_of(key)],
@@ -336,7 +348,7 @@ class Rehearsal:
             self.connectors = {k: v for k, v in self.connectors.items() if v[0] != key}
         for connector in (o for o in self.objects if o["kind"] == "KafkaConnector" and not is_patch(o)):
             meta = connector["metadata"]
-            if operator.reconciled_at_apply(connector, self.connectors, self.pending_rolls):
+            if operator.reconciled_at_apply(connector, self.connectors, reconciled):
                 self.send((meta["namespace"], meta["labels"][names.CLUSTER_LABEL]), connector)
         self.manage_offsets()
 
@@ -346,7 +358,7 @@ class Rehearsal:
         reconciliation of the KafkaConnect (the periodic one, or a change of it), first in it
         (AbstractConnectOperator.manualRollingUpdate, at 0.43.0 and 1.2.0), onto the Secrets as
         they are then; the pod set the operator writes after carries no such annotation."""
-        with self._rolling:
+        with self.reconciling:
             self.manual_rolls.add((namespace, name))
 
     def _manual_roll(self, key: tuple[str, str]) -> None:
@@ -381,7 +393,7 @@ class Rehearsal:
     def manage_offsets(self) -> None:
         """Each offsets request of the render, once carried out: its patch's annotations on the connector, the
         operator's REST calls, the ConfigMap it writes for a list, and the annotation it then removes."""
-        with self._rolling:  # the periodic reconciliation's thread repeats requests too
+        with self.reconciling:  # the periodic reconciliation's thread repeats requests too
             configmaps = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["data"]
                           for o in self.objects if o["kind"] == "ConfigMap"}
             configmaps.update({key: cm["data"] for key, cm in self.listed.items()})
@@ -510,7 +522,7 @@ class Rehearsal:
             self.refused[key] = str(exc).splitlines()[0]
             self.connectors.pop(key, None)
 
-    def reconcile(self, connect: tuple[str, str], connector: dict[str, Any]) -> None:
+    def reconcile(self, connect: tuple[str, str], connector: dict[str, Any], settle: float = 60) -> None:
         """Reconcile a KafkaConnector on its worker as the operator does
         (AbstractConnectOperator.maybeCreateOrUpdateConnector): GET its config; none, it is
         created; the config PUT only when it differs from what the worker returns
@@ -520,8 +532,8 @@ class Rehearsal:
         A new connector is created as the release creates it: from 1.2.0 in its state
         (Worker.create_connector_in_state); before, started by the config's PUT, then stopped or
         paused once it reads RUNNING. Where the stand-in differs: it waits, up to `settle`
-        seconds, for a state updateState acts on, where the operator would act on its next
-        reconciliation (a connector still UNASSIGNED runs on until then; a stopped source
+        seconds (none in the periodic reconciliation), for a state updateState acts on, where the
+        operator would act on its next reconciliation (a connector still UNASSIGNED runs on until then; a stopped source
         connector of the program's render copies nothing meanwhile, connectors.source_config)."""
         if connect not in self.workers:
             raise RuntimeStartError(f"KafkaConnector {connector['metadata']['name']} names KafkaConnect {connect}, "
@@ -540,7 +552,7 @@ class Rehearsal:
             # (createOrUpdateConnector); its state follows once its status reads (updateState).
             worker.put_connector(name, config)
             self.config_puts.append((connect[0], name))
-        change = operator.state_change(self.release, self._settled_state(worker, name), state)
+        change = operator.state_change(self.release, self._settled_state(worker, name, settle), state)
         if change is not None:
             worker.request("PUT", f"/connectors/{name}/{change}")
 
@@ -563,7 +575,7 @@ class Rehearsal:
         for (namespace, name), (connect, connector) in sorted(self.connectors.items()):
             if connector["spec"].get("state", "running") == "running":
                 try:
-                    out[name] = self.workers[connect].wait_running(name, timeout, min_tasks(connector["spec"]))
+                    out[name] = self.workers[connect].wait_running(name, timeout, operator.min_tasks(connector["spec"]))
                 except RuntimeStartError as exc:
                     if not self.keep_going:
                         raise
@@ -586,14 +598,3 @@ class Rehearsal:
         self.clients.close()
         self.network.close()
 
-
-def min_tasks(spec: dict[str, Any]) -> int:
-    """The tasks a connector has for certain once it has generated them. The source and checkpoint
-    connectors may rightly have none (no topic, no group matches yet); the heartbeat connector has
-    one unless its heartbeats are off (MirrorHeartbeatConnector.taskConfigs: none only when its
-    interval is negative: `emit.heartbeats.enabled=false` or a negative interval in seconds)."""
-    if spec.get("class") != ConnectorKind.heartbeat.connector_class:
-        return 0
-    interval = str(spec.get("config", {}).get("emit.heartbeats.interval.seconds", "1"))
-    enabled = str(spec.get("config", {}).get("emit.heartbeats.enabled", "true")).lower() != "false"
-    return 1 if enabled and not interval.startswith("-") else 0

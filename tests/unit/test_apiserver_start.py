@@ -44,3 +44,16 @@ def test_the_attempts_are_bounded(monkeypatch, tmp_path):
     with pytest.raises(ServerError, match="address already in use"):
         apiserver.start(tmp_path)
     assert len(calls) == apiserver.PORT_ATTEMPTS
+
+
+def test_a_serving_certificate_not_yet_written_whole_is_not_yet_ready(tmp_path):
+    """kube-apiserver writes its self-signed certificate a moment after it starts: the readiness
+    probe reads a missing, empty or half-written file as "not yet" and asks nothing of the server
+    (nothing listens at the URL here); a CI run once failed on the empty file."""
+    ca = tmp_path / "apiserver.crt"
+    url = "https://127.0.0.1:9"  # the discard port: nothing answers
+    assert apiserver._serving(url, "token", ca) is False
+    ca.write_text("")
+    assert apiserver._serving(url, "token", ca) is False
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIC")
+    assert apiserver._serving(url, "token", ca) is False

@@ -129,6 +129,18 @@ def _get(url: str, token: str | None = None, context: ssl.SSLContext | None = No
         return False
 
 
+def _serving(url: str, token: str, ca: Path) -> bool:
+    """Whether the server answers `readyz` over TLS with its own serving certificate. It writes the
+    certificate a moment after it starts, and not in one step: a file not there yet, or read
+    half-written (no certificate in it yet), is "not yet", not a failure (a loaded CI machine met
+    the second)."""
+    try:
+        context = tls_context(str(ca))
+    except (FileNotFoundError, ssl.SSLError):
+        return False
+    return _get(f"{url}/readyz", token, context)
+
+
 def tls_context(ca_file: str) -> ssl.SSLContext:
     # The server's self-signed serving certificate (--cert-dir) is the only trust anchor.
     ctx = ssl.create_default_context(cafile=ca_file)
@@ -199,9 +211,7 @@ def _start_once(directory: Path, binary: Path | None, timeout: float, controller
         _write(directory, pids)
         url = f"https://127.0.0.1:{api_port}"
         ca = directory / "certs" / "apiserver.crt"
-        # The certificate appears a moment after the process starts.
-        _wait("kube-apiserver", lambda: ca.exists() and _get(f"{url}/readyz", token, tls_context(str(ca))),
-              api, api_log, timeout)
+        _wait("kube-apiserver", lambda: _serving(url, token, ca), api, api_log, timeout)
         if controllers:
             _start_controllers(directory, State(url, token, str(ca), etcd_url, pids, str(directory)), controllers,
                                pids, timeout)

@@ -277,9 +277,11 @@ def failback_identity(r, topo: dict, project, history: list[dict], after: list[d
         # drill's timer is held off (HAND_MADE_STATES: its pauses stand for a failed link); no
         # state is set by hand any more, so the drill runs the operator's next passes itself.
         def carried_out() -> bool:
-            if not any(d[:2] == (REVERSE, f"{REVERSE}-source") for d in r.offsets_done):
+            def done() -> bool:
+                return any(d[:2] == (REVERSE, f"{REVERSE}-source") for d in r.offsets_done)
+            if not done():
                 r.periodic_reconciliation()
-            return any(d[:2] == (REVERSE, f"{REVERSE}-source") for d in r.offsets_done)
+            return done()
         eventually("the operator carrying out the alter", carried_out, 3 * operator.RECONCILIATION_SECONDS, 10)
         print(f"alter carried out; repeated after the worker's answer: {r.offsets_retried or 'never'}")
         del back["flows"][0]["offsets"]  # carried out: removed in the change that sets it running

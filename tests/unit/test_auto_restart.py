@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from infra.core.names import CLUSTER_LABEL, USE_CONNECTOR_RESOURCES
+from infra.plan.connectors import ConnectorKind
 from infra.tools.rehearsal import operator
 from infra.tools.rehearsal.process import RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
@@ -88,7 +89,7 @@ class FakeWorker:
             raise RuntimeStartError(f"{method} {path}: HTTP 500")
 
 
-CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+CLASS = ConnectorKind.source.connector_class
 
 
 def connector(name: str, **spec) -> dict:

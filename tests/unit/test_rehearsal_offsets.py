@@ -13,6 +13,7 @@ import pytest
 
 from infra.core.names import (CLUSTER_LABEL, CONNECTOR_OFFSETS_ANNOTATION, OFFSETS_KEY, OFFSETS_REQUEST_ANNOTATION,
                               USE_CONNECTOR_RESOURCES)
+from infra.plan.connectors import ConnectorKind
 from infra.tools.rehearsal import offsets
 from infra.tools.rehearsal.process import RestError, RuntimeStartError
 from infra.tools.rehearsal.run import Rehearsal
@@ -25,7 +26,7 @@ STALE = f"w: PATCH /connectors/repl-east-west-source/offsets: HTTP 409: {STALE_B
 UNKNOWN_BODY = '{"message":"Unknown partition"}'
 UNKNOWN = f"w: PATCH /connectors/x/offsets: HTTP 400: {UNKNOWN_BODY}"
 ANSWERS = {STALE: RestError(STALE, 409, STALE_BODY), UNKNOWN: RestError(UNKNOWN, 400, UNKNOWN_BODY)}
-CLASS = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+CLASS = ConnectorKind.source.connector_class
 BODY = {"offsets": [{"partition": {"topic": "t", "partition": 0}, "offset": {"offset": 9}}]}
 
 

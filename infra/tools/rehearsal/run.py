@@ -320,11 +320,11 @@ class Rehearsal:
                 self.start_worker(connect, ns_secrets, configmaps.get(meta["namespace"], {}))
             else:
                 before = self.applied.get(key, self.connects[key])
-                if connect != before:
+                if connect != before:  # the operator's watch on KafkaConnects sees it
                     reconciled.add(key)
                 template_changed = connect["spec"].get("template") != before["spec"].get("template")
                 auth_changed = self.auth_hashes.get(key) != operator.auth_hash(connect, ns_secrets)
-                if template_changed or (auth_changed and connect != before):
+                if template_changed or (auth_changed and key in reconciled):
                     # The KafkaConnect changed: the operator reconciles it at once (it
                     # watches custom resources) and rolls its pods.
                     self.pending_rolls.pop(key, None)
